@@ -1,0 +1,89 @@
+// swift-tools-version:6.0
+// sharectl — a Linux screen-share and video pipeline client.
+// Layout and rules: README.md ("Layout"). No outside Swift packages: the toolchain, Foundation,
+// Dispatch, Synchronization and Debian's C libraries are the whole toolbox.
+import PackageDescription
+
+/// One system-library target per C library, found through pkg-config, installed with apt.
+func system(_ name: String, pkgConfig: String?, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/System/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+/// Thin C shims for what Swift cannot import (macros, variadic and inline functions).
+func shim(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .target(name: name, dependencies: dependencies, path: "Sources/Shims/\(name)")
+}
+
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "sharectl",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sharectl", targets: ["sharectl"]),
+        .library(name: "RTPWire", targets: ["RTPWire"]),
+        .library(name: "SDPWire", targets: ["SDPWire"]),
+    ],
+    targets: [
+        // MARK: C libraries
+        system("CX264", pkgConfig: "x264", apt: ["libx264-dev"]),
+        system("CVPX", pkgConfig: "vpx", apt: ["libvpx-dev"]),
+        system("CAVCodec", pkgConfig: "libavcodec", apt: ["libavcodec-dev", "libavutil-dev"]),
+        system("CPipeWire", pkgConfig: "libpipewire-0.3", apt: ["libpipewire-0.3-dev", "libspa-0.2-dev"]),
+        system("CDRM", pkgConfig: "libdrm", apt: ["libdrm-dev"]),
+        system("CNice", pkgConfig: "nice", apt: ["libnice-dev"]),
+        system("CGIO", pkgConfig: "gio-2.0", apt: ["libglib2.0-dev"]),
+        system("CSRTP", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"]),
+        system("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
+        system("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
+        system("CSoup", pkgConfig: "libsoup-3.0", apt: ["libsoup-3.0-dev"]),
+        // libyuv-dev ships no pkg-config file: headers are in /usr/include, the module map links "yuv".
+        system("CYUV", pkgConfig: nil, apt: ["libyuv-dev"]),
+
+        // MARK: C shims
+        shim("CShareCodecs", ["CX264", "CVPX"]),
+        shim("CShareGLib", ["CNice", "CGIO"]),
+        shim("CSharePipeWire", ["CPipeWire"]),
+        shim("CShareV4L2", []),
+
+        // MARK: Support modules
+        .target(name: "ShareCore", swiftSettings: swift6),
+        .target(name: "RTPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .target(name: "SDPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
+
+        // MARK: The user's modules
+        .target(
+            name: "ScreenCapture",
+            dependencies: ["ShareCore", "CPipeWire", "CSharePipeWire", "CDRM", "CYUV", "CShareV4L2", "CGIO",
+                           "CAVCodec"],
+            swiftSettings: swift6),
+        .target(
+            name: "VideoSend",
+            dependencies: ["ShareCore", "RTPWire", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
+            swiftSettings: swift6),
+        .target(name: "ScreenWatchdog", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .target(
+            name: "CallsClient",
+            dependencies: ["ShareCore", "RTPWire", "SDPWire", "VideoSend", "ScreenCapture", "ScreenWatchdog",
+                           "CNice", "CShareGLib", "CSRTP", "COpenSSL", "COpus", "CSoup", "CAVCodec"],
+            swiftSettings: swift6),
+        .target(name: "CallsServer", dependencies: ["ShareCore", "CSoup", "CGIO"], swiftSettings: swift6),
+        .executableTarget(
+            name: "sharectl",
+            dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
+                           "CallsClient", "CallsServer"],
+            swiftSettings: swift6),
+
+        // MARK: Tests — one target per module
+        .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
+                    swiftSettings: swift6),
+        .testTarget(name: "SDPWireTests", dependencies: ["SDPWire"], resources: [.copy("Fixtures")],
+                    swiftSettings: swift6),
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
+        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire"], swiftSettings: swift6),
+        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient"], swiftSettings: swift6),
+        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),
+    ]
+)

@@ -1,0 +1,19 @@
+#include "CShareGLib.h"
+
+gulong CShareGLib_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {
+    return g_signal_connect_data(instance, signal, handler, data, NULL, (GConnectFlags)0);
+}
+
+void CShareNice_set_stun_server(NiceAgent *agent, const char *host, unsigned port) {
+    g_object_set(G_OBJECT(agent), "stun-server", host, "stun-server-port", port, NULL);
+}
+
+void CShareNice_set_controlling(NiceAgent *agent, gboolean controlling) {
+    g_object_set(G_OBJECT(agent), "controlling-mode", controlling, NULL);
+}
+
+void CShareNice_set_ice_tcp(NiceAgent *agent, gboolean enabled) {
+    g_object_set(G_OBJECT(agent), "ice-tcp", enabled, NULL);
+}
+
+void CShareGLib_object_unref(gpointer object) { g_object_unref(object); }

@@ -1,0 +1,3 @@
+#pragma once
+#include <agent.h>
+#include <gio/gio.h>

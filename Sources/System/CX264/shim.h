@@ -1,0 +1,3 @@
+#pragma once
+#include <stdint.h>
+#include <x264.h>
