@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "SDPWireTests", dependencies: ["SDPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
-        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire"], swiftSettings: swift6),
+        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
         .testTarget(name: "CallsClientTests", dependencies: ["CallsClient"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),

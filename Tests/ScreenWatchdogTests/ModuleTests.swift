@@ -1,0 +1,6 @@
+import ScreenWatchdog
+import Testing
+
+@Suite struct ModuleTests {
+    @Test func moduleIsPresent() { #expect(ScreenWatchdogModule.name == "ScreenWatchdog") }
+}
