@@ -21,6 +21,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "sharectl", targets: ["sharectl"]),
+        .library(name: "ShareCore", targets: ["ShareCore"]),
         .library(name: "RTPWire", targets: ["RTPWire"]),
         .library(name: "SDPWire", targets: ["SDPWire"]),
     ],

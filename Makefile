@@ -1,0 +1,50 @@
+# sharectl — the two commands are `make demo` and `make test`; each installs what it needs first.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+export PATH := /opt/swift/usr/bin:$(PATH)
+
+SWIFT        ?= swift
+FUZZ_SECONDS ?= 60
+SMOKE_SECONDS ?= 10
+BIN          := .build/debug/sharectl
+
+.PHONY: all setup build test demo bench fuzz fuzz-smoke notices clean
+
+all: build
+
+build:
+	@scripts/setup.sh build
+	@$(SWIFT) build 2>&1 | scripts/swift-output.sh
+
+# Unit and wire tests, then a short run of every fuzz target, then the gates against real peers.
+test:
+	@scripts/setup.sh test
+	@$(SWIFT) build --build-tests 2>&1 | scripts/swift-output.sh
+	@$(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# Builds and runs the main job on its embedded default.
+demo:
+	@scripts/setup.sh demo
+	@$(SWIFT) build 2>&1 | scripts/swift-output.sh
+	@$(BIN) demo
+
+bench:
+	@scripts/setup.sh bench
+	@$(SWIFT) build -c release 2>&1 | scripts/swift-output.sh
+	@scripts/bench.sh
+
+fuzz:
+	@scripts/setup.sh fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+fuzz-smoke:
+	@FUZZ_SECONDS=$(SMOKE_SECONDS) scripts/fuzz.sh
+
+# Regenerates THIRD_PARTY_NOTICES.md from the Debian copyright files of the linked libraries.
+notices:
+	@scripts/setup.sh build
+	@scripts/third-party-notices.sh > THIRD_PARTY_NOTICES.md
+
+clean:
+	rm -rf .build Fuzz/.build
