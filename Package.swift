@@ -46,16 +46,20 @@ let package = Package(
         shim("CShareGLib", ["CNice", "CGIO"]),
         shim("CSharePipeWire", ["CPipeWire"]),
         shim("CShareV4L2", []),
+        shim("CShareSSL", ["COpenSSL", "CSRTP"]),
+        shim("CShareSoup", ["CSoup"]),
 
         // MARK: Support modules
         .target(name: "ShareCore", swiftSettings: swift6),
         .target(name: "RTPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
         .target(name: "SDPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
+        // The one GLib main-loop thread of a process (libnice, libsoup, GDBus run on it).
+        .target(name: "GLibLoop", dependencies: ["CGIO"], swiftSettings: swift6),
 
         // MARK: The user's modules
         .target(
             name: "ScreenCapture",
-            dependencies: ["ShareCore", "CPipeWire", "CSharePipeWire", "CDRM", "CYUV", "CShareV4L2", "CGIO",
+            dependencies: ["ShareCore", "GLibLoop", "CPipeWire", "CSharePipeWire", "CDRM", "CYUV", "CShareV4L2", "CGIO",
                            "CAVCodec"],
             swiftSettings: swift6),
         .target(
@@ -65,10 +69,11 @@ let package = Package(
         .target(name: "ScreenWatchdog", dependencies: ["ShareCore"], swiftSettings: swift6),
         .target(
             name: "CallsClient",
-            dependencies: ["ShareCore", "RTPWire", "SDPWire", "VideoSend", "ScreenCapture", "ScreenWatchdog",
-                           "CNice", "CShareGLib", "CSRTP", "COpenSSL", "COpus", "CSoup", "CAVCodec"],
+            dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
+                           "ScreenWatchdog", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL", "COpus",
+                           "CSoup", "CShareSoup", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "CallsServer", dependencies: ["ShareCore", "CSoup", "CGIO"], swiftSettings: swift6),
+        .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
@@ -77,6 +82,7 @@ let package = Package(
 
         // MARK: Tests — one target per module
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop"], swiftSettings: swift6),
         .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
         .testTarget(name: "SDPWireTests", dependencies: ["SDPWire"], resources: [.copy("Fixtures")],
@@ -84,7 +90,7 @@ let package = Package(
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),
     ]
 )

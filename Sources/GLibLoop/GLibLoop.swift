@@ -1,0 +1,141 @@
+internal import CGIO
+import Foundation
+import Synchronization
+
+/// The one GLib main-loop thread of a process. libnice, libsoup and GDBus run on it; other threads
+/// reach it only through `invoke` (which wraps `g_main_context_invoke`). Its owner starts it with
+/// `init` and stops it with `stop()`, which quits the loop and joins the thread; nothing else
+/// creates GLib threads of its own.
+///
+/// The context is exposed as an opaque pointer (`contextPointer`) for the modules that hand it to
+/// a C library (`nice_agent_new`, `g_main_context_push_thread_default`); no C type leaks here.
+public final class GLibLoop: Sendable {
+    private let handles: Handles
+    private var context: OpaquePointer { handles.context }
+    private var loop: OpaquePointer { handles.loop }
+    private let shared = Shared()
+    private var finished: DispatchSemaphore { shared.finished }
+    public let name: String
+
+    private struct State {
+        var threadID: pthread_t?
+        var stopped = false
+    }
+
+    /// What the loop thread shares with its owner (the thread must not retain the owner itself).
+    private final class Shared: Sendable {
+        let state = Mutex<State>(State())
+        let finished = DispatchSemaphore(value: 0)
+    }
+
+    /// Starts the loop on a new thread named `name` and returns once the loop is running.
+    public init(name: String = "glib-loop") {
+        self.name = name
+        let context = g_main_context_new()!
+        let loop = g_main_loop_new(context, 0)!
+        handles = Handles(context: context, loop: loop)
+        let started = DispatchSemaphore(value: 0)
+        let handles = self.handles
+        let shared = self.shared
+        let thread = Thread {
+            shared.state.withLock { $0.threadID = pthread_self() }
+            let context = handles.context
+            g_main_context_push_thread_default(context)
+            // Signal "running" from inside the loop, so invoke() after init never races the start.
+            let box = Unmanaged.passRetained(SemaphoreBox(started))
+            g_main_context_invoke(context, { data in
+                Unmanaged<SemaphoreBox>.fromOpaque(data!).takeRetainedValue().semaphore.signal()
+                return 0
+            }, box.toOpaque())
+            g_main_loop_run(handles.loop)
+            g_main_context_pop_thread_default(context)
+            shared.finished.signal()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    deinit {
+        stop()
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+
+    /// The `GMainContext *` this loop runs, for C libraries that take one.
+    public var contextPointer: OpaquePointer { context }
+
+    /// True on the loop's own thread.
+    public var isLoopThread: Bool {
+        guard let id = shared.state.withLock({ $0.threadID }) else { return false }
+        return pthread_equal(id, pthread_self()) != 0
+    }
+
+    /// Runs `work` on the loop thread: at once when called there, otherwise queued to it.
+    /// Work submitted after `stop()` is dropped (the loop no longer runs).
+    public func invoke(_ work: @escaping @Sendable () -> Void) {
+        if shared.state.withLock({ $0.stopped }) { return }
+        let box = Unmanaged.passRetained(WorkBox(work))
+        g_main_context_invoke(context, { data in
+            Unmanaged<WorkBox>.fromOpaque(data!).takeRetainedValue().work()
+            return 0  // G_SOURCE_REMOVE
+        }, box.toOpaque())
+    }
+
+    /// Runs `work` on the loop thread and waits for its result. Blocks the caller: call it from a
+    /// plain thread, never from an actor or the cooperative pool. From the loop thread it runs inline.
+    public func invokeAndWait<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
+        if isLoopThread { return try work() }
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        invoke {
+            let outcome = Result { try work() }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        // The loop may stop before it runs the work: look again every 100 ms rather than hang.
+        while done.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+            if shared.state.withLock({ $0.stopped }) { throw GLibLoopError.stopped(name) }
+        }
+        return try result.withLock { $0! }.get()
+    }
+
+    /// Quits the loop and joins its thread. Safe to call more than once, from any thread but the
+    /// loop's own (from there the join would wait on itself, so it only quits).
+    public func stop() {
+        let first = shared.state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        g_main_loop_quit(loop)
+        g_main_context_wakeup(context)
+        if !isLoopThread { finished.wait() }
+    }
+}
+
+public enum GLibLoopError: Error, CustomStringConvertible, Sendable {
+    case stopped(String)
+    public var description: String {
+        switch self {
+        case .stopped(let name): return "glib: the \(name) loop has stopped; no more work can run on it"
+        }
+    }
+}
+
+/// `GMainContext` and `GMainLoop` are thread-safe by GLib's contract (invoke, wakeup and quit may
+/// be called from any thread), so their pointers may cross threads.
+private struct Handles: @unchecked Sendable {
+    let context: OpaquePointer
+    let loop: OpaquePointer
+}
+
+private final class WorkBox {
+    let work: @Sendable () -> Void
+    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+}
+
+private final class SemaphoreBox {
+    let semaphore: DispatchSemaphore
+    init(_ semaphore: DispatchSemaphore) { self.semaphore = semaphore }
+}

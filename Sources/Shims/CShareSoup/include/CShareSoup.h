@@ -1,0 +1,6 @@
+// Thin shims over libsoup and GObject entry points that are macros or variadic.
+#pragma once
+#include <libsoup/soup.h>
+
+// soup_session_new_with_options and g_object_set are variadic: a session with a timeout in seconds.
+SoupSession *CShareSoup_session_new(unsigned timeoutSeconds);
