@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A WHIP endpoint (RFC 9725) built on aiortc: a second, independent WebRTC implementation that
+receives what `sharectl share --whip` sends and says what it decoded.
+
+    .venv/bin/python scripts/peers/aiortc_whip.py --port 8089 --stats /tmp/whip.json [--token T]
+
+POST /whip (application/sdp) answers 201 with a Location and the SDP answer; PATCH answers 405
+(this endpoint takes no trickle); DELETE /whip/<id> closes the session. The stats file is rewritten
+twice a second: per session, video frames decoded with their size and codec, audio samples decoded
+and level, connection state, and whether DELETE came.
+"""
+import argparse
+import asyncio
+import json
+import math
+import os
+import sys
+import time
+import uuid
+
+import aioice.ice
+from aiohttp import web
+from aiortc import RTCPeerConnection, RTCSessionDescription
+
+# aioice never offers 127.0.0.1; the gates run where only loopback exists.
+aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"] if use_ipv4 else []
+
+sessions = {}
+
+
+def session_stats(s):
+    return {k: v for k, v in s.items() if k not in ("pc", "tasks")}
+
+
+async def consume_video(s, track):
+    while True:
+        try:
+            frame = await track.recv()
+        except Exception:
+            return
+        s["video"]["framesDecoded"] += 1
+        s["video"]["width"], s["video"]["height"] = frame.width, frame.height
+        sizes = s["video"]["sizes"]
+        key = f"{frame.width}x{frame.height}"
+        sizes[key] = sizes.get(key, 0) + 1
+
+
+async def consume_audio(s, track):
+    while True:
+        try:
+            frame = await track.recv()
+        except Exception:
+            return
+        samples = frame.to_ndarray()
+        s["audio"]["samplesDecoded"] += frame.samples
+        peak = float(abs(samples).max()) if samples.size else 0.0
+        level = -120.0 if peak <= 0 else 20 * math.log10(peak / 32768.0)
+        s["audio"]["levelDbfs"] = max(s["audio"]["levelDbfs"], level) if s["audio"]["samplesDecoded"] > frame.samples else level
+
+
+async def whip_post(request):
+    token = request.app["token"]
+    if token and request.headers.get("Authorization") != f"Bearer {token}":
+        return web.Response(status=401, text="missing or wrong bearer token")
+    if request.content_type != "application/sdp":
+        return web.Response(status=415, text="offer must be application/sdp")
+    offer = await request.text()
+    pc = RTCPeerConnection()
+    sid = uuid.uuid4().hex[:12]
+    s = {
+        "id": sid, "created": time.time(), "deleted": False, "state": "new",
+        "video": {"framesDecoded": 0, "width": 0, "height": 0, "codec": None, "sizes": {}},
+        "audio": {"samplesDecoded": 0, "levelDbfs": -120.0, "codec": None},
+        "pc": pc, "tasks": [],
+    }
+    sessions[sid] = s
+
+    @pc.on("connectionstatechange")
+    async def on_state():
+        s["state"] = pc.connectionState
+
+    @pc.on("track")
+    def on_track(track):
+        consumer = consume_video if track.kind == "video" else consume_audio
+        s["tasks"].append(asyncio.ensure_future(consumer(s, track)))
+
+    try:
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+        await pc.setLocalDescription(await pc.createAnswer())
+    except Exception as error:  # a malformed offer is the client's fault
+        await pc.close()
+        del sessions[sid]
+        return web.Response(status=400, text=f"offer refused: {error}")
+    for transceiver in pc.getTransceivers():
+        negotiated = [c.mimeType for c in getattr(transceiver, "_codecs", [])]
+        if negotiated:
+            s[transceiver.kind]["codec"] = negotiated[0]
+    return web.Response(status=201, text=pc.localDescription.sdp, content_type="application/sdp",
+                        headers={"Location": f"/whip/{sid}", "ETag": f'"{sid}"'})
+
+
+async def whip_patch(request):
+    return web.Response(status=405, text="this endpoint takes no trickle", headers={"Allow": "POST, DELETE"})
+
+
+async def whip_delete(request):
+    s = sessions.get(request.match_info["sid"])
+    if not s:
+        return web.Response(status=404, text="no such session")
+    s["deleted"] = True
+    await s["pc"].close()
+    write_stats(request.app)
+    return web.Response(status=200)
+
+
+def write_stats(app):
+    path = app["stats"]
+    if not path:
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"sessions": [session_stats(s) for s in sessions.values()]}, f)
+    os.replace(tmp, path)
+
+
+async def stats_loop(app):
+    while True:
+        write_stats(app)
+        await asyncio.sleep(0.5)
+
+
+async def start_background(app):
+    app["stats_task"] = asyncio.ensure_future(stats_loop(app))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8089)
+    parser.add_argument("--stats", default="")
+    parser.add_argument("--token", default="")
+    args = parser.parse_args()
+    app = web.Application()
+    app["stats"], app["token"] = args.stats, args.token
+    app.router.add_post("/whip", whip_post)
+    app.router.add_patch("/whip/{sid}", whip_patch)
+    app.router.add_delete("/whip/{sid}", whip_delete)
+    app.on_startup.append(start_background)
+    print(f"aiortc WHIP endpoint on http://{args.host}:{args.port}/whip", flush=True)
+    web.run_app(app, host=args.host, port=args.port, print=None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
