@@ -48,6 +48,7 @@ let package = Package(
         shim("CShareV4L2", []),
         shim("CShareSSL", ["COpenSSL", "CSRTP"]),
         shim("CShareSoup", ["CSoup"]),
+        shim("CShareOpus", ["COpus"]),
 
         // MARK: Support modules
         .target(name: "ShareCore", swiftSettings: swift6),
@@ -71,7 +72,7 @@ let package = Package(
             name: "CallsClient",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
                            "ScreenWatchdog", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL", "COpus",
-                           "CSoup", "CShareSoup", "CAVCodec"],
+                           "CShareOpus", "CSoup", "CShareSoup", "CAVCodec"],
             swiftSettings: swift6),
         .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"], swiftSettings: swift6),
         .executableTarget(
