@@ -91,8 +91,9 @@ public enum RTCPPacket: Hashable, Sendable {
 /// A compound RTCP packet (RFC 3550 §6.1): RTCP packets back to back in one datagram.
 public enum RTCPCompound {
     /// Every packet in `bytes`, in order. Each packet's header is checked: version 2, a length
-    /// (32-bit words minus one) that stays inside the buffer, and padding (P bit) only on the last
-    /// packet with a count that fits. Any failure refuses the whole compound with an error that
+    /// (32-bit words minus one) that stays inside the buffer, and a padding count that fits. RFC 3550
+    /// puts padding only on the last packet, but libwebrtc pads transport-wide feedback wherever it
+    /// sits in the compound; each packet's length covers its own padding, so it is accepted anywhere. Any failure refuses the whole compound with an error that
     /// names the packet. Reduced-size RTCP (RFC 5506), which need not start with SR or RR, is
     /// accepted.
     public static func parse(_ bytes: [UInt8]) throws(WireError) -> [RTCPPacket] {
@@ -104,11 +105,6 @@ public enum RTCPCompound {
         while offset < bytes.count {
             let frame = try RTCPFrame.read(bytes, at: offset, index: packets.count + 1)
             offset += frame.header.packetSize
-            if frame.header.padding && offset < bytes.count {
-                throw .invalid(
-                    what: "rtcp: packet \(packets.count + 1) (type \(frame.header.packetType))",
-                    reason: "padding bit set on a packet that is not the last of the compound")
-            }
             packets.append(try RTCPPacket.parse(frame))
         }
         return packets
