@@ -198,7 +198,7 @@ final class DTLSPair {
         // The server's whole first flight (ServerHello … ServerHelloDone), however many datagrams:
         // everything it sends before the client's ClientHello comes round again.
         var dropped = 0
-        pair.wire.passToClient = { _, _ in
+        pair.wire.passToClient = { [unowned pair] _, _ in
             guard pair.client.datagramsSent == 1 else { return true }
             dropped += 1
             return false
@@ -217,7 +217,7 @@ final class DTLSPair {
         // The server's last flight (ChangeCipherSpec, Finished) is lost once: the server is already
         // connected, the client retransmits its Finished and the server answers it again.
         var dropping = true
-        pair.wire.passToClient = { datagram, _ in
+        pair.wire.passToClient = { [unowned pair] _, _ in
             if dropping && pair.server.state == .connected { return false }
             if pair.server.state == .connected { dropping = false }
             return true
