@@ -1,0 +1,324 @@
+@testable import CallsClient
+import ShareCore
+import Testing
+
+/// Two transports back to back in memory: each one's `send` queues datagrams for the other, and
+/// `pump()` delivers them until both queues are empty. A filter may drop datagrams on the way.
+final class DTLSPair {
+    final class Wire {
+        var toClient: [[UInt8]] = []
+        var toServer: [[UInt8]] = []
+        /// Return false to drop (datagram, index of the datagram in its direction).
+        var passToServer: ([UInt8], Int) -> Bool = { _, _ in true }
+        var passToClient: ([UInt8], Int) -> Bool = { _, _ in true }
+        var sentToServer = 0
+        var sentToClient = 0
+    }
+
+    let clientCertificate: DTLSCertificate
+    let serverCertificate: DTLSCertificate
+    let client: DTLSTransport
+    let server: DTLSTransport
+    let wire = Wire()
+    let logs = LogCapture()
+
+    init(clientProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
+         serverProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
+         clientExpects: DTLSFingerprint? = nil, serverExpects: DTLSFingerprint? = nil,
+         initialRetransmitTimeout: Duration = .seconds(1)) throws {
+        clientCertificate = try DTLSCertificate()
+        serverCertificate = try DTLSCertificate()
+        var clientConfiguration = DTLSTransport.Configuration(
+            role: .client, remoteFingerprint: clientExpects ?? serverCertificate.fingerprint)
+        clientConfiguration.srtpProfiles = clientProfiles
+        clientConfiguration.initialRetransmitTimeout = initialRetransmitTimeout
+        var serverConfiguration = DTLSTransport.Configuration(
+            role: .server, remoteFingerprint: serverExpects ?? clientCertificate.fingerprint)
+        serverConfiguration.srtpProfiles = serverProfiles
+        serverConfiguration.initialRetransmitTimeout = initialRetransmitTimeout
+        let wire = self.wire
+        client = try DTLSTransport(certificate: clientCertificate, configuration: clientConfiguration,
+                                   logger: logs.logger(label: "client")) { datagram in
+            defer { wire.sentToServer += 1 }
+            if wire.passToServer(datagram, wire.sentToServer) { wire.toServer.append(datagram) }
+        }
+        server = try DTLSTransport(certificate: serverCertificate, configuration: serverConfiguration,
+                                   logger: logs.logger(label: "server")) { datagram in
+            defer { wire.sentToClient += 1 }
+            if wire.passToClient(datagram, wire.sentToClient) { wire.toClient.append(datagram) }
+        }
+    }
+
+    /// Delivers queued datagrams both ways until none are left (bounded, as a guard).
+    func pump() {
+        for _ in 0 ..< 10_000 {
+            if !wire.toServer.isEmpty {
+                server.receive(wire.toServer.removeFirst())
+            } else if !wire.toClient.isEmpty {
+                client.receive(wire.toClient.removeFirst())
+            } else {
+                return
+            }
+        }
+        Issue.record("the pair kept talking for 10 000 datagrams")
+    }
+
+    /// Starts both ends and pumps to quiet.
+    func handshake(now: ContinuousClock.Instant = .now) {
+        server.start(now: now)
+        client.start(now: now)
+        pump()
+    }
+
+    /// Drives retransmission on real time (short timeouts) until both are connected or one fails,
+    /// up to `limit` as a failure guard.
+    func driveTimersUntilSettled(limit: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if client.state == .connected && server.state == .connected { return }
+            if case .failed = client.state { return }
+            if case .failed = server.state { return }
+            let now = ContinuousClock.now
+            let next = [client.nextTimeout(now: now), server.nextTimeout(now: now)].compactMap { $0 }.min()
+            if let next, next > now { try await Task.sleep(until: min(next, now + .milliseconds(200))) }
+            client.handleTimeout(now: .now)
+            server.handleTimeout(now: .now)
+            pump()
+        }
+    }
+}
+
+@Suite struct DTLSTransportTests {
+    @Test(arguments: [
+        // (client offers, server accepts, negotiated): OpenSSL's server picks its first common profile.
+        (SRTPProfile.defaultPreference, SRTPProfile.defaultPreference, SRTPProfile.aeadAES128GCM),
+        ([.aes128CMHMACSHA1_80], SRTPProfile.defaultPreference, .aes128CMHMACSHA1_80),
+        ([.aeadAES128GCM], [.aeadAES128GCM], .aeadAES128GCM),
+        (SRTPProfile.defaultPreference, [.aes128CMHMACSHA1_80, .aeadAES128GCM], .aes128CMHMACSHA1_80),
+    ] as [([SRTPProfile], [SRTPProfile], SRTPProfile)])
+    func backToBackHandshakeExportsTheSameKeysOnBothSides(
+        clientProfiles: [SRTPProfile], serverProfiles: [SRTPProfile], expected: SRTPProfile
+    ) throws {
+        let pair = try DTLSPair(clientProfiles: clientProfiles, serverProfiles: serverProfiles)
+        var clientStates: [DTLSTransport.State] = []
+        pair.client.onStateChange = { clientStates.append($0) }
+        pair.handshake()
+        #expect(pair.client.state == .connected)
+        #expect(pair.server.state == .connected)
+        #expect(clientStates == [.connecting, .connected])
+        let clientKeys = try #require(pair.client.srtpKeys)
+        let serverKeys = try #require(pair.server.srtpKeys)
+        #expect(clientKeys == serverKeys)
+        #expect(clientKeys.profile == expected)
+        #expect(clientKeys.clientWriteKey.count == 16)
+        #expect(clientKeys.clientWriteSalt.count == expected.masterSaltLength)
+        #expect(clientKeys.clientWriteKey != clientKeys.serverWriteKey)
+        #expect(pair.client.peerFingerprint == pair.serverCertificate.fingerprint)
+        #expect(pair.server.peerFingerprint == pair.clientCertificate.fingerprint)
+        // Nothing is left to retransmit once both are connected.
+        #expect(pair.client.nextTimeout(now: .now) == nil)
+        #expect(pair.wire.toClient.isEmpty && pair.wire.toServer.isEmpty)
+    }
+
+    @Test func noDatagramExceedsTheMTU() throws {
+        let pair = try DTLSPair()
+        var largest = 0
+        let pass = pair.wire.passToServer
+        pair.wire.passToServer = { datagram, index in largest = max(largest, datagram.count); return pass(datagram, index) }
+        pair.wire.passToClient = { datagram, _ in largest = max(largest, datagram.count); return true }
+        pair.handshake()
+        #expect(pair.client.state == .connected)
+        #expect(largest > 0 && largest <= 1200)
+    }
+
+    @Test func clientSeeingTheWrongServerCertificateRefusesAndNoKeysAreExported() throws {
+        let stranger = try DTLSCertificate().fingerprint
+        let pair = try DTLSPair(clientExpects: stranger)
+        pair.handshake()
+        guard case let .failed(clientError) = pair.client.state else {
+            Issue.record("client is \(pair.client.state)")
+            return
+        }
+        #expect(clientError == .fingerprintMismatch(expected: stranger.sdpValue, got: pair.serverCertificate.fingerprint.sdpValue))
+        #expect(clientError.description == "DTLS: the peer's certificate fingerprint does not match the one in its SDP "
+                + "(expected \(stranger.sdpValue), got \(pair.serverCertificate.fingerprint.sdpValue))")
+        #expect(pair.server.state == .failed(.peerAlert("bad certificate")))
+        #expect(pair.client.srtpKeys == nil)
+        #expect(pair.server.srtpKeys == nil)
+        #expect(pair.logs.messages.contains(clientError.description))
+    }
+
+    @Test func serverSeeingTheWrongClientCertificateRefusesAndNoKeysAreExported() throws {
+        let stranger = try DTLSCertificate().fingerprint
+        let pair = try DTLSPair(serverExpects: stranger)
+        pair.handshake()
+        #expect(pair.server.state == .failed(.fingerprintMismatch(
+            expected: stranger.sdpValue, got: pair.clientCertificate.fingerprint.sdpValue)))
+        #expect(pair.client.state == .failed(.peerAlert("bad certificate")))
+        #expect(pair.client.srtpKeys == nil)
+        #expect(pair.server.srtpKeys == nil)
+        // A failed transport stays failed and ignores what still arrives.
+        pair.client.receive([0x16, 0xFE, 0xFD, 0, 0])
+        #expect(pair.client.state == .failed(.peerAlert("bad certificate")))
+    }
+
+    @Test func fingerprintInAnotherHashIsCheckedInThatHash() throws {
+        // The SDP may give a SHA-384 fingerprint; the check hashes the certificate the same way.
+        let probe = try DTLSPair()
+        probe.handshake()
+        #expect(probe.client.state == .connected)
+        // A SHA-384 expectation that is not the certificate's fails, naming both in SHA-384.
+        let wrong = try DTLSFingerprint(algorithm: .sha384, digest: Array(repeating: 0xAB, count: 48))
+        let pair = try DTLSPair(clientExpects: wrong)
+        pair.handshake()
+        guard case let .failed(.fingerprintMismatch(expected, got)) = pair.client.state else {
+            Issue.record("client is \(pair.client.state)")
+            return
+        }
+        #expect(expected == wrong.sdpValue)
+        #expect(got.hasPrefix("sha-384 "))
+    }
+
+    @Test func aLostClientHelloIsRetransmittedAndTheHandshakeCompletes() async throws {
+        let pair = try DTLSPair(initialRetransmitTimeout: .milliseconds(20))
+        pair.wire.passToServer = { _, index in index != 0 }  // the ClientHello, once
+        pair.handshake()
+        #expect(pair.client.state == .connecting)
+        #expect(pair.server.state == .connecting)
+        #expect(pair.client.nextTimeout(now: .now) != nil)
+        try await pair.driveTimersUntilSettled()
+        #expect(pair.client.state == .connected)
+        #expect(pair.server.state == .connected)
+        #expect(pair.client.srtpKeys == pair.server.srtpKeys)
+        #expect(pair.logs.messages.contains("DTLS flight retransmitted"))
+    }
+
+    @Test func aLostServerFlightIsRetransmittedAndTheHandshakeCompletes() async throws {
+        let pair = try DTLSPair(initialRetransmitTimeout: .milliseconds(20))
+        // The server's whole first flight (ServerHello … ServerHelloDone), however many datagrams:
+        // everything it sends before the client's ClientHello comes round again.
+        var dropped = 0
+        pair.wire.passToClient = { [unowned pair] _, _ in
+            guard pair.client.datagramsSent == 1 else { return true }
+            dropped += 1
+            return false
+        }
+        pair.handshake()
+        #expect(pair.client.state == .connecting)
+        #expect(dropped >= 1)
+        try await pair.driveTimersUntilSettled()
+        #expect(pair.client.state == .connected)
+        #expect(pair.server.state == .connected)
+        #expect(pair.client.srtpKeys == pair.server.srtpKeys)
+    }
+
+    @Test func aLostFinalServerFlightIsRecoveredWhenTheClientRetransmits() async throws {
+        let pair = try DTLSPair(initialRetransmitTimeout: .milliseconds(20))
+        // The server's last flight (ChangeCipherSpec, Finished) is lost once: the server is already
+        // connected, the client retransmits its Finished and the server answers it again.
+        var dropping = true
+        pair.wire.passToClient = { [unowned pair] _, _ in
+            if dropping && pair.server.state == .connected { return false }
+            if pair.server.state == .connected { dropping = false }
+            return true
+        }
+        pair.handshake()
+        #expect(pair.server.state == .connected)
+        #expect(pair.client.state == .connecting)
+        dropping = false
+        try await pair.driveTimersUntilSettled()
+        #expect(pair.client.state == .connected)
+        #expect(pair.client.srtpKeys == pair.server.srtpKeys)
+    }
+
+    @Test func handshakeTimesOutOnTheOwnersClock() throws {
+        let certificate = try DTLSCertificate()
+        var configuration = DTLSTransport.Configuration(role: .client, remoteFingerprint: certificate.fingerprint)
+        configuration.handshakeTimeout = .seconds(30)
+        var sent = 0
+        let transport = try DTLSTransport(certificate: certificate, configuration: configuration) { _ in sent += 1 }
+        let start = ContinuousClock.now
+        transport.start(now: start)
+        #expect(sent >= 1)  // the ClientHello
+        let next = try #require(transport.nextTimeout(now: start))
+        #expect(next <= start + .seconds(30))
+        transport.handleTimeout(now: start + .seconds(29))
+        #expect(transport.state == .connecting)
+        transport.handleTimeout(now: start + .seconds(30))
+        #expect(transport.state == .failed(.handshakeTimedOut(seconds: 30)))
+        #expect(transport.nextTimeout(now: start + .seconds(31)) == nil)
+        #expect(transport.srtpKeys == nil)
+    }
+
+    @Test func garbageDatagramsAreDroppedBeforeDuringAndAfterTheHandshake() throws {
+        let pair = try DTLSPair()
+        var random = SplitMix64(seed: 0x5EED)
+        func garbage() -> [[UInt8]] {
+            var datagrams: [[UInt8]] = [
+                [0x16],                                                         // one byte
+                [0x16, 0xFE, 0xFD],                                             // a header cut short
+                [0x16, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 1, 2],   // length says 65535
+                [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4],   // epoch 1 data, no keys
+                [0x15, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],              // an alert with no body
+                Array(repeating: 0x14, count: 3000),                            // longer than any record
+            ]
+            for _ in 0 ..< 50 {
+                let count = Int(random.next() % 300) + 1
+                var datagram = (0 ..< count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                datagram[0] = 20 + UInt8(random.next() % 44)  // what the demux would pass as DTLS
+                datagrams.append(datagram)
+            }
+            return datagrams
+        }
+        for datagram in garbage() { pair.server.receive(datagram) }
+        #expect(pair.server.state == .connecting)
+        pair.client.start(now: .now)
+        for datagram in garbage() { pair.client.receive(datagram) }
+        pair.pump()
+        #expect(pair.client.state == .connected)
+        #expect(pair.server.state == .connected)
+        for datagram in garbage() {
+            pair.client.receive(datagram)
+            pair.server.receive(datagram)
+        }
+        pair.pump()
+        #expect(pair.client.state == .connected)
+        #expect(pair.server.state == .connected)
+        #expect(pair.client.srtpKeys == pair.server.srtpKeys)
+    }
+
+    @Test func closeSendsCloseNotifyAndThePeerCloses() throws {
+        let pair = try DTLSPair()
+        pair.handshake()
+        #expect(pair.server.state == .connected)
+        pair.client.close()
+        #expect(pair.client.state == .closed)
+        pair.pump()
+        #expect(pair.server.state == .closed)
+        #expect(pair.logs.messages.contains("DTLS peer closed the connection (close_notify)"))
+        pair.client.close()  // idempotent
+        #expect(pair.client.state == .closed)
+    }
+
+    @Test func aServerStartsWhenTheFirstDatagramArrives() throws {
+        let pair = try DTLSPair()
+        #expect(pair.server.state == .new)
+        pair.client.start(now: .now)
+        pair.pump()
+        #expect(pair.server.state == .connected)
+        #expect(pair.client.state == .connected)
+    }
+}
+
+/// A small deterministic generator for test inputs (SplitMix64).
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
