@@ -100,6 +100,16 @@ public final class GLibLoop: Sendable {
         return try result.withLock { $0! }.get()
     }
 
+    /// Runs `work` on the loop thread every `interval` until it returns false or the timer is
+    /// cancelled. The returned timer cancels itself when released.
+    public func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Bool) -> GLibTimer {
+        let millis = UInt32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+        let timer = GLibTimer(context: handles)
+        let box = Unmanaged.passRetained(TimerBox(work))
+        timer.attach(millis: max(1, millis), box: box)
+        return timer
+    }
+
     /// Quits the loop and joins its thread. Safe to call more than once, from any thread but the
     /// loop's own (from there the join would wait on itself, so it only quits).
     public func stop() {
@@ -125,9 +135,46 @@ public enum GLibLoopError: Error, CustomStringConvertible, Sendable {
 
 /// `GMainContext` and `GMainLoop` are thread-safe by GLib's contract (invoke, wakeup and quit may
 /// be called from any thread), so their pointers may cross threads.
-private struct Handles: @unchecked Sendable {
+fileprivate struct Handles: @unchecked Sendable {
     let context: OpaquePointer
     let loop: OpaquePointer
+}
+
+/// A repeating GLib timeout source on a `GLibLoop`; `cancel()` (or release) removes it.
+public final class GLibTimer: Sendable {
+    private let source = Mutex<SourcePointer?>(nil)
+    private let handles: Handles
+
+    fileprivate init(context: Handles) { handles = context }
+
+    fileprivate func attach(millis: UInt32, box: Unmanaged<TimerBox>) {
+        guard let created = g_timeout_source_new(millis) else { return }
+        g_source_set_callback(created, { data in
+            Unmanaged<TimerBox>.fromOpaque(data!).takeUnretainedValue().work() ? 1 : 0
+        }, box.toOpaque(), { data in
+            Unmanaged<TimerBox>.fromOpaque(data!).release()
+        })
+        g_source_attach(created, handles.context)
+        source.withLock { $0 = SourcePointer(pointer: created) }
+    }
+
+    public func cancel() {
+        guard let current = source.withLock({ s -> SourcePointer? in defer { s = nil }; return s }) else { return }
+        g_source_destroy(current.pointer)
+        g_source_unref(current.pointer)
+    }
+
+    deinit { cancel() }
+}
+
+/// GSource pointers may be destroyed from any thread (GLib locks the context).
+private struct SourcePointer: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<GSource>
+}
+
+private final class TimerBox {
+    let work: @Sendable () -> Bool
+    init(_ work: @escaping @Sendable () -> Bool) { self.work = work }
 }
 
 private final class WorkBox {

@@ -30,3 +30,32 @@ import Testing
         #expect(throws: GLibLoopError.self) { try loop.invokeAndWait { 1 } }
     }
 }
+
+@Suite struct GLibTimerTests {
+    @Test func repeatsOnTheLoopUntilCancelled() async throws {
+        let loop = GLibLoop()
+        defer { loop.stop() }
+        let ticks = Mutex<[Bool]>([])
+        let timer = loop.repeating(every: .milliseconds(5)) {
+            ticks.withLock { $0.append(loop.isLoopThread) }
+            return true
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        timer.cancel()
+        let count = ticks.withLock { $0.count }
+        #expect(count >= 3)
+        #expect(ticks.withLock { $0.allSatisfy { $0 } }, "every tick ran on the loop thread")
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ticks.withLock { $0.count } <= count + 1, "no ticks after cancel")
+    }
+
+    @Test func returningFalseStopsTheTimer() async throws {
+        let loop = GLibLoop()
+        defer { loop.stop() }
+        let ticks = Mutex(0)
+        let timer = loop.repeating(every: .milliseconds(2)) { ticks.withLock { $0 += 1; return $0 < 3 } }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ticks.withLock { $0 } == 3)
+        timer.cancel()
+    }
+}
