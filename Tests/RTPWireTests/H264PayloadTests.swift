@@ -228,6 +228,20 @@ private let aud: [UInt8] = [0x09, 0xF0]                          // access unit 
         #expect(try depayloader.push(slice, sequenceNumber: 6, timestamp: 2, marker: true).isEmpty)
     }
 
+    @Test func aPacketFarBehindIsASenderRestartNotALatePacket() throws {
+        var depayloader = H264Depayloader()
+        _ = try depayloader.push(sps, sequenceNumber: 5000, timestamp: 1, marker: false)
+        #expect(try depayloader.push(slice, sequenceNumber: 4000, timestamp: 1, marker: true).isEmpty)  // 1000 behind: late
+        // 4999 behind: numbering restarted. The open access unit is dropped; the new one opens with
+        // its SPS, so it is proven whole.
+        let events = try depayloader.push(sps, sequenceNumber: 1, timestamp: 90, marker: false)
+            + depayloader.push(idr, sequenceNumber: 2, timestamp: 90, marker: true)
+        #expect(events == [
+            .dropped(DroppedFrame(timestamp: 1, firstSequenceNumber: 5000, reason: .missingPackets)),
+            .frame(DepayloadedFrame(bytes: [0, 0, 0, 1] + sps + [0, 0, 0, 1] + idr, isKeyframe: true, timestamp: 90,
+                                    firstSequenceNumber: 1, lastSequenceNumber: 2))])
+    }
+
     @Test func inconsistentFragmentsDropTheFrame() throws {
         var depayloader = H264Depayloader()
         _ = try depayloader.push(sps, sequenceNumber: 1, timestamp: 1, marker: false)
@@ -303,6 +317,16 @@ private let aud: [UInt8] = [0x09, 0xF0]                          // access unit 
         }
     }
 
+    @Test func everyStrictPrefixOfAnFUAHeaderThrows() {
+        let fuA: [UInt8] = [0x7C, 0x85, 0x01]  // indicator, FU header, one byte of the NAL unit
+        for length in 0..<fuA.count {
+            var depayloader = H264Depayloader()
+            #expect(throws: WireError.self, "prefix of \(length) bytes") {
+                try depayloader.push(Array(fuA.prefix(length)), sequenceNumber: 1, timestamp: 1, marker: false)
+            }
+        }
+    }
+
     @Test func dropsAccessUnitsBeyondTheSizeLimit() throws {
         var depayloader = try primed(at: 0, maximumFrameSize: 10)
         _ = try depayloader.push([0x41] + [UInt8](repeating: 1, count: 8), sequenceNumber: 1, timestamp: 1, marker: false)
@@ -324,5 +348,31 @@ private let aud: [UInt8] = [0x09, 0xF0]                          // access unit 
             + fresh.push(pps, sequenceNumber: 2, timestamp: 1, marker: false)
             + fresh.push(idr, sequenceNumber: 3, timestamp: 1, marker: true)
         #expect(frames(first).map(\.isKeyframe) == [true])
+    }
+}
+
+@Suite struct H264FuzzRegressionTests {
+    /// Found by FuzzDepayloaders: a single NAL unit packet hiding a start code (00 00 01) came out
+    /// as two NAL units, the second with its forbidden bit set.
+    @Test func aNALUnitHidingAStartCodeIsRefused() throws {
+        var depayloader = H264Depayloader()
+        #expect(throws: WireError.invalid(what: "h264: NAL unit", reason: "contains 00 00 01 (missing emulation prevention)")) {
+            try depayloader.push([0x09, 0x00, 0x16, 0x78, 0x00, 0x00, 0x01, 0xE9, 0xE9, 0x06, 0x16, 0x78, 0x67],
+                                 sequenceNumber: 1, timestamp: 1, marker: true)
+        }
+        #expect(throws: WireError.invalid(what: "h264: STAP-A NAL unit 1", reason: "ends with a zero byte")) {
+            try depayloader.push([0x78, 0x00, 0x02, 0x41, 0x00], sequenceNumber: 1, timestamp: 1, marker: true)
+        }
+        // Emulation prevention itself (00 00 03) is fine.
+        #expect(try depayloader.push([0x67, 0x42, 0x00, 0x00, 0x03, 0x01], sequenceNumber: 1, timestamp: 1, marker: true).count == 1)
+        // Across FU-A fragments the check applies to the reassembled unit.
+        var fragmented = try primed(at: 0)
+        _ = try fragmented.push([0x7C, 0x81, 0x01, 0x00], sequenceNumber: 1, timestamp: 2, marker: false)
+        let events = try fragmented.push([0x7C, 0x41, 0x00, 0x02], sequenceNumber: 2, timestamp: 2, marker: true)
+        #expect(drops(events).map(\.reason) == [.inconsistent("the FU-A reassembled NAL unit contains 00 00 02 (missing emulation prevention)")])
+        var payloader = H264Payloader()
+        #expect(throws: WireError.invalid(what: "h264: slice NAL unit", reason: "contains 00 00 00 (missing emulation prevention)")) {
+            try payloader.payload(nalUnits: [[0x41, 0x00, 0x00, 0x00, 0x05][...]])
+        }
     }
 }

@@ -78,5 +78,7 @@ import Testing
         #expect(throws: WireError.truncated(what: "opus: RTP payload", got: 0, need: 1)) {
             try depayloader.push([], sequenceNumber: 3, timestamp: 3840, marker: false)
         }
+        // Far behind: the sender restarted its numbering, so the packet is taken.
+        #expect(try depayloader.push([0x78, 3], sequenceNumber: 60_000, timestamp: 0, marker: false).count == 1)
     }
 }

@@ -82,6 +82,9 @@ private func drops(_ events: [DepayloadEvent]) -> [DroppedFrame] {
         #expect(throws: WireError.invalid(what: "vp8: key frame", reason: "start code is not 9d 01 2a")) {
             try VP8FrameHeader(frame: [0x50, 0x2A, 0x00, 0x9D, 0x01, 0x2B, 0x40, 0x01, 0xF0, 0x00])
         }
+        for length in 0..<frame.count {
+            #expect(throws: WireError.self, "prefix of \(length) bytes") { try VP8FrameHeader(frame: frame.prefix(length)) }
+        }
         let inter = try VP8FrameHeader(frame: [0x31, 0x01, 0x00])
         #expect(!inter.isKeyframe && inter.width == nil && inter.firstPartitionSize == 9)
     }

@@ -38,11 +38,10 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
 
     init(maximumFrameSize: Int) { self.maximumFrameSize = maximumFrameSize }
 
-    /// A packet at or behind the newest sequence number seen (within half the number space).
+    /// A packet at or shortly behind the newest sequence number seen.
     func isLateOrDuplicate(_ sequenceNumber: UInt16) -> Bool {
         guard let last = lastSequenceNumber else { return false }
-        let delta = sequenceNumber &- last
-        return delta == 0 || delta >= 0x8000
+        return SequenceOrder(sequenceNumber, after: last).isLateOrDuplicate
     }
 
     mutating func push(_ piece: Builder.Piece, sequenceNumber: UInt16, timestamp: UInt32, pictureID: UInt16?,
@@ -52,10 +51,17 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
         // Nothing seen yet counts like a gap: whatever came before is unknown.
         var gap = lastSequenceNumber == nil
         if let last = lastSequenceNumber {
-            let missing = Int(sequenceNumber &- last) - 1
-            if missing > 0 {
+            switch SequenceOrder(sequenceNumber, after: last) {
+            case let .ahead(missing) where missing > 0:
                 gap = true
                 events.append(.gap(after: last, missing: missing))
+            case .restarted:
+                // Numbering started afresh: whatever was open cannot be finished.
+                gap = true
+                if let current = open, let event = close(current, tailMayBeMissing: true) { events.append(event) }
+                open = nil
+            default:
+                break
             }
         }
         lastSequenceNumber = sequenceNumber
@@ -116,6 +122,33 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
                                        firstSequenceNumber: frame.firstSequenceNumber,
                                        lastSequenceNumber: frame.lastSequenceNumber, pictureID: frame.pictureID))
     }
+}
+
+/// Where a packet's sequence number falls against the newest one seen.
+enum SequenceOrder: Equatable {
+    /// After it, with `missing` numbers skipped.
+    case ahead(missing: Int)
+    /// The same number again, or up to `lateLimit` behind: a late or duplicate packet.
+    case lateOrDuplicate
+    /// Further behind than any late packet: the sender has started numbering afresh.
+    case restarted
+
+    /// A packet this far behind is taken as a restart rather than as late (a jitter buffer holds
+    /// far fewer packets than this).
+    static let lateLimit: UInt16 = 1000
+
+    init(_ sequenceNumber: UInt16, after last: UInt16) {
+        let delta = sequenceNumber &- last
+        if delta != 0 && delta < 0x8000 {
+            self = .ahead(missing: Int(delta) - 1)
+        } else if last &- sequenceNumber <= Self.lateLimit {
+            self = .lateOrDuplicate
+        } else {
+            self = .restarted
+        }
+    }
+
+    var isLateOrDuplicate: Bool { self == .lateOrDuplicate }
 }
 
 /// Splits `count` bytes into the fewest chunks of at most `maxChunk` bytes, as equal as they can be,

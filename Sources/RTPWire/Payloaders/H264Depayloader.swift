@@ -34,6 +34,9 @@ enum H264PacketContent: Hashable, Sendable {
                     throw .invalid(what: "h264: STAP-A",
                                    reason: "contains a \(H264NALUnitType(header: unit[unit.startIndex])) packet")
                 }
+                if let problem = H264NALUnitType.annexBProblem(in: unit) {
+                    throw .invalid(what: "h264: STAP-A NAL unit \(units.count + 1)", reason: problem)
+                }
                 units.append(unit)
             }
             return .nalUnits(units)
@@ -58,6 +61,9 @@ enum H264PacketContent: Hashable, Sendable {
         default:
             guard type.isCodecNALUnit else {
                 throw .invalid(what: "h264: NAL unit header", reason: "\(type) is reserved")
+            }
+            if let problem = H264NALUnitType.annexBProblem(in: payload) {
+                throw .invalid(what: "h264: NAL unit", reason: problem)
             }
             return .nalUnits([payload[...]])
         }
@@ -108,6 +114,9 @@ struct H264AccessUnitBuilder: FrameBuilder {
             }
             if isEnd, let fragment = openFragment {
                 openFragment = nil
+                if let problem = H264NALUnitType.annexBProblem(in: fragment) {
+                    return "the FU-A reassembled NAL unit \(problem)"
+                }
                 append(fragment[...])
             }
         }
@@ -131,8 +140,9 @@ struct H264AccessUnitBuilder: FrameBuilder {
 
 /// Puts H.264 access units back together from RTP payloads (RFC 6184, packetization-mode=1).
 ///
-/// Feed packets in sequence-number order (the jitter buffer's job); late and duplicate packets are
-/// ignored. Each access unit comes out as Annex-B with 4-byte start codes, a keyframe when it holds
+/// Feed packets in sequence-number order (the jitter buffer's job); late and duplicate packets
+/// (up to 1000 behind) are ignored, and a packet further behind is taken as the sender numbering
+/// afresh. Each access unit comes out as Annex-B with 4-byte start codes, a keyframe when it holds
 /// an IDR slice. A frame with a lost packet is reported dropped, never handed on. After a loss the
 /// next access unit is kept only if it opens with an AUD or SPS, since otherwise its beginning may
 /// be what was lost. A packet that is malformed on its own throws and is treated as lost.

@@ -55,6 +55,20 @@ public struct H264NALUnitType: RawRepresentable, Hashable, Sendable, CustomStrin
     }
 }
 
+extension H264NALUnitType {
+    /// Why `unit` (header byte first) cannot be a NAL unit in an Annex-B stream, or nil if it can:
+    /// H.264 §7.4.1 keeps 00 00 00, 00 00 01 and 00 00 02 out of NAL units (emulation prevention
+    /// inserts 03) and forbids a final zero byte, so no start code can hide inside one.
+    static func annexBProblem(in unit: some Collection<UInt8>) -> String? {
+        var zeros = 0
+        for byte in unit {
+            if zeros >= 2 && byte <= 2 { return "contains 00 00 0\(byte) (missing emulation prevention)" }
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        return zeros > 0 ? "ends with a zero byte" : nil
+    }
+}
+
 /// Annex-B byte streams (ITU-T H.264 Annex B): NAL units each preceded by a 3- or 4-byte start code.
 public enum H264AnnexB {
     /// The NAL units of an Annex-B access unit, without start codes or trailing zero bytes.

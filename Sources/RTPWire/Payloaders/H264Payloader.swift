@@ -58,6 +58,9 @@ public struct H264Payloader: Hashable, Sendable {
             guard type.isCodecNALUnit else {
                 throw .invalid(what: "h264: NAL unit header", reason: "\(type) is not a NAL unit an encoder produces")
             }
+            if let problem = H264NALUnitType.annexBProblem(in: unit) {
+                throw .invalid(what: "h264: \(type) NAL unit", reason: problem)
+            }
             switch type {
             case .accessUnitDelimiter, .filler:
                 continue

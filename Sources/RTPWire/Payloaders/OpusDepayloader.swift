@@ -5,8 +5,9 @@ import ShareCore
 /// Takes Opus packets out of RTP payloads (RFC 7587), reporting sequence gaps so the decoder can
 /// conceal them. Every packet is a frame of its own and decodes on its own (`isKeyframe` is true).
 ///
-/// Feed packets in sequence-number order (the jitter buffer's job); late and duplicate packets are
-/// ignored. A malformed packet throws and is treated as lost.
+/// Feed packets in sequence-number order (the jitter buffer's job); late and duplicate packets
+/// (up to 1000 behind) are ignored, a packet further behind is taken as the sender numbering
+/// afresh. A malformed packet throws and is treated as lost.
 public struct OpusDepayloader: Hashable, Sendable {
     private var lastSequenceNumber: UInt16?
 
@@ -17,9 +18,11 @@ public struct OpusDepayloader: Hashable, Sendable {
                               marker: Bool) throws(WireError) -> [DepayloadEvent] {
         var events: [DepayloadEvent] = []
         if let last = lastSequenceNumber {
-            let delta = sequenceNumber &- last
-            if delta == 0 || delta >= 0x8000 { return [] }
-            if delta > 1 { events.append(.gap(after: last, missing: Int(delta) - 1)) }
+            switch SequenceOrder(sequenceNumber, after: last) {
+            case .lateOrDuplicate: return []
+            case let .ahead(missing) where missing > 0: events.append(.gap(after: last, missing: missing))
+            default: break
+            }
         }
         guard !payload.isEmpty else {
             throw .truncated(what: "opus: RTP payload", got: 0, need: 1)

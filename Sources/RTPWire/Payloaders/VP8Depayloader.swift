@@ -48,8 +48,9 @@ struct VP8FrameBuilder: FrameBuilder {
 
 /// Puts VP8 frames back together from RTP payloads (RFC 7741).
 ///
-/// Feed packets in sequence-number order (the jitter buffer's job); late and duplicate packets are
-/// ignored. A frame is the run of packets with one timestamp and picture ID, from S=1/PID=0 to the
+/// Feed packets in sequence-number order (the jitter buffer's job); late and duplicate packets
+/// (up to 1000 behind) are ignored, and a packet further behind is taken as the sender numbering
+/// afresh. A frame is the run of packets with one timestamp and picture ID, from S=1/PID=0 to the
 /// marker bit; one with a lost packet is reported dropped, never handed on. Because a frame's first
 /// packet is marked, the frame after a loss is kept when it arrives whole. A packet whose
 /// descriptor is malformed throws and is treated as lost.
