@@ -5,7 +5,8 @@ import Testing
 /// Reads a captured fixture from `Fixtures/`.
 func fixture(_ name: String) throws -> String {
     let directory = try #require(Bundle.module.url(forResource: "Fixtures", withExtension: nil))
-    return try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+    // Decoded the way FuzzSDP decodes its input: invalid UTF-8 becomes U+FFFD.
+    return String(decoding: try Data(contentsOf: directory.appendingPathComponent(name)), as: UTF8.self)
 }
 
 /// The Chromium offers and answers captured by scripts/capture-chromium-sdp.sh.

@@ -89,7 +89,7 @@ public struct ICECandidate: Hashable, Sendable {
     public var isUDP: Bool { transport.lowercased() == "udp" }
 
     /// Reads a trickled candidate: `candidate:…`, `a=candidate:…`, or what follows `candidate:`.
-    /// A trailing CR or LF is ignored.
+    /// Trailing CR and LF are ignored; one inside is an error.
     public init(parsing text: String) throws(SDPError) {
         var value = Substring(text)
         while let last = value.unicodeScalars.last, last == "\r" || last == "\n" {
@@ -99,6 +99,9 @@ public struct ICECandidate: Hashable, Sendable {
         if value.hasPrefix("a=") { value = Substring(value.unicodeScalars.dropFirst(2)) }
         if value.hasPrefix("candidate:") { value = Substring(value.unicodeScalars.dropFirst(10)) }
         do throws(SDPError) {
+            if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+                throw SDPError(reason: "candidate must be one line (it has a line break or NUL inside)")
+            }
             try self.init(sdpValue: value)
         } catch {
             throw SDPError(text: text, reason: error.reason)
