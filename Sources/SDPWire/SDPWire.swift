@@ -8,4 +8,3 @@
 //
 // Pure values only: no sockets, no clocks, no randomness. Whatever varies (ICE credentials, DTLS
 // fingerprint, session id, SSRCs) is passed in.
-import ShareCore
