@@ -38,6 +38,28 @@ import Testing
         #expect(!peers.a.send([1, 2, 3]), "a closed agent refuses to send")
     }
 
+    @Test func sendsFromManyThreadsAndFromTheReceiveHandler() async throws {
+        let loop = GLibLoop(name: "ice-threads")
+        defer { loop.stop() }
+        let peers = ICEPeers(loop: loop, logger: .disabled, echoFromB: true)
+        try await peers.connect(trickle: true)
+        let a = peers.a
+        // Four threads at once (the video, audio and RTCP senders will do this); B echoes each
+        // datagram back from inside its receive handler, on the loop thread.
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for i in 0..<50 { #expect(a.send(ICEPeers.payload("a", "thread\(thread)", i))) }
+        }
+        let echoed = await waitUntil(seconds: 10) { peers.receivedByA.all.count >= 200 }
+        #expect(echoed, "A got \(peers.receivedByA.all.count) echoes of 200")
+        #expect(a.counters.datagramsSent == 200 && peers.b.counters.datagramsReceived == 200)
+        #expect(peers.b.counters.datagramsSent == 200 && a.counters.datagramsReceived == 200)
+        for thread in 0..<4 {
+            let mine = peers.receivedByA.all.filter { String(decoding: $0, as: UTF8.self).hasPrefix("a-thread\(thread)-") }
+            #expect(mine == (0..<50).map { ICEPeers.payload("a", "thread\(thread)", $0) }, "each thread's datagrams in its order")
+        }
+        await peers.close()
+    }
+
     @Test func fullyGatheredCandidatesConnectWithoutTrickle() async throws {
         let loop = GLibLoop(name: "ice-vanilla")
         defer { loop.stop() }
@@ -157,6 +179,39 @@ import Testing
         await b.close()
     }
 
+    @Test func localCandidateLinesPassOurOwnChecksIncludingICETCP() async throws {
+        let loop = GLibLoop(name: "ice-tcp")
+        defer { loop.stop() }
+        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true, iceTCP: true),
+                             logger: .disabled)
+        let credentials = try await agent.start()
+        var lines: [String] = []
+        for await event in agent.localCandidates {
+            #expect(event.ufrag == credentials.ufrag)
+            guard case .candidate(let line) = event.kind else { break }
+            lines.append(line)
+        }
+        #expect(lines.allSatisfy { $0.hasPrefix("candidate:") && !$0.hasPrefix("a=") })
+        #expect(lines.contains { $0.contains(" UDP ") && $0.contains("127.0.0.1") && $0.hasSuffix("typ host") })
+        #expect(lines.contains { $0.contains(" TCP ") && $0.contains("tcptype passive") }, "ICE-TCP when asked: \(lines)")
+        for line in lines { try await agent.addRemoteCandidate(line) }  // every generated line parses back
+        await agent.close()
+    }
+
+    @Test func anAgentDroppedWithoutCloseIsReleasedOnTheLoop() async throws {
+        let loop = GLibLoop(name: "ice-drop")
+        defer { loop.stop() }
+        var agent: ICEAgent? = ICEAgent(loop: loop, configuration: .init(role: .controlled, loopbackOnly: true),
+                                        logger: .disabled)
+        let states = agent!.stateChanges
+        try await agent!.start()
+        agent = nil
+        var last: ICEAgent.State?
+        for await state in states { last = state }  // ends once the loop released the agent
+        #expect(last == .closed)
+        #expect(agent == nil)
+    }
+
     @Test func malformedRemoteCandidateThrowsAClearError() async throws {
         let loop = GLibLoop(name: "ice-malformed")
         defer { loop.stop() }
@@ -242,13 +297,19 @@ final class ICEPeers: Sendable {
     private let historyA: StateHistory
     private let gathered = Mutex<[String: [ICEAgent.LocalCandidateEvent]]>([:])
 
-    init(loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger) {
-        a = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: logger.child("a"))
+    init(loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger, echoFromB: Bool = false,
+         configurationA: ICEAgent.Configuration = .init(role: .controlling, loopbackOnly: true)) {
+        a = ICEAgent(loop: loop, configuration: configurationA, logger: logger.child("a"))
         b = ICEAgent(loop: loopB ?? loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: logger.child("b"))
         historyA = StateHistory(a)
         let receivedByA = self.receivedByA, receivedByB = self.receivedByB
         try! a.setReceiveHandler { buffer in receivedByA.append(Array(buffer)) }
-        try! b.setReceiveHandler { buffer in receivedByB.append(Array(buffer)) }
+        let echo = LoopBoundEcho()
+        try! b.setReceiveHandler { buffer in
+            receivedByB.append(Array(buffer))
+            if echoFromB { echo.agent?.send(buffer) }
+        }
+        echo.agent = b
     }
 
     var history: [ICEAgent.State] { historyA.states }
@@ -357,6 +418,12 @@ final class ICEPeers: Sendable {
         await a.close()
         await b.close()
     }
+}
+
+/// Lets B's receive handler reach B without a retain cycle.
+final class LoopBoundEcho: @unchecked Sendable {
+    // Written once before B starts, read afterwards on B's loop thread only.
+    weak var agent: ICEAgent?
 }
 
 /// Datagrams a receive handler was given, in order.
