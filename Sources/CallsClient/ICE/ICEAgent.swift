@@ -25,7 +25,7 @@ public final class ICEAgent: Sendable {
     private let loop: GLibLoop
     private let logger: Logger
     private let shared: ICEShared
-    private let core: LoopBound<ICENiceAgent>
+    private let core: ICELoopBound<ICENiceAgent>
 
     public init(loop: GLibLoop, configuration: Configuration, logger: Logger) {
         self.loop = loop
@@ -36,7 +36,7 @@ public final class ICEAgent: Sendable {
         stateChanges = states
         localCandidates = candidates
         shared = ICEShared(stateContinuation: stateContinuation, candidateContinuation: candidateContinuation)
-        core = LoopBound(value: ICENiceAgent(loop: loop, shared: shared, configuration: configuration, logger: logger))
+        core = ICELoopBound(value: ICENiceAgent(loop: loop, shared: shared, configuration: configuration, logger: logger))
     }
 
     deinit {
@@ -68,17 +68,17 @@ public final class ICEAgent: Sendable {
     @discardableResult
     public func start() async throws(ICEError) -> Credentials {
         let handler = try shared.markStarted()
-        var stun: ICEResolvedServer?
-        if let server = configuration.stunServer {
-            stun = ICEResolvedServer(address: try await ICELocalAddresses.resolve(server.host), port: server.port)
-        }
-        var turn: [ICEResolvedTURN] = []
-        for server in configuration.turnServers {
-            turn.append(ICEResolvedTURN(address: try await ICELocalAddresses.resolve(server.host), server: server))
-        }
-        let resolvedSTUN = stun, resolvedTURN = turn
-        let core = self.core
         do {
+            var stun: ICEResolvedServer?
+            if let server = configuration.stunServer {
+                stun = ICEResolvedServer(address: try await ICELocalAddresses.resolve(server.host), port: server.port)
+            }
+            var turn: [ICEResolvedTURN] = []
+            for server in configuration.turnServers {
+                turn.append(ICEResolvedTURN(address: try await ICELocalAddresses.resolve(server.host), server: server))
+            }
+            let resolvedSTUN = stun, resolvedTURN = turn
+            let core = self.core
             return try await loop.iceWork { () throws(ICEError) -> Credentials in
                 try core.value.start(stun: resolvedSTUN, turn: resolvedTURN, receiveHandler: handler)
             }

@@ -68,7 +68,7 @@ extension ICEAgent {
         }
         /// Parses `stun:host[:port]`.
         public init(url: String) throws(ICEError) {
-            let parsed = try ServerURL(url, schemes: ["stun"])
+            let parsed = try ICEServerURL(url, schemes: ["stun"])
             self.init(host: parsed.host, port: parsed.port ?? 3478)
         }
     }
@@ -94,7 +94,7 @@ extension ICEAgent {
 
         /// Parses `turn:host[:port][?transport=udp|tcp]` and `turns:host[:port][?transport=tcp]`.
         public init(url: String, username: String, credential: String) throws(ICEError) {
-            let parsed = try ServerURL(url, schemes: ["turn", "turns"])
+            let parsed = try ICEServerURL(url, schemes: ["turn", "turns"])
             let transport: Transport
             switch (parsed.scheme, parsed.transport) {
             case ("turns", nil), ("turns", "tcp"): transport = .tls
@@ -111,7 +111,7 @@ extension ICEAgent {
 }
 
 /// The parts of an RFC 7064/7065 URL: `scheme:host[:port][?transport=x]` (IPv6 in brackets).
-struct ServerURL: Equatable {
+struct ICEServerURL: Equatable {
     let scheme: String
     let host: String
     let port: UInt16?

@@ -4,7 +4,7 @@ import Synchronization
 /// A value confined to the GLib loop thread, carried through `GLibLoop.invoke` closures.
 /// `@unchecked` because the compiler cannot see the confinement: `value` is only touched inside
 /// work that runs on the loop thread (or after the loop has stopped, when no other thread can).
-struct LoopBound<Value: AnyObject>: @unchecked Sendable {
+struct ICELoopBound<Value: AnyObject>: @unchecked Sendable {
     let value: Value
 }
 

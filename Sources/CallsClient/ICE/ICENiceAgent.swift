@@ -154,8 +154,8 @@ final class ICENiceAgent {
     /// arrive on the loop thread, and any that do not are moved there.
     private func onLoop(_ work: @escaping (ICENiceAgent) -> Void) {
         if loop.isLoopThread { return work(self) }
-        let bound = LoopBound(value: self)
-        let box = LoopBound(value: WorkBox(work))
+        let bound = ICELoopBound(value: self)
+        let box = ICELoopBound(value: WorkBox(work))
         loop.invoke { box.value.work(bound.value) }
     }
 
@@ -275,8 +275,10 @@ final class ICENiceAgent {
         let object = UnsafeMutableRawPointer(agent)
         for id in signalHandlers { g_signal_handler_disconnect(object, id) }
         signalHandlers = []
-        nice_agent_attach_recv(agent, streamID, Self.componentID, loop.contextPointer, nil, nil)
-        nice_agent_remove_stream(agent, streamID)
+        if streamID != 0 {
+            nice_agent_attach_recv(agent, streamID, Self.componentID, loop.contextPointer, nil, nil)
+            nice_agent_remove_stream(agent, streamID)
+        }
         // close_async frees TURN allocations; its completion idles on the loop, so only ask for it there.
         if loop.isLoopThread { nice_agent_close_async(agent, nil, nil) }
         CShareGLib_object_unref(object)
