@@ -11,5 +11,15 @@ gulong CShareGLib_signal_connect(gpointer instance, const char *signal, GCallbac
 void CShareNice_set_stun_server(NiceAgent *agent, const char *host, unsigned port);
 void CShareNice_set_controlling(NiceAgent *agent, gboolean controlling);
 void CShareNice_set_ice_tcp(NiceAgent *agent, gboolean enabled);
+// g_object_set is variadic: libnice's UPnP mapping is of no use on a call and only slows gathering.
+void CShareNice_set_upnp(NiceAgent *agent, gboolean enabled);
+// g_object_set is variadic: relay-only ("force-relay") keeps host and reflexive candidates out of pairs.
+void CShareNice_set_force_relay(NiceAgent *agent, gboolean enabled);
+// g_object_set is variadic: connectivity-check timing (first retransmission ms, retransmissions, TCP ms).
+void CShareNice_set_check_timing(NiceAgent *agent, unsigned initial_ms, unsigned retransmissions, unsigned reliable_ms);
+// g_object_get is variadic: reads back "consent-freshness", a construct-only property.
+gboolean CShareNice_get_consent_freshness(NiceAgent *agent);
+// G_OBJECT_GET_CLASS is a macro: asks whether this libnice build has a property before relying on it.
+gboolean CShareGLib_object_has_property(gpointer object, const char *name);
 // G_OBJECT and friends are macros.
 void CShareGLib_object_unref(gpointer object);

@@ -1,0 +1,93 @@
+import Foundation
+import Glibc
+
+/// The local addresses an agent offers host candidates on. libnice gathers only on addresses it
+/// is given once any is given, so the agent always gives 127.0.0.1 (tests run where only `lo`
+/// exists) and, unless `loopbackOnly`, the other addresses of interfaces that are up.
+enum ICELocalAddresses {
+    struct InterfaceAddress: Equatable {
+        let interface: String
+        let address: String
+    }
+
+    static let loopback = "127.0.0.1"
+
+    /// 127.0.0.1 first, then the allowed interface addresses; no other loopback address and no
+    /// IPv6 link-local one (those need a scope id that SDP candidates cannot carry).
+    static func select(from interfaces: [InterfaceAddress], loopbackOnly: Bool, allowed: [String]) -> [String] {
+        var result = [loopback]
+        guard !loopbackOnly else { return result }
+        for entry in interfaces {
+            let lower = entry.address.lowercased()
+            if entry.address.hasPrefix("127.") || lower == "::1" || lower.hasPrefix("fe80:") { continue }
+            if !allowed.isEmpty, !allowed.contains(entry.interface), !allowed.contains(entry.address) { continue }
+            if !result.contains(entry.address) { result.append(entry.address) }
+        }
+        return result
+    }
+
+    /// The IPv4 and IPv6 addresses of interfaces that are up (getifaddrs; no blocking call).
+    static func current() -> [InterfaceAddress] {
+        var head: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&head) == 0, let first = head else { return [] }
+        defer { freeifaddrs(head) }
+        var result: [InterfaceAddress] = []
+        var cursor: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let sockaddrPointer = entry.pointee.ifa_addr,
+                  entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
+            let family = Int32(sockaddrPointer.pointee.sa_family)
+            guard family == AF_INET || family == AF_INET6 else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            let converted: UnsafePointer<CChar>?
+            if family == AF_INET {
+                converted = sockaddrPointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ip4 in
+                    var address = ip4.pointee.sin_addr
+                    return inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+                }
+            } else {
+                converted = sockaddrPointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ip6 in
+                    var address = ip6.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+                }
+            }
+            guard converted != nil else { continue }
+            result.append(InterfaceAddress(interface: String(cString: entry.pointee.ifa_name),
+                                           address: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        }
+        return result
+    }
+
+    /// True for a literal IPv4 or IPv6 address (libnice's STUN/TURN settings take only those).
+    static func isNumeric(_ host: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
+    }
+
+    /// Resolves a STUN/TURN host name to one numeric address. getaddrinfo blocks, so this runs on
+    /// its own thread, never on the cooperative pool or the GLib loop.
+    static func resolve(_ host: String) async throws(ICEError) -> String {
+        if isNumeric(host) { return host }
+        let resolved: String? = await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: resolveBlocking(host)) }
+            thread.name = "ice-resolve"
+            thread.start()
+        }
+        guard let resolved else { throw .unresolvableHost(host) }
+        return resolved
+    }
+
+    private static func resolveBlocking(_ host: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return nil }
+        defer { freeaddrinfo(list) }
+        var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0,
+                          NI_NUMERICHOST) == 0 else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,485 @@
+import CallsClient
+import Foundation
+import GLibLoop
+import ShareCore
+import Synchronization
+import Testing
+
+/// Real libnice agents on 127.0.0.1. Timeouts below only guard against hangs; nothing asserts
+/// how long a step took.
+@Suite struct ICEAgentTests {
+    @Test func trickledCandidatesConnectAndCarryDatagramsBothWays() async throws {
+        let loop = GLibLoop(name: "ice-trickle")
+        defer { loop.stop() }
+        let logs = LogCapture()
+        let peers = ICEPeers(loop: loop, logger: logs.logger(label: "ice"))
+        try await peers.connect(trickle: true)
+
+        for agent in [peers.a, peers.b] {
+            let pair = try #require(agent.selectedPair)
+            #expect(pair.localAddress.hasPrefix("127.0.0.1:"))
+            #expect(pair.remoteAddress.hasPrefix("127.0.0.1:"))
+            #expect(pair.localType == .host && pair.remoteType == .host)
+            #expect(pair.transport == "udp")
+            #expect(!pair.isRelayed)
+        }
+        #expect(peers.a.selectedPair?.localAddress == peers.b.selectedPair?.remoteAddress)
+        #expect(logs.all.contains { $0.metadata["ice.pair"]?.contains("127.0.0.1") == true })
+
+        try await peers.exchangeDatagrams(count: 20, tag: "first")
+        let a = peers.a.counters, b = peers.b.counters
+        #expect(a.datagramsSent == 20 && b.datagramsSent == 20)
+        #expect(a.datagramsReceived == 20 && b.datagramsReceived == 20)
+        #expect(a.bytesSent == b.bytesReceived && b.bytesSent == a.bytesReceived)
+        #expect(a.bytesSent == (0..<20).map { ICEPeers.payload("a", "first", $0).count }.reduce(0, +))
+
+        await peers.close()
+        #expect(peers.a.state == .closed && peers.b.state == .closed)
+        #expect(!peers.a.send([1, 2, 3]), "a closed agent refuses to send")
+    }
+
+    @Test func sendsFromManyThreadsAndFromTheReceiveHandler() async throws {
+        let loop = GLibLoop(name: "ice-threads")
+        defer { loop.stop() }
+        let peers = ICEPeers(loop: loop, logger: .disabled, echoFromB: true)
+        try await peers.connect(trickle: true)
+        let a = peers.a
+        // Four threads at once (the video, audio and RTCP senders will do this); B echoes each
+        // datagram back from inside its receive handler, on the loop thread.
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for i in 0..<50 { #expect(a.send(ICEPeers.payload("a", "thread\(thread)", i))) }
+        }
+        let echoed = await waitUntil(seconds: 10) { peers.receivedByA.all.count >= 200 }
+        #expect(echoed, "A got \(peers.receivedByA.all.count) echoes of 200")
+        #expect(a.counters.datagramsSent == 200 && peers.b.counters.datagramsReceived == 200)
+        #expect(peers.b.counters.datagramsSent == 200 && a.counters.datagramsReceived == 200)
+        for thread in 0..<4 {
+            let mine = peers.receivedByA.all.filter { String(decoding: $0, as: UTF8.self).hasPrefix("a-thread\(thread)-") }
+            #expect(mine == (0..<50).map { ICEPeers.payload("a", "thread\(thread)", $0) }, "each thread's datagrams in its order")
+        }
+        await peers.close()
+    }
+
+    @Test func fullyGatheredCandidatesConnectWithoutTrickle() async throws {
+        let loop = GLibLoop(name: "ice-vanilla")
+        defer { loop.stop() }
+        let peers = ICEPeers(loop: loop, logger: .disabled)
+        try await peers.connect(trickle: false)
+        #expect(peers.a.selectedPair?.localType == .host)
+        try await peers.exchangeDatagrams(count: 5, tag: "vanilla")
+        await peers.close()
+    }
+
+    @Test func restartWhileConnectedGivesNewCredentialsAndReconnects() async throws {
+        let loop = GLibLoop(name: "ice-restart")
+        defer { loop.stop() }
+        let peers = ICEPeers(loop: loop, logger: .disabled)
+        try await peers.connect(trickle: true)
+        try await peers.exchangeDatagrams(count: 3, tag: "before")
+        let oldA = try #require(peers.a.localCredentials), oldB = try #require(peers.b.localCredentials)
+
+        let newA = try await peers.a.restart()
+        let newB = try await peers.b.restart()
+        #expect(newA != oldA && newB != oldB)
+        #expect(newA.ufrag != oldA.ufrag && newA.pwd != oldA.pwd)
+        #expect(peers.a.localCredentials == newA)
+        #expect(peers.a.state == .gathering, "a restart starts over")
+        try await peers.b.setRemoteCredentials(ufrag: newA.ufrag, pwd: newA.pwd)
+        try await peers.a.setRemoteCredentials(ufrag: newB.ufrag, pwd: newB.pwd)
+
+        try await peers.waitUntilConnected()
+        #expect(peers.history.contains(.gathering) && peers.history.last?.isConnected == true)
+        try await peers.exchangeDatagrams(count: 3, tag: "after")
+        await peers.close()
+    }
+
+    @Test func consentLostWhenThePeerStopsAnswering() async throws {
+        let loopA = GLibLoop(name: "ice-consent-a")
+        let loopB = GLibLoop(name: "ice-consent-b")
+        defer { loopA.stop(); loopB.stop() }
+        let peers = ICEPeers(loop: loopA, loopB: loopB, logger: .disabled)
+        try await peers.connect(trickle: true)
+        try await peers.exchangeDatagrams(count: 2, tag: "alive")
+
+        // B's loop stops: its sockets stay open but nothing answers A's consent checks.
+        loopB.stop()
+        // libnice 0.1.21 declares consent lost 10 s after the last answer (RFC 7675 §5.1 says 30 s).
+        let failed = await waitUntil(seconds: 40) { peers.a.state.isFailed }
+        #expect(failed)
+        #expect(peers.a.state == .failed(reason: ICEAgent.consentLostReason))
+        #expect(!peers.a.send([0x80, 1]), "no sending without consent")
+        await peers.a.close()
+    }
+
+    @Test func consentLostWhenThePeerClosesAbruptly() async throws {
+        let loop = GLibLoop(name: "ice-consent-close")
+        defer { loop.stop() }
+        let peers = ICEPeers(loop: loop, logger: .disabled)
+        try await peers.connect(trickle: true)
+        await peers.b.close()
+        let failed = await waitUntil(seconds: 40) { peers.a.state.isFailed }
+        #expect(failed)
+        #expect(peers.a.state == .failed(reason: ICEAgent.consentLostReason))
+        await peers.a.close()
+    }
+
+    @Test func unreachableCandidateFailsWithAReason() async throws {
+        let loop = GLibLoop(name: "ice-unreachable")
+        defer { loop.stop() }
+        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
+        let history = StateHistory(agent)
+        try await agent.start()
+        let unusedPort = UDPSocket.unusedPort()
+        try await agent.setRemoteCredentials(ufrag: "abcd", pwd: "0123456789012345678901")
+        try await agent.addRemoteCandidate("candidate:1 1 UDP 2130706431 127.0.0.1 \(unusedPort) typ host")
+        try await agent.endOfRemoteCandidates()
+        let failed = await waitUntil(seconds: 60) { agent.state.isFailed }
+        #expect(failed)
+        #expect(agent.state == .failed(reason: "ICE failed: no candidate pair succeeded (1 local, 1 remote candidate, 1 pair checked) — the peer is unreachable from here; a TURN server may be needed"))
+        #expect(history.states.contains(.checking))
+        await agent.close()
+    }
+
+    @Test func noRemoteCandidatesFailsSayingSo() async throws {
+        let loop = GLibLoop(name: "ice-none")
+        defer { loop.stop() }
+        let configuration = ICEAgent.Configuration(role: .controlled, loopbackOnly: true,
+                                                   noRemoteCandidatesGrace: .milliseconds(500))
+        let agent = ICEAgent(loop: loop, configuration: configuration, logger: .disabled)
+        try await agent.start()
+        try await agent.setRemoteCredentials(ufrag: "abcd", pwd: "0123456789012345678901")
+        try await agent.endOfRemoteCandidates()
+        let failed = await waitUntil(seconds: 30) { agent.state.isFailed }
+        #expect(failed)
+        #expect(agent.state == .failed(reason: "ICE failed: no remote candidates were received (1 local candidate) — check the peer's network and the signalling"))
+        await agent.close()
+    }
+
+    @Test func peerWithoutCandidatesIsReachedThroughItsChecks() async throws {
+        // B signals end-of-candidates with none (as a peer behind a NAT without STUN might); A has
+        // B's candidates and checks it, so B learns A as a peer-reflexive candidate and connects.
+        let loop = GLibLoop(name: "ice-prflx")
+        defer { loop.stop() }
+        let a = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
+        let b = ICEAgent(loop: loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: .disabled)
+        let credentialsA = try await a.start(), credentialsB = try await b.start()
+        try await a.setRemoteCredentials(ufrag: credentialsB.ufrag, pwd: credentialsB.pwd)
+        try await b.setRemoteCredentials(ufrag: credentialsA.ufrag, pwd: credentialsA.pwd)
+        for await event in b.localCandidates {
+            guard case .candidate(let line) = event.kind else { break }
+            try await a.addRemoteCandidate(line)
+        }
+        try await a.endOfRemoteCandidates()
+        try await b.endOfRemoteCandidates()
+        let connected = await waitUntil(seconds: 15) { a.state.isConnected && b.state.isConnected }
+        #expect(connected, "A is \(a.state), B is \(b.state)")
+        #expect(b.selectedPair?.remoteType == .prflx)
+        #expect(a.send([1, 2, 3]))
+        await a.close()
+        await b.close()
+    }
+
+    @Test func localCandidateLinesPassOurOwnChecksIncludingICETCP() async throws {
+        let loop = GLibLoop(name: "ice-tcp")
+        defer { loop.stop() }
+        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true, iceTCP: true),
+                             logger: .disabled)
+        let credentials = try await agent.start()
+        var lines: [String] = []
+        for await event in agent.localCandidates {
+            #expect(event.ufrag == credentials.ufrag)
+            guard case .candidate(let line) = event.kind else { break }
+            lines.append(line)
+        }
+        #expect(lines.allSatisfy { $0.hasPrefix("candidate:") && !$0.hasPrefix("a=") })
+        #expect(lines.contains { $0.contains(" UDP ") && $0.contains("127.0.0.1") && $0.hasSuffix("typ host") })
+        #expect(lines.contains { $0.contains(" TCP ") && $0.contains("tcptype passive") }, "ICE-TCP when asked: \(lines)")
+        for line in lines { try await agent.addRemoteCandidate(line) }  // every generated line parses back
+        await agent.close()
+    }
+
+    @Test func anAgentDroppedWithoutCloseIsReleasedOnTheLoop() async throws {
+        let loop = GLibLoop(name: "ice-drop")
+        defer { loop.stop() }
+        var agent: ICEAgent? = ICEAgent(loop: loop, configuration: .init(role: .controlled, loopbackOnly: true),
+                                        logger: .disabled)
+        let states = agent!.stateChanges
+        try await agent!.start()
+        agent = nil
+        var last: ICEAgent.State?
+        for await state in states { last = state }  // ends once the loop released the agent
+        #expect(last == .closed)
+        #expect(agent == nil)
+    }
+
+    @Test func malformedRemoteCandidateThrowsAClearError() async throws {
+        let loop = GLibLoop(name: "ice-malformed")
+        defer { loop.stop() }
+        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: .disabled)
+        try await agent.start()
+        do {
+            try await agent.addRemoteCandidate("candidate:1 1 UDP 2130706431 abcd.local 5000 typ host")
+            Issue.record("an mDNS candidate was accepted")
+        } catch {
+            #expect(error.description.contains("mDNS"))
+        }
+        await #expect(throws: ICEError.self) { try await agent.addRemoteCandidate("candidate:garbage") }
+        // A well-formed line is still taken afterwards, with or without "a=".
+        try await agent.addRemoteCandidate("a=candidate:1 1 UDP 2130706431 127.0.0.1 9 typ host\r\n")
+        await agent.close()
+        await #expect(throws: ICEError.closed) { try await agent.addRemoteCandidate("candidate:1 1 UDP 1 127.0.0.1 9 typ host") }
+    }
+
+    @Test func callsBeforeStartAndAfterTheLoopStopsAreRefused() async throws {
+        let loop = GLibLoop(name: "ice-lifecycle")
+        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
+        #expect(agent.state == .new)
+        await #expect(throws: ICEError.notStarted) { try await agent.endOfRemoteCandidates() }
+        #expect(!agent.send([1]))
+        loop.stop()
+        await #expect(throws: ICEError.loopStopped) { try await agent.start() }
+        await #expect(throws: ICEError.closed) { try await agent.start() }
+        #expect(agent.state == .closed)
+    }
+
+    @Test func garbageDatagramsBeforeAndAfterConnectingAreHarmless() async throws {
+        let loop = GLibLoop(name: "ice-garbage")
+        defer { loop.stop() }
+        let peers = ICEPeers(loop: loop, logger: .disabled)
+        let socket = try UDPSocket()
+        // Before any remote side exists: throw junk at A's host candidate.
+        try await peers.a.start()
+        let port = try await peers.firstLocalPort(of: "a")
+        let junk: [[UInt8]] = [[], [0x00], [0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xA4, 0x42],  // truncated STUN
+                               [0x16, 0xFE, 0xFD], [0x80, 0x60] + [UInt8](repeating: 0xEE, count: 1200),
+                               (0..<255).map { UInt8($0) }]
+        for datagram in junk { socket.send(datagram, toPort: port) }
+        try await peers.connect(trickle: true)
+        for datagram in junk { socket.send(datagram, toPort: port) }
+        try await peers.exchangeDatagrams(count: 10, tag: "through-junk")
+        #expect(peers.a.state.isConnected)
+        // libnice 0.1.21 hands the application only datagrams from a validated remote candidate:
+        // the junk (from a port no candidate names) is dropped before the handler, and not counted.
+        #expect(peers.receivedByA.all.allSatisfy(ICEPeers.isPayload))
+        #expect(peers.a.counters.datagramsReceived == 10)
+        await peers.close()
+    }
+}
+
+// MARK: - Harness
+
+/// Waits for `condition`, looking every 20 ms, for at most `seconds` (a hang guard, not a timing check).
+func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
+
+/// Every state an agent went through, read from its stream.
+final class StateHistory: Sendable {
+    private let seen = Mutex<[ICEAgent.State]>([])
+    init(_ agent: ICEAgent) {
+        Task { [self] in for await state in agent.stateChanges { seen.withLock { $0.append(state) } } }
+    }
+    var states: [ICEAgent.State] { seen.withLock { $0 } }
+}
+
+/// Two agents (A controlling, B controlled) on loopback, with the signalling done in code:
+/// credentials exchanged directly, candidates forwarded as they are trickled.
+final class ICEPeers: Sendable {
+    let a: ICEAgent
+    let b: ICEAgent
+    let receivedByA = Inbox()
+    let receivedByB = Inbox()
+    private let historyA: StateHistory
+    private let gathered = Mutex<[String: [ICEAgent.LocalCandidateEvent]]>([:])
+
+    init(loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger, echoFromB: Bool = false,
+         configurationA: ICEAgent.Configuration = .init(role: .controlling, loopbackOnly: true)) {
+        a = ICEAgent(loop: loop, configuration: configurationA, logger: logger.child("a"))
+        b = ICEAgent(loop: loopB ?? loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: logger.child("b"))
+        historyA = StateHistory(a)
+        let receivedByA = self.receivedByA, receivedByB = self.receivedByB
+        try! a.setReceiveHandler { buffer in receivedByA.append(Array(buffer)) }
+        let echo = LoopBoundEcho()
+        try! b.setReceiveHandler { buffer in
+            receivedByB.append(Array(buffer))
+            if echoFromB { echo.agent?.send(buffer) }
+        }
+        echo.agent = b
+    }
+
+    var history: [ICEAgent.State] { historyA.states }
+
+    static func payload(_ from: String, _ tag: String, _ index: Int) -> [UInt8] {
+        Array("\(from)-\(tag)-\(index)".utf8)
+    }
+
+    static func isPayload(_ bytes: [UInt8]) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.hasPrefix("a-") || text.hasPrefix("b-")
+    }
+
+    /// Starts both (A may already be started), exchanges credentials and candidates, waits for both connected.
+    func connect(trickle: Bool) async throws {
+        if a.state == .new { try await a.start() }
+        if b.state == .new { try await b.start() }
+        let credentialsA = try #require(a.localCredentials), credentialsB = try #require(b.localCredentials)
+        if trickle {
+            forward(from: a, to: b, replaying: gathered.withLock { $0.removeValue(forKey: "a") } ?? [])
+            forward(from: b, to: a, replaying: [])
+            try await b.setRemoteCredentials(ufrag: credentialsA.ufrag, pwd: credentialsA.pwd)
+            try await a.setRemoteCredentials(ufrag: credentialsB.ufrag, pwd: credentialsB.pwd)
+        } else {
+            // Vanilla ICE: everything gathered first, then handed over in one go.
+            let fromA = await Self.gatherAll(a), fromB = await Self.gatherAll(b)
+            #expect(!fromA.isEmpty && !fromB.isEmpty)
+            try await b.setRemoteCredentials(ufrag: credentialsA.ufrag, pwd: credentialsA.pwd)
+            try await a.setRemoteCredentials(ufrag: credentialsB.ufrag, pwd: credentialsB.pwd)
+            for line in fromA { try await b.addRemoteCandidate(line) }
+            for line in fromB { try await a.addRemoteCandidate(line) }
+            try await a.endOfRemoteCandidates()
+            try await b.endOfRemoteCandidates()
+        }
+        try await waitUntilConnected()
+    }
+
+    func waitUntilConnected() async throws {
+        let connected = await waitUntil(seconds: 15) { self.a.state.isConnected && self.b.state.isConnected }
+        try #require(connected, "A is \(a.state), B is \(b.state)")
+    }
+
+    private static func gatherAll(_ agent: ICEAgent) async -> [String] {
+        var lines: [String] = []
+        for await event in agent.localCandidates {
+            switch event.kind {
+            case .candidate(let line): lines.append(line)
+            case .endOfCandidates: return lines
+            }
+        }
+        return lines
+    }
+
+    /// Forwards `from`'s trickled candidates to `to` in order, each once `to` knows the ufrag it
+    /// belongs to (as signalling orders a restart's offer before its candidates); stale ones are dropped.
+    private func forward(from: ICEAgent, to: ICEAgent, replaying earlier: [ICEAgent.LocalCandidateEvent]) {
+        Task {
+            func deliver(_ event: ICEAgent.LocalCandidateEvent) async {
+                guard event.ufrag == from.localCredentials?.ufrag else { return }
+                _ = await waitUntil(seconds: 15) { to.remoteCredentials?.ufrag == event.ufrag || to.state == .closed }
+                switch event.kind {
+                case .candidate(let line): try? await to.addRemoteCandidate(line)
+                case .endOfCandidates: try? await to.endOfRemoteCandidates()
+                }
+            }
+            for event in earlier { await deliver(event) }
+            for await event in from.localCandidates { await deliver(event) }
+        }
+    }
+
+    /// The port of A's first host candidate (read from its trickle).
+    func firstLocalPort(of name: String) async throws -> UInt16 {
+        precondition(name == "a")
+        var port: UInt16?
+        var kept: [ICEAgent.LocalCandidateEvent] = []
+        for await event in a.localCandidates {
+            kept.append(event)
+            if case .candidate(let line) = event.kind {
+                port = UInt16(line.split(separator: " ")[5])
+                break
+            }
+        }
+        gathered.withLock { $0["a"] = kept }
+        return try #require(port)
+    }
+
+    /// Sends `count` datagrams each way and waits until all arrived; checks content and order.
+    func exchangeDatagrams(count: Int, tag: String) async throws {
+        for i in 0..<count {
+            #expect(a.send(Self.payload("a", tag, i)))
+            #expect(b.send(Self.payload("b", tag, i)))
+        }
+        let tagged = { (list: [[UInt8]], from: String) in
+            list.filter { String(decoding: $0, as: UTF8.self).hasPrefix("\(from)-\(tag)-") }
+        }
+        let arrived = await waitUntil(seconds: 10) {
+            tagged(self.receivedByB.all, "a").count >= count
+                && tagged(self.receivedByA.all, "b").count >= count
+        }
+        try #require(arrived, "datagrams did not arrive")
+        #expect(tagged(receivedByB.all, "a") == (0..<count).map { Self.payload("a", tag, $0) })
+        #expect(tagged(receivedByA.all, "b") == (0..<count).map { Self.payload("b", tag, $0) })
+    }
+
+    func close() async {
+        await a.close()
+        await b.close()
+    }
+}
+
+/// Lets B's receive handler reach B without a retain cycle.
+final class LoopBoundEcho: @unchecked Sendable {
+    // Written once before B starts, read afterwards on B's loop thread only.
+    weak var agent: ICEAgent?
+}
+
+/// Datagrams a receive handler was given, in order.
+final class Inbox: Sendable {
+    private let list = Mutex<[[UInt8]]>([])
+    func append(_ datagram: [UInt8]) { list.withLock { $0.append(datagram) } }
+    var all: [[UInt8]] { list.withLock { $0 } }
+}
+
+/// A plain UDP socket on 127.0.0.1, for junk datagrams and unused ports.
+final class UDPSocket: Sendable {
+    let fd: Int32
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0)
+    }
+
+    deinit { Glibc.close(fd) }
+
+    var port: UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    func send(_ bytes: [UInt8], toPort port: UInt16) {
+        var address = Self.loopback(port: port)
+        _ = bytes.withUnsafeBytes { buffer in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// A port that was free a moment ago and now has nothing listening.
+    static func unusedPort() -> UInt16 {
+        let socket = try! UDPSocket()
+        return socket.port
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
