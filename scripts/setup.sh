@@ -16,7 +16,7 @@ build_packages=(
     libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev libsoup-3.0-dev libyuv-dev
 )
 test_packages=(
-    chromium python3 python3-venv python3-dev iproute2 util-linux nftables
+    chromium python3 python3-venv python3-dev iproute2 util-linux nftables coturn
 )
 
 packages=("${build_packages[@]}")

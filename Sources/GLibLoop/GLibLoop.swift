@@ -41,12 +41,17 @@ public final class GLibLoop: Sendable {
             shared.state.withLock { $0.threadID = pthread_self() }
             let context = handles.context
             g_main_context_push_thread_default(context)
-            // Signal "running" from inside the loop, so invoke() after init never races the start.
+            // Signal "running" from an idle source, which only runs once g_main_loop_run has begun:
+            // a quit that came before the run would be forgotten. (g_main_context_invoke would run
+            // the callback at once here, on the context's own thread, before the loop runs.)
             let box = Unmanaged.passRetained(SemaphoreBox(started))
-            g_main_context_invoke(context, { data in
+            let idle = g_idle_source_new()
+            g_source_set_callback(idle, { data in
                 Unmanaged<SemaphoreBox>.fromOpaque(data!).takeRetainedValue().semaphore.signal()
                 return 0
-            }, box.toOpaque())
+            }, box.toOpaque(), nil)
+            g_source_attach(idle, context)
+            g_source_unref(idle)
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(context)
             shared.finished.signal()
