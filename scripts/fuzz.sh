@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every libFuzzer target under Fuzz/Sources and runs each for FUZZ_SECONDS (default 60).
 # Inputs that crash are written to Fuzz/crashes/<target>/ and the script fails; keep them as
-# regression fixtures in the tests once fixed. Seeds come from Fuzz/Seeds/<target>/ when present.
+# regression fixtures in the tests once fixed. Seeds come from Fuzz/Seeds/<target>/ when present,
+# and FuzzSDP starts from the Chromium SDP the tests keep.
 set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 seconds=${FUZZ_SECONDS:-60}
@@ -24,6 +25,7 @@ for t in $targets; do
     corpus=".build/corpus/$t"; crashes="crashes/$t"
     mkdir -p "$corpus" "$crashes"
     seeds=(); [ -d "Seeds/$t" ] && seeds=("Seeds/$t")
+    [ "$t" = FuzzSDP ] && seeds+=(../Tests/SDPWireTests/Fixtures)  # Chromium's own SDP
     echo "fuzz: $t for ${seconds}s"
     if SWIFT_BACKTRACE=enable=no ".build/bin/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" "${seeds[@]}" > ".build/$t.log" 2>&1; then
