@@ -65,7 +65,7 @@ let package = Package(
             swiftSettings: swift6),
         .target(
             name: "VideoSend",
-            dependencies: ["ShareCore", "RTPWire", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
+            dependencies: ["ShareCore", "RTPWire", "ScreenCapture", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
             swiftSettings: swift6),
         .target(name: "ScreenWatchdog", dependencies: ["ShareCore"], swiftSettings: swift6),
         .target(
@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),
     ]
 )

@@ -7,6 +7,8 @@
 set -uo pipefail
 status=0; warned=0
 while IFS= read -r line; do
+    # SwiftPM's note that another build holds the lock has no newline after it.
+    line=${line#Another instance of SwiftPM*finished execution...}
     case "$line" in
         "warning: prohibited flag(s):"*) continue ;;
         "["[0-9]*"/"[0-9]*"]"*) continue ;;

@@ -1,0 +1,282 @@
+import Foundation
+import GLibLoop
+import ShareCore
+import Synchronization
+
+/// One call leg's transport, stacked as WebRTC stacks it: ICE (libnice) carries datagrams; the
+/// first byte of each (RFC 7983) sends it to DTLS or to SRTP; DTLS-SRTP keys the SRTP session that
+/// protects RTP and RTCP both ways. BUNDLE and rtcp-mux: one ICE component carries everything.
+///
+/// Thread use: the ICE agent's receive handler and the DTLS transport live on the `GLibLoop`
+/// thread; `sendRTP`/`sendRTCP` may be called from any thread (SRTP and libnice lock for
+/// themselves). Incoming RTP and RTCP reach the handlers on the loop thread, unprotected.
+public final class SecureTransport: Sendable {
+    public enum State: Sendable, Equatable, CustomStringConvertible {
+        case new, connecting, connected
+        case failed(String)
+        case closed
+
+        public var description: String {
+            switch self {
+            case .new: "new"
+            case .connecting: "connecting"
+            case .connected: "connected"
+            case .failed(let reason): "failed: \(reason)"
+            case .closed: "closed"
+            }
+        }
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var rtpSent = 0, rtcpSent = 0, rtpReceived = 0, rtcpReceived = 0
+        public var bytesSent = 0, bytesReceived = 0
+        public var protectFailures = 0, unprotectFailures = 0, dropped = 0, sendRefused = 0
+    }
+
+    public typealias PacketHandler = @Sendable ([UInt8]) -> Void
+
+    public let ice: ICEAgent
+    public let certificate: DTLSCertificate
+    private let loop: GLibLoop
+    private let logger: Logger
+    private let demux = PacketDemux()
+    private let shared = Mutex(Shared())
+    private let dtls = LoopConfined<DTLSTransport?>(nil)
+    private let stateWaiters = Mutex<[CheckedContinuation<Void, any Error>]>([])
+    private let timer = Mutex<GLibTimer?>(nil)
+
+    private struct Shared {
+        var state: State = .new
+        var srtp: SRTPSession?
+        var counters = Counters()
+        var rtpHandler: PacketHandler?
+        var rtcpHandler: PacketHandler?
+        var stateHandler: (@Sendable (State) -> Void)?
+    }
+
+    public init(loop: GLibLoop, ice configuration: ICEAgent.Configuration, certificate: DTLSCertificate, logger: Logger) {
+        self.loop = loop
+        self.logger = logger
+        self.certificate = certificate
+        ice = ICEAgent(loop: loop, configuration: configuration, logger: logger)
+    }
+
+    public var state: State { shared.withLock { $0.state } }
+    public var counters: Counters { shared.withLock { $0.counters } }
+    public var demuxCounts: PacketDemux.Counts { demux.counts }
+    public var srtpProfile: SRTPProfile? { shared.withLock { $0.srtp?.profile } }
+
+    /// Handlers for unprotected incoming RTP and RTCP, and for state changes. Set before `start`.
+    public func setHandlers(rtp: PacketHandler?, rtcp: PacketHandler?, state: (@Sendable (State) -> Void)? = nil) {
+        shared.withLock {
+            $0.rtpHandler = rtp
+            $0.rtcpHandler = rtcp
+            $0.stateHandler = state
+        }
+    }
+
+    /// Starts ICE gathering; returns the local ICE credentials.
+    public func startICE() async throws -> ICEAgent.Credentials {
+        try ice.setReceiveHandler { [weak self] buffer in self?.receive(buffer) }
+        setState(.connecting)
+        return try await ice.start()
+    }
+
+    /// Starts DTLS over ICE once the remote description is known: `role` from the SDP's
+    /// `a=setup`, `remoteFingerprint` from its `a=fingerprint`. Returns when SRTP keys are in
+    /// place, or throws the reason the connection failed (ICE, DTLS, or `timeout`).
+    public func connect(role: DTLSRole, remoteFingerprint: DTLSFingerprint, timeout: Duration = .seconds(30)) async throws {
+        let certificate = self.certificate, logger = self.logger, ice = self.ice
+        try loop.invokeAndWait { [self] in
+            var configuration = DTLSTransport.Configuration(role: role, remoteFingerprint: remoteFingerprint)
+            configuration.handshakeTimeout = timeout
+            let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) { datagram in
+                _ = ice.send(datagram)
+            }
+            transport.onStateChange = { [weak self] state in self?.dtlsStateChanged(state) }
+            dtls.set(transport, on: loop)
+        }
+        // Drive DTLS retransmissions and its handshake timeout from the loop.
+        let repeating = loop.repeating(every: .milliseconds(50)) { [weak self] in
+            guard let self else { return false }
+            return self.dtls.with(on: self.loop) { transport -> Bool in
+                guard let transport else { return false }
+                transport.handleTimeout(now: .now)
+                return transport.state == .connecting || transport.state == .new
+            } ?? false
+        }
+        timer.withLock { $0 = repeating }
+        // The DTLS client speaks first, once ICE has a pair; the server waits for its ClientHello.
+        let iceWatch = Task { [weak self] in
+            for await state in ice.stateChanges {
+                guard let self else { return }
+                if state.isConnected {
+                    self.loop.invoke { self.dtls.with(on: self.loop) { $0?.start(now: .now) } }
+                } else if case .failed(let reason) = state {
+                    self.setState(.failed("ICE: \(reason)"))
+                    return
+                }
+            }
+        }
+        defer { iceWatch.cancel() }
+        if ice.state.isConnected { loop.invoke { [self] in dtls.with(on: loop) { $0?.start(now: .now) } } }
+        try await waitConnected(timeout: timeout)
+    }
+
+    /// Protects and sends one RTP packet; false when there is no connection or SRTP refused it.
+    @discardableResult
+    public func sendRTP(_ packet: [UInt8]) -> Bool { send(packet, rtcp: false) }
+
+    @discardableResult
+    public func sendRTCP(_ packet: [UInt8]) -> Bool { send(packet, rtcp: true) }
+
+    public func close() async {
+        timer.withLock { $0?.cancel(); $0 = nil }
+        try? loop.invokeAndWait { [self] in
+            dtls.with(on: loop) { $0?.close() }
+            dtls.set(nil, on: loop)
+        }
+        await ice.close()
+        setState(.closed)
+    }
+
+    // MARK: Internals
+
+    private func send(_ packet: [UInt8], rtcp: Bool) -> Bool {
+        guard let srtp = shared.withLock({ $0.srtp }) else { return false }
+        let protected: [UInt8]
+        do {
+            protected = rtcp ? try srtp.protectRTCP(packet) : try srtp.protect(rtp: packet)
+        } catch {
+            shared.withLock { $0.counters.protectFailures += 1 }
+            return false
+        }
+        let sent = ice.send(protected)
+        shared.withLock {
+            if sent {
+                if rtcp { $0.counters.rtcpSent += 1 } else { $0.counters.rtpSent += 1 }
+                $0.counters.bytesSent += protected.count
+            } else {
+                $0.counters.sendRefused += 1
+            }
+        }
+        return sent
+    }
+
+    /// On the loop thread: one datagram from ICE.
+    private func receive(_ buffer: UnsafeRawBufferPointer) {
+        let bytes = Array(buffer.bindMemory(to: UInt8.self))
+        switch demux.classify(bytes) {
+        case .dtls:
+            dtls.with(on: loop) { $0?.receive(bytes) }
+        case .rtp, .rtcp:
+            let isRTCP = demux.classify(bytes) == .rtcp  // classify counts; cheap
+            let (srtp, handler) = shared.withLock { ($0.srtp, isRTCP ? $0.rtcpHandler : $0.rtpHandler) }
+            guard let srtp else { shared.withLock { $0.counters.dropped += 1 }; return }
+            do {
+                let clear = isRTCP ? try srtp.unprotectRTCP(bytes) : try srtp.unprotect(srtp: bytes)
+                shared.withLock {
+                    if isRTCP { $0.counters.rtcpReceived += 1 } else { $0.counters.rtpReceived += 1 }
+                    $0.counters.bytesReceived += bytes.count
+                }
+                handler?(clear)
+            } catch {
+                shared.withLock { $0.counters.unprotectFailures += 1 }
+            }
+        case .stun, .dropped:
+            shared.withLock { $0.counters.dropped += 1 }
+        }
+    }
+
+    private func dtlsStateChanged(_ state: DTLSTransport.State) {
+        switch state {
+        case .connected:
+            guard let keys = dtls.with(on: loop, { $0?.srtpKeys }) ?? nil,
+                  let role = dtls.with(on: loop, { $0?.configuration.role }) ?? nil else {
+                setState(.failed("DTLS connected without SRTP keys (the peer negotiated no SRTP profile)"))
+                return
+            }
+            do {
+                let srtp = try SRTPSession(keys: keys, role: role, logger: logger)
+                shared.withLock { $0.srtp = srtp }
+                logger.info("DTLS-SRTP connected", ["srtp.profile": keys.profile.rawValue, "dtls.role": role.rawValue])
+                setState(.connected)
+            } catch {
+                setState(.failed("SRTP: \(error)"))
+            }
+        case .failed(let error):
+            setState(.failed("DTLS: \(error)"))
+        case .closed:
+            if self.state != .closed { setState(.failed("DTLS: the peer closed the connection")) }
+        case .new, .connecting:
+            break
+        }
+    }
+
+    private func setState(_ new: State) {
+        let (changed, handler) = shared.withLock { shared -> (Bool, (@Sendable (State) -> Void)?) in
+            guard shared.state != new else { return (false, nil) }
+            if case .failed = shared.state { return (false, nil) }  // the first failure is the reason
+            if shared.state == .closed { return (false, nil) }
+            shared.state = new
+            return (true, shared.stateHandler)
+        }
+        guard changed else { return }
+        handler?(new)
+        if new == .connected || new == .closed || { if case .failed = new { true } else { false } }() {
+            let waiters = stateWaiters.withLock { w -> [CheckedContinuation<Void, any Error>] in defer { w = [] }; return w }
+            for waiter in waiters {
+                if new == .connected { waiter.resume() } else { waiter.resume(throwing: TransportError.failed(new.description)) }
+            }
+        }
+    }
+
+    private func waitConnected(timeout: Duration) async throws {
+        let deadline = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            self?.setState(.failed("no connection within \(timeout.components.seconds) s (ICE \(self?.ice.state.description ?? "?"))"))
+        }
+        defer { deadline.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let immediate: State? = shared.withLock { shared in
+                switch shared.state {
+                case .connected, .failed, .closed: return shared.state
+                default:
+                    stateWaiters.withLock { $0.append(continuation) }
+                    return nil
+                }
+            }
+            if let immediate {
+                if immediate == .connected { continuation.resume() } else {
+                    continuation.resume(throwing: TransportError.failed(immediate.description))
+                }
+            }
+        }
+    }
+}
+
+public enum TransportError: Error, CustomStringConvertible, Sendable {
+    case failed(String)
+    public var description: String {
+        switch self {
+        case .failed(let reason): "connection \(reason)"
+        }
+    }
+}
+
+/// A value that only one GLib loop thread may touch. The loop thread check is a precondition:
+/// touching it elsewhere is a programming error, not a race.
+final class LoopConfined<Value>: @unchecked Sendable {
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+
+    func with<T>(on loop: GLibLoop, _ body: (Value) throws -> T) rethrows -> T? {
+        precondition(loop.isLoopThread, "loop-confined state touched off the loop thread")
+        return try body(value)
+    }
+
+    func set(_ new: Value, on loop: GLibLoop) {
+        precondition(loop.isLoopThread, "loop-confined state touched off the loop thread")
+        value = new
+    }
+}

@@ -1,0 +1,180 @@
+import RTPWire
+import ShareCore
+import Synchronization
+
+/// Transport-wide sequence numbers (draft-holmer-rmcat-transport-wide-cc-extensions-01) are
+/// counted across every stream of one transport, so the streams share one counter.
+public final class TransportSequenceCounter: Sendable {
+    private let next = Atomic<UInt16>(0)
+    public init() {}
+    public func take() -> UInt16 { next.wrappingAdd(1, ordering: .relaxed).oldValue }
+}
+
+/// The header extensions a stream stamps, by the ids the remote description gave them.
+public struct SendExtensions: Sendable, Hashable {
+    public var mid: (id: UInt8, value: String)?
+    public var absSendTimeID: UInt8?
+    public var transportSequenceID: UInt8?
+
+    public init(mid: (id: UInt8, value: String)? = nil, absSendTimeID: UInt8? = nil, transportSequenceID: UInt8? = nil) {
+        self.mid = mid
+        self.absSendTimeID = absSendTimeID
+        self.transportSequenceID = transportSequenceID
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.mid?.id == b.mid?.id && a.mid?.value == b.mid?.value && a.absSendTimeID == b.absSendTimeID
+            && a.transportSequenceID == b.transportSequenceID
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(mid?.id); hasher.combine(mid?.value); hasher.combine(absSendTimeID); hasher.combine(transportSequenceID)
+    }
+}
+
+/// One outgoing RTP stream: turns payload units into packets (sequence numbers, timestamp, SSRC,
+/// header extensions), keeps them for retransmission, hands them to the transport, answers NACKs
+/// on the RTX stream, and writes its sender reports. The stages compose in that order:
+///
+///     payload units → number and stamp → history → output (SRTP and ICE)
+///                                           ↑ NACK → RTX wrap → output
+///
+/// Safe from any thread: the media thread sends, the RTCP thread asks for retransmissions and
+/// reports; each takes the lock briefly. No clock is read here: callers pass `nowMicros`.
+public final class RTPStreamSender: Sendable {
+    public struct Configuration: Sendable {
+        public var ssrc: UInt32
+        public var payloadType: UInt8
+        public var clockRate: Int
+        public var rtx: (ssrc: UInt32, payloadType: UInt8)?
+        public var extensions: SendExtensions
+        /// Whether packets are kept for NACK (video) or not (audio).
+        public var keepsHistory: Bool
+
+        public init(ssrc: UInt32, payloadType: UInt8, clockRate: Int, rtx: (ssrc: UInt32, payloadType: UInt8)? = nil,
+                    extensions: SendExtensions = SendExtensions(), keepsHistory: Bool = true) {
+            self.ssrc = ssrc
+            self.payloadType = payloadType
+            self.clockRate = clockRate
+            self.rtx = rtx
+            self.extensions = extensions
+            self.keepsHistory = keepsHistory
+        }
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var packetsSent = 0
+        /// Payload octets, as the sender report counts them.
+        public var octetsSent = 0
+        public var bytesSent = 0
+        public var rtxPacketsSent = 0
+        public var sendFailures = 0
+        public var nacksReceived = 0
+    }
+
+    private struct State {
+        var sequence: UInt16
+        var rtxSequence: UInt16
+        var counters = Counters()
+        /// The last timestamp sent and the capture time it stands for, to place the SR's RTP time.
+        var lastTimestamp: UInt32?
+        var lastTimestampMicros: Int64 = 0
+    }
+
+    public let configuration: Configuration
+    public let history: RetransmissionHistory
+    private let transportSequence: TransportSequenceCounter?
+    private let output: @Sendable ([UInt8]) -> Bool
+    private let state: Mutex<State>
+
+    /// `output` takes a serialized RTP packet and says whether it left (SRTP and ICE).
+    public init(configuration: Configuration, transportSequence: TransportSequenceCounter?,
+                firstSequence: UInt16 = .random(in: 0...0x7FFF), output: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.configuration = configuration
+        self.transportSequence = transportSequence
+        self.output = output
+        history = RetransmissionHistory()
+        state = Mutex(State(sequence: firstSequence, rtxSequence: .random(in: 0...0x7FFF)))
+    }
+
+    /// Sends one frame's payload units with `timestamp` (the media clock), in order.
+    @discardableResult
+    public func send(_ units: [RTPPayloadUnit], timestamp: UInt32, nowMicros: Int64) -> Int {
+        var sent = 0
+        for unit in units {
+            let sequence = state.withLock { s -> UInt16 in defer { s.sequence &+= 1 }; return s.sequence }
+            var packet = RTPPacket(marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
+                                   timestamp: timestamp, ssrc: configuration.ssrc, payload: unit.payload)
+            stampExtensions(&packet, nowMicros: nowMicros)
+            guard let bytes = try? packet.serialize() else {
+                state.withLock { $0.counters.sendFailures += 1 }
+                continue
+            }
+            if configuration.keepsHistory { history.store(packet, sentMicros: nowMicros) }
+            let ok = output(bytes)
+            state.withLock { s in
+                if ok {
+                    s.counters.packetsSent += 1
+                    s.counters.octetsSent += unit.payload.count
+                    s.counters.bytesSent += bytes.count
+                    sent += 1
+                } else {
+                    s.counters.sendFailures += 1
+                }
+                s.lastTimestamp = timestamp
+                s.lastTimestampMicros = nowMicros
+            }
+        }
+        return sent
+    }
+
+    /// Answers a generic NACK: each packet still held goes again on the RTX stream (or, with no RTX
+    /// negotiated, as itself). Returns how many left.
+    @discardableResult
+    public func retransmit(_ sequenceNumbers: [UInt16], nowMicros: Int64) -> Int {
+        state.withLock { $0.counters.nacksReceived += 1 }
+        var sent = 0
+        for original in history.packetsToResend(for: sequenceNumbers, now: nowMicros) {
+            var packet: RTPPacket
+            if let rtx = configuration.rtx {
+                let rtxSequence = state.withLock { s -> UInt16 in defer { s.rtxSequence &+= 1 }; return s.rtxSequence }
+                packet = RTX.wrap(original, rtxSSRC: rtx.ssrc, rtxPayloadType: rtx.payloadType, rtxSequenceNumber: rtxSequence)
+            } else {
+                packet = original
+            }
+            stampExtensions(&packet, nowMicros: nowMicros)
+            guard let bytes = try? packet.serialize(), output(bytes) else { continue }
+            state.withLock { $0.counters.rtxPacketsSent += 1; $0.counters.bytesSent += bytes.count }
+            sent += 1
+        }
+        return sent
+    }
+
+    /// The sender report for this stream at `nowMicros` (monotonic) and `ntp` (wall clock), with
+    /// the RTP time extrapolated from the last packet sent. Nil before the first packet.
+    public func senderReport(nowMicros: Int64, ntp: NTPTimestamp) -> SenderReport? {
+        state.withLock { s in
+            guard let last = s.lastTimestamp else { return nil }
+            let elapsed = max(0, nowMicros - s.lastTimestampMicros)
+            let rtpNow = last &+ UInt32(truncatingIfNeeded: elapsed * Int64(configuration.clockRate) / 1_000_000)
+            return SenderReport(ssrc: configuration.ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpNow,
+                                packetCount: UInt32(truncatingIfNeeded: s.counters.packetsSent),
+                                octetCount: UInt32(truncatingIfNeeded: s.counters.octetsSent), reports: [])
+        }
+    }
+
+    public var counters: Counters { state.withLock { $0.counters } }
+
+    private func stampExtensions(_ packet: inout RTPPacket, nowMicros: Int64) {
+        var elements: [HeaderExtensionElement] = []
+        let ext = configuration.extensions
+        if let mid = ext.mid { elements.append(HeaderExtensionElement(id: mid.id, data: Array(mid.value.utf8))) }
+        if let id = ext.absSendTimeID {
+            elements.append(HeaderExtensionElement(id: id, data: AbsSendTime(seconds: Double(nowMicros) / 1_000_000).extensionData))
+        }
+        if let id = ext.transportSequenceID, let counter = transportSequence {
+            elements.append(HeaderExtensionElement(id: id, data: TransportSequenceNumber(counter.take()).extensionData))
+        }
+        if !elements.isEmpty { try? packet.setHeaderExtensionElements(elements) }
+    }
+}
