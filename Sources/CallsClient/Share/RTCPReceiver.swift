@@ -1,0 +1,121 @@
+import RTPWire
+import ShareCore
+import Synchronization
+import VideoSend
+
+/// Applies incoming RTCP for the streams we send: PLI and FIR ask the encoder for a keyframe (at
+/// most once per 300 ms), generic NACKs are answered from the retransmission history, receiver
+/// reports become round-trip time and loss, REMB is recorded. Runs on the transport's thread;
+/// what it learns is read once a second.
+public final class RTCPReceiver: Sendable {
+    public struct Figures: Sendable, Equatable {
+        public var pli = 0
+        public var fir = 0
+        public var nacks = 0
+        public var keyframesAsked = 0
+        public var rttMs: Double?
+        public var fractionLost: Double?
+        public var remb: Int?
+        public var malformed = 0
+        public var lastError: String?
+    }
+
+    private struct State {
+        var figures = Figures()
+        var lastKeyframeMicros: Int64 = .min
+        var lastFIRSequence: [UInt32: UInt8] = [:]
+    }
+
+    private let video: RTPStreamSender?
+    private let videoSSRCs: Set<UInt32>
+    private let audioSSRC: UInt32?
+    private let requestKeyframe: @Sendable () -> Void
+    private let state = Mutex(State())
+    /// Our sender reports' compact NTP times, for RTT from LSR/DLSR (RFC 3550 §6.4.1).
+    private let sentReports = Mutex<[UInt32: Int64]>([:])
+    public static let keyframeInterval: Int64 = 300_000
+
+    public init(video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable () -> Void) {
+        self.video = video
+        var ssrcs: Set<UInt32> = []
+        if let video { ssrcs.insert(video.configuration.ssrc); if let rtx = video.configuration.rtx { ssrcs.insert(rtx.ssrc) } }
+        videoSSRCs = ssrcs
+        self.audioSSRC = audioSSRC
+        self.requestKeyframe = requestKeyframe
+    }
+
+    /// Remember that a sender report with this compact NTP time left at `nowMicros`.
+    public func senderReportSent(compactNTP: UInt32, nowMicros: Int64) {
+        sentReports.withLock { reports in
+            reports[compactNTP] = nowMicros
+            if reports.count > 32 { reports.removeValue(forKey: reports.min { $0.value < $1.value }!.key) }
+        }
+    }
+
+    public var figures: Figures { state.withLock { $0.figures } }
+
+    public func receive(_ bytes: [UInt8], nowMicros: Int64) {
+        let packets: [RTCPPacket]
+        do {
+            packets = try RTCPCompound.parse(bytes)
+        } catch {
+            state.withLock { $0.figures.malformed += 1; $0.figures.lastError = "\(error)" }
+            return
+        }
+        for packet in packets {
+            switch packet {
+            case .pictureLossIndication(let pli) where videoSSRCs.contains(pli.mediaSSRC):
+                state.withLock { $0.figures.pli += 1 }
+                keyframe(nowMicros: nowMicros)
+            case .fullIntraRequest(let fir):
+                for entry in fir.entries where videoSSRCs.contains(entry.ssrc) {
+                    // A FIR repeated with the same sequence number is one request (RFC 5104 §4.3.1.2).
+                    let isNew = state.withLock { s -> Bool in
+                        defer { s.lastFIRSequence[entry.ssrc] = entry.sequenceNumber }
+                        return s.lastFIRSequence[entry.ssrc] != entry.sequenceNumber
+                    }
+                    if isNew {
+                        state.withLock { $0.figures.fir += 1 }
+                        keyframe(nowMicros: nowMicros)
+                    }
+                }
+            case .genericNACK(let nack) where videoSSRCs.contains(nack.mediaSSRC):
+                state.withLock { $0.figures.nacks += 1 }
+                video?.retransmit(nack.lostSequenceNumbers, nowMicros: nowMicros)
+            case .receiverReport(let rr):
+                apply(rr.reports, nowMicros: nowMicros)
+            case .senderReport(let sr):
+                apply(sr.reports, nowMicros: nowMicros)
+            case .receiverEstimatedMaxBitrate(let remb):
+                state.withLock { $0.figures.remb = Int(clamping: remb.bitrate) }
+            default:
+                continue
+            }
+        }
+    }
+
+    private func keyframe(nowMicros: Int64) {
+        let allowed = state.withLock { s -> Bool in
+            guard nowMicros - s.lastKeyframeMicros >= Self.keyframeInterval else { return false }
+            s.lastKeyframeMicros = nowMicros
+            s.figures.keyframesAsked += 1
+            return true
+        }
+        if allowed { requestKeyframe() }
+    }
+
+    private func apply(_ reports: [ReceptionReport], nowMicros: Int64) {
+        for report in reports where videoSSRCs.contains(report.ssrc) || report.ssrc == audioSSRC {
+            var rtt: Double?
+            if report.lastSenderReport != 0, let sentAt = sentReports.withLock({ $0[report.lastSenderReport] }) {
+                // Round trip = now − sent − the receiver's hold time (DLSR, in 1/65536 s).
+                let held = Double(report.delaySinceLastSenderReport) / 65536 * 1_000_000
+                rtt = max(0, (Double(nowMicros - sentAt) - held) / 1000)
+            }
+            state.withLock { s in
+                if let rtt { s.figures.rttMs = rtt }
+                if videoSSRCs.contains(report.ssrc) { s.figures.fractionLost = Double(report.fractionLost) / 256 }
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import CallsClient
+import Foundation
+import ShareCore
+import VideoSend
+
+/// `sharectl share --source synthetic --whip URL [--token T] [--codec h264|vp8] [--duration S]
+/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--no-audio]`
+enum ShareCommand {
+    static func run(_ arguments: Arguments, logger: Logger) async throws {
+        let source = arguments.value("source") ?? "synthetic"
+        guard source == "synthetic" else {
+            if source == "portal" || source.hasPrefix("pipewire:") {
+                throw Arguments.UsageError(description: "--source \(source) is not built yet; use --source synthetic")
+            }
+            throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal or pipewire:NODE)")
+        }
+        if arguments.value("room") != nil {
+            throw Arguments.UsageError(description: "--room is not built yet; share to a WHIP endpoint with --whip URL")
+        }
+        guard let endpoint = arguments.value("whip") else {
+            throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
+        }
+        var options = WHIPShareSession.Options(endpoint: endpoint, token: arguments.value("token"))
+        if let codec = arguments.value("codec") {
+            guard let parsed = VideoCodec(argument: codec) else {
+                throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")
+            }
+            options.codec = parsed
+        }
+        if let size = arguments.value("size") {
+            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, (96...3840).contains(parts[0]), (60...2160).contains(parts[1]) else {
+                throw Arguments.UsageError(description: "--size wants WIDTHxHEIGHT between 96x60 and 3840x2160, not '\(size)'")
+            }
+            (options.width, options.height) = (parts[0], parts[1])
+        }
+        options.framesPerSecond = try arguments.int("fps", default: 30)
+        guard (1...30).contains(options.framesPerSecond) else {
+            throw Arguments.UsageError(description: "--fps is 1 to 30")
+        }
+        options.bitrate = try arguments.int("bitrate", default: 2500) * 1000
+        guard options.bitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
+        options.audio = !arguments.has("no-audio")
+        let duration = try arguments.double("duration", default: 0)
+        let statsPath = arguments.value("stats-json")
+        var statsFile: FileHandle?
+        if let statsPath {
+            guard FileManager.default.createFile(atPath: statsPath, contents: nil),
+                  let handle = FileHandle(forWritingAtPath: statsPath) else {
+                throw Arguments.UsageError(description: "cannot write --stats-json \(statsPath)")
+            }
+            statsFile = handle
+        }
+
+        let session = WHIPShareSession(options: options, logger: logger)
+        print("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
+        do {
+            try await session.start()
+        } catch {
+            throw ShareFailure(description: "could not start the share: \(error)")
+        }
+        let stop = StopSignal()
+        var previous: ShareStats?
+        let started = ContinuousClock.now
+        var failure: String?
+        while true {
+            try? await Task.sleep(for: .seconds(1))
+            let stats = await session.stats(previous: previous)
+            previous = stats
+            for line in stats.statusLines { print(line) }
+            if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
+            if stop.requested { print("Stopping (signal)…"); break }
+            if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
+            if !(await session.isConnected) {
+                failure = "the connection was lost: \(await session.connectionState)"
+                break
+            }
+        }
+        await session.stop()
+        try? statsFile?.close()
+        if let failure { throw ShareFailure(description: failure) }
+        print("Share ended; the WHIP session was deleted.")
+    }
+}
+
+struct ShareFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// SIGINT and SIGTERM ask the share to stop; they arrive through a DispatchSource.
+final class StopSignal: Sendable {
+    private let flag = Flag()
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let flag = self.flag
+            source.setEventHandler { flag.set() }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    var requested: Bool { flag.isSet }
+
+    private final class Flag: Sendable {
+        private let value = Synchronization.Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .relaxed) }
+        var isSet: Bool { value.load(ordering: .relaxed) }
+    }
+}
+
+import Synchronization

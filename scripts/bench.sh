@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `make bench`: sharectl's wire code and aiortc measured on the same bytes in the same run, and the
+# ratio. Figures, not assertions: nothing here passes or fails on speed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d /tmp/sharectl-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+.venv/bin/python scripts/bench_peer.py generate "$work" 2>/dev/null
+ours=$(.build/release/sharectl bench-wire "$work")
+peer=$(.venv/bin/python scripts/bench_peer.py measure "$work")
+python3 - "$ours" "$peer" <<'PY'
+import json, sys
+ours, peer = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+rows = [("RTP parse (packets/s, with header extensions)", "rtpParsePerSecond"),
+        ("RTCP compound parse (compounds/s)", "rtcpParsePerSecond"),
+        ("H.264 packetize (1280x720 access units/s)", "h264PacketizeFramesPerSecond")]
+print(f"{'workload':50} {'sharectl':>14} {peer['implementation']:>14} {'ratio':>8}")
+for label, key in rows:
+    a, b = ours[key], peer[key]
+    print(f"{label:50} {a:14,.0f} {b:14,.0f} {a / b:7.1f}x")
+print("ratio: sharectl's rate over the peer's, both measured just now on this machine (release build).")
+PY
