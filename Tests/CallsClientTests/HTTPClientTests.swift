@@ -161,6 +161,14 @@ import Testing
         }
     }
 
+    @Test func firstBodyLineIsShortAndHarmless() {
+        let escape = HTTPResponse(status: 500, body: Array("\n\n  \u{1B}[31mred\u{07} alert\r\nmore".utf8), url: "http://x/")
+        #expect(escape.firstBodyLine == "?[31mred? alert")
+        let long = HTTPResponse(status: 500, body: Array(String(repeating: "a", count: 300).utf8), url: "http://x/")
+        #expect(long.firstBodyLine == String(repeating: "a", count: 200) + "…")
+        #expect(HTTPResponse(status: 500, body: Array(" \r\n ".utf8), url: "http://x/").firstBodyLine == nil)
+    }
+
     @Test func headersLookUpWithoutCaseAndKeepOrder() {
         var headers: HTTPHeaders = ["Link": "<a>", "content-type": "text/plain"]
         headers.add("LINK", "<b>")

@@ -82,12 +82,16 @@ public struct HTTPResponse: Sendable {
     /// The body as text (invalid UTF-8 repaired), for messages and SDP.
     public var text: String { String(decoding: body, as: UTF8.self) }
 
-    /// The first non-empty line of the body, cut to 200 characters: what an error message quotes.
+    /// The first non-empty line of the body, cut to 200 characters, control characters (a hostile
+    /// server's terminal escapes) shown as "?": what an error message quotes.
     public var firstBodyLine: String? {
         let line = text.split(whereSeparator: \.isNewline).lazy
             .map { $0.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
         guard let line else { return nil }
-        return line.count > 200 ? String(line.prefix(200)) + "…" : line
+        let shown = String(line.prefix(200).map { character -> Character in
+            character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "?" : character
+        })
+        return line.count > 200 ? shown + "…" : shown
     }
 
     /// `Content-Type` without parameters, lower-cased: "application/sdp".

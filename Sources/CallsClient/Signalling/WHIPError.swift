@@ -59,7 +59,7 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
         case .missingLocation(let url):
             return "WHIP: \(url) answered 201 Created without a Location header, so the session could not be managed or ended"
         case .badLocation(let url, let location):
-            return "WHIP: \(url) gave a session Location '\(location.prefix(200))' that is not an http or https URL; refused"
+            return "WHIP: \(url) gave a Location '\(location.prefix(200))' that is not an http or https URL; refused"
         case .notSDP(let url, let contentType):
             return "WHIP: \(url) answered with \(contentType.map { "'\($0)'" } ?? "no Content-Type") instead of application/sdp"
         case .emptyAnswer(let url):
