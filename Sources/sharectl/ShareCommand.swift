@@ -87,8 +87,9 @@ struct ShareFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-/// SIGINT and SIGTERM ask the share to stop; they arrive through a DispatchSource.
-final class StopSignal: Sendable {
+/// SIGINT and SIGTERM ask the share to stop; they arrive through a DispatchSource. Used from the
+/// command's own task only.
+final class StopSignal {
     private let flag = Flag()
     private let sources: [any DispatchSourceSignal]
 

@@ -10,6 +10,7 @@ twice a second: per session, video frames decoded with their size and codec, aud
 and level, connection state, and whether DELETE came.
 """
 import argparse
+import array
 import asyncio
 import json
 import math
@@ -51,9 +52,10 @@ async def consume_audio(s, track):
             frame = await track.recv()
         except Exception:
             return
-        samples = frame.to_ndarray()
+        # Packed signed 16-bit samples (aiortc's Opus decoder gives s16); no numpy needed.
+        pcm = array.array("h", bytes(frame.planes[0]))
         s["audio"]["samplesDecoded"] += frame.samples
-        peak = float(abs(samples).max()) if samples.size else 0.0
+        peak = float(max(max(pcm), -min(pcm))) if len(pcm) else 0.0
         level = -120.0 if peak <= 0 else 20 * math.log10(peak / 32768.0)
         s["audio"]["levelDbfs"] = max(s["audio"]["levelDbfs"], level) if s["audio"]["samplesDecoded"] > frame.samples else level
 
