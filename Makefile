@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 BIN          := .build/debug/sharectl
 
-.PHONY: all setup build test demo bench fuzz fuzz-smoke notices clean
+.PHONY: all setup build test demo bench fuzz fuzz-smoke gates notices clean
 
 all: build
 
@@ -16,12 +16,14 @@ build:
 	@scripts/setup.sh build
 	@$(SWIFT) build 2>&1 | scripts/swift-output.sh
 
-# Unit and wire tests, then a short run of every fuzz target, then the gates against real peers.
+# Unit and wire tests, then a short run of every fuzz target, then the gates against real peers
+# (headless Chromium, aiortc) inside a network namespace that has only loopback.
 test:
 	@scripts/setup.sh test
 	@$(SWIFT) build --build-tests 2>&1 | scripts/swift-output.sh
 	@$(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@scripts/gates/run.sh
 
 # Builds and runs the main job on its embedded default.
 demo:
@@ -37,6 +39,11 @@ bench:
 fuzz:
 	@scripts/setup.sh fuzz
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+gates:
+	@scripts/setup.sh test
+	@$(SWIFT) build 2>&1 | scripts/swift-output.sh
+	@scripts/gates/run.sh
 
 fuzz-smoke:
 	@FUZZ_SECONDS=$(SMOKE_SECONDS) scripts/fuzz.sh

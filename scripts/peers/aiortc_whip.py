@@ -97,8 +97,23 @@ async def whip_post(request):
         negotiated = [c.mimeType for c in getattr(transceiver, "_codecs", [])]
         if negotiated:
             s[transceiver.kind]["codec"] = negotiated[0]
-    return web.Response(status=201, text=pc.localDescription.sdp, content_type="application/sdp",
+    answer = pc.localDescription.sdp
+    if request.app["tamper_fingerprint"]:
+        answer = tamper_fingerprint(answer)
+    return web.Response(status=201, text=answer, content_type="application/sdp",
                         headers={"Location": f"/whip/{sid}", "ETag": f'"{sid}"'})
+
+
+def tamper_fingerprint(sdp):
+    """The answer with one byte of every a=fingerprint changed (for the refusal gate)."""
+    lines = []
+    for line in sdp.split("\r\n"):
+        if line.startswith("a=fingerprint:"):
+            head, _, digest = line.rpartition(" ")
+            first = format((int(digest[:2], 16) ^ 0xFF), "02X")
+            line = f"{head} {first}{digest[2:]}"
+        lines.append(line)
+    return "\r\n".join(lines)
 
 
 async def whip_patch(request):
@@ -141,9 +156,11 @@ def main():
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--stats", default="")
     parser.add_argument("--token", default="")
+    parser.add_argument("--tamper-fingerprint", action="store_true",
+                        help="answer with a wrong DTLS fingerprint (the client must refuse to connect)")
     args = parser.parse_args()
     app = web.Application()
-    app["stats"], app["token"] = args.stats, args.token
+    app["stats"], app["token"], app["tamper_fingerprint"] = args.stats, args.token, args.tamper_fingerprint
     app.router.add_post("/whip", whip_post)
     app.router.add_patch("/whip/{sid}", whip_patch)
     app.router.add_delete("/whip/{sid}", whip_delete)
