@@ -6,15 +6,22 @@ import Darwin
 
 /// Unbuffered writes to file descriptor 2, safe from any thread.
 public enum StandardError {
-    public static func write(_ text: String) {
-        var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = systemWrite(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 { return }
-                offset += n
-            }
+    public static func write(_ text: String) { writeAll(text, to: 2) }
+}
+
+/// Unbuffered writes to file descriptor 1, safe from any thread.
+public enum StandardOutput {
+    public static func write(_ text: String) { writeAll(text, to: 1) }
+}
+
+private func writeAll(_ text: String, to descriptor: Int32) {
+    var text = text
+    text.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let n = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if n <= 0 { return }
+            offset += n
         }
     }
 }

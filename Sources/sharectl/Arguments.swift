@@ -35,6 +35,7 @@ struct Arguments {
     }
 
     func value(_ name: String) -> String? { values[name] }
+    mutating func set(_ name: String, _ value: String) { values[name] = value }
     func has(_ name: String) -> Bool { switches.contains(name) }
 
     func double(_ name: String, default fallback: Double) throws -> Double {

@@ -41,7 +41,7 @@ enum BenchCommand {
             "checksum": sink & 0xFFFF,
         ]
         let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
-        print(String(decoding: data, as: UTF8.self))
+        say(String(decoding: data, as: UTF8.self))
     }
 
     /// Items per second of `work`, repeated until at least a second has passed.

@@ -53,7 +53,7 @@ enum ShareCommand {
         }
 
         let session = WHIPShareSession(options: options, logger: logger)
-        print("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
+        say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
         do {
             try await session.start()
         } catch {
@@ -67,9 +67,9 @@ enum ShareCommand {
             try? await Task.sleep(for: .seconds(1))
             let stats = await session.stats(previous: previous)
             previous = stats
-            for line in stats.statusLines { print(line) }
+            for line in stats.statusLines { say(line) }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
-            if stop.requested { print("Stopping (signal)…"); break }
+            if stop.requested { say("Stopping (signal)…"); break }
             if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
             if !(await session.isConnected) {
                 failure = "the connection was lost: \(await session.connectionState)"
@@ -79,7 +79,7 @@ enum ShareCommand {
         await session.stop()
         try? statsFile?.close()
         if let failure { throw ShareFailure(description: failure) }
-        print("Share ended; the WHIP session was deleted.")
+        say("Share ended; the WHIP session was deleted.")
     }
 }
 

@@ -16,6 +16,6 @@ enum SnapshotCommand {
         let millis = UInt64(Date().timeIntervalSince1970 * 1000)
         let frame = try FrameConverter.toI420(screen.render(frame: number, wallClockMillis: millis, captureMicros: 0))
         try Data(PNGWriter.encode(i420: frame)).write(to: URL(fileURLWithPath: path))
-        print("snapshot: wrote \(path) (\(width)×\(height), frame \(number))")
+        say("snapshot: wrote \(path) (\(width)×\(height), frame \(number))")
     }
 }

@@ -4,7 +4,7 @@ import VideoSend
 
 enum VersionCommand {
     static func run(_ arguments: Arguments) throws {
-        print("""
+        say("""
             sharectl (Swift \(swiftVersion))
               x264        build \(CodecLibraries.x264Build)
               libvpx      \(CodecLibraries.vpxVersion)

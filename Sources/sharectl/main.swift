@@ -6,9 +6,9 @@ let usage = """
     usage: sharectl COMMAND [OPTIONS]
 
     commands:
-      demo                      run the built-in default: a synthetic screen through the encoders,
-                                RTP packetization and decoding, with a status line each second
-                                [--duration SECONDS] (default 10)
+      demo                      the built-in default: share a synthetic screen and a tone over
+                                WebRTC to a headless viewer on this machine, with the live status
+                                line [--duration SECONDS] (default 15) [--codec h264|vp8]
       version                   the C libraries this build links, with their versions
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
@@ -30,10 +30,10 @@ do {
     switch arguments.command {
     case "version", "--version": try VersionCommand.run(arguments)
     case "snapshot": try SnapshotCommand.run(arguments)
-    case "demo": try DemoCommand.run(arguments)
+    case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
-    case "help", "--help", "-h": print(usage)
+    case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")
         exit(2)
@@ -54,4 +54,10 @@ func makeLogger(_ arguments: Arguments, label: String) -> Logger {
         level = chosen
     }
     return Logger(label: label, level: level)
+}
+
+/// Writes a line to standard output at once (unbuffered), so status lines reach pipes and logs
+/// as they happen.
+func say(_ text: String) {
+    StandardOutput.write(text + "\n")
 }

@@ -40,7 +40,8 @@ import Testing
             ticks.withLock { $0.append(loop.isLoopThread) }
             return true
         }
-        try await Task.sleep(for: .milliseconds(200))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ticks.withLock({ $0.count }) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         timer.cancel()
         let count = ticks.withLock { $0.count }
         #expect(count >= 3)
@@ -54,8 +55,10 @@ import Testing
         defer { loop.stop() }
         let ticks = Mutex(0)
         let timer = loop.repeating(every: .milliseconds(2)) { ticks.withLock { $0 += 1; return $0 < 3 } }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(ticks.withLock { $0 } == 3)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ticks.withLock({ $0 }) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ticks.withLock { $0 } == 3, "no tick after the one that returned false")
         timer.cancel()
     }
 }

@@ -166,7 +166,7 @@ def main():
     app.router.add_delete("/whip/{sid}", whip_delete)
     app.on_startup.append(start_background)
     print(f"aiortc WHIP endpoint on http://{args.host}:{args.port}/whip", flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None)
+    web.run_app(app, host=args.host, port=args.port, print=None, shutdown_timeout=1)
 
 
 if __name__ == "__main__":
