@@ -88,7 +88,9 @@ import Testing
         try await peers.a.setRemoteCredentials(ufrag: newB.ufrag, pwd: newB.pwd)
 
         try await peers.waitUntilConnected()
-        #expect(peers.history.contains(.gathering) && peers.history.last?.isConnected == true)
+        // The history is read from the state stream, which may trail the agent by a moment.
+        #expect(await waitUntil(seconds: 10) { peers.history.last?.isConnected == true })
+        #expect(peers.history.contains(.gathering))
         try await peers.exchangeDatagrams(count: 3, tag: "after")
         await peers.close()
     }
