@@ -1,6 +1,0 @@
-import ScreenWatchdog
-import Testing
-
-@Suite struct ModuleTests {
-    @Test func moduleIsPresent() { #expect(ScreenWatchdogModule.name == "ScreenWatchdog") }
-}
