@@ -41,6 +41,10 @@ public actor PeerConnection {
         public var connectTimeout: Duration
         /// How long `createOffer`/`createAnswer` wait for gathering to finish.
         public var gatheringTimeout: Duration
+        /// `a=ice-options` we write. `trickle` by default: `addRemoteCandidate` takes late
+        /// candidates. (An empty list writes an empty `a=ice-options:` line, which SDPWire's own
+        /// parser refuses: only for peers that are known to take it.)
+        public var iceOptions: [ICEOption]
         /// `a=msid` stream id and RTCP CNAME.
         public var streamID: String
         public var cname: String
@@ -53,6 +57,7 @@ public actor PeerConnection {
             self.capabilities = capabilities
             self.connectTimeout = connectTimeout
             gatheringTimeout = .seconds(5)
+            iceOptions = [.trickle]
             streamID = "sharectl"
             cname = String(UUID().uuidString.prefix(16).lowercased())
         }
@@ -399,12 +404,13 @@ public actor PeerConnection {
     public func close() async {
         guard !closed else { return }
         closed = true
+        // Closed first: DTLS saying goodbye below must not read as the peer's failure.
+        stateBox.set(.closed)
         connectTask?.cancel()
         for transceiver in transceivers { transceiver.media?.stop() }
         leg?.stop()
         await leg?.transport.close()
         gatherTask?.cancel()
-        stateBox.set(.closed)
         candidateContinuation.finish()
     }
 
@@ -471,7 +477,7 @@ public actor PeerConnection {
         let lines = gathered.withLock { $0.lines }
         logger.info("ICE gathered \(lines.count) candidates")
         let fingerprint = SDPWire.Fingerprint(algorithm: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.digest)
-        return LocalTransport(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, iceOptions: [], fingerprint: fingerprint,
+        return LocalTransport(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, iceOptions: configuration.iceOptions, fingerprint: fingerprint,
                               setup: setup, candidates: lines.compactMap { try? ICECandidate(parsing: $0) },
                               endOfCandidates: true)
     }

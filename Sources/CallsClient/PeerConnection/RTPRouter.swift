@@ -29,6 +29,11 @@ public struct RTPRouter: Sendable, Equatable {
         public var index: Int
         /// The packet is a retransmission (RFC 4588) to unwrap before use.
         public var isRTX: Bool
+
+        public init(index: Int, isRTX: Bool) {
+            self.index = index
+            self.isRTX = isRTX
+        }
     }
 
     private var entries: [Entry]

@@ -72,6 +72,7 @@ public actor WHIPShareSession {
 
     private func connect(loop: GLibLoop) async throws -> Running {
         var configuration = PeerConnection.Configuration(loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
+        configuration.iceOptions = []  // the offer as sharectl has always sent it: no trickle
         if let codec = options.codec { configuration.capabilities.videoCodecs = [codec == .h264 ? .h264 : .vp8] }
         let connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)
         let whip: WHIPClient
