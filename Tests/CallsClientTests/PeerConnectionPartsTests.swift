@@ -1,6 +1,8 @@
 import CallsClient
 import RTPWire
+import Synchronization
 import Testing
+import VideoSend
 
 /// The peer connection's pure parts: reception statistics, the PLI policy, RTP routing.
 @Suite struct PeerConnectionPartsTests {
@@ -27,6 +29,19 @@ import Testing
             policy.shouldRequest(waitingForKeyframe: $0.0, nowMicros: Int64($0.1))
         }
         #expect(asked == [false, true, false, false, true])
+    }
+
+    /// Regression: the first PLI subtracted from an `Int64.min` sentinel and trapped; found when
+    /// our own receiver began sending PLIs.
+    @Test func firstPictureLossIndicationAsksForAKeyframeThenEveryThreeHundredMilliseconds() {
+        let asked = Atomic<Int>(0)
+        let sender = RTPStreamSender(configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
+                                     transportSequence: nil) { _ in true }
+        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { asked.add(1, ordering: .relaxed) }
+        let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
+        for now: Int64 in [1_000, 100_000, 301_000] { rtcp.receive(pli, nowMicros: now) }
+        #expect(asked.load(ordering: .relaxed) == 2)
+        #expect(rtcp.figures.pli == 3 && rtcp.figures.keyframesAsked == 2)
     }
 
     @Test func routesBySSRCThenMidThenPayloadType() throws {
