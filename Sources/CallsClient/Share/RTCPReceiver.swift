@@ -22,7 +22,7 @@ public final class RTCPReceiver: Sendable {
 
     private struct State {
         var figures = Figures()
-        var lastKeyframeMicros: Int64 = .min
+        var lastKeyframeMicros: Int64?
         var lastFIRSequence: [UInt32: UInt8] = [:]
     }
 
@@ -96,7 +96,8 @@ public final class RTCPReceiver: Sendable {
 
     private func keyframe(nowMicros: Int64) {
         let allowed = state.withLock { s -> Bool in
-            guard nowMicros - s.lastKeyframeMicros >= Self.keyframeInterval else { return false }
+            // The first request always goes (subtracting from a `.min` sentinel overflowed and trapped).
+            if let last = s.lastKeyframeMicros, nowMicros - last < Self.keyframeInterval { return false }
             s.lastKeyframeMicros = nowMicros
             s.figures.keyframesAsked += 1
             return true

@@ -1,0 +1,564 @@
+import Foundation
+import GLibLoop
+import SDPWire
+import ShareCore
+import Synchronization
+import VideoSend
+
+/// One call leg in the manner of WebRTC's RTCPeerConnection, Swift-shaped:
+///
+///     let pc = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true), logger: logger)
+///     let video = try await pc.addTransceiver(kind: .video, direction: .sendonly)
+///     let offer = try await pc.createOffer()            // gathers first, then SDP text
+///     try await pc.setRemoteDescription(answer, type: .answer)
+///     try await pc.attachVideoSource(screen, to: video) // encodes once connected
+///     try await pc.waitUntilConnected()
+///
+/// and on the answering side `setRemoteDescription(offer, type: .offer)`, then `createAnswer()`.
+/// Offers say `a=setup:actpass`; answers say `active` (we answer as the DTLS client). Candidates
+/// are gathered before a description is written (all of them, with `a=end-of-candidates`); trickle
+/// users also get them on `localCandidates` and pass the peer's to `addRemoteCandidate`.
+///
+/// One exchange per connection (no renegotiation yet), one video and one audio transceiver (the
+/// SDP builders write one section of each). Once both descriptions are known the connection
+/// connects by itself (ICE, then DTLS, then SRTP); `stateChanges` says how it goes.
+///
+/// An actor for control state. Packets never cross it: RTP and RTCP run on the GLib loop thread,
+/// encoders, audio and video decoding on threads of their own (see `TransceiverMedia`).
+public actor PeerConnection {
+    public typealias State = SecureTransport.State
+
+    public enum DescriptionType: String, Sendable {
+        case offer, answer
+    }
+
+    public struct Configuration: Sendable {
+        /// How ICE gathers and checks; its `role` is set by who offers (the offerer controls).
+        public var ice: ICEAgent.Configuration
+        /// Codecs offered and accepted, in order of preference.
+        public var capabilities: CodecCapabilities
+        /// How long ICE + DTLS may take before the connection fails.
+        public var connectTimeout: Duration
+        /// How long `createOffer`/`createAnswer` wait for gathering to finish.
+        public var gatheringTimeout: Duration
+        /// `a=ice-options` we write. `trickle` by default: `addRemoteCandidate` takes late
+        /// candidates. (An empty list writes an empty `a=ice-options:` line, which SDPWire's own
+        /// parser refuses: only for peers that are known to take it.)
+        public var iceOptions: [ICEOption]
+        /// `a=msid` stream id and RTCP CNAME.
+        public var streamID: String
+        public var cname: String
+
+        public init(loopbackOnly: Bool = false, capabilities: CodecCapabilities = .sharectl,
+                    connectTimeout: Duration = .seconds(20)) {
+            var ice = ICEAgent.Configuration(role: .controlling, loopbackOnly: loopbackOnly)
+            ice.noRemoteCandidatesGrace = connectTimeout
+            self.ice = ice
+            self.capabilities = capabilities
+            self.connectTimeout = connectTimeout
+            gatheringTimeout = .seconds(5)
+            iceOptions = [.trickle]
+            streamID = "sharectl"
+            cname = String(UUID().uuidString.prefix(16).lowercased())
+        }
+    }
+
+    /// State changes in order (new, connecting, connected, failed(reason), closed), ending at
+    /// `closed`. One consumer.
+    public nonisolated let stateChanges: AsyncStream<State>
+    /// Our candidates as they are gathered, then end-of-candidates; ends at `close()`. One consumer.
+    public nonisolated let localCandidates: AsyncStream<ICEAgent.LocalCandidateEvent>
+
+    private let loop: GLibLoop
+    private let logger: Logger
+    private let configuration: Configuration
+    private let certificate: DTLSCertificate
+    private let stateBox: ConnectionStateBox
+    private let candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation
+    private let gathered = LockedBox<(lines: [String], done: Bool)>(([], false))
+    private var transceivers: [Transceiver] = []
+    private var leg: CallLegMedia?
+    private var credentials: ICEAgent.Credentials?
+    private var gatherTask: Task<Void, Never>?
+    private var connectTask: Task<Void, Never>?
+    private var localDescription: SessionDescription?
+    private var remoteDescription: SessionDescription?
+    private var weOffered: Bool?
+    private var closed = false
+
+    /// `loop` runs libnice and the packet work; the caller owns it and stops it after `close()`.
+    public init(loop: GLibLoop, configuration: Configuration, logger: Logger) throws(PeerConnectionError) {
+        self.loop = loop
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            certificate = try DTLSCertificate()
+        } catch {
+            throw .localFailure("could not make the DTLS certificate: \(error)")
+        }
+        let (states, stateContinuation) = AsyncStream.makeStream(of: State.self)
+        stateChanges = states
+        stateBox = ConnectionStateBox(continuation: stateContinuation)
+        (localCandidates, candidateContinuation) = AsyncStream.makeStream(of: ICEAgent.LocalCandidateEvent.self)
+    }
+
+    // MARK: Transceivers
+
+    /// Adds a transceiver before the offer (or before answering, to send on what the peer offers).
+    @discardableResult
+    public func addTransceiver(kind: Transceiver.Kind, direction: MediaDirection) throws(PeerConnectionError) -> Transceiver {
+        guard localDescription == nil else {
+            throw .wrongState("transceivers are added before the offer or answer (sharectl does not renegotiate yet)")
+        }
+        guard !transceivers.contains(where: { $0.kind == kind }) else { throw .tooManyTransceivers(kind) }
+        let transceiver = Transceiver(index: transceivers.count, kind: kind, direction: direction)
+        transceivers.append(transceiver)
+        return transceiver
+    }
+
+    public var allTransceivers: [Transceiver] { transceivers }
+    public nonisolated var state: State { stateBox.state }
+    /// Our fingerprint as SDP writes it (`sha-256 AB:CD:…`).
+    public nonisolated var fingerprint: DTLSFingerprint { certificate.fingerprint }
+
+    // MARK: Offer and answer
+
+    /// Gathers, then writes our offer (also our local description) as SDP text.
+    public func createOffer() async throws(PeerConnectionError) -> String {
+        try requireOpen()
+        guard localDescription == nil, remoteDescription == nil else {
+            throw .wrongState("an offer or answer was already made (sharectl negotiates once per connection)")
+        }
+        guard !transceivers.isEmpty else { throw .wrongState("add a transceiver before creating an offer") }
+        let credentials = try await startTransport(role: .controlling)
+        let local = try await localTransport(credentials, setup: .actpass)
+        let video = transceivers.first { $0.kind == .video }, audio = transceivers.first { $0.kind == .audio }
+        let offer = OfferBuilder(
+            capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
+            video: video?.direction, audio: audio?.direction,
+            videoTrack: video.flatMap { track($0) }, audioTrack: audio.flatMap { track($0) }).offer()
+        for section in offer.media {
+            guard let mid = section.mid else { continue }
+            transceivers.first { $0.kind.mediaKind == section.kind }?.setMid(mid)
+        }
+        localDescription = offer
+        weOffered = true
+        return offer.serialize()
+    }
+
+    /// Gathers, then answers the remote offer (also our local description) as SDP text, and
+    /// starts connecting.
+    public func createAnswer() async throws(PeerConnectionError) -> String {
+        try requireOpen()
+        guard weOffered == false, let offer = remoteDescription, localDescription == nil else {
+            throw .wrongState("an answer needs the peer's offer first (setRemoteDescription(offer, type: .offer))")
+        }
+        let credentials = try await startTransport(role: .controlled)
+        let first = offer.media.first { !$0.isRejected }
+        let offeredSetup = first.map { offer.transport(for: $0).setup ?? .actpass } ?? .actpass
+        let local = try await localTransport(credentials, setup: DTLSSetup.answering(offeredSetup))
+        let video = transceivers.first { $0.kind == .video }, audio = transceivers.first { $0.kind == .audio }
+        let answer = AnswerBuilder(
+            capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
+            video: video?.direction, audio: audio?.direction,
+            videoTrack: video.flatMap { track($0) }, audioTrack: audio.flatMap { track($0) }).answer(to: offer)
+        let negotiation: SessionNegotiation
+        do {
+            negotiation = try SessionNegotiation.read(answer: answer, offer: offer, weOffered: false)
+        } catch {
+            throw .unusableDescription("cannot answer the offer: \(error)")
+        }
+        localDescription = answer
+        try apply(negotiation)
+        return answer.serialize()
+    }
+
+    /// The peer's offer or answer. Text that is not SDP, or SDP we cannot use (no ICE credentials,
+    /// no fingerprint, no codec of ours), is refused with the reason; the state does not change.
+    public func setRemoteDescription(_ sdp: String, type: DescriptionType) async throws(PeerConnectionError) {
+        try requireOpen()
+        let description: SessionDescription
+        do {
+            description = try SessionDescription.parse(sdp)
+        } catch {
+            throw .notSDP("\(error)")
+        }
+        switch type {
+        case .answer:
+            guard weOffered == true, let offer = localDescription, remoteDescription == nil else {
+                throw .wrongState("an answer needs our offer first (createOffer)")
+            }
+            let negotiation: SessionNegotiation
+            do {
+                negotiation = try SessionNegotiation.read(answer: description, offer: offer, weOffered: true)
+            } catch {
+                throw .unusableDescription("\(error)")
+            }
+            remoteDescription = description
+            try await setRemoteICE(negotiation.transport)
+            try apply(negotiation)
+        case .offer:
+            guard localDescription == nil, remoteDescription == nil else {
+                throw .wrongState("an offer arrived after the exchange began (sharectl negotiates once per connection)")
+            }
+            let transport: SessionNegotiation.RemoteTransport
+            do {
+                transport = try SessionNegotiation.remoteTransport(description, remoteIsAnswer: false)
+            } catch {
+                throw .unusableDescription("\(error)")
+            }
+            remoteDescription = description
+            weOffered = false
+            // JSEP §5.10: each offered section goes to the transceiver of its kind; a kind with
+            // none gets a receive-only one.
+            for section in description.media where !section.isRejected {
+                let kind: Transceiver.Kind? = section.kind == .video ? .video : section.kind == .audio ? .audio : nil
+                guard let kind, let mid = section.mid else { continue }
+                let transceiver = transceivers.first { $0.kind == kind } ?? {
+                    let made = Transceiver(index: transceivers.count, kind: kind, direction: .recvonly)
+                    transceivers.append(made)
+                    return made
+                }()
+                if transceiver.mid == nil { transceiver.setMid(mid) }
+            }
+            _ = try await startTransport(role: .controlled)
+            try await setRemoteICE(transport)
+        }
+    }
+
+    /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`).
+    public func addRemoteCandidate(_ line: String) async throws(PeerConnectionError) {
+        try requireOpen()
+        guard remoteDescription != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
+        do {
+            try await leg.transport.ice.addRemoteCandidate(line)
+        } catch {
+            throw .unusableDescription("\(error)")
+        }
+    }
+
+    /// The peer has sent all its candidates.
+    public func endOfRemoteCandidates() async throws(PeerConnectionError) {
+        try requireOpen()
+        guard remoteDescription != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
+        do {
+            try await leg.transport.ice.endOfRemoteCandidates()
+        } catch {
+            throw .localFailure("\(error)")
+        }
+    }
+
+    /// Returns once connected; throws the reason when the connection failed or was closed.
+    public nonisolated func waitUntilConnected() async throws(PeerConnectionError) {
+        do {
+            try await stateBox.wait()
+        } catch let error as PeerConnectionError {
+            throw error
+        } catch {
+            throw .connectionFailed("\(error)")
+        }
+    }
+
+    // MARK: Media
+
+    /// Sends `source` on a negotiated video transceiver that sends: its frames are converted,
+    /// scaled (long side at most `maxLongSide`), encoded with the negotiated codec on an encoder
+    /// thread, packetized and sent. The source starts when the connection is up.
+    public func attachVideoSource(_ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
+                                  framesPerSecond: Int = 30, maxLongSide: Int = 1920) throws(PeerConnectionError) {
+        guard let media = transceiver.media, let codec = media.negotiated.videoCodec else {
+            throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
+        }
+        try media.attachVideo(source, settings: .init(factory: VideoEncoderFactory(codec: codec, frameRate: framesPerSecond),
+                                                      bitrate: bitrate, maxLongSide: maxLongSide))
+    }
+
+    /// Sends the synthetic tone (`toneLevelDbfs`, or digital silence with nil) as Opus on a
+    /// negotiated audio transceiver that sends. Starts when the connection is up.
+    public func attachAudioTone(to transceiver: Transceiver, toneLevelDbfs: Double? = -20) throws(PeerConnectionError) {
+        guard let media = transceiver.media else {
+            throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send audio")
+        }
+        do {
+            try media.attachAudio(toneLevelDbfs: toneLevelDbfs)
+        } catch let error as PeerConnectionError {
+            throw error
+        } catch {
+            throw .localFailure("audio: \(error)")
+        }
+    }
+
+    /// Asks the encoder of a sending video transceiver for a keyframe (the watchdog's first rung).
+    public func requestKeyframe(on transceiver: Transceiver) {
+        transceiver.media?.encoder?.requestKeyframe()
+    }
+
+    // MARK: Statistics
+
+    public func statistics() -> PeerConnectionStatistics {
+        var list: [PeerConnectionStatistics.TransceiverStatistics] = []
+        for transceiver in transceivers {
+            let negotiated = transceiver.negotiated
+            var entry = PeerConnectionStatistics.TransceiverStatistics(
+                mid: transceiver.mid, kind: transceiver.kind, direction: negotiated?.direction ?? transceiver.direction,
+                codec: negotiated?.codec)
+            if let media = transceiver.media {
+                if let sender = media.sender { (entry.sent, entry.feedback) = Self.sent(media, sender) }
+                if media.negotiated.direction.receives { entry.received = Self.received(media) }
+            }
+            list.append(entry)
+        }
+        var transport = PeerConnectionStatistics.Transport(state: stateBox.state, iceState: "new")
+        if let leg {
+            let t = leg.transport, counters = t.counters, legCounters = leg.counters
+            transport.iceState = t.ice.state.description
+            transport.selectedPair = t.ice.selectedPair?.description
+            transport.relayed = t.ice.selectedPair?.isRelayed ?? false
+            transport.srtpProfile = t.srtpProfile?.rawValue
+            transport.bytesSent = counters.bytesSent
+            transport.bytesReceived = counters.bytesReceived
+            transport.rtpReceived = counters.rtpReceived
+            transport.rtcpReceived = counters.rtcpReceived
+            transport.droppedDatagrams = counters.dropped + counters.unprotectFailures
+            transport.rtpUnrouted = legCounters.rtpUnrouted
+            transport.senderReportsSent = legCounters.senderReportsSent
+            transport.receiverReportsSent = legCounters.receiverReportsSent
+        }
+        transport.rttMs = list.lazy.compactMap { $0.feedback?.rttMs }.first
+        return PeerConnectionStatistics(transceivers: list, transport: transport)
+    }
+
+    private static func sent(_ media: TransceiverMedia, _ sender: RTPStreamSender)
+        -> (PeerConnectionStatistics.Sent, PeerConnectionStatistics.Feedback?) {
+        var sent = PeerConnectionStatistics.Sent()
+        let c = sender.counters
+        sent.packets = c.packetsSent
+        sent.bytes = c.bytesSent
+        sent.rtxPackets = c.rtxPacketsSent
+        sent.sendFailures = c.sendFailures
+        if let encoder = media.encoder {
+            let e = encoder.counters
+            sent.framesEncoded = e.framesEncoded
+            sent.keyframesEncoded = e.keyframes
+            sent.keyframeRequests = e.keyframeRequests
+            sent.encodeErrors = e.errors
+            sent.width = e.width
+            sent.height = e.height
+            sent.encoder = encoder.implementation
+            sent.targetBitrate = media.targetBitrate
+            sent.framesCaptured = media.queueCounters?.pushed ?? 0
+        }
+        if let audio = media.audioSender {
+            let a = audio.snapshot
+            sent.audioFramesSent = a.framesEncoded
+            sent.audioFramesDropped = a.framesDropped
+            sent.audioLevelDbfs = a.levelDbfs
+        }
+        var feedback: PeerConnectionStatistics.Feedback?
+        if let f = media.rtcp?.figures {
+            feedback = .init(pli: f.pli, fir: f.fir, nacks: f.nacks, keyframesAsked: f.keyframesAsked, rttMs: f.rttMs,
+                             fractionLost: f.fractionLost, remb: f.remb, malformed: f.malformed)
+        }
+        return (sent, feedback)
+    }
+
+    private static func received(_ media: TransceiverMedia) -> PeerConnectionStatistics.Received {
+        var received = PeerConnectionStatistics.Received()
+        let r = media.receiveCounters
+        received.packets = r.packets
+        received.bytes = r.bytes
+        received.rtxPackets = r.rtxPackets
+        received.packetsLost = r.reception?.cumulativeLost ?? 0
+        received.jitterMs = r.reception?.jitterMilliseconds
+        received.senderReports = r.senderReports
+        received.receiverReportsSent = r.receiverReportsSent
+        received.plisSent = r.plisSent
+        if let v = media.videoReceiver?.counters {
+            received.framesAssembled = v.framesAssembled
+            received.framesDropped = v.framesDropped
+            received.framesDecoded = v.framesDecoded
+            received.keyframesDecoded = v.keyframesDecoded
+            received.decodeErrors = v.decodeErrors
+            received.width = v.width
+            received.height = v.height
+            received.waitingForKeyframe = v.waitingForKeyframe
+        }
+        if let a = media.audioReceiver?.counters {
+            received.audioFramesDecoded = a.framesDecoded
+            received.audioFramesConcealed = a.framesConcealed
+            received.audioLevelDbfs = a.levelDbfs
+            received.audioPeakDbfs = a.peakDbfs
+        }
+        return received
+    }
+
+    /// Stops what we send (sources, encoders, audio) but keeps the connection: e.g. before telling
+    /// a signalling server the session ends.
+    public func stopSending() {
+        for transceiver in transceivers { transceiver.media?.stopSending() }
+    }
+
+    // MARK: Close
+
+    /// Stops media (sources, encoders, decoders), closes DTLS and ICE; the state becomes closed.
+    public func close() async {
+        guard !closed else { return }
+        closed = true
+        // Closed first: DTLS saying goodbye below must not read as the peer's failure.
+        stateBox.set(.closed)
+        connectTask?.cancel()
+        for transceiver in transceivers { transceiver.media?.stop() }
+        leg?.stop()
+        await leg?.transport.close()
+        gatherTask?.cancel()
+        candidateContinuation.finish()
+    }
+
+    // MARK: Internals
+
+    private func requireOpen() throws(PeerConnectionError) {
+        if closed { throw .wrongState("the peer connection is closed") }
+    }
+
+    private func track(_ transceiver: Transceiver) -> LocalTrack? {
+        guard transceiver.direction.sends else { return nil }
+        return LocalTrack(streamID: configuration.streamID, trackID: transceiver.kind == .video ? "screen" : "audio",
+                          ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname)
+    }
+
+    private static func origin() -> Origin {
+        Origin(sessionID: String(UInt64.random(in: 1...UInt64(Int64.max))), sessionVersion: 2)
+    }
+
+    /// Makes the transport (ICE agent with `role`, DTLS, SRTP) and starts gathering, once.
+    private func startTransport(role: ICEAgent.Configuration.Role) async throws(PeerConnectionError) -> ICEAgent.Credentials {
+        if let credentials { return credentials }
+        var ice = configuration.ice
+        ice.role = role
+        let transport = SecureTransport(loop: loop, ice: ice, certificate: certificate, logger: logger)
+        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname)
+        let stateBox = self.stateBox
+        transport.setHandlers(rtp: { [leg] in leg.receiveRTP($0) }, rtcp: { [leg] in leg.receiveRTCP($0) }) { state in
+            switch state {
+            case .connected, .failed: stateBox.set(state)
+            case .new, .connecting, .closed: break
+            }
+        }
+        self.leg = leg
+        let credentials: ICEAgent.Credentials
+        do {
+            credentials = try await transport.startICE()
+        } catch {
+            stateBox.set(.failed("ICE could not start: \(error)"))
+            throw .localFailure("ICE could not start: \(error)")
+        }
+        self.credentials = credentials
+        let gathered = self.gathered, continuation = candidateContinuation
+        gatherTask = Task {
+            for await event in transport.ice.localCandidates {
+                gathered.withLock { g in
+                    switch event.kind {
+                    case .candidate(let line): g.lines.append(line)
+                    case .endOfCandidates: g.done = true
+                    }
+                }
+                continuation.yield(event)
+            }
+        }
+        return credentials
+    }
+
+    /// Our ICE and DTLS lines, after gathering has finished (or its time ran out).
+    private func localTransport(_ credentials: ICEAgent.Credentials, setup: DTLSSetup) async throws(PeerConnectionError) -> LocalTransport {
+        let deadline = ContinuousClock.now + configuration.gatheringTimeout
+        while !gathered.withLock({ $0.done }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let lines = gathered.withLock { $0.lines }
+        logger.info("ICE gathered \(lines.count) candidates")
+        let fingerprint = SDPWire.Fingerprint(algorithm: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.digest)
+        return LocalTransport(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, iceOptions: configuration.iceOptions, fingerprint: fingerprint,
+                              setup: setup, candidates: lines.compactMap { try? ICECandidate(parsing: $0) },
+                              endOfCandidates: true)
+    }
+
+    private func setRemoteICE(_ remote: SessionNegotiation.RemoteTransport) async throws(PeerConnectionError) {
+        guard let ice = leg?.transport.ice else { throw .wrongState("no transport") }
+        do {
+            try await ice.setRemoteCredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd)
+        } catch {
+            throw .unusableDescription("the peer's ICE credentials were refused: \(error)")
+        }
+        var added = 0
+        for candidate in remote.candidates {
+            do { try await ice.addRemoteCandidate(candidate); added += 1 } catch {
+                logger.warning("skipping a remote candidate: \(error)")
+            }
+        }
+        if remote.endOfCandidates { try? await ice.endOfRemoteCandidates() }
+        logger.info("remote description: \(added) candidates\(remote.endOfCandidates ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
+    }
+
+    /// Makes each negotiated transceiver's media, routes incoming RTP to them, and connects.
+    private func apply(_ negotiation: SessionNegotiation) throws(PeerConnectionError) {
+        guard let leg else { throw .wrongState("no transport") }
+        var entries: [RTPRouter.Entry] = []
+        var midExtension: UInt8?
+        for transceiver in transceivers {
+            guard let mid = transceiver.mid else { continue }
+            guard let settled = negotiation.media[mid], settled.kind == transceiver.kind.mediaKind else {
+                transceiver.setNegotiated(.init(mid: mid, direction: .inactive, extensions: HeaderExtensionIDs(), feedback: []),
+                                          media: nil)
+                continue
+            }
+            var media: TransceiverMedia?
+            if settled.direction != .inactive {
+                do {
+                    media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
+                                                 localRTXSSRC: transceiver.localRTXSSRC, transport: leg.transport,
+                                                 transportSequence: leg.transportSequence, logger: logger)
+                } catch {
+                    throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
+                }
+            }
+            let sends = settled.direction.sends
+            transceiver.setNegotiated(
+                .init(mid: mid, direction: settled.direction, codec: settled.codec, payloadType: settled.payloadType,
+                      rtxPayloadType: settled.rtxPayloadType, extensions: settled.extensions, feedback: settled.feedback,
+                      sendSSRC: sends ? transceiver.localSSRC : nil,
+                      sendRTXSSRC: sends && settled.rtxPayloadType != nil ? transceiver.localRTXSSRC : nil,
+                      remoteSSRC: settled.remoteSSRC, remoteRTXSSRC: settled.remoteRTXSSRC),
+                media: media)
+            midExtension = midExtension ?? settled.extensions.mid
+            if settled.direction.receives {
+                entries.append(.init(index: transceiver.index, mid: mid, payloadType: settled.payloadType,
+                                     rtxPayloadType: settled.rtxPayloadType, ssrc: settled.remoteSSRC,
+                                     rtxSSRC: settled.remoteRTXSSRC))
+            }
+            logger.info("negotiated \(transceiver)", ["rtp.mid": mid])
+        }
+        let stateBox = self.stateBox
+        leg.configure(transceivers: transceivers, router: RTPRouter(entries: entries, midExtensionID: midExtension)) { reason in
+            stateBox.set(.failed("ICE: \(reason)"))
+        }
+        connect(leg: leg, remote: negotiation.transport)
+    }
+
+    private func connect(leg: CallLegMedia, remote: SessionNegotiation.RemoteTransport) {
+        stateBox.set(.connecting)
+        let transport = leg.transport, timeout = configuration.connectTimeout, logger = self.logger
+        let stateBox = self.stateBox, medias = transceivers.compactMap(\.media)
+        connectTask = Task {
+            do {
+                try await transport.connect(role: remote.dtlsRole, remoteFingerprint: remote.fingerprint, timeout: timeout)
+                logger.notice("connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")")
+                for media in medias { media.startSending() }
+                stateBox.set(.connected)
+            } catch TransportError.failed(let reason) {
+                stateBox.set(.failed(reason.hasPrefix("failed: ") ? String(reason.dropFirst(8)) : reason))
+            } catch {
+                stateBox.set(.failed("\(error)"))
+            }
+        }
+    }
+}

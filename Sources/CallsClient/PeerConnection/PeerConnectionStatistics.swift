@@ -1,0 +1,100 @@
+import SDPWire
+
+/// A snapshot of one peer connection's figures (`PeerConnection.statistics()`): counts since the
+/// start, read from the media threads' counters; rates are the reader's business.
+public struct PeerConnectionStatistics: Sendable {
+    public struct Sent: Sendable, Equatable {
+        public var packets = 0
+        public var bytes = 0
+        public var rtxPackets = 0
+        public var sendFailures = 0
+        /// Video: frames the source delivered, frames encoded, keyframes made and asked for.
+        public var framesCaptured = 0
+        public var framesEncoded = 0
+        public var keyframesEncoded = 0
+        public var keyframeRequests = 0
+        public var encodeErrors = 0
+        public var encoder: String?
+        public var width = 0
+        public var height = 0
+        public var targetBitrate = 0
+        /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
+        public var audioFramesSent = 0
+        public var audioFramesDropped = 0
+        public var audioLevelDbfs: Double?
+    }
+
+    public struct Received: Sendable, Equatable {
+        public var packets = 0
+        public var bytes = 0
+        public var rtxPackets = 0
+        public var packetsLost = 0
+        public var jitterMs: Double?
+        public var senderReports = 0
+        public var receiverReportsSent = 0
+        public var plisSent = 0
+        /// Video: frames assembled, dropped, decoded; the last decoded picture's size.
+        public var framesAssembled = 0
+        public var framesDropped = 0
+        public var framesDecoded = 0
+        public var keyframesDecoded = 0
+        public var decodeErrors = 0
+        public var width = 0
+        public var height = 0
+        public var waitingForKeyframe = false
+        /// Audio: frames decoded and concealed, the level of the last and the loudest frame.
+        public var audioFramesDecoded = 0
+        public var audioFramesConcealed = 0
+        public var audioLevelDbfs: Double?
+        public var audioPeakDbfs: Double?
+    }
+
+    /// The peer's feedback on what we send (our `RTCPReceiver`).
+    public struct Feedback: Sendable, Equatable {
+        public var pli = 0
+        public var fir = 0
+        public var nacks = 0
+        public var keyframesAsked = 0
+        public var rttMs: Double?
+        public var fractionLost: Double?
+        public var remb: Int?
+        public var malformed = 0
+    }
+
+    public struct TransceiverStatistics: Sendable {
+        public var mid: String?
+        public var kind: Transceiver.Kind
+        public var direction: MediaDirection
+        public var codec: MediaCodec?
+        public var sent: Sent?
+        public var received: Received?
+        public var feedback: Feedback?
+    }
+
+    public struct Transport: Sendable {
+        public var state: PeerConnection.State
+        public var iceState: String
+        public var selectedPair: String?
+        public var relayed = false
+        public var srtpProfile: String?
+        public var bytesSent = 0
+        public var bytesReceived = 0
+        public var rtpReceived = 0
+        public var rtcpReceived = 0
+        /// Datagrams thrown away: not STUN/DTLS/RTP, before keys, or failing SRTP authentication.
+        public var droppedDatagrams = 0
+        public var rtpUnrouted = 0
+        public var senderReportsSent = 0
+        public var receiverReportsSent = 0
+        /// The round-trip time our sender reports measured (the latest of any stream).
+        public var rttMs: Double?
+    }
+
+    public var transceivers: [TransceiverStatistics]
+    public var transport: Transport
+
+    /// The first transceiver of `kind`.
+    public func transceiver(_ kind: Transceiver.Kind) -> TransceiverStatistics? {
+        transceivers.first { $0.kind == kind }
+    }
+}

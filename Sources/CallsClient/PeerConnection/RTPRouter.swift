@@ -1,0 +1,76 @@
+import RTPWire
+
+/// Where an incoming RTP packet belongs (JSEP RFC 9429 §5.9 / BUNDLE RFC 9143 §9.2): by SSRC when
+/// the SSRC is known (from the remote description's `a=ssrc`, or learned); else by the MID header
+/// extension; else by payload type when exactly one transceiver receives it. What a packet teaches
+/// is kept, so later packets of the stream are routed by SSRC alone. A pure value.
+public struct RTPRouter: Sendable, Equatable {
+    /// One receiving transceiver's routing facts.
+    public struct Entry: Sendable, Equatable {
+        public var index: Int
+        public var mid: String
+        public var payloadType: UInt8
+        public var rtxPayloadType: UInt8?
+        public var ssrc: UInt32?
+        public var rtxSSRC: UInt32?
+
+        public init(index: Int, mid: String, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?) {
+            self.index = index
+            self.mid = mid
+            self.payloadType = payloadType
+            self.rtxPayloadType = rtxPayloadType
+            self.ssrc = ssrc
+            self.rtxSSRC = rtxSSRC
+        }
+    }
+
+    public struct Route: Sendable, Equatable {
+        /// The transceiver's index among the connection's transceivers.
+        public var index: Int
+        /// The packet is a retransmission (RFC 4588) to unwrap before use.
+        public var isRTX: Bool
+
+        public init(index: Int, isRTX: Bool) {
+            self.index = index
+            self.isRTX = isRTX
+        }
+    }
+
+    private var entries: [Entry]
+    private var bySSRC: [UInt32: Route] = [:]
+    /// The `sdes:mid` extension id of the bundle (the same in every section JSEP writes).
+    public let midExtensionID: UInt8?
+
+    public init(entries: [Entry], midExtensionID: UInt8?) {
+        self.entries = entries
+        self.midExtensionID = midExtensionID
+        for entry in entries {
+            if let ssrc = entry.ssrc { bySSRC[ssrc] = Route(index: entry.index, isRTX: false) }
+            if let rtx = entry.rtxSSRC { bySSRC[rtx] = Route(index: entry.index, isRTX: true) }
+        }
+    }
+
+    /// The route for `packet`, or nil when it belongs to no receiving transceiver.
+    public mutating func route(_ packet: RTPPacket) -> Route? {
+        if let known = bySSRC[packet.ssrc] { return known }
+        var entry: Entry?
+        if let id = midExtensionID, let mid = Self.mid(in: packet, id: id) {
+            entry = entries.first { $0.mid == mid }
+        }
+        if entry == nil {
+            let matching = entries.filter { $0.payloadType == packet.payloadType || $0.rtxPayloadType == packet.payloadType }
+            if matching.count == 1 { entry = matching[0] }
+        }
+        guard let entry else { return nil }
+        let isRTX = entry.rtxPayloadType == packet.payloadType
+        guard isRTX || entry.payloadType == packet.payloadType else { return nil }
+        let route = Route(index: entry.index, isRTX: isRTX)
+        bySSRC[packet.ssrc] = route
+        return route
+    }
+
+    private static func mid(in packet: RTPPacket, id: UInt8) -> String? {
+        let map = HeaderExtensionMap([id: HeaderExtensionURI.mid])
+        return (try? packet.headerExtensionValue(MediaIdentification.self, map: map))?.value
+    }
+}

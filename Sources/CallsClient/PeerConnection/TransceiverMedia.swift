@@ -1,0 +1,254 @@
+import Foundation
+import RTPWire
+import SDPWire
+import ScreenCapture
+import ShareCore
+import Synchronization
+import VideoSend
+
+/// The media behind one negotiated transceiver, made at negotiation:
+/// - sending: an `RTPStreamSender` (our SSRC, RTX for video) writing to the transport, the
+///   `RTCPReceiver` that applies the peer's feedback to it, and once a source is attached the
+///   `VideoEncodingThread` + `VideoPayloader` chain (video) or the `AudioSendThread` (audio);
+/// - receiving: the stream's `ReceptionStatistics` for our receiver reports, the
+///   `VideoReceiveThread` (depayload and decode on its own thread) or the `AudioReceiver`, and the
+///   `KeyframeRequestPolicy` deciding PLIs.
+///
+/// Thread-safe. Packets arrive on the loop thread; media threads send from their own threads;
+/// statistics are read from anywhere. Per-packet state is behind short locks.
+final class TransceiverMedia: Sendable {
+    struct ReceiveCounters: Sendable {
+        var packets = 0
+        var bytes = 0
+        var rtxPackets = 0
+        var unwrapFailures = 0
+        var senderReports = 0
+        var receiverReportsSent = 0
+        var plisSent = 0
+        var reception: ReceptionStatistics?
+        var remoteRTXSSRC: UInt32?
+        var keyframes = KeyframeRequestPolicy()
+    }
+
+    private struct Sending: Sendable {
+        var source: (any VideoFrameSource)?
+        var queue: FrameQueue?
+        var encoder: VideoEncodingThread?
+        var bitrate = 0
+        var audio: AudioSendThread?
+        var started = false
+    }
+
+    let negotiated: SessionNegotiation.Media
+    let kind: Transceiver.Kind
+    let sender: RTPStreamSender?
+    let rtcp: RTCPReceiver?
+    let videoReceiver: VideoReceiveThread?
+    let audioReceiver: AudioReceiver?
+    private let logger: Logger
+    private let sending = LockedBox(Sending())
+    private let receiving: Mutex<ReceiveCounters>
+
+    init(negotiated: SessionNegotiation.Media, kind: Transceiver.Kind, localSSRC: UInt32, localRTXSSRC: UInt32?,
+         transport: SecureTransport, transportSequence: TransportSequenceCounter, logger: Logger) throws {
+        self.negotiated = negotiated
+        self.kind = kind
+        self.logger = logger
+        var counters = ReceiveCounters()
+        counters.remoteRTXSSRC = negotiated.remoteRTXSSRC
+        if let ssrc = negotiated.remoteSSRC {
+            counters.reception = ReceptionStatistics(ssrc: ssrc, clockRate: Int(negotiated.codec.clockRate))
+        }
+        receiving = Mutex(counters)
+        let sendingSender: RTPStreamSender?
+        if negotiated.direction.sends {
+            let isVideo = kind == .video
+            let sender = RTPStreamSender(
+                configuration: .init(ssrc: localSSRC, payloadType: negotiated.payloadType,
+                                     clockRate: Int(negotiated.codec.clockRate),
+                                     rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
+                                     extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
+                                     keepsHistory: isVideo),
+                transportSequence: transportSequence) { [transport] in transport.sendRTP($0) }
+            sendingSender = sender
+        } else {
+            sendingSender = nil
+        }
+        sender = sendingSender
+        if negotiated.direction.receives {
+            if kind == .video, let codec = negotiated.videoCodec {
+                let receiver = VideoReceiveThread(codec: codec, logger: logger)
+                try receiver.start()
+                videoReceiver = receiver
+                audioReceiver = nil
+            } else {
+                videoReceiver = nil
+                audioReceiver = kind == .audio ? try AudioReceiver() : nil
+            }
+        } else {
+            videoReceiver = nil
+            audioReceiver = nil
+        }
+        // The RTCP receiver's keyframe requests reach the encoder attached later.
+        let box = sending
+        if let sendingSender {
+            rtcp = RTCPReceiver(video: kind == .video ? sendingSender : nil,
+                                audioSSRC: kind == .audio ? localSSRC : nil) {
+                let encoder = box.withLock { $0.encoder }
+                encoder?.requestKeyframe()
+            }
+        } else {
+            rtcp = nil
+        }
+    }
+
+    // MARK: Sending
+
+    /// Attaches a frame source: encoder thread, payloader and this stream's sender. Started at once
+    /// when the connection is up, else when it comes up.
+    func attachVideo(_ source: any VideoFrameSource, settings: VideoEncodingThread.Settings) throws(PeerConnectionError) {
+        guard kind == .video, let sender, let codec = negotiated.videoCodec else {
+            throw .notSending("this transceiver does not send video")
+        }
+        let queue = FrameQueue()
+        let payloader = Mutex(VideoPayloader(codec: codec))
+        let clock = RTPClock(rate: 90_000)
+        let logger = self.logger
+        let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
+            do {
+                let units = try payloader.withLock { try $0.payload(frame) }
+                sender.send(units, timestamp: clock.timestamp(forMicros: captureMicros), nowMicros: Clocks.monotonicMicros())
+            } catch {
+                logger.warning("a frame could not be packetized: \(error)")
+            }
+        }
+        let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
+            guard s.encoder == nil else { throw .notSending("a video source is already attached") }
+            s.source = source
+            s.queue = queue
+            s.encoder = encoder
+            s.bitrate = settings.bitrate
+            return s.started
+        }
+        if startNow {
+            encoder.start()
+            source.start { queue.push($0) }
+        }
+    }
+
+    /// Attaches the synthetic tone (or silence with nil) through the Opus send thread.
+    func attachAudio(toneLevelDbfs: Double?) throws {
+        guard kind == .audio, let sender else { throw PeerConnectionError.notSending("this transceiver does not send audio") }
+        let audio = AudioSendThread(sender: sender, toneLevelDbfs: toneLevelDbfs, logger: logger)
+        let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
+            guard s.audio == nil else { throw .notSending("audio is already attached") }
+            s.audio = audio
+            return s.started
+        }
+        if startNow { try audio.start() }
+    }
+
+    /// The connection is up: start what is attached (and anything attached later at once).
+    func startSending() {
+        let (source, queue, encoder, audio) = sending.withLock { s in
+            s.started = true
+            return (s.source, s.queue, s.encoder, s.audio)
+        }
+        encoder?.start()
+        do { try audio?.start() } catch { logger.error("audio could not start: \(error)") }
+        if let source, let queue { source.start { queue.push($0) } }
+    }
+
+    /// Stops the source, the encoder and the audio thread; they do not start again.
+    func stopSending() {
+        let (source, encoder, audio) = sending.withLock { s in
+            s.started = false
+            return (s.source, s.encoder, s.audio)
+        }
+        source?.stop()
+        encoder?.stop()
+        audio?.stop()
+    }
+
+    func stop() {
+        stopSending()
+        videoReceiver?.stop()
+    }
+
+    var encoder: VideoEncodingThread? { sending.withLock { $0.encoder } }
+    var audioSender: AudioSendThread? { sending.withLock { $0.audio } }
+    var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queue?.counters } }
+    var targetBitrate: Int { sending.withLock { $0.bitrate } }
+
+    // MARK: Receiving
+
+    /// One packet routed here (on the loop thread). RTX is unwrapped to the media stream first.
+    func receive(_ packet: RTPPacket, isRTX: Bool, size: Int, nowMicros: Int64) {
+        var packet = packet
+        let accepted = receiving.withLock { r -> Bool in
+            r.bytes += size
+            if isRTX {
+                r.rtxPackets += 1
+                r.remoteRTXSSRC = packet.ssrc
+                guard let media = r.reception?.ssrc, !packet.payload.isEmpty,
+                      let original = try? RTX.unwrap(packet, originalSSRC: media, originalPayloadType: negotiated.payloadType) else {
+                    r.unwrapFailures += 1
+                    return false
+                }
+                packet = original
+                return true
+            }
+            r.packets += 1
+            if r.reception?.ssrc != packet.ssrc {
+                r.reception = ReceptionStatistics(ssrc: packet.ssrc, clockRate: Int(negotiated.codec.clockRate))
+            }
+            r.reception?.received(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, bytes: size,
+                                  arrivalMicros: nowMicros)
+            return true
+        }
+        guard accepted, packet.payloadType == negotiated.payloadType else { return }
+        videoReceiver?.push(packet)
+        audioReceiver?.receive(packet)
+    }
+
+    /// A sender report from the stream we receive.
+    func senderReportReceived(_ report: SenderReport, nowMicros: Int64) -> Bool {
+        receiving.withLock { r in
+            guard r.reception?.ssrc == report.ssrc else { return false }
+            r.senderReports += 1
+            r.reception?.senderReportReceived(ntp: report.ntpTimestamp, arrivalMicros: nowMicros)
+            return true
+        }
+    }
+
+    var remoteMediaSSRC: UInt32? { receiving.withLock { $0.reception?.ssrc } }
+
+    /// Our report block on the stream we receive, if anything arrived.
+    func receptionReport(nowMicros: Int64) -> ReceptionReport? {
+        receiving.withLock { r in
+            guard r.reception?.packetsReceived ?? 0 > 0 else { return nil }
+            r.receiverReportsSent += 1
+            return r.reception?.report(nowMicros: nowMicros)
+        }
+    }
+
+    /// The PLI to send now, if the video receiver waits for a keyframe and none was asked for in
+    /// the last 300 ms.
+    func pictureLossIndication(senderSSRC: UInt32, nowMicros: Int64) -> PictureLossIndication? {
+        guard let videoReceiver else { return nil }
+        let waiting = videoReceiver.counters.waitingForKeyframe
+        return receiving.withLock { r in
+            guard let media = r.reception?.ssrc, r.reception?.packetsReceived ?? 0 > 0,
+                  r.keyframes.shouldRequest(waitingForKeyframe: waiting, nowMicros: nowMicros) else { return nil }
+            r.plisSent += 1
+            return PictureLossIndication(senderSSRC: senderSSRC, mediaSSRC: media)
+        }
+    }
+
+    var receiveCounters: ReceiveCounters { receiving.withLock { $0 } }
+}
+
+private func zip2(_ a: UInt32?, _ b: UInt8?) -> (ssrc: UInt32, payloadType: UInt8)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

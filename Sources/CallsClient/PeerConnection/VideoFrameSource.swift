@@ -1,0 +1,12 @@
+import ScreenCapture
+import ShareCore
+
+/// Something that produces video frames on a thread of its own once started (the synthetic screen,
+/// later the portal stream or a camera). `deliver` must be cheap: the peer connection pushes into
+/// its encoder's `FrameQueue` there. `stop()` returns when no more frames will arrive.
+public protocol VideoFrameSource: Sendable {
+    func start(deliver: @escaping @Sendable (VideoFrame) -> Void)
+    func stop()
+}
+
+extension SyntheticScreenSource: VideoFrameSource {}

@@ -1,0 +1,140 @@
+import Foundation
+import RTPWire
+import ShareCore
+import Synchronization
+import VideoSend
+
+/// One incoming video stream's depayloading and decoding, on a thread of its own. Packets arrive
+/// from the transport's thread (the GLib loop) through `push`, which only queues them: decoding a
+/// frame takes milliseconds (tens for a large keyframe), and the loop thread also carries ICE
+/// checks, DTLS and every outgoing packet, so it must never wait for a decoder.
+///
+/// Counts what it assembles, drops and decodes, remembers the last decoded picture's size, and
+/// says when it waits for a keyframe (none decoded yet, or a frame was dropped or failed to decode
+/// since the last one) so the receiver can send a PLI. Thread-safe: the queue and the counters are
+/// behind locks; the depayloader and decoder belong to the thread.
+public final class VideoReceiveThread: Sendable {
+    public struct Counters: Sendable, Equatable {
+        public var packets = 0
+        public var framesAssembled = 0
+        public var keyframesAssembled = 0
+        public var framesDropped = 0
+        public var gaps = 0
+        public var malformed = 0
+        public var framesDecoded = 0
+        public var keyframesDecoded = 0
+        public var decodeErrors = 0
+        /// Packets thrown away because the thread fell behind by more than `queueLimit`.
+        public var queueOverflow = 0
+        public var width = 0
+        public var height = 0
+        public var waitingForKeyframe = true
+        public var lastError: String?
+    }
+
+    /// Packets waiting beyond this are dropped oldest first (the decoder then asks for a keyframe).
+    public static let queueLimit = 2000
+
+    public let codec: VideoCodec
+    private let logger: Logger
+    private let queue = Mutex<[RTPPacket]>([])
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
+    private let stats = Mutex(Counters())
+    private let onPicture: (@Sendable (VideoFrame) -> Void)?
+
+    /// `onPicture` (optional) sees every decoded picture, on this thread.
+    public init(codec: VideoCodec, logger: Logger, onPicture: (@Sendable (VideoFrame) -> Void)? = nil) {
+        self.codec = codec
+        self.logger = logger
+        self.onPicture = onPicture
+    }
+
+    public var counters: Counters { stats.withLock { $0 } }
+
+    /// Starts the thread; the decoder is opened here so a failure reaches the caller.
+    public func start() throws {
+        let decoder = try VideoDecoder(codec: codec)
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let box = DecoderBox(decoder)
+        let thread = Thread { [self] in run(box.take()) }
+        thread.name = "decoder-\(codec.rawValue.lowercased())"
+        thread.start()
+    }
+
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        wakeup.signal()
+        finished.wait()
+    }
+
+    /// Queues one packet (in arrival order). Any thread; never blocks on decoding.
+    public func push(_ packet: RTPPacket) {
+        let overflow = queue.withLock { q -> Bool in
+            q.append(packet)
+            guard q.count > Self.queueLimit else { return false }
+            q.removeFirst(q.count - Self.queueLimit)
+            return true
+        }
+        if overflow { stats.withLock { $0.queueOverflow += 1; $0.waitingForKeyframe = true } }
+        wakeup.signal()
+    }
+
+    private func run(_ decoder: VideoDecoder) {
+        var depayloader = VideoDepayloader(codec: codec)
+        while running.load(ordering: .acquiring) {
+            _ = wakeup.wait(timeout: .now() + .milliseconds(200))
+            let packets = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            for packet in packets {
+                let before = depayloader.counters
+                var frames: [DepayloadedFrame] = []
+                var failure: String?
+                do { frames = try depayloader.push(packet) } catch { failure = "\(error)" }
+                let after = depayloader.counters
+                stats.withLock { s in
+                    s.packets += 1
+                    s.framesAssembled = after.frames
+                    s.keyframesAssembled = after.keyframes
+                    s.framesDropped = after.dropped
+                    s.gaps = after.gaps
+                    s.malformed = after.malformed
+                    if after.dropped > before.dropped || after.malformed > before.malformed { s.waitingForKeyframe = true }
+                    if let failure { s.lastError = failure }
+                }
+                for frame in frames { decode(frame, with: decoder) }
+            }
+        }
+        finished.signal()
+    }
+
+    private func decode(_ frame: DepayloadedFrame, with decoder: VideoDecoder) {
+        do {
+            guard let picture = try decoder.decode(frame.bytes) else { return }
+            stats.withLock { s in
+                s.framesDecoded += 1
+                if frame.isKeyframe { s.keyframesDecoded += 1; s.waitingForKeyframe = false }
+                s.width = picture.width
+                s.height = picture.height
+            }
+            onPicture?(picture)
+        } catch {
+            stats.withLock { s in
+                s.decodeErrors += 1
+                s.waitingForKeyframe = true
+                s.lastError = "\(error)"
+            }
+            logger.debug("a received \(codec) frame did not decode: \(error)")
+        }
+    }
+}
+
+/// Hands a thread-confined decoder to the one thread that will own it.
+private final class DecoderBox: @unchecked Sendable {
+    private var decoder: VideoDecoder?
+    init(_ decoder: VideoDecoder) { self.decoder = decoder }
+    func take() -> VideoDecoder {
+        defer { decoder = nil }
+        return decoder!
+    }
+}

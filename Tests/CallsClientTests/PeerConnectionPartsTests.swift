@@ -1,0 +1,65 @@
+import CallsClient
+import RTPWire
+import Synchronization
+import Testing
+import VideoSend
+
+/// The peer connection's pure parts: reception statistics, the PLI policy, RTP routing.
+@Suite struct PeerConnectionPartsTests {
+    @Test func receptionStatisticsCountAcrossTheWrapAndReportLoss() {
+        var stats = ReceptionStatistics(ssrc: 7, clockRate: 90_000)
+        for (i, sequence) in [UInt16(65534), 65535, 0, 2].enumerated() {
+            stats.received(sequenceNumber: sequence, timestamp: UInt32(i) * 3000, bytes: 100, arrivalMicros: Int64(i) * 33_333)
+        }
+        #expect(stats.extendedHighestSequence == 65536 + 2)
+        #expect(stats.expected == 5 && stats.packetsReceived == 4 && stats.cumulativeLost == 1)
+        stats.senderReportReceived(ntp: NTPTimestamp(seconds: 0x0001_0002, fraction: 0x0003_0000), arrivalMicros: 1_000_000)
+        let report = stats.report(nowMicros: 1_500_000)
+        #expect(report.ssrc == 7 && report.cumulativeLost == 1 && report.fractionLost == 51)  // 1/5 × 256
+        #expect(report.lastSenderReport == 0x0002_0003)
+        #expect(report.delaySinceLastSenderReport == 32768, "half a second in 1/65536 s")
+        let next = stats.report(nowMicros: 2_000_000)
+        #expect(next.fractionLost == 0, "nothing expected since the last report")
+    }
+
+    @Test func keyframeRequestsWaitThreeHundredMilliseconds() {
+        var policy = KeyframeRequestPolicy()
+        // (waiting, now) → asked; the timeline as a marble: "n y - - y".
+        let asked = [(false, 0), (true, 0), (true, 100_000), (true, 299_999), (true, 300_000)].map {
+            policy.shouldRequest(waitingForKeyframe: $0.0, nowMicros: Int64($0.1))
+        }
+        #expect(asked == [false, true, false, false, true])
+    }
+
+    /// Regression: the first PLI subtracted from an `Int64.min` sentinel and trapped; found when
+    /// our own receiver began sending PLIs.
+    @Test func firstPictureLossIndicationAsksForAKeyframeThenEveryThreeHundredMilliseconds() {
+        let asked = Atomic<Int>(0)
+        let sender = RTPStreamSender(configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
+                                     transportSequence: nil) { _ in true }
+        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { asked.add(1, ordering: .relaxed) }
+        let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
+        for now: Int64 in [1_000, 100_000, 301_000] { rtcp.receive(pli, nowMicros: now) }
+        #expect(asked.load(ordering: .relaxed) == 2)
+        #expect(rtcp.figures.pli == 3 && rtcp.figures.keyframesAsked == 2)
+    }
+
+    @Test func routesBySSRCThenMidThenPayloadType() throws {
+        var router = RTPRouter(entries: [
+            .init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: 97, ssrc: 1111, rtxSSRC: 2222),
+            .init(index: 1, mid: "1", payloadType: 111, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil),
+        ], midExtensionID: 1)
+        func packet(ssrc: UInt32, pt: UInt8, mid: String? = nil) throws -> RTPPacket {
+            var p = RTPPacket(marker: false, payloadType: pt, sequenceNumber: 1, timestamp: 0, ssrc: ssrc, payload: [1])
+            if let mid { try p.setHeaderExtensionElements([HeaderExtensionElement(id: 1, data: Array(mid.utf8))]) }
+            return p
+        }
+        do { let got = router.route(try packet(ssrc: 1111, pt: 96)); #expect(got == .init(index: 0, isRTX: false)) }
+        do { let got = router.route(try packet(ssrc: 2222, pt: 97)); #expect(got == .init(index: 0, isRTX: true)) }
+        do { let got = router.route(try packet(ssrc: 5, pt: 111, mid: "1")); #expect(got == .init(index: 1, isRTX: false)) }
+        do { let got = router.route(try packet(ssrc: 5, pt: 111)); #expect(got == .init(index: 1, isRTX: false), "learned") }
+        do { let got = router.route(try packet(ssrc: 6, pt: 111)); #expect(got == .init(index: 1, isRTX: false), "by payload type") }
+        do { let got = router.route(try packet(ssrc: 8, pt: 50)); #expect(got == nil, "no transceiver takes type 50") }
+        do { let got = router.route(try packet(ssrc: 9, pt: 96, mid: "1")); #expect(got == nil, "mid 1 does not carry type 96") }
+    }
+}
