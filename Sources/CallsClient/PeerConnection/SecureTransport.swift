@@ -205,7 +205,7 @@ public final class SecureTransport: Sendable {
                 setState(.failed("SRTP: \(error)"))
             }
         case .failed(let error):
-            setState(.failed("DTLS: \(error)"))
+            setState(.failed("\(error)"))  // DTLSError says "DTLS: …" itself
         case .closed:
             if self.state != .closed { setState(.failed("DTLS: the peer closed the connection")) }
         case .new, .connecting:

@@ -72,7 +72,8 @@ public struct TransportAttributes: Hashable, Sendable {
         var lines: [String] = []
         if let iceUfrag { lines.append("a=ice-ufrag:\(iceUfrag)") }
         if let icePwd { lines.append("a=ice-pwd:\(icePwd)") }
-        if let iceOptions { lines.append("a=ice-options:" + iceOptions.map(\.rawValue).joined(separator: " ")) }
+        // An empty list is no line at all: `a=ice-options:` with no token is not valid SDP.
+        if let iceOptions, !iceOptions.isEmpty { lines.append("a=ice-options:" + iceOptions.map(\.rawValue).joined(separator: " ")) }
         for fingerprint in fingerprints { lines.append("a=fingerprint:\(fingerprint.sdpValue)") }
         if let setup { lines.append("a=setup:\(setup.rawValue)") }
         return lines
