@@ -53,7 +53,7 @@ let package = Package(
         // MARK: Support modules
         .target(name: "ShareCore", swiftSettings: swift6),
         .target(name: "RTPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
-        .target(name: "SDPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .target(name: "SDPWire", dependencies: ["ShareCore", "RTPWire"], swiftSettings: swift6),
         // The one GLib main-loop thread of a process (libnice, libsoup, GDBus run on it).
         .target(name: "GLibLoop", dependencies: ["CGIO"], swiftSettings: swift6),
 
@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop"], swiftSettings: swift6),
         .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
-        .testTarget(name: "SDPWireTests", dependencies: ["SDPWire"], resources: [.copy("Fixtures")],
+        .testTarget(name: "SDPWireTests", dependencies: ["SDPWire", "RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),

@@ -62,7 +62,8 @@ import VideoSend
             bStats = await b.statistics()
             aStats = await a.statistics()
             let v = bStats.transceiver(.video)?.received, s = bStats.transceiver(.audio)?.received
-            if (v?.framesDecoded ?? 0) >= 20, (s?.audioFramesDecoded ?? 0) >= 10, aStats.transport.rttMs != nil { break }
+            if (v?.framesDecoded ?? 0) >= 20, (s?.audioFramesDecoded ?? 0) >= 10, aStats.transport.rttMs != nil,
+               aStats.transceiver(.video)?.feedback?.rttMs != nil { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let decodedVideo = try #require(bStats.transceiver(.video)?.received)

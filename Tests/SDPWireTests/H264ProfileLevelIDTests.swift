@@ -1,3 +1,4 @@
+import RTPWire
 @testable import SDPWire
 import Testing
 
@@ -18,14 +19,14 @@ import Testing
             ("f4001f", .other(profileIDC: 0xF4)),  // High 4:4:4 Predictive (Chromium's receive side)
         ]
         for row in table {
-            let id = H264ProfileLevelID(row.hex)
+            let id = H264ProfileLevelID(hex: row.hex)
             #expect(id?.profile == row.profile, "\(row.hex)")
-            #expect(id?.hexString == row.hex)
+            #expect(id?.hex == row.hex)
             #expect(id?.levelIDC == 0x1F)
         }
-        #expect(H264ProfileLevelID("42E01F") == .constrainedBaseline31)
+        #expect(H264ProfileLevelID(hex: "42E01F") == .constrainedBaseline31)
         for bad in ["", "42e01", "42e01f0", "42e0zz", "+2e01f", "４２e01f"] {
-            #expect(H264ProfileLevelID(bad) == nil, "\(bad)")
+            #expect(H264ProfileLevelID(hex: bad) == nil, "\(bad)")
         }
         #expect(H264ProfileLevelID.absent.profile == .baseline)
     }

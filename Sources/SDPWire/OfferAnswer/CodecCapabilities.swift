@@ -1,3 +1,4 @@
+import RTPWire
 /// A codec sharectl's media engine sends and receives.
 public enum MediaCodec: String, Hashable, Sendable, CaseIterable {
     /// Only packetization-mode 1 (FU-A, STAP-A) and only the profiles in
@@ -84,7 +85,7 @@ public struct CodecCapabilities: Hashable, Sendable {
     /// The H.264 profile of a payload type, read from its fmtp (absent means Baseline, level 1.0).
     public static func h264ProfileLevelID(of payload: PayloadFormat) -> H264ProfileLevelID? {
         guard let text = payload.parameter("profile-level-id") else { return .absent }
-        return H264ProfileLevelID(text)
+        return H264ProfileLevelID(hex: text)
     }
 
     /// The position of the payload's profile in `h264Profiles`, if it is packetization-mode 1.

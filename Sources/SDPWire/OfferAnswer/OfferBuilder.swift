@@ -1,3 +1,4 @@
+import RTPWire
 /// Makes sharectl's own offer (JSEP RFC 9429 §5.2): a video section (H.264 in our first profile,
 /// level 3.1, packetization-mode 1; VP8; each with RTX) and an audio section (Opus), bundled,
 /// with rtcp-mux, reduced-size RTCP and the header extensions we use.
@@ -68,7 +69,7 @@ public struct OfferBuilder: Hashable, Sendable {
                       let id = OfferBuilder.profileLevelID(for: profile) else { continue }
                 parameters = [FormatParameter("level-asymmetry-allowed", "1"),
                               FormatParameter("packetization-mode", "1"),
-                              FormatParameter("profile-level-id", id.hexString)]
+                              FormatParameter("profile-level-id", id.hex)]
             }
             let primary = next
             payloads.append(PayloadFormat(payloadType: primary,
@@ -95,7 +96,7 @@ public struct OfferBuilder: Hashable, Sendable {
         switch profile {
         case .constrainedBaseline: return .constrainedBaseline31
         case .main: return .main31
-        case .baseline: return H264ProfileLevelID(profileIDC: 0x42, profileIOP: 0x00, levelIDC: 0x1F)
+        case .baseline: return H264ProfileLevelID(profileIDC: 0x42, constraintFlags: 0x00, levelIDC: 0x1F)
         default: return nil
         }
     }
