@@ -66,5 +66,6 @@ import VideoSend
         #expect(timecodes.count == counters.framesEncoded, "every encoded frame decodes with a readable timecode")
         #expect(timecodes == timecodes.sorted(), "in capture order")
         #expect(sender.counters.packetsSent == packets.withLock { $0.count })
+        #expect(sender.counters.framesSent == counters.framesEncoded, "every encoded frame left whole")
     }
 }

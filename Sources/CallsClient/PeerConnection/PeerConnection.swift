@@ -333,6 +333,7 @@ public actor PeerConnection {
         var sent = PeerConnectionStatistics.Sent()
         let c = sender.counters
         sent.packets = c.packetsSent
+        sent.framesSent = c.framesSent
         sent.bytes = c.bytesSent
         sent.rtxPackets = c.rtxPacketsSent
         sent.sendFailures = c.sendFailures

@@ -11,6 +11,8 @@ public struct PeerConnectionStatistics: Sendable {
         /// Video: frames the source delivered, frames encoded, keyframes made and asked for.
         public var framesCaptured = 0
         public var framesEncoded = 0
+        /// Frames whose every packet left (encoded frames a failed send did not lose).
+        public var framesSent = 0
         public var keyframesEncoded = 0
         public var keyframeRequests = 0
         public var encodeErrors = 0

@@ -144,7 +144,7 @@ public actor WHIPShareSession {
             stats.video.height = sent.height
             stats.video.framesCaptured = running.source.frameCount
             stats.video.framesEncoded = sent.framesEncoded
-            stats.video.framesSent = sent.framesEncoded
+            stats.video.framesSent = sent.framesSent
             stats.video.keyframes = sent.keyframesEncoded
             stats.video.keyframeRequests = sent.keyframeRequests
             stats.video.pliReceived = videoFeedback?.pli ?? 0

@@ -64,6 +64,8 @@ public final class RTPStreamSender: Sendable {
 
     public struct Counters: Sendable, Equatable {
         public var packetsSent = 0
+        /// Frames (one `send` call each) whose every packet left.
+        public var framesSent = 0
         /// Payload octets, as the sender report counts them.
         public var octetsSent = 0
         public var bytesSent = 0
@@ -101,6 +103,7 @@ public final class RTPStreamSender: Sendable {
     @discardableResult
     public func send(_ units: [RTPPayloadUnit], timestamp: UInt32, nowMicros: Int64) -> Int {
         var sent = 0
+        defer { if sent == units.count && sent > 0 { state.withLock { $0.counters.framesSent += 1 } } }
         for unit in units {
             let sequence = state.withLock { s -> UInt16 in defer { s.sequence &+= 1 }; return s.sequence }
             var packet = RTPPacket(marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
