@@ -4,7 +4,8 @@ import ShareCore
 import VideoSend
 
 /// `sharectl share --source synthetic --whip URL [--token T] [--codec h264|vp8] [--duration S]
-/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--no-audio]`
+/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--no-audio] [--relay-only]
+/// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.value("source") ?? "synthetic"
@@ -41,6 +42,20 @@ enum ShareCommand {
         options.bitrate = try arguments.int("bitrate", default: 2500) * 1000
         guard options.bitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
         options.audio = !arguments.has("no-audio")
+        options.relayOnly = arguments.has("relay-only")
+        if let stun = arguments.value("stun") {
+            do { options.stunServer = try ICEAgent.STUNServer(url: stun) } catch {
+                throw Arguments.UsageError(description: "--stun: \(error)")
+            }
+        }
+        if let turn = arguments.value("turn") {
+            guard let user = arguments.value("turn-user"), let credential = arguments.value("turn-credential") else {
+                throw Arguments.UsageError(description: "--turn needs --turn-user and --turn-credential")
+            }
+            do { options.turnServers = [try ICEAgent.TURNServer(url: turn, username: user, credential: credential)] } catch {
+                throw Arguments.UsageError(description: "--turn: \(error)")
+            }
+        }
         let duration = try arguments.double("duration", default: 0)
         let statsPath = arguments.value("stats-json")
         var statsFile: FileHandle?

@@ -13,6 +13,10 @@ figures it judged; the last line is "N passed, N failed".
   refuse-4xx, refuse-not-sdp   WHIP answers 400 / text/html: exit non-zero, one clear line.
   garbage-datagrams            junk UDP thrown at our ICE port mid-share: nothing crashes, the
                                endpoint keeps decoding.
+  turn-from-link               the endpoint names a TURN server (coturn on 127.0.0.1) only in its
+                               Link header; `share --relay-only` cannot connect without it, so it
+                               must publish again through it: exit 0, relayed pair, frames decoded.
+  turn-from-config             the same TURN server given with --turn: relayed at the first try.
 """
 import json
 import os
@@ -226,6 +230,47 @@ def garbage_datagrams():
         stop(endpoint)
 
 
+def turn_gate(from_link):
+    name = "turn-from-link" if from_link else "turn-from-config"
+    if not os.path.exists("/usr/bin/turnserver"):
+        return record(name, False, "coturn's turnserver is not installed (scripts/setup.sh installs it)")
+    turn_port = free_port()
+    turn_dir = os.path.join(WORK, f"{name}.turn")
+    os.makedirs(turn_dir, exist_ok=True)
+    turn = start(["/usr/bin/turnserver", "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1",
+                  f"--listening-port={turn_port}", "--min-port=49160", "--max-port=49200", "--lt-cred-mech",
+                  "--user=sharectl:relay-secret", "--realm=sharectl.test", "--allow-loopback-peers", "--no-cli",
+                  "--no-tls", "--no-dtls", f"--log-file={turn_dir}/turn.log", f"--pidfile={turn_dir}/turn.pid",
+                  f"--userdb={turn_dir}/turndb"], os.path.join(WORK, f"{name}.turn.log"))
+    port = free_port()
+    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
+    turn_uri = f"turn:127.0.0.1:{turn_port}?transport=udp"
+    link = ["--link-turn", turn_uri, "sharectl", "relay-secret"] if from_link else []
+    endpoint = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path, *link],
+                     os.path.join(WORK, f"{name}.endpoint.log"))
+    try:
+        if not wait_http(port) or not wait_http(turn_port):
+            return record(name, False, "the endpoint or coturn did not start")
+        ours = () if from_link else ("--turn", turn_uri, "--turn-user", "sharectl", "--turn-credential", "relay-secret")
+        code, last, log = share(f"http://127.0.0.1:{port}/whip", name, "h264", duration=8,
+                                extra=("--relay-only", "--verbose", *ours))
+        time.sleep(1.0)
+        s = ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
+        v = s.get("video") or {}
+        sent = last["video"]["framesSent"] if last else 0
+        relayed = bool(last and last["connection"].get("relayed"))
+        retried = "publishing again through the endpoint's ICE servers" in log
+        ok = code == 0 and relayed and retried == from_link and sent > 0 and v.get("framesDecoded", 0) >= 0.9 * sent
+        record(name, ok, f"exit {code}, published again through the Link TURN server: {retried}, "
+                         f"pair {last['connection'].get('pair') if last else None} (relayed {relayed}), "
+                         f"sent {sent}, aiortc decoded {v.get('framesDecoded')}")
+        if not ok:
+            print(log[-3000:])
+    finally:
+        stop(endpoint)
+        stop(turn)
+
+
 def main():
     only = set(sys.argv[1:])
     gates = [
@@ -237,6 +282,8 @@ def main():
         ("refuse-4xx", lambda: refusal_http("4xx", "/error-400")),
         ("refuse-not-sdp", lambda: refusal_http("not-sdp", "/not-sdp")),
         ("garbage-datagrams", garbage_datagrams),
+        ("turn-from-link", lambda: turn_gate(True)),
+        ("turn-from-config", lambda: turn_gate(False)),
     ]
     for name, gate in gates:
         if only and name not in only:

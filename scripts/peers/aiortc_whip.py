@@ -100,8 +100,12 @@ async def whip_post(request):
     answer = pc.localDescription.sdp
     if request.app["tamper_fingerprint"]:
         answer = tamper_fingerprint(answer)
-    return web.Response(status=201, text=answer, content_type="application/sdp",
-                        headers={"Location": f"/whip/{sid}", "ETag": f'"{sid}"'})
+    headers = {"Location": f"/whip/{sid}", "ETag": f'"{sid}"'}
+    if request.app["link_turn"]:
+        uri, username, credential = request.app["link_turn"]
+        headers["Link"] = (f'<{uri}>; rel="ice-server"; username="{username}"; '
+                           f'credential="{credential}"; credential-type="password"')
+    return web.Response(status=201, text=answer, content_type="application/sdp", headers=headers)
 
 
 def tamper_fingerprint(sdp):
@@ -156,11 +160,14 @@ def main():
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--stats", default="")
     parser.add_argument("--token", default="")
+    parser.add_argument("--link-turn", nargs=3, metavar=("URI", "USERNAME", "CREDENTIAL"),
+                        help="name a TURN server in a Link: rel=\"ice-server\" header of every 201")
     parser.add_argument("--tamper-fingerprint", action="store_true",
                         help="answer with a wrong DTLS fingerprint (the client must refuse to connect)")
     args = parser.parse_args()
     app = web.Application()
     app["stats"], app["token"], app["tamper_fingerprint"] = args.stats, args.token, args.tamper_fingerprint
+    app["link_turn"] = args.link_turn
     app.router.add_post("/whip", whip_post)
     app.router.add_patch("/whip/{sid}", whip_patch)
     app.router.add_delete("/whip/{sid}", whip_delete)

@@ -24,6 +24,11 @@ public actor WHIPShareSession {
         public var bitrate = 2_500_000
         public var audio = true
         public var loopbackOnly = false
+        /// Connect only through TURN relays (to test a relay path, or where direct is not allowed).
+        public var relayOnly = false
+        /// STUN and TURN servers to gather with from the start (the endpoint's own come later).
+        public var stunServer: ICEAgent.STUNServer?
+        public var turnServers: [ICEAgent.TURNServer] = []
         public var connectTimeout: Duration = .seconds(20)
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
@@ -70,9 +75,35 @@ public actor WHIPShareSession {
         }
     }
 
+    /// The endpoint's ICE servers (`Link: rel="ice-server"`) arrive with its answer, after we have
+    /// gathered (libnice gathers relay candidates only with TURN known beforehand). So: connect with
+    /// what we have; if ICE cannot connect and the endpoint named STUN or TURN servers we did not
+    /// use, end that session and publish once more, gathering through them.
     private func connect(loop: GLibLoop) async throws -> Running {
+        do {
+            return try await attempt(loop: loop, stun: options.stunServer, turn: options.turnServers)
+        } catch let retry as RetryThroughServers {
+            logger.notice("ICE could not connect (\(retry.reason)); publishing again through the endpoint's "
+                          + "ICE servers: \(retry.servers.map(\.description).joined(separator: ", "))")
+            return try await attempt(loop: loop, stun: retry.stun ?? options.stunServer,
+                                     turn: options.turnServers + retry.turn, retrying: true)
+        }
+    }
+
+    private struct RetryThroughServers: Error {
+        let reason: String
+        let servers: [WHIPICEServer]
+        let stun: ICEAgent.STUNServer?
+        let turn: [ICEAgent.TURNServer]
+    }
+
+    private func attempt(loop: GLibLoop, stun: ICEAgent.STUNServer?, turn: [ICEAgent.TURNServer],
+                         retrying: Bool = false) async throws -> Running {
         var configuration = PeerConnection.Configuration(loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
-        configuration.iceOptions = []  // the offer as sharectl has always sent it: no trickle
+        configuration.iceOptions = []  // the offer carries every candidate: no trickle
+        configuration.ice.relayOnly = options.relayOnly
+        configuration.ice.stunServer = stun
+        configuration.ice.turnServers = turn
         if let codec = options.codec { configuration.capabilities.videoCodecs = [codec == .h264 ? .h264 : .vp8] }
         let connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)
         let whip: WHIPClient
@@ -98,8 +129,33 @@ public actor WHIPShareSession {
             await connection.stopSending()
             await whip.stop()
             await connection.close()
+            let offered = Self.iceServers(session.iceServers)
+            let unused = offered.turn.filter { !turn.contains($0) }
+            if !retrying, "\(error)".contains("ICE"), !unused.isEmpty || (offered.stun != nil && stun == nil) {
+                throw RetryThroughServers(reason: "\(error)", servers: session.iceServers, stun: offered.stun, turn: unused)
+            }
             throw error
         }
+    }
+
+    /// The endpoint's servers as ICE configuration: TURN entries need a username and credential;
+    /// `turns:` becomes TLS, which the ICE agent says it cannot use.
+    static func iceServers(_ servers: [WHIPICEServer]) -> (stun: ICEAgent.STUNServer?, turn: [ICEAgent.TURNServer]) {
+        var stun: ICEAgent.STUNServer?
+        var turn: [ICEAgent.TURNServer] = []
+        for server in servers {
+            switch server.scheme {
+            case .stun:
+                if stun == nil { stun = ICEAgent.STUNServer(host: server.host, port: server.port) }
+            case .turn, .turns:
+                guard let username = server.username, let credential = server.credential else { continue }
+                let transport: ICEAgent.TURNServer.Transport =
+                    server.scheme == .turns ? .tls : server.transport == .tcp ? .tcp : .udp
+                turn.append(ICEAgent.TURNServer(host: server.host, port: server.port, username: username,
+                                                credential: credential, transport: transport))
+            }
+        }
+        return (stun, turn)
     }
 
     private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, whip: WHIPClient,
