@@ -355,12 +355,7 @@ public actor PeerConnection {
             sent.audioFramesDropped = a.framesDropped
             sent.audioLevelDbfs = a.levelDbfs
         }
-        var feedback: PeerConnectionStatistics.Feedback?
-        if let f = media.rtcp?.figures {
-            feedback = .init(pli: f.pli, fir: f.fir, nacks: f.nacks, keyframesAsked: f.keyframesAsked, rttMs: f.rttMs,
-                             fractionLost: f.fractionLost, remb: f.remb, malformed: f.malformed)
-        }
-        return (sent, feedback)
+        return (sent, media.rtcp?.figures)
     }
 
     private static func received(_ media: TransceiverMedia) -> PeerConnectionStatistics.Received {

@@ -51,17 +51,8 @@ public struct PeerConnectionStatistics: Sendable {
         public var audioPeakDbfs: Double?
     }
 
-    /// The peer's feedback on what we send (our `RTCPReceiver`).
-    public struct Feedback: Sendable, Equatable {
-        public var pli = 0
-        public var fir = 0
-        public var nacks = 0
-        public var keyframesAsked = 0
-        public var rttMs: Double?
-        public var fractionLost: Double?
-        public var remb: Int?
-        public var malformed = 0
-    }
+    /// The peer's feedback on what we send: our `RTCPReceiver`'s figures.
+    public typealias Feedback = RTCPReceiver.Figures
 
     public struct TransceiverStatistics: Sendable {
         public var mid: String?
