@@ -87,6 +87,19 @@ def read_json(path):
         return None
 
 
+def start_aiortc(name, *extra):
+    """The aiortc WHIP endpoint on a free port; returns (process, port, stats path)."""
+    port = free_port()
+    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
+    process = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path, *extra],
+                    os.path.join(WORK, f"{name}.endpoint.log"))
+    return process, port, stats_path
+
+
+def last_session(stats_path):
+    return ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
+
+
 def chromium_gate(codec):
     name = f"chromium-{codec}"
     port = free_port()
@@ -127,17 +140,13 @@ def chromium_gate(codec):
 
 def aiortc_gate(codec):
     name = f"aiortc-{codec}"
-    port = free_port()
-    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
-    endpoint = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path],
-                     os.path.join(WORK, f"{name}.endpoint.log"))
+    endpoint, port, stats_path = start_aiortc(name)
     try:
         if not wait_http(port):
             return record(name, False, "the aiortc endpoint did not start")
         code, last, log = share(f"http://127.0.0.1:{port}/whip", name, codec, duration=8)
         time.sleep(1.0)
-        sessions = (read_json(stats_path) or {}).get("sessions") or [{}]
-        s = sessions[-1]
+        s = last_session(stats_path)
         v = s.get("video") or {}
         sent = last["video"]["framesSent"] if last else 0
         ok = (code == 0 and sent > 0 and v.get("framesDecoded", 0) >= 0.9 * sent and v.get("width") == 1280
@@ -153,16 +162,13 @@ def aiortc_gate(codec):
 
 def refusal_fingerprint():
     name = "refuse-fingerprint"
-    port = free_port()
-    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
-    endpoint = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path, "--tamper-fingerprint"],
-                     os.path.join(WORK, f"{name}.endpoint.log"))
+    endpoint, port, stats_path = start_aiortc(name, "--tamper-fingerprint")
     try:
         if not wait_http(port):
             return record(name, False, "the aiortc endpoint did not start")
         code, last, log = share(f"http://127.0.0.1:{port}/whip", name, "h264", duration=5)
         time.sleep(0.5)
-        s = ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
+        s = last_session(stats_path)
         decoded = (s.get("video") or {}).get("framesDecoded", 0)
         said = "fingerprint" in log and "does not match" in log
         ok = code != 0 and said and decoded == 0
@@ -189,10 +195,7 @@ def refusal_http(kind, path):
 
 def garbage_datagrams():
     name = "garbage-datagrams"
-    port = free_port()
-    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
-    endpoint = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path],
-                     os.path.join(WORK, f"{name}.endpoint.log"))
+    endpoint, port, stats_path = start_aiortc(name)
     try:
         if not wait_http(port):
             return record(name, False, "the aiortc endpoint did not start")
@@ -220,7 +223,7 @@ def garbage_datagrams():
                 thrown += 1
         code = proc.wait(timeout=60)
         time.sleep(0.5)
-        s = ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
+        s = last_session(stats_path)
         lines = [json.loads(l) for l in open(share_stats)]
         sent = lines[-1]["video"]["framesSent"] if lines else 0
         decoded = (s.get("video") or {}).get("framesDecoded", 0)
@@ -242,12 +245,9 @@ def turn_gate(from_link):
                   "--user=sharectl:relay-secret", "--realm=sharectl.test", "--allow-loopback-peers", "--no-cli",
                   "--no-tls", "--no-dtls", f"--log-file={turn_dir}/turn.log", f"--pidfile={turn_dir}/turn.pid",
                   f"--userdb={turn_dir}/turndb"], os.path.join(WORK, f"{name}.turn.log"))
-    port = free_port()
-    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
     turn_uri = f"turn:127.0.0.1:{turn_port}?transport=udp"
     link = ["--link-turn", turn_uri, "sharectl", "relay-secret"] if from_link else []
-    endpoint = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path, *link],
-                     os.path.join(WORK, f"{name}.endpoint.log"))
+    endpoint, port, stats_path = start_aiortc(name, *link)
     try:
         if not wait_http(port) or not wait_http(turn_port):
             return record(name, False, "the endpoint or coturn did not start")
@@ -255,7 +255,7 @@ def turn_gate(from_link):
         code, last, log = share(f"http://127.0.0.1:{port}/whip", name, "h264", duration=8,
                                 extra=("--relay-only", "--verbose", *ours))
         time.sleep(1.0)
-        s = ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
+        s = last_session(stats_path)
         v = s.get("video") or {}
         sent = last["video"]["framesSent"] if last else 0
         relayed = bool(last and last["connection"].get("relayed"))
