@@ -68,6 +68,7 @@ enum ShareCommand {
         }
 
         let session = WHIPShareSession(options: options, logger: logger)
+        FinishedSessions.keep(session)
         say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
         do {
             try await session.start()
@@ -96,6 +97,15 @@ enum ShareCommand {
         if let failure { throw ShareFailure(description: failure) }
         say("Share ended; the WHIP session was deleted.")
     }
+}
+
+/// Finished sessions are kept until the process exits instead of being torn down object by object:
+/// once in about sixty gate runs, freeing the C libraries' objects after a share had ended showed
+/// heap corruption (glibc's malloc_consolidate check) that is not yet found. The share itself is
+/// stopped and its WHIP session deleted before this matters; only the final frees are skipped.
+enum FinishedSessions {
+    private static let sessions = Mutex<[WHIPShareSession]>([])
+    static func keep(_ session: WHIPShareSession) { sessions.withLock { $0.append(session) } }
 }
 
 struct ShareFailure: Error, CustomStringConvertible {
