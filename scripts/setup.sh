@@ -39,8 +39,9 @@ if ((${#missing[@]})); then
     fi
     echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null
-    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    # Wait for another apt (a second setup running beside this one) rather than fail.
+    apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [[ ! -x /opt/swift/usr/bin/swift ]]; then
