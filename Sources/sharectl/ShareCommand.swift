@@ -4,7 +4,7 @@ import ShareCore
 import VideoSend
 
 /// `sharectl share --source synthetic --whip URL [--token T] [--codec h264|vp8] [--duration S]
-/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--no-audio] [--relay-only]
+/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--no-audio] [--relay-only]
 /// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
@@ -39,8 +39,14 @@ enum ShareCommand {
         guard (1...30).contains(options.framesPerSecond) else {
             throw Arguments.UsageError(description: "--fps is 1 to 30")
         }
-        options.bitrate = try arguments.int("bitrate", default: 2500) * 1000
+        options.bitrate = try arguments.int("bitrate", default: 4000) * 1000
         guard options.bitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
+        if let policy = arguments.value("policy") {
+            guard let parsed = ScreenSendPolicy(argument: policy) else {
+                throw Arguments.UsageError(description: "--policy wants balanced, detail or motion, not '\(policy)'")
+            }
+            options.policy = parsed
+        }
         options.audio = !arguments.has("no-audio")
         options.relayOnly = arguments.has("relay-only")
         if let stun = arguments.value("stun") {
@@ -69,23 +75,50 @@ enum ShareCommand {
 
         let session = WHIPShareSession(options: options, logger: logger)
         FinishedSessions.keep(session)
-        say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
+        say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
+            + "\(options.policy.label)) to \(endpoint)…")
         do {
             try await session.start()
         } catch {
             throw ShareFailure(description: "could not start the share: \(error)")
         }
         let stop = StopSignal()
+        let control = ControlInput()
+        control.start()
         var previous: ShareStats?
         let started = ContinuousClock.now
         var failure: String?
+        var stopAsked = false
         while true {
-            try? await Task.sleep(for: .seconds(1))
+            // Typed commands take effect within a tenth of a second; figures come once a second.
+            for _ in 0..<10 where !stopAsked {
+                try? await Task.sleep(for: .milliseconds(100))
+                let (commands, complaints) = control.take()
+                for complaint in complaints { say(complaint) }
+                for command in commands {
+                    switch command {
+                    case .policy(let name):
+                        if let policy = ScreenSendPolicy(argument: name) {
+                            await session.setPolicy(policy)
+                            say("Send policy: \(policy.label)")
+                        } else {
+                            say("policy wants balanced, detail or motion, not '\(name)'")
+                        }
+                    case .keyframe:
+                        await session.requestKeyframe()
+                        say("Keyframe asked for")
+                    case .stop:
+                        stopAsked = true
+                    }
+                }
+                if stop.requested { break }
+            }
             let stats = await session.stats(previous: previous)
             previous = stats
             for line in stats.statusLines { say(line) }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
             if stop.requested { say("Stopping (signal)…"); break }
+            if stopAsked { say("Stopping…"); break }
             if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
             if !(await session.isConnected) {
                 failure = "the connection was lost: \(await session.connectionState)"

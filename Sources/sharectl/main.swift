@@ -13,12 +13,13 @@ let usage = """
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
                                 [--token TOKEN] [--codec h264|vp8] [--duration SECONDS]
-                                [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS]
-                                [--no-audio] [--relay-only] [--verbose]
+                                [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
+                                [--policy balanced|detail|motion] [--no-audio] [--relay-only] [--verbose]
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
-                                the endpoint names in its Link headers)
+                                the endpoint names in its Link headers; while sharing, type
+                                "policy balanced|detail|motion", "keyframe" or "stop" on stdin)
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
@@ -27,7 +28,7 @@ let usage = """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential"]
+                               "turn-user", "turn-credential", "policy"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
 
 do {

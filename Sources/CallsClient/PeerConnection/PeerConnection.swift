@@ -265,12 +265,20 @@ public actor PeerConnection {
     /// scaled (long side at most `maxLongSide`), encoded with the negotiated codec on an encoder
     /// thread, packetized and sent. The source starts when the connection is up.
     public func attachVideoSource(_ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
-                                  framesPerSecond: Int = 30, maxLongSide: Int = 1920) throws(PeerConnectionError) {
+                                  framesPerSecond: Int = 30, maxLongSide: Int = 1920, policy: ScreenSendPolicy = .balanced,
+                                  content: VideoContent = .screen) throws(PeerConnectionError) {
         guard let media = transceiver.media, let codec = media.negotiated.videoCodec else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
         }
-        try media.attachVideo(source, settings: .init(factory: VideoEncoderFactory(codec: codec, frameRate: framesPerSecond),
-                                                      bitrate: bitrate, maxLongSide: maxLongSide))
+        let factory = VideoEncoderFactory(codec: codec, frameRate: framesPerSecond, content: content)
+        try media.attachVideo(source, settings: .init(factory: factory, bitrate: bitrate, maxLongSide: maxLongSide,
+                                                      policy: policy))
+    }
+
+    /// Changes the send policy of a sending video transceiver from its next frame; nothing is
+    /// renegotiated.
+    public func setPolicy(_ policy: ScreenSendPolicy, on transceiver: Transceiver) {
+        transceiver.media?.encoder?.setPolicy(policy)
     }
 
     /// Sends the synthetic tone (`toneLevelDbfs`, or digital silence with nil) as Opus on a
@@ -346,7 +354,14 @@ public actor PeerConnection {
             sent.width = e.width
             sent.height = e.height
             sent.encoder = encoder.implementation
-            sent.targetBitrate = media.targetBitrate
+            sent.targetBitrate = e.targetBitrate
+            sent.policy = e.policy.rawValue
+            sent.allowedFrameRate = e.frameRate
+            sent.limitedBy = e.limit.rawValue
+            sent.framesSkipped = e.framesSkipped
+            sent.framesRepeated = e.framesRepeated
+            sent.encodersMade = e.encodersMade
+            sent.encodeMs = e.encodeMicros / 1000
             sent.framesCaptured = media.queueCounters?.pushed ?? 0
         }
         if let audio = media.audioSender {

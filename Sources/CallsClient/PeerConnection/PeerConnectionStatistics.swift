@@ -20,6 +20,15 @@ public struct PeerConnectionStatistics: Sendable {
         public var width = 0
         public var height = 0
         public var targetBitrate = 0
+        /// Video: the send policy, the frame rate it allows now, and what holds the stream back.
+        public var policy: String?
+        public var allowedFrameRate = 0
+        public var limitedBy: String?
+        public var framesSkipped = 0
+        public var framesRepeated = 0
+        public var encodersMade = 0
+        /// Smoothed cost of one frame (convert, scale, encode), milliseconds.
+        public var encodeMs = 0.0
         /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
         public var audioFramesSent = 0
         public var audioFramesDropped = 0

@@ -21,7 +21,9 @@ public actor WHIPShareSession {
         public var width = 1920
         public var height = 1080
         public var framesPerSecond = 30
-        public var bitrate = 2_500_000
+        /// The most the screen may use; congestion control sets the target below it.
+        public var bitrate = 4_000_000
+        public var policy = ScreenSendPolicy.balanced
         public var audio = true
         public var loopbackOnly = false
         /// Connect only through TURN relays (to test a relay path, or where direct is not allowed).
@@ -171,7 +173,8 @@ public actor WHIPShareSession {
         let source = SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
         if video.negotiated?.direction.sends == true {
             try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
-                                                   framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+                                                   framesPerSecond: options.framesPerSecond, maxLongSide: 1920,
+                                                   policy: options.policy)
         }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {
@@ -209,7 +212,14 @@ public actor WHIPShareSession {
             stats.video.rtxSent = sent.rtxPackets
             stats.video.packetsSent = sent.packets
             stats.video.encodeErrors = sent.encodeErrors
-            stats.video.targetKbps = options.bitrate / 1000
+            stats.video.targetKbps = sent.targetBitrate / 1000
+            stats.video.policy = sent.policy ?? ""
+            stats.video.fpsAllowed = sent.allowedFrameRate
+            stats.video.limitedBy = sent.limitedBy ?? "none"
+            stats.video.framesSkipped = sent.framesSkipped
+            stats.video.framesRepeated = sent.framesRepeated
+            stats.video.encodersMade = sent.encodersMade
+            stats.video.encodeMs = (sent.encodeMs * 10).rounded() / 10
             stats.video.bitrateKbps = Int(Double(sent.bytes - previousVideoBytes) * 8 / elapsed / 1000)
             previousVideoBytes = sent.bytes
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
@@ -238,6 +248,19 @@ public actor WHIPShareSession {
         stats.connection.rtcpReceived = t.rtcpReceived
         stats.connection.droppedDatagrams = t.droppedDatagrams
         return stats
+    }
+
+    /// Changes the screen's send policy from its next frame, with no renegotiation.
+    public func setPolicy(_ policy: ScreenSendPolicy) async {
+        guard let running else { return }
+        await running.connection.setPolicy(policy, on: running.video)
+        logger.notice("send policy: \(policy.label)", ["video.policy": policy.rawValue])
+    }
+
+    /// Asks for a keyframe now (as a receiver's PLI would).
+    public func requestKeyframe() async {
+        guard let running else { return }
+        await running.connection.requestKeyframe(on: running.video)
     }
 
     /// True while the connection is up (it fails when consent is lost or DTLS closes).
