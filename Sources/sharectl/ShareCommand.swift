@@ -47,6 +47,7 @@ enum ShareCommand {
             }
             options.policy = parsed
         }
+        options.hardwareEncoder = try chooseEncoder(arguments.value("encoder") ?? "auto", codec: options.codec)
         options.audio = !arguments.has("no-audio")
         options.relayOnly = arguments.has("relay-only")
         if let stun = arguments.value("stun") {
@@ -129,6 +130,32 @@ enum ShareCommand {
         try? statsFile?.close()
         if let failure { throw ShareFailure(description: failure) }
         say("Share ended; the WHIP session was deleted.")
+    }
+}
+
+/// `--encoder auto|x264|vaapi|nvenc`: auto takes a hardware H.264 encoder when one opens on this
+/// machine, and says which it took or why there is none.
+func chooseEncoder(_ choice: String, codec: VideoCodec?) throws -> LibavH264Encoder.Backend? {
+    switch choice {
+    case "x264": return nil
+    case "vaapi", "nvenc":
+        let backend: LibavH264Encoder.Backend = choice == "vaapi" ? .vaapi : .nvenc
+        let finding = HardwareEncoders.probe().first { $0.backend == backend }
+        guard let finding, finding.usable else {
+            throw Arguments.UsageError(description: "--encoder \(choice): \(finding?.reason ?? "not found")")
+        }
+        return backend
+    case "auto":
+        guard codec != .vp8 else { return nil }
+        let findings = HardwareEncoders.probe()
+        if let usable = findings.first(where: \.usable) {
+            say("Encoder: \(usable.backend.implementation) for H.264 (\(usable.reason))")
+            return usable.backend
+        }
+        say("Encoder: x264 for H.264 — no hardware encoder (\(findings.map(\.description).joined(separator: "; ")))")
+        return nil
+    default:
+        throw Arguments.UsageError(description: "--encoder wants auto, x264, vaapi or nvenc, not '\(choice)'")
     }
 }
 

@@ -14,7 +14,8 @@ let usage = """
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
                                 [--token TOKEN] [--codec h264|vp8] [--duration SECONDS]
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
-                                [--policy balanced|detail|motion] [--no-audio] [--relay-only] [--verbose]
+                                [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
+                                [--no-audio] [--relay-only] [--verbose]
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
@@ -28,7 +29,7 @@ let usage = """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential", "policy"]
+                               "turn-user", "turn-credential", "policy", "encoder"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
 
 do {

@@ -266,11 +266,13 @@ public actor PeerConnection {
     /// thread, packetized and sent. The source starts when the connection is up.
     public func attachVideoSource(_ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
                                   framesPerSecond: Int = 30, maxLongSide: Int = 1920, policy: ScreenSendPolicy = .balanced,
-                                  content: VideoContent = .screen) throws(PeerConnectionError) {
+                                  content: VideoContent = .screen,
+                                  hardwareEncoder: LibavH264Encoder.Backend? = nil) throws(PeerConnectionError) {
         guard let media = transceiver.media, let codec = media.negotiated.videoCodec else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
         }
-        let factory = VideoEncoderFactory(codec: codec, frameRate: framesPerSecond, content: content)
+        let factory = VideoEncoderFactory(codec: codec, frameRate: framesPerSecond, content: content,
+                                          hardware: codec == .h264 ? hardwareEncoder : nil)
         try media.attachVideo(source, settings: .init(factory: factory, bitrate: bitrate, maxLongSide: maxLongSide,
                                                       policy: policy))
     }

@@ -24,6 +24,8 @@ public actor WHIPShareSession {
         /// The most the screen may use; congestion control sets the target below it.
         public var bitrate = 4_000_000
         public var policy = ScreenSendPolicy.balanced
+        /// H.264 through this hardware encoder rather than x264.
+        public var hardwareEncoder: LibavH264Encoder.Backend?
         public var audio = true
         public var loopbackOnly = false
         /// Connect only through TURN relays (to test a relay path, or where direct is not allowed).
@@ -174,7 +176,7 @@ public actor WHIPShareSession {
         if video.negotiated?.direction.sends == true {
             try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
                                                    framesPerSecond: options.framesPerSecond, maxLongSide: 1920,
-                                                   policy: options.policy)
+                                                   policy: options.policy, hardwareEncoder: options.hardwareEncoder)
         }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {

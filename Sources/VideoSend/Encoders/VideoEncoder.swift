@@ -63,12 +63,24 @@ public struct VideoEncoderFactory: Sendable {
     public var frameRate: Int
     public var threads: Int
     public var content: VideoContent
+    /// H.264 through a hardware encoder (libavcodec) instead of x264.
+    public var hardware: LibavH264Encoder.Backend?
 
-    public init(codec: VideoCodec, frameRate: Int = 30, threads: Int = 0, content: VideoContent = .screen) {
+    public init(codec: VideoCodec, frameRate: Int = 30, threads: Int = 0, content: VideoContent = .screen,
+                hardware: LibavH264Encoder.Backend? = nil) {
         self.codec = codec
         self.frameRate = frameRate
         self.threads = threads
         self.content = content
+        self.hardware = hardware
+    }
+
+    /// The library doing the work, for the status line.
+    public var implementation: String {
+        switch codec {
+        case .h264: hardware?.implementation ?? "x264"
+        case .vp8: "libvpx"
+        }
     }
 
     /// Threads for one encoder: the machine's cores, at most four (more only adds latency at
@@ -78,6 +90,10 @@ public struct VideoEncoderFactory: Sendable {
     public func make(width: Int, height: Int, bitrate: Int) throws(EncoderError) -> any VideoEncoder {
         switch codec {
         case .h264:
+            if let hardware {
+                return try LibavH264Encoder(.init(backend: hardware, width: width, height: height, frameRate: frameRate,
+                                                  bitrate: bitrate, keyframeInterval: frameRate * 10))
+            }
             return try X264Encoder(.init(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
                                          keyframeInterval: frameRate * 10, threads: threadCount))
         case .vp8:

@@ -81,7 +81,7 @@ public final class VideoEncodingThread: Sendable {
         self.output = output
         self.logger = logger
         codec = settings.factory.codec
-        implementation = settings.factory.codec == .h264 ? "x264" : "libvpx"
+        implementation = settings.factory.implementation
         control = Mutex(Control(settings: settings, target: settings.bitrate))
         stats.withLock { $0.policy = settings.policy; $0.targetBitrate = settings.bitrate }
     }
