@@ -110,3 +110,14 @@ import Testing
         #expect(sw == 1022 && sh == 766)
     }
 }
+
+extension SendPolicyTests {
+    @Test func aSizeTakenDownByTheMachineIsSaidToBeCPU() {
+        var shaper = SendShaper(policy: .balanced)
+        // 40 ms a megapixel: 1080p at 83 ms a frame manages 10 fps; 1440×810 about 18.
+        for _ in 0..<50 { shaper.measured(encodeMicros: 82_944, width: 1920, height: 1080) }
+        let d = decide(.balanced, kbps: 8000, shaper: &shaper)
+        #expect(d.shape.width < 1920)
+        #expect(d.limit == .cpu)
+    }
+}

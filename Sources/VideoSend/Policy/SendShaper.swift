@@ -80,7 +80,16 @@ public struct SendShaper: Sendable {
         case .balanced: rate = max(min(policy.minFrameRate, ceiling), bandwidthRate)
         case .detail: rate = bandwidthRate
         }
-        var limit: SendLimit = scaleIndex > 0 || bandwidthRate < ceiling ? .bandwidth : .none
+        // Smaller or slower than the policy's best: the link's doing, unless the link alone would
+        // have allowed more, when the machine is what holds it back.
+        let bandwidthIndex = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
+                                         countingCPU: false)
+        var limit: SendLimit = .none
+        if scaleIndex > bandwidthIndex {
+            limit = .cpu
+        } else if scaleIndex > 0 || bandwidthRate < ceiling {
+            limit = .bandwidth
+        }
         if let cpuRate = cpuFrameRate(width: width, height: height), cpuRate < rate {
             rate = cpuRate
             limit = .cpu
@@ -103,7 +112,7 @@ public struct SendShaper: Sendable {
     }
 
     /// The largest step (lowest index) whose frame rate meets the policy, else the smallest size.
-    private func wantedIndex(width: Int, height: Int, target: Double, ceiling: Int) -> Int {
+    private func wantedIndex(width: Int, height: Int, target: Double, ceiling: Int, countingCPU: Bool = true) -> Int {
         switch policy {
         case .detail:
             return 0
@@ -112,7 +121,7 @@ public struct SendShaper: Sendable {
             for (index, scale) in Self.scales.enumerated() {
                 let (w, h) = Self.scaled(width: width, height: height, by: scale)
                 var rate = frameRate(width: w, height: h, target: target)
-                if let cpu = cpuFrameRate(width: w, height: h) { rate = min(rate, cpu) }
+                if countingCPU, let cpu = cpuFrameRate(width: w, height: h) { rate = min(rate, cpu) }
                 if rate >= floor { return index }
             }
             return Self.scales.count - 1
