@@ -364,6 +364,10 @@ public actor PeerConnection {
             sent.framesRepeated = e.framesRepeated
             sent.encodersMade = e.encodersMade
             sent.encodeMs = e.encodeMicros / 1000
+            let response = media.keyframeResponse.figures
+            sent.keyframeResponses = response.answered
+            sent.keyframeResponseLastMs = response.lastMs
+            sent.keyframeResponseMaxMs = response.maxMs
             sent.framesCaptured = media.queueCounters?.pushed ?? 0
         }
         if let audio = media.audioSender {

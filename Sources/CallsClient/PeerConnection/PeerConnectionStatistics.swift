@@ -29,6 +29,10 @@ public struct PeerConnectionStatistics: Sendable {
         public var encodersMade = 0
         /// Smoothed cost of one frame (convert, scale, encode), milliseconds.
         public var encodeMs = 0.0
+        /// Keyframes that answered a receiver's PLI/FIR, and how long the last and slowest took.
+        public var keyframeResponses = 0
+        public var keyframeResponseLastMs: Double?
+        public var keyframeResponseMaxMs: Double?
         /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
         public var audioFramesSent = 0
         public var audioFramesDropped = 0

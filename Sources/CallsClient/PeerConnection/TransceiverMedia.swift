@@ -43,6 +43,8 @@ final class TransceiverMedia: Sendable {
     let kind: Transceiver.Kind
     let sender: RTPStreamSender?
     let rtcp: RTCPReceiver?
+    /// Time from an honoured PLI/FIR to the keyframe that answered it.
+    let keyframeResponse = KeyframeResponse()
     let videoReceiver: VideoReceiveThread?
     let audioReceiver: AudioReceiver?
     private let logger: Logger
@@ -92,9 +94,11 @@ final class TransceiverMedia: Sendable {
         // The RTCP receiver's keyframe requests reach the encoder attached later.
         let box = sending
         if let sendingSender {
+            let response = keyframeResponse
             rtcp = RTCPReceiver(video: kind == .video ? sendingSender : nil,
                                 audioSSRC: kind == .audio ? localSSRC : nil) {
                 let encoder = box.withLock { $0.encoder }
+                if encoder != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
                 encoder?.requestKeyframe()
             }
         } else {
@@ -114,10 +118,12 @@ final class TransceiverMedia: Sendable {
         let payloader = Mutex(VideoPayloader(codec: codec))
         let clock = RTPClock(rate: 90_000)
         let logger = self.logger
+        let response = keyframeResponse
         let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
             do {
                 let units = try payloader.withLock { try $0.payload(frame) }
                 sender.send(units, timestamp: clock.timestamp(forMicros: captureMicros), nowMicros: Clocks.monotonicMicros())
+                if frame.isKeyframe { response.keyframeSent(nowMicros: Clocks.monotonicMicros()) }
             } catch {
                 logger.warning("a frame could not be packetized: \(error)")
             }

@@ -32,6 +32,9 @@ public struct ShareStats: Sendable, Encodable {
         public var framesRepeated = 0
         public var encodersMade = 0
         public var encodeMs = 0.0
+        /// Keyframes sent in answer to PLI/FIR, and the slowest answer (request to last packet out).
+        public var keyframeResponses = 0
+        public var keyframeResponseMaxMs: Double?
     }
 
     public struct Audio: Sendable, Encodable {

@@ -222,6 +222,8 @@ public actor WHIPShareSession {
             stats.video.framesRepeated = sent.framesRepeated
             stats.video.encodersMade = sent.encodersMade
             stats.video.encodeMs = (sent.encodeMs * 10).rounded() / 10
+            stats.video.keyframeResponses = sent.keyframeResponses
+            stats.video.keyframeResponseMaxMs = sent.keyframeResponseMaxMs.map { ($0 * 10).rounded() / 10 }
             stats.video.bitrateKbps = Int(Double(sent.bytes - previousVideoBytes) * 8 / elapsed / 1000)
             previousVideoBytes = sent.bytes
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
