@@ -108,6 +108,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self):
         self.body()
+        with lock:
+            state["patches"] = state.get("patches", 0) + 1
+            write_stats()
         return self.reply(405, "this endpoint takes no trickle", headers={"Allow": "POST, DELETE"})
 
     def do_DELETE(self):
@@ -128,7 +131,8 @@ def write_stats():
         return
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"pageSeen": state["pageSeen"], "sessions": list(state["sessions"].values())}, f)
+        json.dump({"pageSeen": state["pageSeen"], "sessions": list(state["sessions"].values()),
+                   "patches": state.get("patches", 0)}, f)
     os.replace(tmp, path)
 
 
