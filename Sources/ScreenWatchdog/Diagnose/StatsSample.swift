@@ -56,6 +56,12 @@ public struct StatsFileError: Error, Equatable, CustomStringConvertible {
     public var line: Int?
     public var reason: String
 
+    public init(path: String, line: Int?, reason: String) {
+        self.path = path
+        self.line = line
+        self.reason = reason
+    }
+
     public var description: String {
         if let line { return "\(path) line \(line): \(reason)" }
         return "\(path): \(reason)"
