@@ -44,12 +44,29 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var policy: String
         /// A camera beside the screen: `synthetic` or `vivid` (a V4L2 device in QEMU), or none.
         public var camera: String?
+
+        public init(name: String, source: String, width: Int, height: Int, fps: Int, codec: String, policy: String,
+                    camera: String?) {
+            self.name = name
+            self.source = source
+            self.width = width
+            self.height = height
+            self.fps = fps
+            self.codec = codec
+            self.policy = policy
+            self.camera = camera
+        }
     }
 
     public struct Viewer: Codable, Sendable, Equatable {
         public var name: String
         /// `builtin` (`sharectl watch`) or `browser`.
         public var kind: String
+
+        public init(name: String, kind: String) {
+            self.name = name
+            self.kind = kind
+        }
     }
 
     public enum FaultKind: String, Codable, Sendable, CaseIterable {

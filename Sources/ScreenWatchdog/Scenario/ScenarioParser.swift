@@ -6,6 +6,13 @@ public struct ScenarioError: Error, Equatable, CustomStringConvertible {
     public var file: String
     public var path: String
     public var reason: String
+
+    public init(file: String, path: String, reason: String) {
+        self.file = file
+        self.path = path
+        self.reason = reason
+    }
+
     public var description: String { path.isEmpty ? "\(file): \(reason)" : "\(file): \(path): \(reason)" }
 }
 
