@@ -44,6 +44,14 @@ public struct StatsSample: Sendable, Equatable {
         public var action: String
         public var subject: String?
         public var reason: String
+
+        public init(number: Int?, t: Double, action: String, subject: String?, reason: String) {
+            self.number = number
+            self.t = t
+            self.action = action
+            self.subject = subject
+            self.reason = reason
+        }
     }
 
     /// The worst (highest) RTT of the sample's connections.
