@@ -16,6 +16,10 @@
 /// be. Neither rebuild nor share again is taken unless frames left for that person since the last
 /// step: then the ladder holds (the sender-side watchdog owns a screen that is not leaving).
 /// A report that clears ends the ladder for that person (`recovered`, notice taken away).
+///
+/// The sender-side steps (fresh encoder, new transceiver) are not this ladder's: `SenderLadder`
+/// takes them from the sharer's own counters, so they happen only when the screen has stopped
+/// leaving here too.
 public struct ReceiverLadder: Sendable {
     public static let keyframeRepeat: Duration = .seconds(2)
     public static let rebuildAfter: Duration = .seconds(6)
