@@ -90,7 +90,8 @@ let package = Package(
                     swiftSettings: swift6),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
+        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], resources: [.copy("Fixtures")],
+                    swiftSettings: swift6),
         .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),
     ]

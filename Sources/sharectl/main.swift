@@ -24,12 +24,15 @@ let usage = """
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
+      diagnose STATS.jsonl      a report (report.txt) and a plot (plot.svg) of a share's life from its
+                                --stats-json file [--out DIR] (default: STATS.diagnose beside it)
+      scenario check FILE...    validate fault scenario files (Scenarios/*.json)
       help                      this text
     """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential", "policy", "encoder"]
+                               "turn-user", "turn-credential", "policy", "encoder", "out"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
 
 do {
@@ -39,6 +42,8 @@ do {
     case "snapshot": try SnapshotCommand.run(arguments)
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
+    case "diagnose": try DiagnoseCommand.run(arguments)
+    case "scenario": try ScenarioCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "help", "--help", "-h": say(usage)
     default:

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// One second of a share, as the status line says it and `--stats-json` writes it (one JSON
 /// object per line; dotted names like `video.framesEncoded` are nested objects).
@@ -65,6 +66,9 @@ public struct ShareStats: Sendable, Encodable {
     public var video = Video()
     public var audio: Audio?
     public var connection = Connection()
+    /// What the screen watchdog is doing (`watchdog.state`, `watchdog.rung`, `watchdog.lastStep`),
+    /// when one runs.
+    public var watchdog: WatchdogStatus?
 
     public init() {}
 
@@ -83,6 +87,7 @@ public struct ShareStats: Sendable, Encodable {
         if let loss = connection.fractionLost { second += String(format: ", loss %.1f%%", loss * 100) }
         if video.nacksReceived > 0 { second += ", NACKs \(video.nacksReceived), RTX \(video.rtxSent)" }
         if let audio { second += String(format: ", audio %.0f dBFS", audio.levelDbfs) }
+        if let watchdog { second += ", " + watchdog.statusText(now: t) }
         return [first, second]
     }
 
