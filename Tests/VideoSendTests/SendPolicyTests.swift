@@ -116,7 +116,11 @@ extension SendPolicyTests {
         var shaper = SendShaper(policy: .balanced)
         // 40 ms a megapixel: 1080p at 83 ms a frame manages 10 fps; 1440×810 about 18.
         for _ in 0..<50 { shaper.measured(encodeMicros: 82_944, width: 1920, height: 1080) }
-        let d = decide(.balanced, kbps: 8000, shaper: &shaper)
+        // Behind for less than 3 s costs frame rate only; after that, size.
+        let first = decide(.balanced, kbps: 8000, at: 0, shaper: &shaper)
+        #expect(first.shape.width == 1920 && first.shape.frameRate == 10 && first.limit == .cpu)
+        #expect(decide(.balanced, kbps: 8000, at: 2.9, shaper: &shaper).shape.width == 1920)
+        let d = decide(.balanced, kbps: 8000, at: 3, shaper: &shaper)
         #expect(d.shape.width < 1920)
         #expect(d.limit == .cpu)
     }

@@ -15,6 +15,9 @@ public struct SendShaper: Sendable {
     /// Fractions of the fitted source size, largest first.
     public static let scales: [Double] = [1, 3.0 / 4, 2.0 / 3, 1.0 / 2, 1.0 / 3, 1.0 / 4]
     public static let upHold: Duration = .seconds(5)
+    /// The machine must fall behind this long before it takes the size down (a passing load
+    /// spike only costs frame rate).
+    public static let cpuHold: Duration = .seconds(3)
     /// A larger size must fit the target with this much to spare before it is taken.
     public static let upMargin = 1.2
 
@@ -24,6 +27,7 @@ public struct SendShaper: Sendable {
     public private(set) var cpuMicrosPerMegapixel: Double?
     private var scaleIndex = 0
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
+    private var cpuBehindSince: ContinuousClock.Instant?
 
     public init(policy: ScreenSendPolicy = .balanced) {
         self.policy = policy
@@ -34,7 +38,7 @@ public struct SendShaper: Sendable {
         let megapixels = Double(width * height) / 1_000_000
         guard megapixels > 0, encodeMicros > 0 else { return }
         let sample = Double(encodeMicros) / megapixels
-        cpuMicrosPerMegapixel = cpuMicrosPerMegapixel.map { $0 * 0.9 + sample * 0.1 } ?? sample
+        cpuMicrosPerMegapixel = cpuMicrosPerMegapixel.map { $0 * 0.95 + sample * 0.05 } ?? sample
     }
 
     /// The policy changed: its best shape is taken at once (no hold).
@@ -49,7 +53,17 @@ public struct SendShaper: Sendable {
                                 maxFrameRate: Int = ScreenSendPolicy.maxFrameRate) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
-        let wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
+        var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
+        let linkOnly = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
+                                   countingCPU: false)
+        if wanted > max(linkOnly, scaleIndex) {
+            // Only the machine wants smaller: after it has stayed behind for `cpuHold`.
+            let since = cpuBehindSince ?? now
+            cpuBehindSince = since
+            if now - since < Self.cpuHold { wanted = max(linkOnly, scaleIndex) }
+        } else {
+            cpuBehindSince = nil
+        }
         if wanted > scaleIndex {
             scaleIndex = wanted
             upCandidate = nil
@@ -82,10 +96,8 @@ public struct SendShaper: Sendable {
         }
         // Smaller or slower than the policy's best: the link's doing, unless the link alone would
         // have allowed more, when the machine is what holds it back.
-        let bandwidthIndex = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
-                                         countingCPU: false)
         var limit: SendLimit = .none
-        if scaleIndex > bandwidthIndex {
+        if scaleIndex > linkOnly {
             limit = .cpu
         } else if scaleIndex > 0 || bandwidthRate < ceiling {
             limit = .bandwidth
