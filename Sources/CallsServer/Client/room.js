@@ -211,7 +211,15 @@
           else pc.addTransceiver(kind, { direction: 'recvonly' });
         }
       }
-      if (screenStream) this.enqueue(async () => this.addScreen());
+      this.negotiated = false;         // the first offer/answer (audio and camera) is done
+    }
+
+    // After the first negotiation: a screen we are sharing goes to this participant too.
+    firstNegotiationDone() {
+      if (this.negotiated) return;
+      this.negotiated = true;
+      note('negotiated', { id: this.id });
+      if (screenStream) this.enqueue(() => this.addScreen());
     }
 
     enqueue(work) {
@@ -251,6 +259,7 @@
           send({ type: 'signal', to: this.id, kind: 'answer', sdp: pc.localDescription.sdp });
         }
         this.render();
+        if (pc.signalingState === 'stable') this.firstNegotiationDone();
       } else if (message.kind === 'candidate') {
         try {
           if (message.candidate) {
@@ -279,7 +288,7 @@
     }
 
     async addScreen() {
-      if (!screenStream || this.pc.signalingState === 'closed') return;
+      if (!screenStream || !this.negotiated || this.pc.signalingState === 'closed') return;
       const track = screenStream.getVideoTracks()[0];
       if (this.screenTx) {
         this.screenTx.direction = 'sendonly';
