@@ -383,8 +383,10 @@ final class RoomSocket {
         self.connection = connection
         self.owner = owner
         g_object_ref(UnsafeMutableRawPointer(connection))
-        // libsoup itself closes with 1009 past this size, before the whole frame is held.
-        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(maxPayload))
+        // The room refuses frames over `maxPayload` with a clean close (1009) once it has them.
+        // libsoup's own ceiling sits above that, so such a frame still arrives whole, while a
+        // huge one is cut off by libsoup before it is held (an abrupt close, without the code).
+        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(maxPayload) * 4)
         soup_websocket_connection_set_keepalive_interval(connection, 10)
         let data = Unmanaged.passUnretained(self).toOpaque()
         let onMessage: @convention(c) (OpaquePointer?, gint, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, type, bytes, data in

@@ -443,7 +443,7 @@
   // MARK: media reports, once a second
 
   async function reportMedia() {
-    if (!state.joined) return;
+    if (state.id === null) return;  // measured while signalling is down too; sent only when it is up
     const now = Date.now();
     const screens = [], cameras = [], hearing = [];
     for (const peer of [...peers.values()]) {
