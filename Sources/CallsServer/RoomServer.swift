@@ -204,8 +204,10 @@ final class ServerState {
                 logger.info("room \(name) restored with \(snapshot.participants.count) participants within their grace period")
             } catch let error as RoomServerError {
                 throw error
+            } catch is DecodingError {
+                throw RoomServerError.stateFile(stateFile, reason: "it is not a room state written by sharectl serve")
             } catch {
-                throw RoomServerError.stateFile(stateFile, reason: "\(error)")
+                throw RoomServerError.stateFile(stateFile, reason: error.localizedDescription)
             }
         }
         let hosted = HostedRoom(room: room, stateFile: stateFile)
