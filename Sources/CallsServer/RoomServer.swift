@@ -315,6 +315,8 @@ final class ServerState {
             }
         }
         if hosted.room.revision != hosted.savedRevision {
+            let who = hosted.room.participants.map { "\($0.name) (\($0.id)\($0.sharing ? ", sharing" : ""))" }
+            logger.info("room \(hosted.room.name): \(who.isEmpty ? "nobody" : who.joined(separator: ", "))")
             do { try save(hosted) } catch { logger.warning("\(error)") }
         }
     }

@@ -297,4 +297,15 @@ import Testing
         _ = room.received(#"{"type":"share","on":true,"mid":"2"}"#, from: 1, now: at(1))
         #expect(room.revision == start + 2)
     }
+
+    @Test func aConnectionThatNeverJoinsIsClosed() {
+        var room = makeRoom()
+        _ = join(&room, 1, "Ana")
+        room.connected(2, now: at(1))
+        #expect(closes(room.tick(now: at(10.9))).isEmpty)
+        let outputs = room.tick(now: at(11))
+        #expect(closes(outputs).map(\.0) == [2])
+        #expect(closes(outputs).map(\.1) == [1008])
+        #expect(closes(room.tick(now: at(30))).isEmpty)  // once; Ana, joined, is never touched
+    }
 }

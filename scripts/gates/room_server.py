@@ -16,6 +16,8 @@ Each gate prints PASS or FAIL with the figures it judged; the last line is "N pa
                   places, media flows throughout, nobody shares again or renegotiates from scratch.
   server-restart  the server is killed and restarted 2 s later on the same port with the same
                   --state file: everyone resumes, media flows throughout, nobody shares again.
+  share-off       Ana stops sharing: Bo's stage empties (no frozen last frame, no stall report);
+                  she shares again and Bo decodes her screen on the stage once more.
 
 The gates run in this order on one call; naming some runs the call first and then those.
 """
@@ -138,7 +140,7 @@ class Browser:
         ident = self.next_id
         await self.ws.send_str(json.dumps({"id": ident, "method": "Runtime.evaluate",
                                            "params": {"expression": expression, "returnByValue": True,
-                                                      "awaitPromise": True}}))
+                                                      "awaitPromise": True, "userGesture": True}}))
         while True:
             message = await asyncio.wait_for(self.ws.receive(), 10)
             if message.type != aiohttp.WSMsgType.TEXT:
@@ -405,10 +407,45 @@ async def gate_restart(call):
     await resume_gate(call, "server-restart", interrupt)
 
 
+async def gate_share_off(call):
+    name = "share-off"
+    before = await figures(call.ana, call.bo)
+    await call.ana.evaluate("document.getElementById('share').click()")
+
+    async def gone():
+        f = await figures(call.ana, call.bo)
+        captions = await call.bo.evaluate("document.querySelectorAll('#stage figure').length")
+        return f if (not f["ana_at_bo"].get("sharing") and not f["ana_at_bo"].get("screen", {}).get("shown")
+                     and captions == 0) else None
+
+    off = await wait_for(gone, 10)
+    await asyncio.sleep(1.5)
+    quiet = await figures(call.ana, call.bo)
+    # Shared again from the same button: the view comes back and decodes.
+    await call.ana.evaluate("document.getElementById('share').click()")
+
+    async def back():
+        f = await figures(call.ana, call.bo)
+        caption = await call.bo.evaluate(
+            "Array.from(document.querySelectorAll('#stage figcaption')).map(c => c.textContent).join('|')")
+        frames = f["ana_at_bo"].get("screen", {}).get("framesDecoded", 0)
+        # The same m-line is used again, so its count goes on from where the first share left it.
+        return f if caption == "Ana's screen" and frames > before["ana_screen_at_bo"] + 15 else None
+
+    again = await wait_for(back, 15)
+    camera_on = quiet["ana_cam_at_bo"] > before["ana_cam_at_bo"]
+    ok = off is not None and again is not None and camera_on and not quiet["ana_at_bo"].get("screen", {}).get("stalled")
+    record(name, ok, f"after Stop sharing Bo's stage emptied: {off is not None} (no stall reported for a screen no "
+                     f"longer shared: {not quiet['ana_at_bo'].get('screen', {}).get('stalled')}), Ana's camera went on "
+                     f"{before['ana_cam_at_bo']}→{quiet['ana_cam_at_bo']}; shared again: screen frames "
+                     f"{before['ana_screen_at_bo']} before the stop, "
+                     f"{(again or {}).get('ana_at_bo', {}).get('screen', {}).get('framesDecoded')} on the stage after")
+
+
 async def main():
     only = set(sys.argv[1:])
     gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
-             ("signalling-cut", gate_cut), ("server-restart", gate_restart)]
+             ("signalling-cut", gate_cut), ("server-restart", gate_restart), ("share-off", gate_share_off)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_server: no gate {sorted(unknown)}")
