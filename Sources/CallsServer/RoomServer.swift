@@ -64,6 +64,13 @@ public final class RoomServer: Sendable {
         state = ServerBox(ServerState(client: client, logger: logger))
     }
 
+    deinit {
+        // libsoup's callbacks hold the state unretained: stop them on the loop before it goes.
+        // (The closure keeps the state alive until then; a stopped loop drops it with the process.)
+        let state = self.state
+        loop.invoke { state.value.stop() }
+    }
+
     /// Listens; returns the base URL (`http://HOST:PORT`, the real port when 0 was asked).
     public func start(_ configuration: RoomServerConfiguration) async throws -> String {
         let state = self.state

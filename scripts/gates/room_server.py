@@ -16,6 +16,8 @@ Each gate prints PASS or FAIL with the figures it judged; the last line is "N pa
                   places, media flows throughout, nobody shares again or renegotiates from scratch.
   server-restart  the server is killed and restarted 2 s later on the same port with the same
                   --state file: everyone resumes, media flows throughout, nobody shares again.
+  stall-report    Ana's screen stops sending frames (no renegotiation): after 4 s Bo reports
+                  screenStalled in its media reports and Ana hears it; frames again clear it.
   share-off       Ana stops sharing: Bo's stage empties (no frozen last frame, no stall report);
                   she shares again and Bo decodes her screen on the stage once more.
 
@@ -407,6 +409,32 @@ async def gate_restart(call):
     await resume_gate(call, "server-restart", interrupt)
 
 
+async def gate_stall_report(call):
+    name = "stall-report"
+    await call.ana.evaluate("window.sharectlDebug.holdScreen(true)")
+    held_at = time.time()
+
+    async def reported():
+        f = await figures(call.ana, call.bo)
+        view = f["bo_at_ana"].get("theirViewOfMe") or {}
+        return f if view.get("screenStalled") and f["ana_at_bo"].get("screen", {}).get("stalled") else None
+
+    stalled = await wait_for(reported, 15)
+    seconds = time.time() - held_at
+    await call.ana.evaluate("window.sharectlDebug.holdScreen(false)")
+
+    async def cleared():
+        f = await figures(call.ana, call.bo)
+        view = f["bo_at_ana"].get("theirViewOfMe") or {}
+        return f if view.get("screenStalled") is False and not f["ana_at_bo"].get("screen", {}).get("stalled") else None
+
+    moving = await wait_for(cleared, 15)
+    ok = stalled is not None and seconds >= 4 and moving is not None
+    record(name, ok, f"Ana's screen frames held back: Bo reported screenStalled and Ana heard it after {seconds:.1f} s "
+                     f"(Bo's count {(stalled or {}).get('ana_screen_at_bo')}); frames again: the report cleared "
+                     f"{moving is not None} at {(moving or {}).get('ana_screen_at_bo')} frames")
+
+
 async def gate_share_off(call):
     name = "share-off"
     before = await figures(call.ana, call.bo)
@@ -445,7 +473,8 @@ async def gate_share_off(call):
 async def main():
     only = set(sys.argv[1:])
     gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
-             ("signalling-cut", gate_cut), ("server-restart", gate_restart), ("share-off", gate_share_off)]
+             ("signalling-cut", gate_cut), ("server-restart", gate_restart),
+             ("stall-report", gate_stall_report), ("share-off", gate_share_off)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_server: no gate {sorted(unknown)}")

@@ -553,6 +553,15 @@
       note('cut', { ms });
       if (socket) socket.close(4001, 'cut for a test');
     },
+    // Stop (true) or restart (false) sending our screen's frames without renegotiating, as a
+    // wedged sender would: receivers must report screenStalled after 4 s.
+    async holdScreen(hold) {
+      const track = screenStream && screenStream.getVideoTracks()[0];
+      for (const peer of peers.values()) {
+        if (peer.screenTx) await peer.screenTx.sender.replaceTrack(hold ? null : track);
+      }
+      note('screen-held', { hold });
+    },
   };
 
   $('room-title').textContent = `Room ${roomName}`;
