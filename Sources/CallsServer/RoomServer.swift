@@ -190,7 +190,9 @@ final class ServerState {
             g_slist_free_full(uris) { g_uri_unref(OpaquePointer($0)) }
         }
         let scheme = options == SOUP_SERVER_LISTEN_HTTPS ? "https" : "http"
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        // A wildcard address is no place to send anyone: the link names this machine instead.
+        let named = ["0.0.0.0", "::"].contains(configuration.host) ? ProcessInfo.processInfo.hostName : configuration.host
+        let host = named.contains(":") ? "[\(named)]" : named
         baseURL = "\(scheme)://\(host):\(port)"
         startTimer()
         logger.debug("listening on \(baseURL)")

@@ -400,7 +400,9 @@
       }
       if (audio) {
         const energy = audio.totalAudioEnergy || 0;
-        if (this.energy.last !== null && energy - this.energy.last > 1e-7) this.energy.heardAt = now;
+        if ((this.energy.last !== null && energy - this.energy.last > 1e-7) || (audio.audioLevel || 0) > 0.001) {
+          this.energy.heardAt = now;
+        }
         this.energy.last = energy;
         this.info.audio = { energy, level: audio.audioLevel || 0, hearing: now - this.energy.heardAt < HEARD_MS,
                             samples: audio.totalSamplesReceived || 0 };
