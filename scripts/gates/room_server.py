@@ -20,6 +20,8 @@ Each gate prints PASS or FAIL with the figures it judged; the last line is "N pa
                   screenStalled in its media reports and Ana hears it; frames again clear it.
   share-off       Ana stops sharing: Bo's stage empties (no frozen last frame, no stall report);
                   she shares again and Bo decodes her screen on the stage once more.
+  tls             a second server with --tls-cert/--tls-key (a certificate openssl makes for the
+                  gate): its link is https, the page loads over HTTPS and a participant joins over WSS.
 
 The gates run in this order on one call; naming some runs the call first and then those.
 """
@@ -470,11 +472,43 @@ async def gate_share_off(call):
                      f"{(again or {}).get('ana_at_bo', {}).get('screen', {}).get('framesDecoded')} on the stage after")
 
 
+async def gate_tls(call):
+    """A second server with --tls-cert/--tls-key: the page over HTTPS, a participant over WSS."""
+    name = "tls"
+    import ssl
+    key, cert = os.path.join(WORK, "room.tls.key"), os.path.join(WORK, "room.tls.crt")
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                           "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                           "-addext", "subjectAltName=IP:127.0.0.1"],
+                          capture_output=True)
+    if made.returncode != 0:
+        return record(name, False, f"openssl could not make a test certificate: {made.stderr.decode()[-200:]}")
+    port = free_port()
+    server = subprocess.Popen([SHARECTL, "serve", "--listen", f"127.0.0.1:{port}", "--room", "secure",
+                               "--tls-cert", cert, "--tls-key", key], stdout=subprocess.PIPE,
+                              stderr=open(os.path.join(WORK, "room.tls.log"), "w"), text=True, start_new_session=True)
+    try:
+        first = server.stdout.readline().strip()
+        url = first.split(" ", 1)[1] if first.startswith("Room: ") else ""
+        context = ssl.create_default_context(cafile=cert)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url, ssl=context) as response:
+                page = response.status
+            ws = await session.ws_connect(url.replace("https://", "wss://").replace("/r/", "/ws/"), ssl=context)
+            await ws.send_str(json.dumps({"type": "join", "name": "Tess"}))
+            welcome = json.loads((await ws.receive(timeout=5)).data)
+            await ws.close()
+        ok = url.startswith("https://") and page == 200 and welcome.get("type") == "welcome"
+        record(name, ok, f"link {url.split('?')[0]}; page over HTTPS {page}; over WSS: {welcome.get('type')} as {welcome.get('id')}")
+    finally:
+        stop(server)
+
+
 async def main():
     only = set(sys.argv[1:])
     gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
              ("signalling-cut", gate_cut), ("server-restart", gate_restart),
-             ("stall-report", gate_stall_report), ("share-off", gate_share_off)]
+             ("stall-report", gate_stall_report), ("share-off", gate_share_off), ("tls", gate_tls)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_server: no gate {sorted(unknown)}")
