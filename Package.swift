@@ -74,7 +74,8 @@ let package = Package(
                            "ScreenWatchdog", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL", "COpus",
                            "CShareOpus", "CSoup", "CShareSoup", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"], swiftSettings: swift6),
+        .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
+                resources: [.copy("Client")], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
@@ -93,6 +94,6 @@ let package = Package(
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
         .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),
+        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
     ]
 )
