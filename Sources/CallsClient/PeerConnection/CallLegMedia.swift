@@ -9,7 +9,9 @@ import VideoSend
 /// incoming RTP is routed (`RTPRouter`) to its transceiver; incoming RTCP goes to every sending
 /// transceiver's `RTCPReceiver` and its sender reports to the receiving ones; every second our
 /// sender reports (SR + SDES) and receiver reports (RR + SDES) leave; every 100 ms each video
-/// receiver that waits for a keyframe may send a PLI (at most once per 300 ms).
+/// receiver that waits for a keyframe may send a PLI (at most once per 300 ms). What we send goes
+/// through the `CongestionController`'s pacer; transport-wide feedback and REMB go to its estimate,
+/// and each second its target to the encoders.
 ///
 /// Thread-safe. The transport's handlers and both timers run on the GLib loop thread; `configure`
 /// and `stop` come from the peer connection's actor.
@@ -31,6 +33,8 @@ final class CallLegMedia: Sendable {
 
     let transport: SecureTransport
     let transportSequence = TransportSequenceCounter()
+    /// The pacer, the transport stamp and the bandwidth estimate; streams write to its `writer`.
+    let congestion: CongestionController
     /// The SSRC our RTCP comes from when no stream of ours is sending (RFC 3550 §6.4.2).
     let rtcpSSRC = UInt32.random(in: 1...UInt32.max)
     let cname: String
@@ -42,6 +46,7 @@ final class CallLegMedia: Sendable {
         self.transport = transport
         self.loop = loop
         self.cname = cname
+        congestion = CongestionController(transportSequence: transportSequence) { [transport] in transport.sendRTP($0) }
     }
 
     var counters: Counters { routing.withLock { $0.counters } }
@@ -54,6 +59,7 @@ final class CallLegMedia: Sendable {
             $0.transceivers = transceivers
             $0.router = router
         }
+        congestion.pacer.start()
         let told = Atomic<Bool>(false)
         let reports = loop.repeating(every: .seconds(1)) { [weak self] in
             guard let self else { return false }
@@ -62,6 +68,8 @@ final class CallLegMedia: Sendable {
                 iceFailed(reason)
             }
             self.sendReports()
+            self.congestion.tick(medias: self.routing.withLock { $0.transceivers }.compactMap(\.media),
+                                 nowMicros: Clocks.monotonicMicros())
             return true
         }
         let keyframes = loop.repeating(every: .milliseconds(100)) { [weak self] in
@@ -77,6 +85,7 @@ final class CallLegMedia: Sendable {
             for timer in t { timer.cancel() }
             t = []
         }
+        congestion.pacer.stop()
     }
 
     // MARK: Incoming (loop thread)
@@ -107,9 +116,14 @@ final class CallLegMedia: Sendable {
             routing.withLock { $0.counters.rtcpMalformed += 1 }
             return
         }
+        congestion.receive(packets, nowMicros: now)
         for case .senderReport(let report) in packets {
             for media in medias where media.senderReportReceived(report, nowMicros: now) { break }
         }
+    }
+
+    func congestionStatistics() -> CongestionStatistics {
+        congestion.statistics(medias: routing.withLock { $0.transceivers }.compactMap(\.media), nowMicros: Clocks.monotonicMicros())
     }
 
     // MARK: Outgoing (loop thread)

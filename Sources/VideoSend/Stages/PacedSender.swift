@@ -46,7 +46,7 @@ public final class PacedSender: Sendable {
         let now = clock()
         return pacer.withLock { p in
             Snapshot(counters: p.counters, queuedPackets: p.queuedPackets, queuedBytes: p.queuedByteCount,
-                     queueDelayMillis: Double(p.queueDelayMicros(nowMicros: now)) / 1000, pacingBitrate: Int(p.pacingBitrate))
+                     queueDelayMillis: Double(p.queueDelayMicros(nowMicros: now)) / 1000, pacingBitrate: Int(p.pacingBitrate(nowMicros: now)))
         }
     }
 
@@ -67,7 +67,7 @@ public final class PacedSender: Sendable {
     private func run() {
         while running.load(ordering: .acquiring) {
             let now = clock()
-            let (packets, wait) = pacer.withLock { p in (p.release(nowMicros: now), p.microsUntilNextRelease()) }
+            let (packets, wait) = pacer.withLock { p in (p.release(nowMicros: now), p.microsUntilNextRelease(nowMicros: now)) }
             for packet in packets { _ = next(packet, clock()) }
             if let wait {
                 if wait > 0 { _ = wake.wait(timeout: .now() + .microseconds(Int(min(wait, 2_000)))) }

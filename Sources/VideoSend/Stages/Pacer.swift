@@ -6,8 +6,8 @@
 /// Order: audio first, then retransmissions, then video (FIFO within each). Audio never waits on
 /// the budget (it is small and late audio is useless); its bytes still spend budget.
 ///
-/// Latency stays bounded two ways: the rate rises so the queue would drain within
-/// `maximumQueueMicros` (500 ms), and once `maximumPackets` wait, a new video or retransmission
+/// Latency stays bounded two ways: the rate rises so what waits has left by the time the oldest
+/// packet has waited `maximumQueueMicros` (500 ms), and once `maximumPackets` wait, a new video or retransmission
 /// packet is refused (the caller counts it as a send failure; a receiver NACKs or asks for a
 /// keyframe). Nothing already queued is dropped, so a frame is never cut in the middle by the pacer.
 public struct Pacer<Packet: Sendable>: Sendable {
@@ -54,12 +54,13 @@ public struct Pacer<Packet: Sendable>: Sendable {
     public var queuedPackets: Int { (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] } }
     public var queuedByteCount: Int { queuedBytes }
 
-    /// The pacing rate now: 2.5 × target, or faster when the queue would otherwise take longer
-    /// than `maximumQueueMicros` to drain.
-    public var pacingBitrate: Double {
+    /// The pacing rate now: 2.5 × target, or faster when the queue would otherwise not be empty
+    /// by the time its oldest packet has waited `maximumQueueMicros`.
+    public func pacingBitrate(nowMicros: Int64) -> Double {
         let paced = configuration.pacingFactor * Double(targetBitrate)
-        let draining = Double(queuedBytes) * 8 * 1_000_000 / Double(configuration.maximumQueueMicros)
-        return max(paced, draining)
+        guard queuedBytes > 0 else { return paced }
+        let remaining = max(configuration.maximumQueueMicros - queueDelayMicros(nowMicros: nowMicros), 1_000)
+        return max(paced, Double(queuedBytes) * 8 * 1_000_000 / Double(remaining))
     }
 
     /// How long the oldest waiting packet has waited.
@@ -87,7 +88,7 @@ public struct Pacer<Packet: Sendable>: Sendable {
 
     /// The packets that may leave now, in order.
     public mutating func release(nowMicros: Int64) -> [Packet] {
-        let rate = pacingBitrate
+        let rate = pacingBitrate(nowMicros: nowMicros)
         let cap = rate * Double(configuration.burstMicros) / 8_000_000
         if let last = lastMicros {
             let earned = rate * Double(max(0, nowMicros - last)) / 8_000_000
@@ -118,10 +119,10 @@ public struct Pacer<Packet: Sendable>: Sendable {
 
     /// How long until the budget lets the next packet go (0 when one may leave now, nil when the
     /// queue is empty).
-    public func microsUntilNextRelease() -> Int64? {
+    public func microsUntilNextRelease(nowMicros: Int64) -> Int64? {
         guard let q = nextQueue() else { return nil }
         if q == Priority.audio.rawValue || budgetBytes > 0 { return 0 }
-        return Int64((-budgetBytes * 8_000_000 / pacingBitrate).rounded(.up)) + 1
+        return Int64((-budgetBytes * 8_000_000 / pacingBitrate(nowMicros: nowMicros)).rounded(.up)) + 1
     }
 
     private func nextQueue() -> Int? {
