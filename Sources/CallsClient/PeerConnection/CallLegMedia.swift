@@ -42,11 +42,13 @@ final class CallLegMedia: Sendable {
     private let routing = Mutex(Routing())
     private let timers = Mutex<[GLibTimer]>([])
 
-    init(transport: SecureTransport, loop: GLibLoop, cname: String) {
+    init(transport: SecureTransport, loop: GLibLoop, cname: String, logger: Logger) {
         self.transport = transport
         self.loop = loop
         self.cname = cname
-        congestion = CongestionController(transportSequence: transportSequence) { [transport] in transport.sendRTP($0) }
+        congestion = CongestionController(transportSequence: transportSequence, logger: logger) { [transport] in
+            transport.sendRTP($0)
+        }
     }
 
     var counters: Counters { routing.withLock { $0.counters } }

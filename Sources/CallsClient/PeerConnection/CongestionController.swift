@@ -1,3 +1,4 @@
+import Foundation
 import RTPWire
 import ShareCore
 import VideoSend
@@ -17,10 +18,11 @@ final class CongestionController: Sendable {
 
     let pacer: PacedSender
     private let estimator: LockedBox<BandwidthEstimator>
-    private let limitedByCPU = LockedBox(false)
+    private let logger: Logger
 
     init(transportSequence: TransportSequenceCounter, configuration: BandwidthEstimator.Configuration = .init(),
-         send: @escaping @Sendable ([UInt8]) -> Bool) {
+         logger: Logger, send: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.logger = logger
         let estimator = LockedBox(BandwidthEstimator(configuration: configuration))
         self.estimator = estimator
         let stamp = TransportStamp.writer(sequence: transportSequence, sent: { sequence, size, now in
@@ -68,6 +70,7 @@ final class CongestionController: Sendable {
             return e.targetBitrate(nowMicros: nowMicros)
         }
         pacer.setTargetBitrate(target)
+        logger.debug("congestion", Self.metadata(statistics(medias: medias, nowMicros: nowMicros)))
         guard maximum > 0 else { return }
         // Split what is left after the audio over the encoders in proportion to their maxima.
         let forVideo = max(0, target - reserve)
@@ -75,6 +78,19 @@ final class CongestionController: Sendable {
             let share = Int(Double(forVideo) * Double(media.maximumBitrate) / Double(maximum))
             media.applyTargetBitrate(min(share, media.maximumBitrate), step: Self.encoderStep)
         }
+    }
+
+    private static func metadata(_ c: CongestionStatistics) -> Logger.Metadata {
+        let e = c.estimate
+        return ["cc.targetKbps": "\(c.targetBitrate / 1000)", "cc.limitedBy": c.limitedBy.rawValue,
+                "cc.delayKbps": "\(e.delayBasedBitrate / 1000)", "cc.delayState": e.delayState,
+                "cc.ackedKbps": e.acknowledgedBitrate.map { "\($0 / 1000)" } ?? "-",
+                "cc.lossLimitKbps": e.lossLimitBitrate.map { "\($0 / 1000)" } ?? "-",
+                "cc.remb": e.rembBitrate.map { "\($0 / 1000)" } ?? "-",
+                "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
+                "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
+                "cc.feedback": "\(e.feedbackMessages)", "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
+                "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)"]
     }
 
     func statistics(medias: [TransceiverMedia], nowMicros: Int64) -> CongestionStatistics {

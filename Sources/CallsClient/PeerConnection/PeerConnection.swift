@@ -438,7 +438,7 @@ public actor PeerConnection {
         var ice = configuration.ice
         ice.role = role
         let transport = SecureTransport(loop: loop, ice: ice, certificate: certificate, logger: logger)
-        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname)
+        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname, logger: logger)
         let stateBox = self.stateBox
         transport.setHandlers(rtp: { [leg] in leg.receiveRTP($0) }, rtcp: { [leg] in leg.receiveRTCP($0) }) { state in
             switch state {
