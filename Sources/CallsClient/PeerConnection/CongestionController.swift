@@ -89,8 +89,9 @@ final class CongestionController: Sendable {
                 "cc.remb": e.rembBitrate.map { "\($0 / 1000)" } ?? "-",
                 "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
                 "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
-                "cc.feedback": "\(e.feedbackMessages)", "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
-                "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)"]
+                "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)", "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
+                "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",
+                "cc.sendFailures": "\(c.pacer.sendFailures)"]
     }
 
     func statistics(medias: [TransceiverMedia], nowMicros: Int64) -> CongestionStatistics {

@@ -13,6 +13,8 @@ public final class PacedSender: Sendable {
         public var queuedBytes: Int
         public var queueDelayMillis: Double
         public var pacingBitrate: Int
+        /// Packets the next stage (the transport) did not send.
+        public var sendFailures: Int
     }
 
     private let pacer: Mutex<Pacer<OutgoingPacket>>
@@ -21,6 +23,7 @@ public final class PacedSender: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    private let failures = Atomic<Int>(0)
 
     public init(targetBitrate: Int, configuration: Pacer<OutgoingPacket>.Configuration = .init(),
                 clock: @escaping @Sendable () -> Int64 = Clocks.monotonicMicros, next: @escaping PacketWriter) {
@@ -44,9 +47,11 @@ public final class PacedSender: Sendable {
 
     public func snapshot() -> Snapshot {
         let now = clock()
+        let failed = failures.load(ordering: .relaxed)
         return pacer.withLock { p in
             Snapshot(counters: p.counters, queuedPackets: p.queuedPackets, queuedBytes: p.queuedByteCount,
-                     queueDelayMillis: Double(p.queueDelayMicros(nowMicros: now)) / 1000, pacingBitrate: Int(p.pacingBitrate(nowMicros: now)))
+                     queueDelayMillis: Double(p.queueDelayMicros(nowMicros: now)) / 1000,
+                     pacingBitrate: Int(p.pacingBitrate(nowMicros: now)), sendFailures: failed)
         }
     }
 
@@ -68,7 +73,7 @@ public final class PacedSender: Sendable {
         while running.load(ordering: .acquiring) {
             let now = clock()
             let (packets, wait) = pacer.withLock { p in (p.release(nowMicros: now), p.microsUntilNextRelease(nowMicros: now)) }
-            for packet in packets { _ = next(packet, clock()) }
+            for packet in packets where !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
             if let wait {
                 if wait > 0 { _ = wake.wait(timeout: .now() + .microseconds(Int(min(wait, 2_000)))) }
             } else {

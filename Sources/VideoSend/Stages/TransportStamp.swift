@@ -12,7 +12,8 @@ public final class TransportSequenceCounter: Sendable {
 /// The last send stage: stamps what belongs to the moment a packet leaves — MID, abs-send-time
 /// and the transport-wide sequence number — serializes it and writes the bytes (to SRTP and ICE).
 /// The congestion controller hears each transport-wide number with the time and size it left,
-/// since feedback is matched by send time.
+/// since feedback is matched by send time — also when the socket refused it (a full buffer, a
+/// firewall): the number is spent, the receiver reports it missing, and that is loss.
 public enum TransportStamp {
     public typealias Sent = @Sendable (_ transportSequence: UInt16, _ size: Int, _ nowMicros: Int64) -> Void
 
@@ -35,7 +36,7 @@ public enum TransportStamp {
             if !elements.isEmpty { try? packet.setHeaderExtensionElements(elements) }
             guard let bytes = try? packet.serialize() else { return false }
             let ok = next(bytes)
-            if ok, let transportSequence { sent?(transportSequence, bytes.count, nowMicros) }
+            if let transportSequence { sent?(transportSequence, bytes.count, nowMicros) }
             return ok
         }
     }
