@@ -9,7 +9,8 @@ import VideoSend
 /// incoming RTP is routed (`RTPRouter`) to its transceiver; incoming RTCP goes to every sending
 /// transceiver's `RTCPReceiver` and its sender reports to the receiving ones; every second our
 /// sender reports (SR + SDES) and receiver reports (RR + SDES) leave; every 100 ms each video
-/// receiver that waits for a keyframe may send a PLI (at most once per 300 ms). What we send goes
+/// receiver that waits for a keyframe may send a PLI (at most once per 300 ms), and transport-wide
+/// feedback on what arrived leaves. What we send goes
 /// through the `CongestionController`'s pacer; transport-wide feedback and REMB go to its estimate,
 /// and each second its target to the encoders.
 ///
@@ -23,6 +24,7 @@ final class CallLegMedia: Sendable {
         var senderReportsSent = 0
         var receiverReportsSent = 0
         var plisSent = 0
+        var transportFeedbackSent = 0
     }
 
     private struct Routing: Sendable {
@@ -41,6 +43,8 @@ final class CallLegMedia: Sendable {
     private let loop: GLibLoop
     private let routing = Mutex(Routing())
     private let timers = Mutex<[GLibTimer]>([])
+    /// Arrival times of what we receive, for the transport-wide feedback we send every 100 ms.
+    private let arrivals = Mutex(TransportFeedbackRecorder())
 
     init(transport: SecureTransport, loop: GLibLoop, cname: String, logger: Logger) {
         self.transport = transport
@@ -77,6 +81,7 @@ final class CallLegMedia: Sendable {
         let keyframes = loop.repeating(every: .milliseconds(100)) { [weak self] in
             guard let self else { return false }
             self.sendKeyframeRequests()
+            self.sendTransportFeedback()
             return true
         }
         timers.withLock { $0 = [reports, keyframes] }
@@ -106,6 +111,11 @@ final class CallLegMedia: Sendable {
             return (r.transceivers[route.index], route.isRTX)
         }
         guard let (transceiver, isRTX) = target else { return }
+        if let id = transceiver.media?.negotiated.extensions.transportSequence,
+           let element = try? packet.headerExtensionElements().first(where: { $0.id == id }), element.data.count == 2 {
+            let sequence = UInt16(element.data[0]) << 8 | UInt16(element.data[1])
+            arrivals.withLock { $0.received(sequence: sequence, arrivalMicros: now) }
+        }
         transceiver.media?.receive(packet, isRTX: isRTX, size: bytes.count, nowMicros: now)
     }
 
@@ -166,6 +176,19 @@ final class CallLegMedia: Sendable {
             guard let pli = media.pictureLossIndication(senderSSRC: ssrc, nowMicros: now) else { continue }
             if let bytes = try? RTCPCompound.serialize([.pictureLossIndication(pli)]), transport.sendRTCP(bytes) {
                 routing.withLock { $0.counters.plisSent += 1 }
+            }
+        }
+    }
+
+    /// Transport-wide feedback for what arrived since the last (RTPFB FMT=15), when the sender
+    /// stamps transport-wide sequence numbers.
+    private func sendTransportFeedback() {
+        let medias = routing.withLock { $0.transceivers }.compactMap(\.media)
+        let media = medias.lazy.compactMap { $0.remoteMediaSSRC }.first ?? 0
+        let messages = arrivals.withLock { $0.feedback(senderSSRC: reportingSSRC(medias), mediaSSRC: media) }
+        for message in messages {
+            if let bytes = try? RTCPCompound.serialize([.transportWideFeedback(message)]), transport.sendRTCP(bytes) {
+                routing.withLock { $0.counters.transportFeedbackSent += 1 }
             }
         }
     }

@@ -76,7 +76,7 @@ public struct TransportFeedbackAdapter: Sendable {
     }
 
     /// The 64-bit number nearest `reference` whose low 16 bits are `value`.
-    static func unwrap(_ value: UInt16, near reference: Int64?) -> Int64 {
+    public static func unwrap(_ value: UInt16, near reference: Int64?) -> Int64 {
         guard let reference else { return Int64(value) }
         let delta = Int64(Int16(bitPattern: value &- UInt16(truncatingIfNeeded: reference)))
         return reference + delta
