@@ -8,8 +8,9 @@ import Foundation
 /// clean link's capacity is found in seconds without probing; after that it is 8 % per second
 /// away from the last capacity and about one packet per response time near it. An increase never
 /// runs past 1.5 × the acknowledged rate while the sender actually uses what it is given (so an
-/// estimate that the link never carried cannot float up); a sender using under half of it is
-/// application-limited and the estimate is left where it is.
+/// estimate that the link never carried cannot float up). A sender that sent under half of the
+/// estimate is application-limited: then what arrived says nothing of the capacity, an increase is
+/// not capped by it, and an overuse (a keyframe burst) decreases from the estimate instead.
 public struct AIMDRateControl: Sendable {
     public enum Phase: String, Sendable { case hold, increase, decrease }
 
@@ -38,8 +39,9 @@ public struct AIMDRateControl: Sendable {
 
     /// One step, on each feedback: the detector's usage, the acknowledged rate, the round trip.
     @discardableResult
-    public mutating func update(usage: BandwidthUsage, acknowledged: Int?, rttMicros: Int64,
+    public mutating func update(usage: BandwidthUsage, acknowledged: Int?, sent: Int? = nil, rttMicros: Int64,
                                 bounds: ClosedRange<Int>, nowMicros: Int64) -> Int {
+        let applicationLimited = Double(sent ?? acknowledged ?? 0) < 0.5 * Double(estimate)
         switch usage {
         case .overusing: phase = .decrease
         case .underusing: phase = .hold
@@ -63,7 +65,7 @@ public struct AIMDRateControl: Sendable {
                 let factor = inStartPhase ? configuration.startPhaseIncrease : configuration.increasePerSecond
                 increased = Double(estimate) * pow(factor, elapsed)
             }
-            if let acknowledged, Double(acknowledged) >= 0.5 * Double(estimate) {
+            if let acknowledged, !applicationLimited {
                 increased = min(increased, max(Double(estimate), 1.5 * Double(acknowledged) + 10_000))
             }
             estimate = Int(increased)
@@ -71,9 +73,9 @@ public struct AIMDRateControl: Sendable {
             // Again only after a round trip (10–200 ms), so one overuse is one decrease.
             let interval = min(max(rttMicros, 10_000), 200_000)
             if let last = lastDecreaseMicros, nowMicros - last < interval { break }
-            let basis = Double(acknowledged ?? estimate)
+            let basis = Double(applicationLimited ? estimate : acknowledged ?? estimate)
             estimate = min(estimate, Int(configuration.beta * basis))
-            if let acknowledged { noteCapacity(Double(acknowledged)) }
+            if let acknowledged, !applicationLimited { noteCapacity(Double(acknowledged)) }
             inStartPhase = false
             lastDecreaseMicros = nowMicros
             phase = .hold

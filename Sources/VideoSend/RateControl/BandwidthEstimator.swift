@@ -99,8 +99,8 @@ public struct BandwidthEstimator: Sendable {
         acknowledged.add(packets)
         let usage = detector.update(packets)
         let rtt = rttMicros ?? 100_000
-        rateControl.update(usage: usage, acknowledged: acknowledged.bitsPerSecond, rttMicros: rtt, bounds: bounds,
-                           nowMicros: nowMicros)
+        rateControl.update(usage: usage, acknowledged: acknowledged.bitsPerSecond, sent: acknowledged.sentBitsPerSecond,
+                           rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
         loss.report(lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, nowMicros: nowMicros)
     }
 

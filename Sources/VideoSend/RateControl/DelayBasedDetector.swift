@@ -77,7 +77,13 @@ public struct DelayBasedDetector: Sendable {
         }
         // A reordered packet sent before this group began belongs to no new group.
         if sendMicros < group.firstSendMicros { return }
-        if sendMicros - group.firstSendMicros <= configuration.burstMicros {
+        // Packets that arrive together, sooner after the group than they were sent, came out of a
+        // queue in one go (a receiver's scheduler, a link layer): they are one group, or the
+        // bunching reads as a delay swing.
+        let arrivalDelta = arrivalMicros - group.lastArrivalMicros
+        let arrivedInBurst = arrivalDelta <= configuration.burstMicros
+            && arrivalDelta - (sendMicros - group.lastSendMicros) < 0
+        if sendMicros - group.firstSendMicros <= configuration.burstMicros || arrivedInBurst {
             group.lastSendMicros = max(group.lastSendMicros, sendMicros)
             group.lastArrivalMicros = max(group.lastArrivalMicros, arrivalMicros)
             group.size += size

@@ -96,6 +96,17 @@ import Testing
         #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .none)
     }
 
+    /// A source that sends little but bursts (a keyframe every 2 s) may overuse a link briefly;
+    /// the decrease starts from the estimate, not from the little that arrived.
+    @Test func keyframeBurstsOfAnApplicationLimitedSourceDoNotCollapseTheEstimate() {
+        var sim = LinkSimulation(capacity: 1_500_000)
+        sim.sourceLimit = 300_000
+        sim.burst = (everyMicros: 2_000_000, bytes: 120_000)
+        sim.run(seconds: 30)
+        let lowest = sim.targets.filter { $0.seconds >= 5 }.map(\.bitrate).min() ?? 0
+        #expect(lowest >= 600_000, "fell to \(lowest)")
+    }
+
     @Test func cpuIsTheReasonWhenTheEncoderSideSaysSo() {
         var estimator = BandwidthEstimator()
         estimator.setLimitedByCPU(true)

@@ -61,6 +61,9 @@ struct LinkSimulation {
     private var inFlight: [(deliverMicros: Int64, message: TransportWideFeedback)] = []
     /// When the sender sends less than its target (an application-limited source): at most this.
     var sourceLimit: Int?
+    /// Keyframe-like bursts on top: every `everyMicros`, `bytes` more, paced at 2.5 × the target.
+    var burst: (everyMicros: Int64, bytes: Int)?
+    private var burstBacklog = 0.0
 
     init(estimator: BandwidthEstimator = BandwidthEstimator(), capacity: Int) {
         self.estimator = estimator
@@ -84,6 +87,12 @@ struct LinkSimulation {
         let target = estimator.targetBitrate(nowMicros: nowMicros)
         let rate = min(target, sourceLimit ?? .max)
         credit += Double(rate) * 0.005 / 8
+        if let burst {
+            if nowMicros % burst.everyMicros == 0 { burstBacklog += Double(burst.bytes) }
+            let paced = min(burstBacklog, 2.5 * Double(target) * 0.005 / 8)
+            burstBacklog -= paced
+            credit += paced
+        }
         while credit >= 1200 {
             credit -= 1200
             estimator.packetSent(sequence: sequence, size: 1200, nowMicros: nowMicros)
