@@ -298,6 +298,12 @@ public actor PeerConnection {
         }
     }
 
+    /// The encoder side says whether the CPU (not the link) is what holds the send rate down; the
+    /// congestion figures then give `limitedBy == .cpu`.
+    public func setLimitedByCPU(_ limited: Bool) {
+        leg?.congestion.setLimitedByCPU(limited)
+    }
+
     /// Asks the encoder of a sending video transceiver for a keyframe (the watchdog's first rung).
     public func requestKeyframe(on transceiver: Transceiver) {
         transceiver.media?.encoder?.requestKeyframe()
@@ -335,7 +341,7 @@ public actor PeerConnection {
             transport.receiverReportsSent = legCounters.receiverReportsSent
         }
         transport.rttMs = list.lazy.compactMap { $0.feedback?.rttMs }.first
-        return PeerConnectionStatistics(transceivers: list, transport: transport)
+        return PeerConnectionStatistics(transceivers: list, transport: transport, congestion: leg?.congestionStatistics())
     }
 
     private static func sent(_ media: TransceiverMedia, _ sender: RTPStreamSender)
@@ -453,7 +459,7 @@ public actor PeerConnection {
         var ice = configuration.ice
         ice.role = role
         let transport = SecureTransport(loop: loop, ice: ice, certificate: certificate, logger: logger)
-        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname)
+        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname, logger: logger)
         let stateBox = self.stateBox
         transport.setHandlers(rtp: { [leg] in leg.receiveRTP($0) }, rtcp: { [leg] in leg.receiveRTCP($0) }) { state in
             switch state {
@@ -532,8 +538,8 @@ public actor PeerConnection {
             if settled.direction != .inactive {
                 do {
                     media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
-                                                 localRTXSSRC: transceiver.localRTXSSRC, transport: leg.transport,
-                                                 transportSequence: leg.transportSequence, logger: logger)
+                                                 localRTXSSRC: transceiver.localRTXSSRC, writer: leg.congestion.writer,
+                                                 logger: logger)
                 } catch {
                     throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
                 }

@@ -98,6 +98,8 @@ public struct PeerConnectionStatistics: Sendable {
 
     public var transceivers: [TransceiverStatistics]
     public var transport: Transport
+    /// The send-side bandwidth estimate, the pacer, and repair (nil before the transport exists).
+    public var congestion: CongestionStatistics?
 
     /// The first transceiver of `kind`.
     public func transceiver(_ kind: Transceiver.Kind) -> TransceiverStatistics? {

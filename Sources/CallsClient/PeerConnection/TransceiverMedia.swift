@@ -34,7 +34,10 @@ final class TransceiverMedia: Sendable {
         var source: (any VideoFrameSource)?
         var queue: FrameQueue?
         var encoder: VideoEncodingThread?
+        /// The bitrate the encoder was last told (the congestion controller's share) and the most
+        /// it was configured with.
         var bitrate = 0
+        var maximumBitrate = 0
         var audio: AudioSendThread?
         var started = false
     }
@@ -52,7 +55,7 @@ final class TransceiverMedia: Sendable {
     private let receiving: Mutex<ReceiveCounters>
 
     init(negotiated: SessionNegotiation.Media, kind: Transceiver.Kind, localSSRC: UInt32, localRTXSSRC: UInt32?,
-         transport: SecureTransport, transportSequence: TransportSequenceCounter, logger: Logger) throws {
+         writer: @escaping PacketWriter, logger: Logger) throws {
         self.negotiated = negotiated
         self.kind = kind
         self.logger = logger
@@ -71,7 +74,7 @@ final class TransceiverMedia: Sendable {
                                      rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
                                      extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
                                      keepsHistory: isVideo),
-                transportSequence: transportSequence) { [transport] in transport.sendRTP($0) }
+                writer: writer)
             sendingSender = sender
         } else {
             sendingSender = nil
@@ -134,6 +137,7 @@ final class TransceiverMedia: Sendable {
             s.queue = queue
             s.encoder = encoder
             s.bitrate = settings.bitrate
+            s.maximumBitrate = settings.bitrate
             return s.started
         }
         if startNow {
@@ -185,6 +189,18 @@ final class TransceiverMedia: Sendable {
     var audioSender: AudioSendThread? { sending.withLock { $0.audio } }
     var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queue?.counters } }
     var targetBitrate: Int { sending.withLock { $0.bitrate } }
+    var maximumBitrate: Int { sending.withLock { $0.maximumBitrate } }
+
+    /// The congestion controller's share for this encoder; passed on when it moved by `step` or more.
+    func applyTargetBitrate(_ bitsPerSecond: Int, step: Double) {
+        let encoder = sending.withLock { s -> VideoEncodingThread? in
+            guard let encoder = s.encoder, s.bitrate > 0,
+                  abs(Double(bitsPerSecond - s.bitrate)) >= step * Double(s.bitrate) else { return nil }
+            s.bitrate = bitsPerSecond
+            return encoder
+        }
+        encoder?.setBitrate(bitsPerSecond)
+    }
 
     // MARK: Receiving
 
