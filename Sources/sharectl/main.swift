@@ -19,6 +19,13 @@ let usage = """
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
                                 the endpoint names in its Link headers)
+      share --source portal[:window|:virtual] | --source pipewire:NODE  (with the options above)
+                                capture the screen through xdg-desktop-portal (PipeWire), or any
+                                PipeWire video node [--unattended] [--restore-token-file PATH]
+                                [--no-cursor] (--unattended never waits at a picker: it restores the
+                                saved grant, by default $XDG_STATE_HOME/sharectl/portal-restore-token)
+      sources                   what can be captured here: the portal's version, source types and
+                                cursor modes, PipeWire, the restore token [--restore-token-file PATH]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
@@ -27,8 +34,8 @@ let usage = """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential"]
-let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
+                               "turn-user", "turn-credential", "restore-token-file"]
+let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor"]
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), valueFlags: valueFlags, switchFlags: switchFlags)
@@ -38,6 +45,7 @@ do {
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
+    case "sources": try SourcesCommand.run(arguments)
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")

@@ -418,3 +418,19 @@ private final class CoreBox: @unchecked Sendable {
     let value: StreamCore
     init(_ value: StreamCore) { self.value = value }
 }
+
+extension PipeWireCapture {
+    /// Whether a PipeWire daemon answers on the default socket: nil when it does, else why not.
+    public static func probeDaemon() -> String? {
+        PipeWireLibrary.initialize()
+        guard let loop = pw_thread_loop_new("sharectl-probe", nil) else { return "cannot create a thread loop" }
+        defer { pw_thread_loop_destroy(loop) }
+        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { return "cannot create a context" }
+        defer { pw_context_destroy(context) }
+        guard let core = pw_context_connect(context, nil, 0) else {
+            return "no PipeWire daemon on the default socket (\(String(cString: strerror(errno))))"
+        }
+        pw_core_disconnect(core)
+        return nil
+    }
+}

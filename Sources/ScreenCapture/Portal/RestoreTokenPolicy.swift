@@ -13,22 +13,23 @@ public enum RestoreTokenPolicy {
     public struct Plan: Sendable, Hashable {
         public var persistMode: UInt32?
         public var restoreToken: String?
+        /// Whether Start may wait for a person at a picker. Unattended it may not: a Start that
+        /// does not answer at once (the portal is showing a picker) is closed and fails.
+        public var mayWaitForPerson: Bool
     }
 
-    /// The plan for a session. `unattended` means no person is there to choose: without a token
-    /// to restore (or a portal that cannot restore) that is an error, never a picker.
+    /// The plan for a session. `unattended` means no person is there to choose: the saved token
+    /// is sent; without one, only a grant the portal makes by itself (a backend configured to
+    /// choose, a pre-approved policy) can succeed; a portal that cannot restore is an error.
     public static func plan(version: UInt32, storedToken: String?, unattended: Bool) throws(PortalError) -> Plan {
         let token = storedToken.flatMap { $0.isEmpty ? nil : $0 }
         guard version >= firstVersion else {
             if unattended {
                 throw .tooOld(version: version, needed: firstVersion, feature: "unattended use (restore tokens)")
             }
-            return Plan(persistMode: nil, restoreToken: nil)
+            return Plan(persistMode: nil, restoreToken: nil, mayWaitForPerson: true)
         }
-        if unattended && token == nil {
-            throw .pickerNeeded("no saved restore token")
-        }
-        return Plan(persistMode: persistUntilRevoked, restoreToken: token)
+        return Plan(persistMode: persistUntilRevoked, restoreToken: token, mayWaitForPerson: !unattended)
     }
 
     /// What a Start's returned token means, given what was sent.
