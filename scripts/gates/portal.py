@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Portal gates: `sharectl share --source portal` against the real ScreenCast stack (D-Bus,
+PipeWire, WirePlumber, headless sway, xdg-desktop-portal, xdg-desktop-portal-wlr; see
+scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves every gate.
+
+  moving          content moves on the compositor's output; `share --unattended` with no saved
+                  token (this portal grants by itself: no chooser) captures it for 10 s; aiortc
+                  decodes >= 90% of the frames the portal delivered (>= 10 fps of them; 30 when
+                  the machine keeps up); a restore token is saved.
+  token-reuse     a second `--unattended` run restores the first run's grant from its token: the
+                  same token, "restored … no picker", frames decoded.
+  static          nothing draws: the share says no first frame came; after one brief change the
+                  portal sends a frame or two, and the capture repeats the last one once a second
+                  (aiortc keeps decoding about one a second).
+  session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
+                  message and a non-zero exit.
+  no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
+  teardown        the stack leaves no process, mount or directory behind.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "portal"))
+from transport import ROOT, SHARECTL, WORK, last_session, record, results, start_aiortc, stop, wait_http  # noqa: E402
+from stack import PortalStack  # noqa: E402
+
+TOKEN = os.path.join(WORK, "portal.restore-token")
+
+
+def share_portal(stack, name, duration, extra=(), during=None):
+    """Runs a portal share to a fresh aiortc endpoint; `during(process, log_path)` runs meanwhile.
+    Returns (exit code, stats lines, log text, endpoint session)."""
+    endpoint, port, stats_path = start_aiortc(name)
+    share_stats = os.path.join(WORK, f"{name}.share.jsonl")
+    log_path = os.path.join(WORK, f"{name}.share.log")
+    for path in (share_stats,):
+        if os.path.exists(path):
+            os.remove(path)
+    try:
+        if not wait_http(port):
+            raise RuntimeError("the aiortc endpoint did not start")
+        args = [SHARECTL, "share", "--source", "portal", "--restore-token-file", TOKEN, "--whip",
+                f"http://127.0.0.1:{port}/whip", "--codec", "h264", "--duration", str(duration),
+                "--stats-json", share_stats, "--no-audio", "--verbose", *extra]
+        with open(log_path, "w") as out:
+            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=stack.env, cwd=ROOT)
+            if during:
+                during(process, log_path)
+            try:
+                code = process.wait(timeout=duration + 60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                code = process.wait()
+        time.sleep(1.0)
+        lines = [json.loads(l) for l in open(share_stats)] if os.path.exists(share_stats) else []
+        return code, lines, open(log_path).read(), last_session(stats_path)
+    finally:
+        stop(endpoint)
+
+
+def wait_for(condition, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def sent_rate(lines):
+    """Frames sent per second over the seconds in which frames went out."""
+    moving = [l for l in lines if (l.get("video") or {}).get("fpsSent", 0) > 0]
+    return sum(l["video"]["fpsSent"] for l in moving) / len(moving) if moving else 0.0
+
+
+def moving(stack):
+    name = "portal-moving"
+    if os.path.exists(TOKEN):
+        os.remove(TOKEN)
+    stack.start_content()
+    code, lines, log, session = share_portal(stack, name, 10, ["--unattended"])
+    v = session.get("video") or {}
+    last = lines[-1]["video"] if lines else {}
+    captured, sent, decoded = last.get("framesCaptured", 0), last.get("framesSent", 0), v.get("framesDecoded", 0)
+    capture_rate = captured / lines[-1]["t"] if lines and lines[-1].get("t") else 0
+    token = open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
+    # The compositor's rate is what the portal delivered (its output repaints at the content's 30 fps
+    # when the machine keeps up); the receiver must decode close to all of it.
+    ok = (code == 0 and captured > 0 and capture_rate >= 10 and decoded >= 0.9 * captured and bool(token)
+          and session.get("deleted"))
+    record(name, ok, f"exit {code}, the portal delivered {captured} frames ({capture_rate:.1f} fps), sent {sent} "
+                     f"({sent_rate(lines):.1f} fps while sending), aiortc decoded {decoded} at "
+                     f"{v.get('width')}x{v.get('height')}, token saved: {bool(token)}, DELETE {session.get('deleted')}")
+    if not ok:
+        print(log[-3000:])
+    return token
+
+
+def token_reuse(stack, first_token):
+    name = "portal-token-reuse"
+    stack.start_content()
+    code, lines, log, session = share_portal(stack, name, 4, ["--unattended"])
+    token = open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    restored = "restored from the saved token, no picker" in log
+    ok = code == 0 and bool(first_token) and token == first_token and restored and decoded > 0
+    record(name, ok, f"exit {code}, token kept: {token == first_token and bool(token)}, said restored: {restored}, "
+                     f"aiortc decoded {decoded}")
+    if not ok:
+        print(log[-3000:])
+
+
+def static(stack):
+    name = "portal-static"
+    stack.stop_content()
+    time.sleep(0.5)
+    flashed = {}
+
+    def during(process, log_path):
+        said = wait_for(lambda: "No picture from the screen yet" in open(log_path).read(), 15)
+        flashed["said"] = said
+        flashed["at"] = time.time()
+        stack.draw_once()
+
+    code, lines, log, session = share_portal(stack, name, 12, ["--unattended"], during=during)
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    captured = [(l.get("t", 0), (l.get("video") or {}).get("framesCaptured", 0)) for l in lines]
+    # The still seconds after the change: captured frames there are repeats, about one a second.
+    tail = [c for c in captured if c[1] > 0]
+    still = tail[3:] if len(tail) > 4 else []
+    per_second = ((still[-1][1] - still[0][1]) / (still[-1][0] - still[0][0])) if len(still) >= 2 and still[-1][0] > still[0][0] else 0
+    ok = (code == 0 and flashed.get("said") and decoded >= 3 and 0.6 <= per_second <= 1.6)
+    record(name, ok, f"exit {code}, said no first frame: {flashed.get('said')}, captured {tail[-1][1] if tail else 0} "
+                     f"(still part {per_second:.2f}/s), aiortc decoded {decoded}")
+    if not ok:
+        print(log[-3000:])
+
+
+def session_closed(stack):
+    name = "portal-session-closed"
+    stack.start_content()
+    ended = {}
+
+    def during(process, log_path):
+        streaming = wait_for(lambda: re.search(r"frames? sent|sent \d+", open(log_path).read()) is not None
+                             and os.path.getsize(log_path) > 0 and _sent_any(name), 25)
+        ended["streaming"] = streaming
+        stack.stop_portal()
+        ended["at"] = time.time()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass
+        ended["took"] = time.time() - ended["at"]
+
+    code, lines, log, session = share_portal(stack, name, 40, ["--unattended"], during=during)
+    said = "session was closed" in log or "left the session bus" in log
+    ok = ended.get("streaming") and code != 0 and said and ended.get("took", 99) < 10
+    message = next((l for l in log.splitlines() if l.startswith("sharectl:")), "")
+    record(name, ok, f"streaming first: {ended.get('streaming')}, exit {code} {ended.get('took', 0):.1f} s after the "
+                     f"portal went, said: {message!r}")
+    if not ok:
+        print(log[-3000:])
+    stack.start_portal()
+
+
+def _sent_any(name):
+    path = os.path.join(WORK, f"{name}.share.jsonl")
+    try:
+        lines = [json.loads(l) for l in open(path)]
+    except (OSError, ValueError):
+        return False
+    return any((l.get("video") or {}).get("framesSent", 0) > 0 for l in lines)
+
+
+def no_portal(stack):
+    name = "portal-no-portal"
+    stack.stop_portal()
+    try:
+        log_path = os.path.join(WORK, f"{name}.share.log")
+        with open(log_path, "w") as out:
+            code = subprocess.run([SHARECTL, "share", "--source", "portal", "--unattended", "--restore-token-file", TOKEN,
+                                   "--whip", "http://127.0.0.1:9/whip", "--duration", "2"],
+                                  stdout=out, stderr=subprocess.STDOUT, env=stack.env, timeout=60).returncode
+        log = open(log_path).read()
+        ok = code != 0 and "xdg-desktop-portal is not running" in log and "install xdg-desktop-portal" in log
+        record(name, ok, f"exit {code}, said: {log.strip().splitlines()[-1] if log.strip() else ''!r}")
+    finally:
+        stack.start_portal()
+
+
+def main():
+    only = set(sys.argv[1:])
+    want = lambda name: not only or name in only  # noqa: E731
+    stack = PortalStack(WORK)
+    pids = []
+    try:
+        stack.__enter__()
+        pids = stack.pids()
+        token = ""
+        gates = [
+            ("moving", lambda: moving(stack)),
+            ("token-reuse", lambda: token_reuse(stack, token or (open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""))),
+            ("static", lambda: static(stack)),
+            ("session-closed", lambda: session_closed(stack)),
+            ("no-portal", lambda: no_portal(stack)),
+        ]
+        for name, gate in gates:
+            if not want(name):
+                continue
+            try:
+                value = gate()
+                if name == "moving":
+                    token = value
+            except Exception as error:  # a gate that breaks is a failed gate, with its reason
+                record(name, False, f"the gate itself failed: {error!r}")
+    except Exception as error:
+        record("stack", False, f"the portal stack did not come up: {error!r}")
+    finally:
+        pids = sorted(set(pids + stack.pids()))
+        leftovers = stack.close()
+    if want("teardown"):
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split(")")[-1][:3]]
+        mounts = [l.split()[4] for l in open("/proc/self/mountinfo") if "sharectl-portal." in l]
+        ok = not leftovers and not alive and not mounts and not os.path.exists(stack.dir)
+        record("teardown", ok, f"{len(pids)} processes started, left alive {alive or 'none'}, mounts {mounts or 'none'}, "
+                               f"directory removed: {not os.path.exists(stack.dir)}")
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
