@@ -111,6 +111,10 @@ enum ShareCommand {
             }
         }
         await session.stop()
+        if let capture {
+            say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
+                + "\(capture.restartCount) restarts")
+        }
         try? statsFile?.close()
         if let failure { throw ShareFailure(description: failure) }
         say("Share ended; the WHIP session was deleted.")

@@ -108,11 +108,8 @@ public final class ScreenCaptureSource: Sendable {
             return s.running
         }
         if wasRunning { watchDone.wait() }
-        let (capture, session) = state.withLock { s in
-            defer { s.capture = nil; s.session = nil }
-            return (s.capture, s.session)
-        }
-        capture?.stop()
+        detachCapture()?.stop()
+        let session = state.withLock { s in defer { s.session = nil }; return s.session }
         session?.close()
     }
 
@@ -147,8 +144,16 @@ public final class ScreenCaptureSource: Sendable {
                 }
             }
         }
-        let capture = state.withLock { s in defer { s.capture = nil }; return s.capture }
-        capture?.stop()
+        detachCapture()?.stop()
+    }
+
+    /// Takes the current capture out of the state, keeping its frame count.
+    private func detachCapture() -> PipeWireCapture? {
+        state.withLock { s in
+            defer { s.capture = nil }
+            if let capture = s.capture { s.framesBefore += capture.counters.frames.load(ordering: .relaxed) }
+            return s.capture
+        }
     }
 
     /// Connects a new PipeWire stream to the target; nil on success, else why not.
@@ -183,12 +188,7 @@ public final class ScreenCaptureSource: Sendable {
     /// A new stream on the same node; if that cannot connect, a new portal session from the restore
     /// token (unattended: never a picker), then a stream on it.
     private func restart() -> String? {
-        let old = state.withLock { s -> PipeWireCapture? in
-            defer { s.capture = nil }
-            if let capture = s.capture { s.framesBefore += capture.counters.frames.load(ordering: .relaxed) }
-            return s.capture
-        }
-        old?.stop()
+        detachCapture()?.stop()
         if connect() == nil { return nil }
         guard case .portal(var options) = target, let loop else { return "the PipeWire node cannot be reached" }
         if state.withLock({ $0.session?.isClosed ?? true }) { return "the portal session is closed" }

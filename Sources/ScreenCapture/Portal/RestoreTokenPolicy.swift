@@ -16,6 +16,12 @@ public enum RestoreTokenPolicy {
         /// Whether Start may wait for a person at a picker. Unattended it may not: a Start that
         /// does not answer at once (the portal is showing a picker) is closed and fails.
         public var mayWaitForPerson: Bool
+
+        public init(persistMode: UInt32?, restoreToken: String?, mayWaitForPerson: Bool) {
+            self.persistMode = persistMode
+            self.restoreToken = restoreToken
+            self.mayWaitForPerson = mayWaitForPerson
+        }
     }
 
     /// The plan for a session. `unattended` means no person is there to choose: the saved token
