@@ -119,6 +119,8 @@ public final class ScreenCaptureSource: Sendable {
 
     private func watch() {
         var watch = CaptureWatch(now: .now)
+        var framesAtRestart = -1
+        var restartsWithoutFrame = 0
         if let error = connect() {
             fail(error)
             return
@@ -137,7 +139,11 @@ public final class ScreenCaptureSource: Sendable {
                     restarts.add(1, ordering: .relaxed)
                     notice("The capture stopped (\(reason)); restarting it on the same screen")
                     watch.restarted(now: .now)
-                    if let error = restart() { fail(error); return }
+                    // The last restart on this node brought nothing: ask the portal again instead.
+                    let renew = realFrames == framesAtRestart && restartsWithoutFrame > 0
+                    restartsWithoutFrame = realFrames == framesAtRestart ? restartsWithoutFrame + 1 : 1
+                    framesAtRestart = realFrames
+                    if let error = restart(renewSession: renew) { fail(error); return }
                 case .giveUp(let reason):
                     fail("the capture could not be restarted: \(reason)")
                     return
@@ -187,12 +193,13 @@ public final class ScreenCaptureSource: Sendable {
 
     /// A new stream on the same node; if that cannot connect, a new portal session from the restore
     /// token (unattended: never a picker), then a stream on it.
-    private func restart() -> String? {
+    private func restart(renewSession: Bool) -> String? {
         detachCapture()?.stop()
-        if connect() == nil { return nil }
+        if !renewSession, connect() == nil { return nil }
         guard case .portal(var options) = target, let loop else { return "the PipeWire node cannot be reached" }
         if state.withLock({ $0.session?.isClosed ?? true }) { return "the portal session is closed" }
         options.unattended = true
+        logger.notice("capture: asking the portal for the same screen again (restore token, no picker)")
         let previous = state.withLock { s in defer { s.session = nil }; return s.session }
         previous?.close()
         do {

@@ -127,6 +127,7 @@ public final class ScreenCastSession: Sendable {
         }
         guard let sessionPath = created["session_handle"]?.string else { throw .badReply("CreateSession gave no session handle") }
         self.sessionPath = sessionPath
+        logger.info("portal: session \(sessionPath)")
         // Follow the session from now on: Closed, and the portal itself leaving the bus.
         subscriptions = try bus.run(loop) { (bus) throws(PortalError) in
             let closed = bus.subscribe(sender: Self.desktopName, interface: "org.freedesktop.portal.Session", member: "Closed",

@@ -45,11 +45,10 @@ public struct CaptureWatch: Sendable {
         pendingFailure = reason
     }
 
-    /// The capture was restarted at `now`: a fresh wait for a first frame, no memory of movement.
+    /// The capture was restarted at `now`: no memory of movement (the still-screen notice is said
+    /// once per capture, not again after a restart).
     public mutating func restarted(now: ContinuousClock.Instant) {
         startedAt = now
-        saidNoFirstFrame = false
-        frameSinceStart = false
         recent.removeAll()
         lastRestart = now
         restartsWithoutFrame += 1
