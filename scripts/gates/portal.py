@@ -14,6 +14,8 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   (aiortc keeps decoding about one a second).
   restart         the backend's PipeWire node is destroyed mid-share: the share shows the restart,
                   gets the same screen back from the restore token (no picker) and keeps sending.
+  pipewire-node   `--source pipewire:NODE` on a test PipeWire source whose buffers carry a crop
+                  region: aiortc decodes the cropped 960x540, >= 90% of the frames captured.
   session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
                   message and a non-zero exit.
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -34,7 +36,7 @@ from stack import PortalStack  # noqa: E402
 TOKEN = os.path.join(WORK, "portal.restore-token")
 
 
-def share_portal(stack, name, duration, extra=(), during=None):
+def share_portal(stack, name, duration, extra=(), during=None, source="portal"):
     """Runs a portal share to a fresh aiortc endpoint; `during(process, log_path)` runs meanwhile.
     Returns (exit code, stats lines, log text, endpoint session)."""
     endpoint, port, stats_path = start_aiortc(name)
@@ -46,7 +48,7 @@ def share_portal(stack, name, duration, extra=(), during=None):
     try:
         if not wait_http(port):
             raise RuntimeError("the aiortc endpoint did not start")
-        args = [SHARECTL, "share", "--source", "portal", "--restore-token-file", TOKEN, "--whip",
+        args = [SHARECTL, "share", "--source", source, "--restore-token-file", TOKEN, "--whip",
                 f"http://127.0.0.1:{port}/whip", "--codec", "h264", "--duration", str(duration),
                 "--stats-json", share_stats, "--no-audio", "--verbose", *extra]
         with open(log_path, "w") as out:
@@ -204,6 +206,39 @@ def restart(stack):
         print(log[-3000:])
 
 
+def pipewire_node(stack):
+    """Any PipeWire video node: a test source (scripts/portal/pw_test_screen.c, a stand-in for a
+    screen) whose buffers carry a crop region; the share must send the cropped picture."""
+    name = "pipewire-node"
+    binary = os.path.join(stack.dir, "pw_test_screen")
+    cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "libpipewire-0.3"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(ROOT, "scripts/portal/pw_test_screen.c"), *cflags], check=True)
+    source = stack.spawn("test-screen", [binary, "1280", "720", "30", "160", "90", "960", "540"])
+    try:
+        log_path = os.path.join(stack.logs, "test-screen.log")
+        found = {}
+        def node_id():
+            match = re.search(r"NODE_ID=(\d+)", open(log_path).read())
+            if match:
+                found["id"] = match.group(1)
+            return bool(match)
+        if not wait_for(node_id, 10):
+            return record(name, False, "the test source printed no node id")
+        code, lines, log, session = share_portal(stack, name, 6, source=f"pipewire:{found['id']}")
+        v = session.get("video") or {}
+        captured = lines[-1]["video"]["framesCaptured"] if lines else 0
+        ok = (code == 0 and captured > 0 and v.get("framesDecoded", 0) >= 0.9 * captured
+              and (v.get("width"), v.get("height")) == (960, 540))
+        record(name, ok, f"exit {code}, node {found['id']}: {captured} frames captured, aiortc decoded "
+                         f"{v.get('framesDecoded')} at {v.get('width')}x{v.get('height')} (the 960x540 crop of 1280x720)")
+        if not ok:
+            print(log[-3000:])
+    finally:
+        from stack import terminate
+        terminate(source)
+
+
 def _captured(name):
     path = os.path.join(WORK, f"{name}.share.jsonl")
     try:
@@ -252,6 +287,7 @@ def main():
             ("token-reuse", lambda: token_reuse(stack, token or (open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""))),
             ("static", lambda: static(stack)),
             ("restart", lambda: restart(stack)),
+            ("pipewire-node", lambda: pipewire_node(stack)),
             ("session-closed", lambda: session_closed(stack)),
             ("no-portal", lambda: no_portal(stack)),
         ]
