@@ -113,7 +113,7 @@ enum ShareCommand {
         await session.stop()
         if let capture {
             say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
-                + "\(capture.restartCount) restarts")
+                + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
         }
         try? statsFile?.close()
         if let failure { throw ShareFailure(description: failure) }

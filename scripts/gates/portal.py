@@ -15,7 +15,8 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   restart         the backend's PipeWire node is destroyed mid-share: the share shows the restart,
                   gets the same screen back from the restore token (no picker) and keeps sending.
   pipewire-node   `--source pipewire:NODE` on a test PipeWire source whose buffers carry a crop
-                  region: aiortc decodes the cropped 960x540, >= 90% of the frames captured.
+                  region and every tenth a corrupted flag: aiortc decodes the cropped 960x540,
+                  >= 90% of the frames captured; the corrupted ones are skipped.
   session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
                   message and a non-zero exit.
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -214,7 +215,7 @@ def pipewire_node(stack):
     cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "libpipewire-0.3"], capture_output=True, text=True,
                             check=True).stdout.split()
     subprocess.run(["cc", "-O2", "-o", binary, os.path.join(ROOT, "scripts/portal/pw_test_screen.c"), *cflags], check=True)
-    source = stack.spawn("test-screen", [binary, "1280", "720", "30", "160", "90", "960", "540"])
+    source = stack.spawn("test-screen", [binary, "1280", "720", "30", "160", "90", "960", "540", "10"])
     try:
         log_path = os.path.join(stack.logs, "test-screen.log")
         found = {}
@@ -228,10 +229,14 @@ def pipewire_node(stack):
         code, lines, log, session = share_portal(stack, name, 6, source=f"pipewire:{found['id']}")
         v = session.get("video") or {}
         captured = lines[-1]["video"]["framesCaptured"] if lines else 0
+        summary = re.search(r"Capture: (\d+) frames from the screen.*?(\d+) corrupted skipped", log)
+        real, corrupted = (int(summary.group(1)), int(summary.group(2))) if summary else (0, 0)
+        # Every tenth buffer says it is corrupted: those are skipped, the rest sent.
         ok = (code == 0 and captured > 0 and v.get("framesDecoded", 0) >= 0.9 * captured
-              and (v.get("width"), v.get("height")) == (960, 540))
-        record(name, ok, f"exit {code}, node {found['id']}: {captured} frames captured, aiortc decoded "
-                         f"{v.get('framesDecoded')} at {v.get('width')}x{v.get('height')} (the 960x540 crop of 1280x720)")
+              and (v.get("width"), v.get("height")) == (960, 540) and real > 0 and 0.05 <= corrupted / (real + corrupted) <= 0.15)
+        record(name, ok, f"exit {code}, node {found['id']}: {captured} frames captured, {corrupted} corrupted buffers "
+                         f"skipped, aiortc decoded {v.get('framesDecoded')} at {v.get('width')}x{v.get('height')} "
+                         f"(the 960x540 crop of 1280x720)")
         if not ok:
             print(log[-3000:])
     finally:

@@ -2,8 +2,9 @@
  * on a W×H BGRx picture at FPS, in memfd buffers, with header, damage and crop metadata. With a
  * crop (CW×CH at CX,CY) every buffer says only that part is the picture, so a consumer that honours
  * crop sends CW×CH. A stand-in for "any PipeWire video node" (screens come through the portal).
+ * With CORRUPT=N every Nth buffer has the header's corrupted flag (a consumer must skip it).
  * Prints NODE_ID=<id> once the node exists. Built by the gate with the system C compiler.
- *   usage: pw_test_screen W H FPS [CX CY CW CH] */
+ *   usage: pw_test_screen W H FPS [CX CY CW CH [CORRUPT]] */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ struct screen {
     struct pw_stream *stream;
     struct spa_source *timer;
     int w, h, fps, stride, printed;
-    int cx, cy, cw, ch;
+    int cx, cy, cw, ch, corrupt_every;
     uint64_t seq;
 };
 
@@ -34,7 +35,10 @@ static void on_process(void *data) {
             row[x] = (x >= x0 && x < x0 + 64) ? 0x00ffffffu : (uint32_t)((y * 255) / s->h) << 8;
     }
     struct spa_meta_header *h = spa_buffer_find_meta_data(buf, SPA_META_Header, sizeof(*h));
-    if (h) { h->pts = -1; h->flags = 0; h->seq = s->seq; h->dts_offset = 0; }
+    if (h) {
+        h->pts = -1; h->seq = s->seq; h->dts_offset = 0;
+        h->flags = s->corrupt_every > 0 && s->seq % (uint64_t)s->corrupt_every == 0 ? SPA_META_HEADER_FLAG_CORRUPTED : 0;
+    }
     struct spa_meta_region *damage = spa_buffer_find_meta_data(buf, SPA_META_VideoDamage, sizeof(*damage));
     if (damage) damage->region = SPA_REGION(0, 0, s->w, s->h);
     struct spa_meta_region *crop = spa_buffer_find_meta_data(buf, SPA_META_VideoCrop, sizeof(*crop));
@@ -101,7 +105,8 @@ int main(int argc, char *argv[]) {
     struct screen s = { .w = 1280, .h = 720, .fps = 30 };
     if (argc > 3) { s.w = atoi(argv[1]); s.h = atoi(argv[2]); s.fps = atoi(argv[3]); }
     if (argc > 7) { s.cx = atoi(argv[4]); s.cy = atoi(argv[5]); s.cw = atoi(argv[6]); s.ch = atoi(argv[7]); }
-    if (s.w <= 0 || s.h <= 0 || s.fps <= 0) { fprintf(stderr, "usage: %s W H FPS [CX CY CW CH]\n", argv[0]); return 2; }
+    if (argc > 8) s.corrupt_every = atoi(argv[8]);
+    if (s.w <= 0 || s.h <= 0 || s.fps <= 0) { fprintf(stderr, "usage: %s W H FPS [CX CY CW CH [CORRUPT]]\n", argv[0]); return 2; }
     s.stride = s.w * 4;
     pw_init(&argc, &argv);
     s.loop = pw_main_loop_new(NULL);

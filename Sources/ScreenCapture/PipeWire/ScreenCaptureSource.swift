@@ -27,6 +27,7 @@ public final class ScreenCaptureSource: Sendable {
         var failure: String?
         var negotiated: String?
         var framesBefore = 0   // real frames of the captures before the current one
+        var corruptedBefore = 0
         var running = false
         var pendingStreamFailures: [String] = []
     }
@@ -54,6 +55,10 @@ public final class ScreenCaptureSource: Sendable {
     public var restartCount: Int { restarts.load(ordering: .relaxed) }
     public var realFrames: Int {
         state.withLock { $0.framesBefore + ($0.capture?.counters.frames.load(ordering: .relaxed) ?? 0) }
+    }
+    /// Buffers the stream marked corrupted (skipped).
+    public var corruptedBuffers: Int {
+        state.withLock { $0.corruptedBefore + ($0.capture?.counters.corrupted.load(ordering: .relaxed) ?? 0) }
     }
     /// Why the capture ended by itself (session closed, stream gone for good); nil while fine.
     public var failure: String? { state.withLock { $0.failure } }
@@ -157,7 +162,10 @@ public final class ScreenCaptureSource: Sendable {
     private func detachCapture() -> PipeWireCapture? {
         state.withLock { s in
             defer { s.capture = nil }
-            if let capture = s.capture { s.framesBefore += capture.counters.frames.load(ordering: .relaxed) }
+            if let capture = s.capture {
+                s.framesBefore += capture.counters.frames.load(ordering: .relaxed)
+                s.corruptedBefore += capture.counters.corrupted.load(ordering: .relaxed)
+            }
             return s.capture
         }
     }
