@@ -28,6 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUTPUT = "HEADLESS-1"
+# The stack's own processes: one of these exiting while the stack comes up is an error.
+CORE = ("dbus", "pipewire", "wireplumber", "sway", "permission-store", "xdpw")
 
 
 class StackError(Exception):
@@ -211,7 +213,7 @@ class PortalStack:
             if condition():
                 return
             for name, process in self.processes:
-                if process.poll() is not None and name not in ("content", "xdp", "flash"):
+                if process.poll() is not None and name in CORE:
                     raise StackError(f"{name} exited ({process.returncode}) while waiting for {what}: {self.tail(name)}")
             time.sleep(0.1)
         raise StackError(f"{what} not ready after {timeout} s")
