@@ -9,6 +9,9 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   the machine keeps up); a restore token is saved.
   token-reuse     a second `--unattended` run restores the first run's grant from its token: the
                   same token, "restored … no picker", frames decoded.
+  stale-token     a token the portal does not know: a new grant, saved (unattended too, as this
+                  portal needs no picker); a malformed token the portal refuses: attended, a new
+                  grant; unattended, a clear error and a non-zero exit.
   static          nothing draws: the share says no first frame came; after one brief change the
                   portal sends a frame or two, and the capture repeats the last one once a second
                   (aiortc keeps decoding about one a second).
@@ -244,6 +247,46 @@ def pipewire_node(stack):
         terminate(source)
 
 
+def stale_token(stack):
+    """A token the portal does not know (stale) makes a new grant, saved; a malformed one is refused by
+    the portal: attended, the share asks again without it; unattended, it stops and says why."""
+    name = "portal-stale-token"
+    stack.start_content()
+    stale = "0b6f3c1e-5a8e-4c9e-9d1a-7e2f6a4b3c2d"
+    write_token(stale)
+    code1, _, log1, s1 = share_portal(stack, name + "-1", 3, ["--unattended"])
+    token1 = read_token()
+    ok1 = code1 == 0 and "stale" in log1 and token1 not in ("", stale) and (s1.get("video") or {}).get("framesDecoded", 0) > 0
+    write_token("not-a-uuid")
+    code2, _, log2, s2 = share_portal(stack, name + "-2", 3)
+    token2 = read_token()
+    ok2 = code2 == 0 and "was refused" in log2 and token2 not in ("", "not-a-uuid")
+    write_token("not-a-uuid")
+    log_path = os.path.join(WORK, f"{name}-3.share.log")
+    with open(log_path, "w") as out:
+        code3 = subprocess.run([SHARECTL, "share", "--source", "portal", "--unattended", "--restore-token-file", TOKEN,
+                                "--whip", "http://127.0.0.1:9/whip", "--duration", "2"],
+                               stdout=out, stderr=subprocess.STDOUT, env=stack.env, timeout=60).returncode
+    log3 = open(log_path).read()
+    ok3 = code3 != 0 and "the saved restore token was refused" in log3 and "without --unattended" in log3
+    said3 = log3.strip().splitlines()[-1] if log3.strip() else ""
+    record(name, ok1 and ok2 and ok3,
+           f"stale token, unattended: exit {code1}, new token saved: {token1 not in ('', stale)}; malformed token, "
+           f"attended: exit {code2}, asked again and saved: {token2 not in ('', 'not-a-uuid')}; malformed token, "
+           f"unattended: exit {code3}, said: {said3!r}")
+    if not (ok1 and ok2 and ok3):
+        print(log1[-1500:], log2[-1500:], log3[-1500:])
+
+
+def write_token(value):
+    with open(TOKEN, "w") as f:
+        f.write(value + "\n")
+
+
+def read_token():
+    return open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
+
+
 def _captured(name):
     path = os.path.join(WORK, f"{name}.share.jsonl")
     try:
@@ -291,6 +334,7 @@ def main():
             ("moving", lambda: moving(stack)),
             ("token-reuse", lambda: token_reuse(stack, token or (open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""))),
             ("static", lambda: static(stack)),
+            ("stale-token", lambda: stale_token(stack)),
             ("restart", lambda: restart(stack)),
             ("pipewire-node", lambda: pipewire_node(stack)),
             ("session-closed", lambda: session_closed(stack)),
