@@ -16,7 +16,7 @@ enum GVariantConversion {
         case .string(let s): return g_variant_new_string(s)
         case .objectPath(let s): return g_variant_new_object_path(s)
         case .handle(let v): return g_variant_new_handle(v)
-        case .other(let s): return g_variant_new_string(s)
+        case .other(let s): return g_variant_new_string(s)  // never sent; read-only by design
         case .tuple(let items):
             var children = items.map { Optional(make($0)) }
             return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
@@ -37,6 +37,20 @@ enum GVariantConversion {
             g_variant_builder_unref(builder)
             return built
         }
+    }
+
+    /// `value` through a GVariant and back, as the bus would carry it (for tests of the conversion).
+    static func roundTrip(_ value: PortalValue) -> PortalValue {
+        let variant = g_variant_ref_sink(make(value))!
+        defer { g_variant_unref(variant) }
+        return read(variant)
+    }
+
+    /// The GVariant type string `value` is sent as.
+    static func typeString(_ value: PortalValue) -> String {
+        let variant = g_variant_ref_sink(make(value))!
+        defer { g_variant_unref(variant) }
+        return String(cString: g_variant_get_type_string(variant))
     }
 
     /// Reads a GVariant (not consumed) into a `PortalValue`.
