@@ -69,6 +69,9 @@ import Testing
         let run = Run(timeline)
         let restarts = run.restarts
         #expect(restarts.first == 5)
+        // The first restart reconnects the stream; the next, after it brought nothing, renews the session.
+        let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
+        #expect(renewals.prefix(2) == [false, true])
         // The second failure (tick 15) waits for the 5 s spacing: restart at tick 55.
         #expect(restarts.count >= 2 && restarts[1] == 55)
         let gaveUp = run.ticks { if case .giveUp = $0 { true } else { false } }
@@ -80,5 +83,8 @@ import Testing
         let run = Run(timeline)
         #expect(run.ticks { if case .giveUp = $0 { true } else { false } }.isEmpty)
         #expect(run.restarts.count == 2)
+        // Frames came between the two: the second restart reconnects again rather than renewing.
+        let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
+        #expect(renewals == [false, false])
     }
 }

@@ -6,14 +6,17 @@
 ///   one and a viewer does not freeze on "no signal").
 /// - A capture that was moving (frames at `movingRate` or more in the second before it went
 ///   quiet) and then sends nothing for `silenceLimit`, or a stream that fails, is restarted on the
-///   same content. A restart forgets the movement, so a screen that is simply still afterwards is
+///   same content (the same stream first; after a restart that brought nothing, a new portal session
+///   from the restore token). A restart forgets the movement, so a screen that is simply still afterwards is
 ///   not restarted again and again. Restarts are at least `restartSpacing` apart; `maxFailedRestarts`
 ///   restarts in a row without a frame between them end the capture.
 public struct CaptureWatch: Sendable {
     public enum Action: Sendable, Hashable {
         case sayNoFirstFrame
         case repeatLastFrame
-        case restart(reason: String)
+        /// Restart the capture; `renewSession`: the last restart brought no frame, so ask the portal
+        /// for the same content again (restore token) instead of reconnecting to the same stream.
+        case restart(reason: String, renewSession: Bool)
         case giveUp(reason: String)
     }
 
@@ -75,7 +78,7 @@ public struct CaptureWatch: Sendable {
             }
             if lastRestart.map({ now - $0 >= restartSpacing }) ?? true {
                 pendingFailure = nil
-                actions.append(.restart(reason: failure))
+                actions.append(.restart(reason: failure, renewSession: restartsWithoutFrame > 0))
                 return actions
             }
         }
@@ -88,7 +91,8 @@ public struct CaptureWatch: Sendable {
         if let last = lastRealFrame, now - last >= silenceLimit, wasMoving(before: last),
            lastRestart.map({ now - $0 >= restartSpacing }) ?? true {
             recent.removeAll()
-            actions.append(.restart(reason: "no frame for \(Self.seconds(now - last)) s after steady movement"))
+            actions.append(.restart(reason: "no frame for \(Self.seconds(now - last)) s after steady movement",
+                                    renewSession: restartsWithoutFrame > 0))
             return actions
         }
 

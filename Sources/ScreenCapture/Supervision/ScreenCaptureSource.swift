@@ -124,8 +124,6 @@ public final class ScreenCaptureSource: Sendable {
 
     private func watch() {
         var watch = CaptureWatch(now: .now)
-        var framesAtRestart = -1
-        var restartsWithoutFrame = 0
         if let error = connect() {
             fail(error)
             return
@@ -140,14 +138,10 @@ public final class ScreenCaptureSource: Sendable {
                     notice("No picture from the screen yet: a still screen sends nothing through the portal until something on it changes")
                 case .repeatLastFrame:
                     repeatLast()
-                case .restart(let reason):
+                case .restart(let reason, let renew):
                     restarts.add(1, ordering: .relaxed)
                     notice("The capture stopped (\(reason)); restarting it on the same screen")
                     watch.restarted(now: .now)
-                    // The last restart on this node brought nothing: ask the portal again instead.
-                    let renew = realFrames == framesAtRestart && restartsWithoutFrame > 0
-                    restartsWithoutFrame = realFrames == framesAtRestart ? restartsWithoutFrame + 1 : 1
-                    framesAtRestart = realFrames
                     if let error = restart(renewSession: renew) { fail(error); return }
                 case .giveUp(let reason):
                     fail("the capture could not be restarted: \(reason)")
