@@ -3,6 +3,8 @@
 PipeWire, WirePlumber, headless sway, xdg-desktop-portal, xdg-desktop-portal-wlr; see
 scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves every gate.
 
+  sources         `sharectl sources` names the portal's version, source types and cursor modes,
+                  PipeWire's version and the restore token's state.
   moving          content moves on the compositor's output; `share --unattended` with no saved
                   token (this portal grants by itself: no chooser) captures it for 10 s; aiortc
                   decodes >= 90% of the frames the portal delivered (>= 10 fps of them; 30 when
@@ -112,6 +114,9 @@ def moving(stack):
 def token_reuse(stack, first_token):
     name = "portal-token-reuse"
     stack.start_content()
+    if not first_token:  # run on its own: a first run makes the grant
+        share_portal(stack, name + "-first", 2, ["--unattended"])
+        first_token = read_token()
     code, lines, log, session = share_portal(stack, name, 4, ["--unattended"])
     token = open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
     decoded = (session.get("video") or {}).get("framesDecoded", 0)
@@ -269,6 +274,7 @@ def stale_token(stack):
                                stdout=out, stderr=subprocess.STDOUT, env=stack.env, timeout=60).returncode
     log3 = open(log_path).read()
     ok3 = code3 != 0 and "the saved restore token was refused" in log3 and "without --unattended" in log3
+    write_token(token2)  # the valid grant from the attended run, for the gates after this one
     said3 = log3.strip().splitlines()[-1] if log3.strip() else ""
     record(name, ok1 and ok2 and ok3,
            f"stale token, unattended: exit {code1}, new token saved: {token1 not in ('', stale)}; malformed token, "
@@ -305,6 +311,17 @@ def _sent_any(name):
     return any((l.get("video") or {}).get("framesSent", 0) > 0 for l in lines)
 
 
+def sources(stack):
+    name = "sources"
+    out = subprocess.run([SHARECTL, "sources", "--restore-token-file", TOKEN], capture_output=True, text=True,
+                         env=stack.env, timeout=30)
+    text = out.stdout
+    ok = (out.returncode == 0 and "ScreenCast version 4" in text and re.search(r"source types\s+monitor", text)
+          and re.search(r"cursor modes\s+hidden, embedded", text) and "PipeWire 0.3" in text and "daemon reachable" in text
+          and re.search(r"restore token\s+(saved|none)", text))
+    record(name, bool(ok), " | ".join(l.strip() for l in text.splitlines() if l.strip()))
+
+
 def no_portal(stack):
     name = "portal-no-portal"
     stack.stop_portal()
@@ -326,13 +343,16 @@ def main():
     want = lambda name: not only or name in only  # noqa: E731
     stack = PortalStack(WORK)
     pids = []
+    if os.path.exists(TOKEN):
+        os.remove(TOKEN)
     try:
         stack.__enter__()
         pids = stack.pids()
         token = ""
         gates = [
+            ("sources", lambda: sources(stack)),
             ("moving", lambda: moving(stack)),
-            ("token-reuse", lambda: token_reuse(stack, token or (open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""))),
+            ("token-reuse", lambda: token_reuse(stack, token)),
             ("static", lambda: static(stack)),
             ("stale-token", lambda: stale_token(stack)),
             ("restart", lambda: restart(stack)),
