@@ -339,7 +339,8 @@ private final class StreamCore {
         }
     }
 
-    /// The buffer's bytes: mapped by PipeWire (SHM, mappable DMA-BUF) or mapped here (DMA-BUF).
+    /// The buffer's bytes: mapped by PipeWire (SHM, mappable DMA-BUF) or mapped here (a LINEAR
+    /// DMA-BUF, read between DMA_BUF_IOCTL_SYNC start and end).
     /// A DMA-BUF that cannot be mapped drops its modifier and renegotiates.
     private func map(_ info: CSharePipeWire_buffer_info, format: CSharePipeWire_video_format)
         -> (UnsafeRawPointer, Int, () -> Void)? {
@@ -353,7 +354,12 @@ private final class StreamCore {
             importFailed(modifier: format.modifier, why: String(cString: strerror(errno)))
             return nil
         }
-        return (UnsafeRawPointer(mapped.advanced(by: Int(info.mapoffset))), Int(info.maxsize), { munmap(mapped, length) })
+        let fd = Int32(info.fd)
+        _ = CSharePipeWire_dmabuf_sync(fd, 1)
+        return (UnsafeRawPointer(mapped.advanced(by: Int(info.mapoffset))), Int(info.maxsize), {
+            _ = CSharePipeWire_dmabuf_sync(fd, 0)
+            munmap(mapped, length)
+        })
     }
 
     private func importFailed(modifier: UInt64, why: String) {

@@ -1,5 +1,8 @@
 #include "CSharePipeWire.h"
+#include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/dma-buf.h>
 #include <spa/pod/builder.h>
 #include <spa/param/buffers.h>
 
@@ -163,4 +166,11 @@ void CSharePipeWire_read_buffer(struct spa_buffer *buffer, struct CSharePipeWire
             }
         }
     }
+}
+
+int CSharePipeWire_dmabuf_sync(int fd, int start) {
+    struct dma_buf_sync sync = { .flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) | DMA_BUF_SYNC_READ };
+    int result;
+    do { result = ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync); } while (result < 0 && (errno == EINTR || errno == EAGAIN));
+    return result < 0 ? -errno : 0;
 }

@@ -65,3 +65,7 @@ struct CSharePipeWire_buffer_info {
     const uint8_t *bitmap;
 };
 void CSharePipeWire_read_buffer(struct spa_buffer *buffer, struct CSharePipeWire_buffer_info *out);
+
+// DMA_BUF_IOCTL_SYNC is an ioctl macro: bracket CPU reads of a mapped DMA-BUF (start 1: begin a
+// read, 0: end it). Returns 0 or -errno.
+int CSharePipeWire_dmabuf_sync(int fd, int start);
