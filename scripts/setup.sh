@@ -17,6 +17,8 @@ build_packages=(
 )
 test_packages=(
     chromium python3 python3-venv python3-dev iproute2 util-linux nftables coturn
+    dbus pipewire pipewire-bin wireplumber sway xdg-desktop-portal xdg-desktop-portal-wlr
+    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 )
 
 packages=("${build_packages[@]}")

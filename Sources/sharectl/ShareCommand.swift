@@ -1,20 +1,20 @@
 import CallsClient
 import Foundation
+import GLibLoop
 import ShareCore
 import VideoSend
 
-/// `sharectl share --source synthetic --whip URL [--token T] [--codec h264|vp8] [--duration S]
-/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--no-audio] [--relay-only]
+/// `sharectl share --source synthetic|portal[:window|:virtual]|pipewire:NODE [--unattended]
+/// [--restore-token-file PATH] [--no-cursor] --whip URL [--token T] [--codec h264|vp8] [--duration S]
+/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--encoder E] [--no-audio] [--relay-only]
 /// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.value("source") ?? "synthetic"
-        guard source == "synthetic" else {
-            if source == "portal" || source.hasPrefix("pipewire:") {
-                throw Arguments.UsageError(description: "--source \(source) is not built yet; use --source synthetic")
-            }
-            throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal or pipewire:NODE)")
-        }
+        let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
+        defer { captureLoop?.stop() }
+        let capture = try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
+        defer { capture?.stop() }
         if arguments.value("room") != nil {
             throw Arguments.UsageError(description: "--room is not built yet; share to a WHIP endpoint with --whip URL")
         }
@@ -74,10 +74,23 @@ enum ShareCommand {
             statsFile = handle
         }
 
+        if let capture {
+            do {
+                try await capture.prepare()
+            } catch {
+                throw ShareFailure(description: "could not start the share: \(error)")
+            }
+            options.videoSource = capture
+            options.loop = captureLoop
+        }
         let session = WHIPShareSession(options: options, logger: logger)
         FinishedSessions.keep(session)
-        say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
-            + "\(options.policy.label)) to \(endpoint)…")
+        if let capture {
+            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label)) to \(endpoint)…")
+        } else {
+            say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
+                + "\(options.policy.label)) to \(endpoint)…")
+        }
         do {
             try await session.start()
         } catch {
@@ -118,6 +131,11 @@ enum ShareCommand {
             previous = stats
             for line in stats.statusLines { say(line) }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
+            for notice in capture?.takeNotices() ?? [] { say(notice) }
+            if let ended = capture?.failure {
+                failure = "the screen capture ended: \(ended)"
+                break
+            }
             if stop.requested { say("Stopping (signal)…"); break }
             if stopAsked { say("Stopping…"); break }
             if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
@@ -127,6 +145,10 @@ enum ShareCommand {
             }
         }
         await session.stop()
+        if let capture {
+            say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
+                + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
+        }
         try? statsFile?.close()
         if let failure { throw ShareFailure(description: failure) }
         say("Share ended; the WHIP session was deleted.")

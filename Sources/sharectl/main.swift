@@ -21,6 +21,13 @@ let usage = """
                                 (--relay-only: connect only through TURN relays, yours or the ones
                                 the endpoint names in its Link headers; while sharing, type
                                 "policy balanced|detail|motion", "keyframe" or "stop" on stdin)
+      share --source portal[:window|:virtual] | --source pipewire:NODE  (with the options above)
+                                capture the screen through xdg-desktop-portal (PipeWire), or any
+                                PipeWire video node [--unattended] [--restore-token-file PATH]
+                                [--no-cursor] (--unattended never waits at a picker: it restores the
+                                saved grant, by default $XDG_STATE_HOME/sharectl/portal-restore-token)
+      sources                   what can be captured here: the portal's version, source types and
+                                cursor modes, PipeWire, the restore token [--restore-token-file PATH]
       serve --listen HOST:PORT --room NAME
                                 the room server and its browser client; prints "Room: <URL>" first
                                 [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
@@ -37,8 +44,8 @@ let usage = """
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
-                               "tls-cert", "tls-key"]
-let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
+                               "tls-cert", "tls-key", "restore-token-file"]
+let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor"]
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), valueFlags: valueFlags, switchFlags: switchFlags)
@@ -51,6 +58,7 @@ do {
     case "scenario": try ScenarioCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
+    case "sources": try SourcesCommand.run(arguments)
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")

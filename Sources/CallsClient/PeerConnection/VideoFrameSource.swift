@@ -10,3 +10,11 @@ public protocol VideoFrameSource: Sendable {
 }
 
 extension SyntheticScreenSource: VideoFrameSource {}
+
+/// A source that counts the frames it handed on (shown as frames captured).
+public protocol FrameCountingSource: Sendable {
+    var frameCount: Int { get }
+}
+
+extension SyntheticScreenSource: FrameCountingSource {}
+extension ScreenCaptureSource: VideoFrameSource, FrameCountingSource {}

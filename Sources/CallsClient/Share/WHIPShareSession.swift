@@ -34,6 +34,11 @@ public actor WHIPShareSession {
         public var stunServer: ICEAgent.STUNServer?
         public var turnServers: [ICEAgent.TURNServer] = []
         public var connectTimeout: Duration = .seconds(20)
+        /// The video to send (nil: the synthetic screen at `width`×`height`, `framesPerSecond`).
+        public var videoSource: (any VideoFrameSource)?
+        /// The GLib loop to run on when the caller already has one (the portal's GDBus runs on it);
+        /// nil: the session starts its own. The caller stops a loop it gave.
+        public var loop: GLibLoop?
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
             self.endpoint = endpoint
@@ -57,7 +62,7 @@ public actor WHIPShareSession {
         let loop: GLibLoop
         let connection: PeerConnection
         let whip: WHIPClient
-        let source: SyntheticScreenSource
+        let source: any VideoFrameSource
         let video: Transceiver
         let startedMicros: Int64
     }
@@ -70,11 +75,11 @@ public actor WHIPShareSession {
     /// Connects and starts sending. Throws a one-line reason when the share cannot start; anything
     /// started by then is taken down again.
     public func start() async throws {
-        let loop = GLibLoop(name: "glib")
+        let loop = options.loop ?? GLibLoop(name: "glib")
         do {
             running = try await connect(loop: loop)
         } catch {
-            loop.stop()
+            if options.loop == nil { loop.stop() }
             throw error
         }
     }
@@ -172,7 +177,8 @@ public actor WHIPShareSession {
             throw Failure(description: "WHIP: \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
-        let source = SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
+        let source = options.videoSource
+            ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
         if video.negotiated?.direction.sends == true {
             try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
                                                    framesPerSecond: options.framesPerSecond, maxLongSide: 1920,
@@ -203,7 +209,7 @@ public actor WHIPShareSession {
             stats.video.encoder = encoder
             stats.video.width = sent.width
             stats.video.height = sent.height
-            stats.video.framesCaptured = running.source.frameCount
+            stats.video.framesCaptured = (running.source as? any FrameCountingSource)?.frameCount ?? 0
             stats.video.framesEncoded = sent.framesEncoded
             stats.video.framesSent = sent.framesSent
             stats.video.keyframes = sent.keyframesEncoded
@@ -278,6 +284,6 @@ public actor WHIPShareSession {
         await running.connection.stopSending()
         await running.whip.stop()
         await running.connection.close()
-        running.loop.stop()
+        if options.loop == nil { running.loop.stop() }
     }
 }
