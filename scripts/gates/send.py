@@ -46,7 +46,7 @@ def drop_udp(percent):
     clear_drops()
     sh("nft add table inet sharectl_gate")
     sh("nft add chain inet sharectl_gate out '{ type filter hook output priority 0; }'")
-    rule = "meta l4proto udp drop" if percent >= 100 else f"meta l4proto udp numgen random mod 100 < {percent} drop"
+    rule = "meta l4proto udp drop" if percent >= 100 else f"meta l4proto udp numgen random mod 100 \\< {percent} drop"
     sh(f"nft add rule inet sharectl_gate out {rule}")
 
 

@@ -59,7 +59,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/bridge/next":
             # Long poll: an offer to answer, or ids to close.
             with lock:
-                state["pageSeen"] = True
+                if not state["pageSeen"]:
+                    state["pageSeen"] = True
+                    write_stats()
                 if closing:
                     ids = sorted(closing)
                     closing.clear()
