@@ -67,7 +67,7 @@ let package = Package(
             name: "VideoSend",
             dependencies: ["ShareCore", "RTPWire", "ScreenCapture", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "ScreenWatchdog", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .target(name: "ScreenWatchdog", dependencies: ["ShareCore", "ScreenCapture"], swiftSettings: swift6),
         .target(
             name: "CallsClient",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",

@@ -21,13 +21,18 @@ let usage = """
                                 the endpoint names in its Link headers)
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
+      camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids
+      camera test [--device ID] [--duration S]
+                                run the camera director and print the chosen format, the frame
+                                rate each second and every step; ID is a stable id, /dev/videoN,
+                                a name, or synthetic:NAME?FAULTS (several separated by ';')
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
       help                      this text
     """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential"]
+                               "turn-user", "turn-credential", "device", "camera"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
 
 do {
@@ -38,6 +43,7 @@ do {
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
+    case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")
