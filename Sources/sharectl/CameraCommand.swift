@@ -40,7 +40,9 @@ enum CameraCommand {
     static func list(_ arguments: Arguments) throws {
         let (_, synthetic) = try parseDevices(arguments.value("device"))
         let v4l2 = V4L2Cameras()
-        var cameras = v4l2.cameras()
+        let survey = v4l2.survey()
+        var cameras = survey.compactMap { try? $0.get() }
+        for case .failure(let error) in survey { say("(\(error.description))") }
         if !synthetic.isEmpty { cameras += SyntheticCameras(scripts: synthetic).cameras() }
         let remembered = CameraMemory.standard().load()
         if cameras.isEmpty {

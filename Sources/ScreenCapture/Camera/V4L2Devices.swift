@@ -55,7 +55,12 @@ public struct V4L2Cameras: CameraProvider {
     }
 
     public func cameras() -> [CameraInfo] {
-        nodes().compactMap { try? Self.describe(path: $0) }
+        survey().compactMap { try? $0.get() }
+    }
+
+    /// Every video node with what it is, or why it is not a camera sharectl can use.
+    public func survey() -> [Result<CameraInfo, CameraError>] {
+        nodes().map { path in Result { () throws(CameraError) in try Self.describe(path: path) } }
     }
 
     /// One device node's capabilities and formats; an error when it is not a capture device.
@@ -68,9 +73,12 @@ public struct V4L2Cameras: CameraProvider {
         guard caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0, caps & UInt32(V4L2_CAP_STREAMING) != 0 else {
             throw CameraError("camera: \(path) does not capture video by streaming")
         }
-        let card = cString(cap.card), bus = cString(cap.bus_info)
+        let card = cString(cap.card), bus = cString(cap.bus_info), driver = cString(cap.driver)
         let options = Self.options(handle)
-        return CameraInfo(id: "v4l2:\(bus)/\(card)", name: card, path: path, driver: cString(cap.driver),
+        // A card named only after its driver ("vivid") says nothing; its bus tells two apart.
+        let name = card == driver || card.isEmpty
+            ? "\(card.isEmpty ? driver : card) (\(bus.hasPrefix("platform:") ? String(bus.dropFirst(9)) : bus))" : card
+        return CameraInfo(id: "v4l2:\(bus)/\(card)", name: name, path: path, driver: driver,
                           formats: CameraFormatRule.ranked(options))
     }
 

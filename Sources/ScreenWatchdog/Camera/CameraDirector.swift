@@ -135,6 +135,7 @@ public actor CameraDirector {
             providers.enumerated().flatMap { index, provider in provider.cameras().map { ($0, index) } }
         }
         cameras = found.map { ($0.0, providers[$0.1]) }
+        logger.debug("camera: listed \(found.count) cameras: \(found.map(\.0.path).joined(separator: " "))")
         return found.map(\.0)
     }
 
