@@ -17,6 +17,7 @@ build_packages=(
 )
 test_packages=(
     chromium python3 python3-venv python3-dev iproute2 util-linux nftables coturn
+    qemu-system-x86 busybox-static cpio kmod v4l-utils
 )
 
 packages=("${build_packages[@]}")

@@ -16,8 +16,8 @@ enum CameraCommand {
         }
     }
 
-    /// `--device` holds one camera, or several separated by ';' (the first is the chosen one);
-    /// the synthetic ones among them become cameras of their own.
+    /// `--device` holds one camera, or several separated by ';' (the first is the chosen one, or
+    /// `auto` for the remembered one); the synthetic ones among them become cameras of their own.
     static func parseDevices(_ value: String?) throws -> (choice: CameraDirector.Choice, synthetic: [SyntheticCameraScript]) {
         guard let value, !value.isEmpty, value != "auto" else { return (.auto, []) }
         let specs = value.split(separator: ";").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -27,7 +27,7 @@ enum CameraCommand {
                 throw Arguments.UsageError(description: error.description)
             }
         }
-        guard let first = specs.first else { return (.auto, scripts) }
+        guard let first = specs.first, first != "auto" else { return (.auto, scripts) }
         return (.device(first), scripts)
     }
 
@@ -41,8 +41,8 @@ enum CameraCommand {
         let (_, synthetic) = try parseDevices(arguments.value("device"))
         let v4l2 = V4L2Cameras()
         let survey = v4l2.survey()
-        var cameras = survey.compactMap { try? $0.get() }
-        for case .failure(let error) in survey { say("(\(error.description))") }
+        var cameras = survey.compactMap { try? $0.result.get() }
+        for case .failure(let error) in survey.map(\.result) { say("(\(error.description))") }
         if !synthetic.isEmpty { cameras += SyntheticCameras(scripts: synthetic).cameras() }
         let remembered = CameraMemory.standard().load()
         if cameras.isEmpty {

@@ -9,8 +9,10 @@ judges its part of the guest's output and prints the director's words with their
                     30 fps without going over); frames arrive at >= 60% of that rate.
   vivid-disconnect  vivid's Disconnect control on the camera in use: "Camera disconnected", and
                     frames from the other camera within 1 s of the control being set.
-  vivid-unplug      the remembered camera's platform device unbound: the director leaves it for
-                    the other one; bound again: "… is back; switching to it" and frames from it.
+  vivid-unplug      the remembered camera's platform device unbound: "Camera disconnected" and the
+                    director leaves it (vivid hangs both its cameras from that one device, so a
+                    synthetic spare is what remains); bound again: "… is back; switching to it"
+                    and frames from it, not from the other vivid camera.
   synthetic-drill   (no VM) `camera test` with scripted synthetic faults: a stall restarts the
                     same camera, then its next format, then the spare; a die falls back at once.
 """
@@ -46,14 +48,15 @@ waitn /mnt/a.txt "Using vivid (vivid-000)" 1 && sleep 3
 /run/vividpoke disconnect /dev/video0 > /mnt/a-poke.txt 2>&1
 waitn /mnt/a.txt "Using vivid (vivid-001)" 1; sleep 3
 kill $A; wait
-# A fresh vivid.0 (the disconnected one stays dead). Act B: the remembered camera (vivid.0, from
-# act A) is unplugged, then plugged back.
+# Fresh vivid cameras (the disconnected one stays dead). Act B: the remembered camera (vivid-000,
+# from act A) is unplugged and plugged back. vivid makes all its cameras from one platform device,
+# so unbinding it unplugs both: a synthetic camera is what remains meanwhile.
 /run/vividpoke unbind vivid.0 > /mnt/reset.txt 2>&1; /run/vividpoke bind vivid.0 >> /mnt/reset.txt 2>&1
-$S camera test --duration 300 > /mnt/b.txt 2>&1 &
+$S camera test --device "auto;synthetic:spare" --duration 300 > /mnt/b.txt 2>&1 &
 B=$!
 waitn /mnt/b.txt "Using vivid (vivid-000)" 1 && sleep 3
 /run/vividpoke unbind vivid.0 > /mnt/b-poke.txt 2>&1
-waitn /mnt/b.txt "Using vivid (vivid-001)" 1; sleep 3
+waitn /mnt/b.txt "Using Synthetic spare" 1; sleep 3
 /run/vividpoke bind vivid.0 >> /mnt/b-poke.txt 2>&1
 waitn /mnt/b.txt "Using vivid (vivid-000)" 2; sleep 2
 kill $B; wait
@@ -203,12 +206,12 @@ def unplug_gate(trouble):
     if not unbind or not bind or unbind[2] != "ok" or bind[2] != "ok":
         return record(name, False, f"unbind/bind did not happen: {poke}")
     started = any(w.startswith("Using vivid (vivid-000)") for t, w in found if t < unbind[3])
-    left = next((t for t, w in found if unbind[3] <= t < bind[3] and w.startswith("Using vivid (vivid-001)")), None)
+    left = next((t for t, w in found if unbind[3] <= t < bind[3] and w.startswith("Using Synthetic spare")), None)
     said_gone = any(w == "Camera disconnected" for t, w in found if unbind[3] <= t < bind[3])
     back_words = next((t for t, w in found if t >= bind[3] and w == "vivid (vivid-000) is back; switching to it"), None)
     returned = next((t for t, w in found if t >= bind[3] and w.startswith("Using vivid (vivid-000)")), None)
     ok = started and left is not None and said_gone and back_words is not None and returned is not None
-    record(name, ok, f"started on vivid-000: {started}; unbind at {unbind[3]:.3f} → frames from vivid-001 "
+    record(name, ok, f"started on vivid-000: {started}; unbind at {unbind[3]:.3f} → frames from the spare "
            f"{'never' if left is None else f'{(left - unbind[3]) * 1000:.0f} ms later'}; bind at {bind[3]:.3f} → "
            f"'is back' {'never' if back_words is None else f'{(back_words - bind[3]) * 1000:.0f} ms later'}, frames from "
            f"vivid-000 {'never' if returned is None else f'{(returned - bind[3]) * 1000:.0f} ms later'}")

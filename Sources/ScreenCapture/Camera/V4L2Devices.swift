@@ -48,19 +48,29 @@ public struct V4L2Cameras: CameraProvider {
 
     /// The device nodes that look like video devices, in number order.
     public func nodes() -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: deviceDirectory)) ?? []
+        // readdir itself: Foundation's listing gives up on the whole directory when one entry
+        // vanishes while it reads (as a node does during an unplug).
+        var names: [String] = []
+        if let directory = opendir(deviceDirectory) {
+            while let entry = readdir(directory) {
+                names.append(withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                })
+            }
+            closedir(directory)
+        }
         return names.filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
             .map { "\(deviceDirectory)/\($0)" }
     }
 
     public func cameras() -> [CameraInfo] {
-        survey().compactMap { try? $0.get() }
+        survey().compactMap { try? $0.result.get() }
     }
 
     /// Every video node with what it is, or why it is not a camera sharectl can use.
-    public func survey() -> [Result<CameraInfo, CameraError>] {
-        nodes().map { path in Result { () throws(CameraError) in try Self.describe(path: path) } }
+    public func survey() -> [(path: String, result: Result<CameraInfo, CameraError>)] {
+        nodes().map { path in (path, Result { () throws(CameraError) in try Self.describe(path: path) }) }
     }
 
     /// One device node's capabilities and formats; an error when it is not a capture device.

@@ -128,11 +128,28 @@ public actor CameraDirector {
         await perform(rules.devices(list.map(Self.describe), now: .now))
     }
 
-    /// Every provider's cameras, listed on a thread (enumeration makes blocking ioctls).
+    /// Every provider's cameras, listed on a thread (enumeration makes blocking ioctls). A V4L2
+    /// node that is still there but could not be read just now (busy while another node comes or
+    /// goes) keeps the camera it had: only a node that is gone is an unplug.
     private func listCameras() async -> [CameraInfo] {
         let providers = self.providers
-        let found: [(CameraInfo, Int)] = await onThread("camera-list") {
-            providers.enumerated().flatMap { index, provider in provider.cameras().map { ($0, index) } }
+        let surveyed: [(path: String, result: Result<CameraInfo, CameraError>, provider: Int)] = await onThread("camera-list") {
+            providers.enumerated().flatMap { index, provider in
+                if let v4l2 = provider as? V4L2Cameras { return v4l2.survey().map { ($0.path, $0.result, index) } }
+                return provider.cameras().map { ($0.path, .success($0), index) }
+            }
+        }
+        var found: [(CameraInfo, Int)] = []
+        for entry in surveyed {
+            switch entry.result {
+            case .success(let info):
+                found.append((info, entry.provider))
+            case .failure(let error):
+                logger.debug("camera: \(error.description)")
+                if let kept = cameras.first(where: { $0.info.path == entry.path }) {
+                    found.append((kept.info, entry.provider))
+                }
+            }
         }
         cameras = found.map { ($0.0, providers[$0.1]) }
         logger.debug("camera: listed \(found.count) cameras: \(found.map(\.0.path).joined(separator: " "))")
