@@ -14,7 +14,10 @@ judges its part of the guest's output and prints the director's words with their
                     synthetic spare is what remains); bound again: "… is back; switching to it"
                     and frames from it, not from the other vivid camera.
   synthetic-drill   (no VM) `camera test` with scripted synthetic faults: a stall restarts the
-                    same camera, then its next format, then the spare; a die falls back at once.
+                    same camera (5 s after its open at the earliest), then its next format, then
+                    the spare.
+  synthetic-unplug  (no VM) a refused format moves to the next; a die falls back to the spare
+                    within 1 s; the camera coming back is switched back to within 1 s.
 """
 import os
 import re
@@ -240,6 +243,42 @@ def synthetic_gate():
            f"exit {run.returncode}; steps {'as expected' if said == expected else f'were {said}'}; {timeline}")
 
 
+def synthetic_unplug_gate():
+    name = "synthetic-unplug"
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
+    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
+    spec = "synthetic:front?refuse=640x480,die=4,back=8;synthetic:spare"
+    run = subprocess.run([SHARECTL, "camera", "test", "--device", spec, "--duration", "11"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    elapsed = []
+    for line in run.stdout.splitlines():
+        m = STEP.match(line)
+        if m and "frames in the last second" not in m.group(3) and not m.group(3).startswith("format:"):
+            elapsed.append((float(m.group(1)), m.group(3)))
+    print(f"  camera test --device '{spec}':", flush=True)
+    for t, w in elapsed:
+        print(f"    {t:6.2f} s  {w}", flush=True)
+    said = [w for _, w in elapsed]
+    expected = ["Starting camera…",
+                "Synthetic front refused 640×480 YUYV at 30 fps (its script refuses 640×480); trying 320×240 YUYV at 30 fps",
+                "Using Synthetic front (320×240 YUYV at 30 fps)",
+                "Camera disconnected", "Switching to Synthetic spare", "Starting camera…",
+                "Using Synthetic spare (640×480 YUYV at 30 fps)",
+                "Synthetic front is back; switching to it", "Starting camera…",
+                "Synthetic front refused 640×480 YUYV at 30 fps (its script refuses 640×480); trying 320×240 YUYV at 30 fps",
+                "Using Synthetic front (320×240 YUYV at 30 fps)"]
+    spare = next((t for t, w in elapsed if w.startswith("Using Synthetic spare")), None)
+    back = [t for t, w in elapsed if w.startswith("Using Synthetic front")]
+    to_spare = spare - 4.0 if spare is not None else None
+    to_front = back[1] - 8.0 if len(back) > 1 else None
+    ok = (run.returncode == 0 and said == expected and to_spare is not None and to_spare <= 1.0
+          and to_front is not None and to_front <= 1.0)
+    record(name, ok, f"exit {run.returncode}; steps {'as expected' if said == expected else f'were {said}'}; "
+           f"died at 4.0 s → spare's first frame {'never' if to_spare is None else f'{to_spare * 1000:.0f} ms later'}; "
+           f"back at 8.0 s → its first frame {'never' if to_front is None else f'{to_front * 1000:.0f} ms later'} "
+           f"(limits 1000 ms)")
+
+
 def main():
     only = set(sys.argv[1:])
     vm_gates = [("vivid-capture", capture_gate), ("vivid-disconnect", disconnect_gate), ("vivid-unplug", unplug_gate)]
@@ -254,11 +293,13 @@ def main():
                 gate(trouble)
             except Exception as error:
                 record(name, False, f"the gate itself failed: {error!r}")
-    if not only or "synthetic-drill" in only:
+    for name, gate in [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate)]:
+        if only and name not in only:
+            continue
         try:
-            synthetic_gate()
+            gate()
         except Exception as error:
-            record("synthetic-drill", False, f"the gate itself failed: {error!r}")
+            record(name, False, f"the gate itself failed: {error!r}")
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1

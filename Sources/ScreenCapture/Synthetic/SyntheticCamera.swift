@@ -44,7 +44,7 @@ public struct SyntheticCameras: CameraProvider {
         }
         guard script.connected(at: elapsed()) else { throw CameraError("camera: \(camera.name) is not connected") }
         guard !script.refuses(width: format.width, height: format.height) else {
-            throw CameraError("camera: \(camera.name) refused \(format)")
+            throw CameraError("its script refuses \(format.width)×\(format.height)")
         }
         return SyntheticCameraStream(script: script, format: format, originMicros: originMicros, deliver: deliver, ended: ended)
     }
