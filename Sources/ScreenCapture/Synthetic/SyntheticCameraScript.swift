@@ -17,6 +17,11 @@ public struct SyntheticCameraScript: Sendable, Equatable {
     public struct Stall: Sendable, Equatable {
         public var from: Duration
         public var length: Duration?
+
+        public init(from: Duration, length: Duration?) {
+            self.from = from
+            self.length = length
+        }
     }
 
     public var name: String
