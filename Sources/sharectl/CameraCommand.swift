@@ -112,3 +112,33 @@ enum CameraCommand {
         return "\(whole).\(String(repeating: "0", count: places - digits.count))\(digits)"
     }
 }
+
+/// `share --camera auto|none|DEVICE|synthetic:NAME`: a camera director running beside the share,
+/// its steps said as they happen; its feed is the share's camera track.
+final class ShareCamera: Sendable {
+    let feed: CameraFeed
+    private let task: Task<Void, Never>
+
+    private init(director: CameraDirector) {
+        feed = director.feed
+        task = Task { await director.run() }
+    }
+
+    /// Nil for `--camera none` or no `--camera`.
+    static func start(_ arguments: Arguments, logger: Logger) throws -> ShareCamera? {
+        guard let value = arguments.value("camera"), value != "none" else { return nil }
+        let (choice, synthetic) = try CameraCommand.parseDevices(value)
+        let director = CameraDirector(providers: CameraCommand.providers(synthetic: synthetic), choice: choice,
+                                      memory: CameraMemory.standard(), logger: logger) { step in
+            say("Camera: \(step.words)")
+        }
+        return ShareCamera(director: director)
+    }
+
+    var frameCount: @Sendable () -> Int {
+        let feed = self.feed
+        return { Int(feed.framesDelivered) }
+    }
+
+    func stop() { task.cancel() }
+}

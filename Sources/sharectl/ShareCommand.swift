@@ -9,11 +9,11 @@ import VideoSend
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.value("source") ?? "synthetic"
-        guard source == "synthetic" else {
+        guard source == "synthetic" || source == "none" else {
             if source == "portal" || source.hasPrefix("pipewire:") {
                 throw Arguments.UsageError(description: "--source \(source) is not built yet; use --source synthetic")
             }
-            throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal or pipewire:NODE)")
+            throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal, pipewire:NODE or none)")
         }
         if arguments.value("room") != nil {
             throw Arguments.UsageError(description: "--room is not built yet; share to a WHIP endpoint with --whip URL")
@@ -67,9 +67,18 @@ enum ShareCommand {
             statsFile = handle
         }
 
+        let camera = try ShareCamera.start(arguments, logger: logger)
+        defer { camera?.stop() }
+        options.screen = source != "none"
+        options.camera = camera?.feed
+        options.cameraFrameCount = camera?.frameCount
+        guard options.screen || options.camera != nil else {
+            throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
+        }
         let session = WHIPShareSession(options: options, logger: logger)
         FinishedSessions.keep(session)
-        say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
+        say(options.screen ? "Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps)"
+            + (camera != nil ? " and the camera" : "") + " to \(endpoint)…" : "Sharing the camera to \(endpoint)…")
         do {
             try await session.start()
         } catch {

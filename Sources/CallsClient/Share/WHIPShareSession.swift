@@ -30,6 +30,13 @@ public actor WHIPShareSession {
         public var stunServer: ICEAgent.STUNServer?
         public var turnServers: [ICEAgent.TURNServer] = []
         public var connectTimeout: Duration = .seconds(20)
+        /// Send the synthetic screen (false: the camera alone).
+        public var screen = true
+        /// A camera (the camera director's feed) as a video track of its own: capped at 500 kbit/s
+        /// and 360 lines beside a screen, given the share's limits when it goes alone.
+        public var camera: (any VideoFrameSource)?
+        /// The camera's frames so far, for the figures of a camera-only share.
+        public var cameraFrameCount: (@Sendable () -> Int)?
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
             self.endpoint = endpoint
@@ -53,8 +60,9 @@ public actor WHIPShareSession {
         let loop: GLibLoop
         let connection: PeerConnection
         let whip: WHIPClient
-        let source: SyntheticScreenSource
+        let source: SyntheticScreenSource?
         let video: Transceiver
+        let camera: Transceiver?
         let startedMicros: Int64
     }
 
@@ -109,8 +117,12 @@ public actor WHIPShareSession {
         let whip: WHIPClient
         let session: WHIPClient.Session
         let video: Transceiver
+        var camera: Transceiver?
         do {
             video = try await connection.addTransceiver(kind: .video, direction: .sendonly)
+            if options.screen, options.camera != nil {
+                camera = try await connection.addTransceiver(kind: .video, direction: .sendonly)
+            }
             if options.audio { try await connection.addTransceiver(kind: .audio, direction: .sendonly) }
             let offer = try await connection.createOffer()
             let http = HTTPClient(loop: loop)
@@ -124,7 +136,8 @@ public actor WHIPShareSession {
         }
         logger.info("WHIP: session at \(session.resourceURL)")
         do {
-            return try await establish(loop: loop, connection: connection, video: video, whip: whip, answer: session.answer)
+            return try await establish(loop: loop, connection: connection, video: video, camera: camera, whip: whip,
+                                       answer: session.answer)
         } catch {
             await connection.stopSending()
             await whip.stop()
@@ -158,8 +171,8 @@ public actor WHIPShareSession {
         return (stun, turn)
     }
 
-    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, whip: WHIPClient,
-                           answer: String) async throws -> Running {
+    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, camera: Transceiver?,
+                           whip: WHIPClient, answer: String) async throws -> Running {
         do {
             try await connection.setRemoteDescription(answer, type: .answer)
         } catch .notSDP(let reason) {
@@ -168,17 +181,27 @@ public actor WHIPShareSession {
             throw Failure(description: "WHIP: \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
-        let source = SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
+        let source = options.screen
+            ? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond) : nil
         if video.negotiated?.direction.sends == true {
-            try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
-                                                   framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+            if let source {
+                try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
+                                                       framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+            } else if let feed = options.camera {
+                try await connection.attachVideoSource(feed, to: video, bitrate: options.bitrate,
+                                                       framesPerSecond: options.framesPerSecond, maxLongSide: 1280)
+            }
+        }
+        // Beside a screen the camera is capped: 500 kbit/s, and a long side of 480 (360 lines at 4:3).
+        if let camera, let feed = options.camera, camera.negotiated?.direction.sends == true {
+            try await connection.attachVideoSource(feed, to: camera, bitrate: 500_000, framesPerSecond: 30, maxLongSide: 480)
         }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
-        return Running(loop: loop, connection: connection, whip: whip, source: source, video: video,
+        return Running(loop: loop, connection: connection, whip: whip, source: source, video: video, camera: camera,
                        startedMicros: Clocks.monotonicMicros())
     }
 
@@ -198,7 +221,7 @@ public actor WHIPShareSession {
             stats.video.encoder = encoder
             stats.video.width = sent.width
             stats.video.height = sent.height
-            stats.video.framesCaptured = running.source.frameCount
+            stats.video.framesCaptured = running.source?.frameCount ?? options.cameraFrameCount?() ?? 0
             stats.video.framesEncoded = sent.framesEncoded
             stats.video.framesSent = sent.framesSent
             stats.video.keyframes = sent.keyframesEncoded
