@@ -75,10 +75,14 @@ enum ShareCommand {
         guard options.screen || options.camera != nil else {
             throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
+        guard !options.screen || options.camera == nil else {
+            throw Arguments.UsageError(description: "a camera beside the screen needs a second video track, which the "
+                                       + "connection cannot carry yet; send the camera alone with --source none")
+        }
         let session = WHIPShareSession(options: options, logger: logger)
         FinishedSessions.keep(session)
-        say(options.screen ? "Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps)"
-            + (camera != nil ? " and the camera" : "") + " to \(endpoint)…" : "Sharing the camera to \(endpoint)…")
+        say(options.screen ? "Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…"
+            : "Sharing the camera to \(endpoint)…")
         do {
             try await session.start()
         } catch {

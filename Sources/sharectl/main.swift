@@ -15,8 +15,8 @@ let usage = """
                                 [--token TOKEN] [--codec h264|vp8] [--duration SECONDS]
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS]
                                 [--no-audio] [--relay-only] [--verbose]
-                                [--camera auto|none|DEVICE|synthetic:NAME] (a camera track beside
-                                the screen, capped at 500 kbit/s; --source none: the camera alone)
+                                [--source none --camera auto|DEVICE|synthetic:NAME] (the camera
+                                instead of the screen, through the camera director)
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones

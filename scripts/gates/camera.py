@@ -18,6 +18,10 @@ judges its part of the guest's output and prints the director's words with their
                     the spare.
   synthetic-unplug  (no VM) a refused format moves to the next; a die falls back to the spare
                     within 1 s; the camera coming back is switched back to within 1 s.
+  share-camera      (no VM) `share --source none --camera …` to the aiortc WHIP endpoint: it decodes
+                    640x480 frames in one session while the camera dies and the director switches
+                    to the spare (same track, nothing renegotiated). A camera beside the screen is
+                    refused in words (one video track per connection for now).
 """
 import os
 import re
@@ -279,6 +283,42 @@ def synthetic_unplug_gate():
            f"(limits 1000 ms)")
 
 
+def share_camera_gate():
+    name = "share-camera"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import transport
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
+    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
+    # Beside the screen: refused in words (the connection carries one video track for now).
+    beside = subprocess.run([SHARECTL, "share", "--whip", "http://127.0.0.1:9/whip", "--camera", "synthetic:cam"],
+                            capture_output=True, text=True, timeout=30, env=env)
+    refused = beside.returncode == 2 and "send the camera alone with --source none" in beside.stderr
+    endpoint, port, stats_path = transport.start_aiortc(name)
+    try:
+        if not transport.wait_http(port):
+            return record(name, False, "the aiortc endpoint did not start")
+        spec = "synthetic:cam?die=3;synthetic:spare"
+        run = subprocess.run([SHARECTL, "share", "--source", "none", "--camera", spec, "--whip",
+                              f"http://127.0.0.1:{port}/whip", "--duration", "7", "--no-audio"],
+                             capture_output=True, text=True, timeout=90, env=env)
+        with open(os.path.join(WORK, f"{name}.log"), "w") as f:
+            f.write(run.stdout + run.stderr)
+        import time
+        time.sleep(1.0)
+        sessions = ((transport.read_json(stats_path) or {}).get("sessions") or [])
+        s = sessions[-1] if sessions else {}
+        sizes = (s.get("video") or {}).get("sizes") or {}
+        steps = [l[len("Camera: "):] for l in run.stdout.splitlines() if l.startswith("Camera:")]
+        ok = (refused and run.returncode == 0 and sizes.get("640x480", 0) > 0 and len(sessions) == 1
+              and "Switching to Synthetic spare" in steps and s.get("deleted") is True)
+        if not ok:
+            print(run.stdout[-1500:] + run.stderr[-1500:], flush=True)
+        record(name, ok, f"beside the screen: exit {beside.returncode}, '{beside.stderr.strip()}'; camera alone: "
+               f"exit {run.returncode}, aiortc decoded {sizes} in {len(sessions)} session(s) through the steps {steps}")
+    finally:
+        transport.stop(endpoint)
+
+
 def main():
     only = set(sys.argv[1:])
     vm_gates = [("vivid-capture", capture_gate), ("vivid-disconnect", disconnect_gate), ("vivid-unplug", unplug_gate)]
@@ -293,7 +333,8 @@ def main():
                 gate(trouble)
             except Exception as error:
                 record(name, False, f"the gate itself failed: {error!r}")
-    for name, gate in [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate)]:
+    for name, gate in [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate),
+                       ("share-camera", share_camera_gate)]:
         if only and name not in only:
             continue
         try:

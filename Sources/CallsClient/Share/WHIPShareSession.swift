@@ -32,8 +32,8 @@ public actor WHIPShareSession {
         public var connectTimeout: Duration = .seconds(20)
         /// Send the synthetic screen (false: the camera alone).
         public var screen = true
-        /// A camera (the camera director's feed) as a video track of its own: capped at 500 kbit/s
-        /// and 360 lines beside a screen, given the share's limits when it goes alone.
+        /// The camera (the camera director's feed) sent instead of the screen when `screen` is false.
+        /// (Beside a screen it needs a second video section, which PeerConnection does not write yet.)
         public var camera: (any VideoFrameSource)?
         /// The camera's frames so far, for the figures of a camera-only share.
         public var cameraFrameCount: (@Sendable () -> Int)?
@@ -62,7 +62,6 @@ public actor WHIPShareSession {
         let whip: WHIPClient
         let source: SyntheticScreenSource?
         let video: Transceiver
-        let camera: Transceiver?
         let startedMicros: Int64
     }
 
@@ -117,12 +116,8 @@ public actor WHIPShareSession {
         let whip: WHIPClient
         let session: WHIPClient.Session
         let video: Transceiver
-        var camera: Transceiver?
         do {
             video = try await connection.addTransceiver(kind: .video, direction: .sendonly)
-            if options.screen, options.camera != nil {
-                camera = try await connection.addTransceiver(kind: .video, direction: .sendonly)
-            }
             if options.audio { try await connection.addTransceiver(kind: .audio, direction: .sendonly) }
             let offer = try await connection.createOffer()
             let http = HTTPClient(loop: loop)
@@ -136,8 +131,7 @@ public actor WHIPShareSession {
         }
         logger.info("WHIP: session at \(session.resourceURL)")
         do {
-            return try await establish(loop: loop, connection: connection, video: video, camera: camera, whip: whip,
-                                       answer: session.answer)
+            return try await establish(loop: loop, connection: connection, video: video, whip: whip, answer: session.answer)
         } catch {
             await connection.stopSending()
             await whip.stop()
@@ -171,8 +165,8 @@ public actor WHIPShareSession {
         return (stun, turn)
     }
 
-    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, camera: Transceiver?,
-                           whip: WHIPClient, answer: String) async throws -> Running {
+    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, whip: WHIPClient,
+                           answer: String) async throws -> Running {
         do {
             try await connection.setRemoteDescription(answer, type: .answer)
         } catch .notSDP(let reason) {
@@ -192,16 +186,12 @@ public actor WHIPShareSession {
                                                        framesPerSecond: options.framesPerSecond, maxLongSide: 1280)
             }
         }
-        // Beside a screen the camera is capped: 500 kbit/s, and a long side of 480 (360 lines at 4:3).
-        if let camera, let feed = options.camera, camera.negotiated?.direction.sends == true {
-            try await connection.attachVideoSource(feed, to: camera, bitrate: 500_000, framesPerSecond: 30, maxLongSide: 480)
-        }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
-        return Running(loop: loop, connection: connection, whip: whip, source: source, video: video, camera: camera,
+        return Running(loop: loop, connection: connection, whip: whip, source: source, video: video,
                        startedMicros: Clocks.monotonicMicros())
     }
 
