@@ -90,7 +90,7 @@ let package = Package(
                     swiftSettings: swift6),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
+        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer"], swiftSettings: swift6),
     ]

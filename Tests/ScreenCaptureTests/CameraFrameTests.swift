@@ -1,4 +1,4 @@
-import CAVCodec
+internal import CAVCodec
 @testable import ScreenCapture
 import ShareCore
 import Testing
