@@ -52,8 +52,15 @@ enum CameraCommand {
             let mark = remembered?.id == camera.id ? "  (remembered)" : ""
             say("\(camera.name) — \(camera.path), \(camera.driver)\(mark)")
             say("  id: \(camera.id)")
+            if !camera.capabilities.isEmpty { say("  can: \(camera.capabilities.joined(separator: ", "))") }
+            say("  formats in the order they are tried (* = the choice):")
             for (index, format) in camera.formats.enumerated() {
                 say("  \(index == 0 ? "*" : " ") \(format)")
+            }
+            if !camera.options.isEmpty { say("  every size and rate listed:") }
+            for option in camera.options {
+                let rates = option.intervals.map { $0.description.replacingOccurrences(of: " fps", with: "") }
+                say("    \(option.width)×\(option.height) \(option.pixel.rawValue): \(rates.joined(separator: ", ")) fps")
             }
             if camera.formats.isEmpty { say("    no format sharectl can read (YUYV, NV12, MJPEG)") }
         }

@@ -10,13 +10,20 @@ public struct CameraInfo: Sendable, Hashable {
     public var path: String
     public var driver: String
     public var formats: [CameraFormat]
+    /// Every size and layout it lists, with all their rates (what `formats` was chosen from).
+    public var options: [CameraFormatOption]
+    /// What the device says it can do, in words ("video capture", "streaming", …).
+    public var capabilities: [String]
 
-    public init(id: String, name: String, path: String, driver: String, formats: [CameraFormat]) {
+    public init(id: String, name: String, path: String, driver: String, formats: [CameraFormat],
+                options: [CameraFormatOption] = [], capabilities: [String] = []) {
         self.id = id
         self.name = name
         self.path = path
         self.driver = driver
         self.formats = formats
+        self.options = options
+        self.capabilities = capabilities
     }
 }
 

@@ -88,8 +88,12 @@ public struct V4L2Cameras: CameraProvider {
         // A card named only after its driver ("vivid") says nothing; its bus tells two apart.
         let name = card == driver || card.isEmpty
             ? "\(card.isEmpty ? driver : card) (\(bus.hasPrefix("platform:") ? String(bus.dropFirst(9)) : bus))" : card
+        let words: [(Int32, String)] = [(V4L2_CAP_VIDEO_CAPTURE, "video capture"), (V4L2_CAP_VIDEO_CAPTURE_MPLANE, "multi-planar capture"),
+                                         (V4L2_CAP_STREAMING, "streaming"), (V4L2_CAP_READWRITE, "read/write"),
+                                         (V4L2_CAP_META_CAPTURE, "metadata"), (V4L2_CAP_EXT_PIX_FORMAT, "extended formats")]
+        let capabilities = words.filter { caps & UInt32(bitPattern: $0.0) != 0 }.map(\.1)
         return CameraInfo(id: "v4l2:\(bus)/\(card)", name: name, path: path, driver: driver,
-                          formats: CameraFormatRule.ranked(options))
+                          formats: CameraFormatRule.ranked(options), options: options, capabilities: capabilities)
     }
 
     /// Every (layout, size) the device lists with its frame rates; layouts sharectl cannot read are left out.
