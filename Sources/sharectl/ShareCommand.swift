@@ -11,9 +11,12 @@ import VideoSend
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.value("source") ?? "synthetic"
+        guard source != "none" || arguments.value("camera") != nil else {
+            throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
+        }
         let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
         defer { captureLoop?.stop() }
-        let capture = try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
+        let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
         defer { capture?.stop() }
         if arguments.value("room") != nil {
             throw Arguments.UsageError(description: "--room is not built yet; share to a WHIP endpoint with --whip URL")
@@ -74,6 +77,15 @@ enum ShareCommand {
             statsFile = handle
         }
 
+        let camera = try ShareCamera.start(arguments, logger: logger)
+        defer { camera?.stop() }
+        options.screen = source != "none"
+        options.camera = camera?.feed
+        options.cameraFrameCount = camera?.frameCount
+        guard !options.screen || options.camera == nil else {
+            throw Arguments.UsageError(description: "a camera beside the screen needs a second video track, which the "
+                                       + "connection cannot carry yet; send the camera alone with --source none")
+        }
         if let capture {
             do {
                 try await capture.prepare()
@@ -87,9 +99,11 @@ enum ShareCommand {
         FinishedSessions.keep(session)
         if let capture {
             say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label)) to \(endpoint)…")
-        } else {
+        } else if options.screen {
             say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
                 + "\(options.policy.label)) to \(endpoint)…")
+        } else {
+            say("Sharing the camera to \(endpoint)…")
         }
         do {
             try await session.start()

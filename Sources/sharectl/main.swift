@@ -16,6 +16,8 @@ let usage = """
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
                                 [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
                                 [--no-audio] [--relay-only] [--verbose]
+                                [--source none --camera auto|DEVICE|synthetic:NAME] (the camera
+                                instead of the screen, through the camera director)
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
@@ -34,6 +36,11 @@ let usage = """
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
+      camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids
+      camera test [--device ID] [--duration S]
+                                run the camera director and print the chosen format, the frame
+                                rate each second and every step; ID is a stable id, /dev/videoN,
+                                a name, or synthetic:NAME?FAULTS (several separated by ';')
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
       diagnose STATS.jsonl      a report (report.txt) and a plot (plot.svg) of a share's life from its
                                 --stats-json file [--out DIR] (default: STATS.diagnose beside it)
@@ -44,7 +51,7 @@ let usage = """
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
-                               "tls-cert", "tls-key", "restore-token-file"]
+                               "tls-cert", "tls-key", "restore-token-file", "device", "camera"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor"]
 
 do {
@@ -59,6 +66,7 @@ do {
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
     case "sources": try SourcesCommand.run(arguments)
+    case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")

@@ -1,4 +1,5 @@
 import ScreenCapture
+import ScreenWatchdog
 import ShareCore
 
 /// Something that produces video frames on a thread of its own once started (the synthetic screen,
@@ -18,3 +19,6 @@ public protocol FrameCountingSource: Sendable {
 
 extension SyntheticScreenSource: FrameCountingSource {}
 extension ScreenCaptureSource: VideoFrameSource, FrameCountingSource {}
+
+/// The camera director's output: frames from whichever camera is current, one track throughout.
+extension CameraFeed: VideoFrameSource {}

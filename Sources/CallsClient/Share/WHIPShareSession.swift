@@ -39,6 +39,13 @@ public actor WHIPShareSession {
         /// The GLib loop to run on when the caller already has one (the portal's GDBus runs on it);
         /// nil: the session starts its own. The caller stops a loop it gave.
         public var loop: GLibLoop?
+        /// Send the synthetic screen (false: the camera alone).
+        public var screen = true
+        /// The camera (the camera director's feed) sent instead of the screen when `screen` is false.
+        /// (Beside a screen it needs a second video section, which PeerConnection does not write yet.)
+        public var camera: (any VideoFrameSource)?
+        /// The camera's frames so far, for the figures of a camera-only share.
+        public var cameraFrameCount: (@Sendable () -> Int)?
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
             self.endpoint = endpoint
@@ -62,7 +69,7 @@ public actor WHIPShareSession {
         let loop: GLibLoop
         let connection: PeerConnection
         let whip: WHIPClient
-        let source: any VideoFrameSource
+        let source: (any VideoFrameSource)?
         let video: Transceiver
         let startedMicros: Int64
     }
@@ -177,12 +184,18 @@ public actor WHIPShareSession {
             throw Failure(description: "WHIP: \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
-        let source = options.videoSource
-            ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
-        if video.negotiated?.direction.sends == true {
+        let screen: (any VideoFrameSource)? = options.screen
+            ? options.videoSource
+                ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
+            : nil
+        let source = screen ?? options.camera
+        if video.negotiated?.direction.sends == true, let source {
+            // A screen goes out under its send policy; a camera alone is a camera (640-ish, 1280 at most).
             try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
-                                                   framesPerSecond: options.framesPerSecond, maxLongSide: 1920,
-                                                   policy: options.policy, hardwareEncoder: options.hardwareEncoder)
+                                                   framesPerSecond: options.framesPerSecond,
+                                                   maxLongSide: screen != nil ? 1920 : 1280,
+                                                   policy: options.policy, content: screen != nil ? .screen : .camera,
+                                                   hardwareEncoder: options.hardwareEncoder)
         }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {
@@ -209,7 +222,8 @@ public actor WHIPShareSession {
             stats.video.encoder = encoder
             stats.video.width = sent.width
             stats.video.height = sent.height
-            stats.video.framesCaptured = (running.source as? any FrameCountingSource)?.frameCount ?? 0
+            stats.video.framesCaptured = (running.source as? any FrameCountingSource)?.frameCount
+                ?? options.cameraFrameCount?() ?? 0
             stats.video.framesEncoded = sent.framesEncoded
             stats.video.framesSent = sent.framesSent
             stats.video.keyframes = sent.keyframesEncoded
