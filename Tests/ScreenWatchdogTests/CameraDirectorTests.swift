@@ -31,7 +31,9 @@ import Testing
     @Test func aDyingCameraIsLeftForTheSpareAndTheSameFeedKeepsDelivering() async throws {
         let record = Record()
         let memory = memory()
-        let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=1500ms"),
+        // Unplugged 5 s after the cameras exist: time enough for the director to start on it even
+        // on a machine busy with other work (its script's clock starts at creation).
+        let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=5s"),
                                                  try SyntheticCameraScript.parse("spare")])
         let director = CameraDirector(providers: [cameras], choice: .device("synthetic:front"), memory: memory,
                                       logger: .disabled) { step in record.steps.withLock { $0.append(step.words) } }
