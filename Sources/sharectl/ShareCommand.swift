@@ -135,6 +135,8 @@ enum ShareCommand {
                     case .keyframe:
                         await session.requestKeyframe()
                         say("Keyframe asked for")
+                    case .fault(let fault):
+                        say(await session.injectFault(fault))
                     case .stop:
                         stopAsked = true
                     }

@@ -22,7 +22,8 @@ let usage = """
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
                                 the endpoint names in its Link headers; while sharing, type
-                                "policy balanced|detail|motion", "keyframe" or "stop" on stdin)
+                                "policy balanced|detail|motion", "keyframe", "stop", or for a drill
+                                "fault capture-stall|encoder-stall" on stdin)
       share --source portal[:window|:virtual] | --source pipewire:NODE  (with the options above)
                                 capture the screen through xdg-desktop-portal (PipeWire), or any
                                 PipeWire video node [--unattended] [--restore-token-file PATH]

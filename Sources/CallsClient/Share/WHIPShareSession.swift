@@ -3,6 +3,7 @@ import GLibLoop
 import SDPWire
 import ScreenCapture
 import ShareCore
+import ScreenWatchdog
 import VideoSend
 
 /// `sharectl share --whip URL`: one call leg to a WHIP endpoint (RFC 9725), a thin user of
@@ -27,6 +28,9 @@ public actor WHIPShareSession {
         /// H.264 through this hardware encoder rather than x264.
         public var hardwareEncoder: LibavH264Encoder.Backend?
         public var audio = true
+        /// Run the screen watchdog (restart a silent capture; keyframe, then a fresh encoder, for a
+        /// screen that goes in but does not come out).
+        public var watchdog = true
         public var loopbackOnly = false
         /// Connect only through TURN relays (to test a relay path, or where direct is not allowed).
         public var relayOnly = false
@@ -67,6 +71,8 @@ public actor WHIPShareSession {
     /// What exists while the share runs.
     private struct Running {
         let loop: GLibLoop
+        /// The screen as the watchdog sees it (nil for a camera alone).
+        let screen: SupervisedSource?
         let connection: PeerConnection
         let whip: WHIPClient
         let source: (any VideoFrameSource)?
@@ -88,6 +94,35 @@ public actor WHIPShareSession {
         } catch {
             if options.loop == nil { loop.stop() }
             throw error
+        }
+        if options.watchdog, let running, let screen = running.screen {
+            let link = ShareWatchdogLink(connection: running.connection, video: running.video, source: screen, logger: logger)
+            let dog = ScreenWatchdog(probe: link, effector: link, logger: logger, origin: .now)
+            watchdog = dog
+            watchdogTask = Task { try? await dog.run() }
+        }
+    }
+
+    private var watchdog: ScreenWatchdog<ContinuousClock>?
+    private var watchdogTask: Task<Void, Never>?
+
+    /// Fault injection for drills and tests (off unless asked for): `capture` stalls the screen's
+    /// frames on their way to the encoder until the capture is restarted; `encoder` makes the
+    /// encoder take frames and produce nothing until a fresh one is made.
+    public func injectFault(_ fault: String) -> String {
+        guard let running else { return "no share is running" }
+        switch fault {
+        case "capture-stall":
+            guard let screen = running.screen else { return "this share has no screen capture" }
+            screen.injectStall()
+            logger.notice("fault injected: the screen capture stops delivering")
+            return "Fault: the screen capture stops delivering frames"
+        case "encoder-stall":
+            guard let encoder = running.video.media?.encoder else { return "this share has no video encoder" }
+            encoder.injectStall()
+            return "Fault: the encoder stops producing"
+        default:
+            return "unknown fault '\(fault)' (capture-stall, encoder-stall)"
         }
     }
 
@@ -184,9 +219,9 @@ public actor WHIPShareSession {
             throw Failure(description: "WHIP: \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
-        let screen: (any VideoFrameSource)? = options.screen
-            ? options.videoSource
-                ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
+        let screen: SupervisedSource? = options.screen
+            ? SupervisedSource(options.videoSource
+                ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond))
             : nil
         let source = screen ?? options.camera
         if video.negotiated?.direction.sends == true, let source {
@@ -202,7 +237,7 @@ public actor WHIPShareSession {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
-        return Running(loop: loop, connection: connection, whip: whip, source: source, video: video,
+        return Running(loop: loop, screen: screen, connection: connection, whip: whip, source: source, video: video,
                        startedMicros: Clocks.monotonicMicros())
     }
 
@@ -258,6 +293,7 @@ public actor WHIPShareSession {
             previousAudioBytes = sent.bytes
             stats.audio = audio
         }
+        stats.watchdog = watchdog?.status
         let t = figures.transport
         stats.connection.state = t.state.description
         stats.connection.ice = t.iceState
@@ -293,6 +329,9 @@ public actor WHIPShareSession {
 
     /// Stops media, ends the WHIP session with DELETE and closes the connection.
     public func stop() async {
+        watchdogTask?.cancel()
+        await watchdogTask?.value
+        watchdogTask = nil
         guard let running else { return }
         self.running = nil
         await running.connection.stopSending()

@@ -98,9 +98,10 @@ public struct SenderLadder: Sendable {
 
         if current.age < Self.grace || current.linkLimited || (encoded && sent) {
             if watch.rung != .none {
-                let why = current.linkLimited ? "the link holds it back (not a stall)"
-                        : current.age < Self.grace ? "it is in its first \(Self.seconds(Self.grace))"
-                        : "frames are encoded and sent again"
+                // Frames moving again is the news, even when the link is also slow.
+                let why = encoded && sent ? "frames are encoded and sent again"
+                        : current.linkLimited ? "the link holds it back (not a stall)"
+                        : "it is in its first \(Self.seconds(Self.grace))"
                 steps.append(LadderStep(.recovered(id), reason: "\(id): \(why)"))
             }
             watch.stuckSince = nil

@@ -74,6 +74,9 @@ public final class VideoEncodingThread: Sendable {
         var rebuild = false
         /// A fresh encoder at a reduced scale until this time (the watchdog's second rung).
         var reducedScale: (scale: Double, untilMicros: Int64)?
+        /// Fault injection (drills and tests): frames are taken but nothing comes out, as from a
+        /// wedged encoder, until a fresh encoder is made.
+        var stalled = false
     }
 
     public init(queue: FrameQueue, settings: Settings, logger: Logger, output: @escaping Output) {
@@ -130,8 +133,16 @@ public final class VideoEncodingThread: Sendable {
     public func rebuildEncoder(scale: Double = 1, forSeconds seconds: Double = 0) {
         control.withLock { c in
             c.rebuild = true
+            c.stalled = false
             c.reducedScale = scale < 1 ? (scale, Clocks.monotonicMicros() + Int64(seconds * 1_000_000)) : nil
         }
+    }
+
+    /// Fault injection, off unless asked for: the encoder stops producing (frames still go in)
+    /// until a fresh encoder is made — what the watchdog's ladder must notice and repair.
+    public func injectStall() {
+        control.withLock { $0.stalled = true }
+        logger.notice("fault injected: the encoder stops producing", ["video.encoder": implementation])
     }
 
     public var counters: Counters { stats.withLock { $0 } }
@@ -155,10 +166,16 @@ public final class VideoEncodingThread: Sendable {
                 isRepeat = true
             }
             guard let frame else { continue }
-            let (settings, target, keyframe, rebuild, reduced) = control.withLock { c in
-                defer { c.keyframeWanted = false; c.rebuild = false }
+            let (settings, target, keyframe, rebuild, reduced, stalled) = control.withLock { c in
                 if let r = c.reducedScale, Clocks.monotonicMicros() >= r.untilMicros { c.reducedScale = nil; c.rebuild = true }
-                return (c.settings, c.target, c.keyframeWanted, c.rebuild, c.reducedScale?.scale)
+                // A stalled encoder keeps its pending requests: they are what it fails to answer.
+                guard !c.stalled else { return (c.settings, c.target, false, false, c.reducedScale?.scale, true) }
+                defer { c.keyframeWanted = false; c.rebuild = false }
+                return (c.settings, c.target, c.keyframeWanted, c.rebuild, c.reducedScale?.scale, false)
+            }
+            if stalled {
+                if !isRepeat { stats.withLock { $0.framesIn += 1 } }
+                continue
             }
             shaper.setPolicy(settings.policy)
             let sourceLong = max(frame.width, frame.height)
