@@ -23,13 +23,18 @@ let usage = """
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
+      bench-pipeline FRAMES.bgrx
+                                time convert → encode → packetize → SRTP protect on 1920×1080
+                                synthetic frames, also written to FRAMES.bgrx for GStreamer
+                                (make bench) [--frames N] [--bitrate KBPS] [--codec h264|vp8]
+                                [--no-write] (the file is already there from a run like this)
       help                      this text
     """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential", "policy"]
-let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
+                               "turn-user", "turn-credential", "policy", "frames"]
+let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "no-write"]
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), valueFlags: valueFlags, switchFlags: switchFlags)
@@ -38,6 +43,7 @@ do {
     case "snapshot": try SnapshotCommand.run(arguments)
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
+    case "bench-pipeline": try await BenchPipelineCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "help", "--help", "-h": say(usage)
     default:
