@@ -23,7 +23,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/release/sharectl"))
-WARMUP_FRAMES = 30
 
 
 def free_port():
@@ -78,7 +77,7 @@ def measure(codec, duration, work):
             return {"codec": codec, "error": "the WHIP bridge did not start"}
         browser = start(["scripts/peers/chromium.sh", f"http://127.0.0.1:{port}/receiver.html?latency=1",
                          os.path.join(work, f"{codec}.profile")], os.path.join(work, f"{codec}.chromium.log"))
-        if not wait_for(lambda: (read_json(stats_path) or {}).get("pageSeen"), 30):
+        if not wait_for(lambda: (read_json(stats_path) or {}).get("pageSeen"), 60):
             return {"codec": codec, "error": "Chromium did not open the receiver page"}
         log = os.path.join(work, f"{codec}.share.log")
         with open(log, "w") as out:
@@ -89,12 +88,11 @@ def measure(codec, duration, work):
         session = ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
         stats = session.get("stats") or {}
         latency = stats.get("latency") or {}
-        samples = latency.get("samples") or []
-        measured = samples[WARMUP_FRAMES:]
+        measured = latency.get("samples") or []
         video = stats.get("video") or {}
         result = {"codec": codec, "shareExit": code, "decoder": video.get("decoderImplementation"),
                   "framesDecoded": video.get("framesDecoded"), "size": f"{latency.get('width')}x{latency.get('height')}",
-                  "framesMeasured": len(measured), "warmupFrames": len(samples) - len(measured),
+                  "framesMeasured": len(measured), "warmupFrames": latency.get("warmup"),
                   "unreadable": latency.get("unreadable"), "repeated": latency.get("repeated")}
         if not measured:
             result["error"] = "no timecode was read (see " + log + ")"
@@ -119,10 +117,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--codecs", default="h264,vp8")
+    parser.add_argument("--keep", default="", help="a folder to keep the logs in (else a temporary one)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="sharectl-latency.") as work:
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sharectl-latency.") as scratch:
         for codec in args.codecs.split(","):
-            print(json.dumps(measure(codec, args.duration, work)), flush=True)
+            print(json.dumps(measure(codec, args.duration, args.keep or scratch)), flush=True)
 
 
 if __name__ == "__main__":

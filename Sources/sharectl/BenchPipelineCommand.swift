@@ -14,6 +14,7 @@ import VideoSend
 /// GStreamer on the very same pictures. Prints one JSON object: the settings, then per codec the
 /// frames a second (wall), CPU milliseconds a frame (the process's user + system time over the
 /// timed part, encoder threads included), bytes out, and the wall time split by stage.
+/// `--content camera` runs the encoders as for a camera (VP8 without its screen-content mode).
 /// `--no-write` leaves a frames file of an earlier run with the same `--frames` as it is.
 enum BenchPipelineCommand {
     /// The fixed SRTP master key and salt of the benchmark (30 bytes: key 00…0f, salt 10…1d).
@@ -26,6 +27,8 @@ enum BenchPipelineCommand {
         var frameRate: Int
         var bitrate: Int
         var path: String
+        /// What the encoders are told they carry (VP8's screen-content mode is on for `.screen`).
+        var content: VideoContent
         /// The frames file is already there from an earlier run with the same frame count.
         var reuseFile: Bool
     }
@@ -63,8 +66,12 @@ enum BenchPipelineCommand {
         } else {
             codecs = VideoCodec.allCases
         }
+        let contentName = arguments.value("content") ?? "screen"
+        guard let content = VideoContent(rawValue: contentName) else {
+            throw Arguments.UsageError(description: "--content is screen or camera, not '\(contentName)'")
+        }
         let settings = Settings(frames: frames, width: 1920, height: 1080, frameRate: 30, bitrate: kbps * 1000, path: path,
-                                reuseFile: arguments.has("no-write"))
+                                content: content, reuseFile: arguments.has("no-write"))
         // Encoders block for milliseconds a call: the work runs on a thread of its own.
         let outcome: Result<String, any Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
@@ -117,6 +124,7 @@ enum BenchPipelineCommand {
             "height": settings.height,
             "frameRate": settings.frameRate,
             "bitrateKbps": settings.bitrate / 1000,
+            "content": settings.content.rawValue,
             "maxPayloadSize": 1200,
             "srtpProfile": SRTPProfile.aes128CMHMACSHA1_80.rawValue,
             "srtpKeyHex": testKeyAndSalt.map { String(format: "%02x", $0) }.joined(),
@@ -161,7 +169,7 @@ enum BenchPipelineCommand {
 
     /// One codec through the whole send path, every frame as soon as the one before is done.
     private static func time(_ codec: VideoCodec, pictures: [VideoFrame], settings: Settings) throws -> CodecRun {
-        let factory = VideoEncoderFactory(codec: codec, frameRate: settings.frameRate, content: .screen)
+        let factory = VideoEncoderFactory(codec: codec, frameRate: settings.frameRate, content: settings.content)
         let encoder = try factory.make(width: settings.width, height: settings.height, bitrate: settings.bitrate)
         var payloader = VideoPayloader(codec: codec, maxPayloadSize: 1200)
         let keys = try SRTPKeyingMaterial(profile: .aes128CMHMACSHA1_80, exported: exportLayout(testKeyAndSalt))

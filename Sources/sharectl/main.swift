@@ -27,13 +27,14 @@ let usage = """
                                 time convert → encode → packetize → SRTP protect on 1920×1080
                                 synthetic frames, also written to FRAMES.bgrx for GStreamer
                                 (make bench) [--frames N] [--bitrate KBPS] [--codec h264|vp8]
-                                [--no-write] (the file is already there from a run like this)
+                                [--content screen|camera] [--no-write] (the file is already there
+                                from a run like this)
       help                      this text
     """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential", "policy", "frames"]
+                               "turn-user", "turn-credential", "policy", "frames", "content"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "no-write"]
 
 do {
