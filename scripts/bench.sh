@@ -3,7 +3,7 @@
 # ratio; the send pipeline (convert → encode → packetize → SRTP) against GStreamer on the same
 # frames with the same encoder libraries; end-to-end latency to headless Chromium. Figures, not
 # assertions: nothing here passes or fails on speed.
-#   BENCH_ROUNDS=3 BENCH_FRAMES=180 BENCH_LATENCY_SECONDS=20 scripts/bench.sh
+#   BENCH_ROUNDS=5 BENCH_FRAMES=180 BENCH_LATENCY_SECONDS=20 scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/sharectl-bench.XXXXXX)
@@ -26,19 +26,10 @@ print("sharectl's packetizer also checks every NAL unit for a hidden start code;
 PY
 
 echo
-python3 scripts/bench_pipeline.py "$work" --rounds "${BENCH_ROUNDS:-3}" --frames "${BENCH_FRAMES:-180}"
+python3 scripts/bench_pipeline.py "$work" --rounds "${BENCH_ROUNDS:-5}" --frames "${BENCH_FRAMES:-180}"
 rm -f "$work/frames.bgrx"
 
 echo
 echo "end-to-end latency to headless Chromium (1920x1080 30 fps synthetic screen, timecode band read per presented frame):"
 # Only loopback, as in the gates: nothing leaves the machine and no port clashes with anything else.
-unshare -n bash -c 'ip link set lo up && exec python3 scripts/bench_latency.py --duration "$1"' _ "${BENCH_LATENCY_SECONDS:-20}" |
-python3 -c '
-import json, sys
-for line in sys.stdin:
-    r = json.loads(line)
-    if "error" in r:
-        print(f"  {r["codec"]:5} no figures: {r["error"]}"); continue
-    print(f"  {r["codec"]:5} p50 {r["p50Millis"]} ms, p95 {r["p95Millis"]} ms, max {r["maxMillis"]} ms over {r["framesMeasured"]} frames "
-          f"(first {r["warmupFrames"]} left out, {r["unreadable"]} unreadable) at {r["size"]}, decoder {r["decoder"]}")
-'
+unshare -n bash -c 'ip link set lo up && exec python3 scripts/bench_latency.py --duration "$1"' _ "${BENCH_LATENCY_SECONDS:-20}"

@@ -118,12 +118,22 @@ def main():
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--codecs", default="h264,vp8")
     parser.add_argument("--keep", default="", help="a folder to keep the logs in (else a temporary one)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per codec instead of a line of text")
     args = parser.parse_args()
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sharectl-latency.") as scratch:
         for codec in args.codecs.split(","):
-            print(json.dumps(measure(codec, args.duration, args.keep or scratch)), flush=True)
+            result = measure(codec, args.duration, args.keep or scratch)
+            print(json.dumps(result) if args.json else describe(result), flush=True)
+
+
+def describe(r):
+    if "error" in r:
+        return f"  {r['codec']:5} no figures: {r['error']}"
+    return (f"  {r['codec']:5} p50 {r['p50Millis']} ms, p95 {r['p95Millis']} ms, max {r['maxMillis']} ms over "
+            f"{r['framesMeasured']} frames at {r['size']} (first second's {r['warmupFrames']} frames left out, "
+            f"{r['unreadable']} unreadable), Chromium decoder {r['decoder']}")
 
 
 if __name__ == "__main__":

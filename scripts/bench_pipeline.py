@@ -13,7 +13,7 @@ once on all frames and once on the first frame only; the difference is the work 
 frames, without the process's start, plugin loading and encoder set-up (which ours leaves out of
 its timed part too).
 
-    python3 scripts/bench_pipeline.py WORKDIR [--frames 180] [--rounds 3] [--bitrate 2500]
+    python3 scripts/bench_pipeline.py WORKDIR [--frames 180] [--rounds 5] [--bitrate 2500]
 """
 import argparse
 import json
@@ -102,7 +102,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("work")
     parser.add_argument("--frames", type=int, default=180)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--bitrate", type=int, default=2500)
     args = parser.parse_args()
     frames_file = os.path.join(args.work, "frames.bgrx")
@@ -148,11 +148,15 @@ def main():
         print(f"  {codec:5} convert {split['convert']:.2f} ms, encode {split['encode']:.2f} ms, packetize + RTP "
               f"{split['packetize']:.3f} ms, SRTP protect {split['protect']:.3f} ms; {ours['encodedBytes'] / settings['frames'] / 1000:.1f} kB/frame encoded, "
               f"{ours['packets']} packets, {ours['keyframes']} keyframes, {ours['threads']} encoder threads")
-    # VP8's screen-content mode is the one encoder setting vp8enc cannot match: ours once without it.
-    camera = run_ours(frames_file, args.frames, args.bitrate, "vp8", write=False, content="camera")["results"][0]
-    print(f"  VP8 once more with the encoder as for a camera (no screen-content mode, as vp8enc runs): "
-          f"{camera['framesPerSecond']:.1f} fps, {camera['cpuMillisPerFrame']:.1f} CPU ms/frame, encode "
-          f"{camera['splitMillisPerFrame']['encode']:.2f} ms, {camera['encodedBytes'] / settings['frames'] / 1000:.1f} kB/frame")
+    # VP8's screen-content mode is the one encoder setting vp8enc cannot match: ours with and without
+    # it, back to back, twice (a third of the frames each).
+    print("  VP8 with and without screen-content mode (as for a camera, as vp8enc runs), back to back:")
+    for _ in range(2):
+        cells = []
+        for content in ("screen", "camera"):
+            r = run_ours(frames_file, max(10, args.frames // 3), args.bitrate, "vp8", write=False, content=content)["results"][0]
+            cells.append(f"{content} {r['framesPerSecond']:.1f} fps, {r['cpuMillisPerFrame']:.1f} CPU ms/frame")
+        print("    " + "; ".join(cells))
     print("settings that differ between the two (as close as the GStreamer elements allow otherwise):")
     for codec in ("H264", "VP8"):
         for line in summary[codec]["gst"]["differs"]:

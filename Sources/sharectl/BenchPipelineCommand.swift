@@ -15,7 +15,7 @@ import VideoSend
 /// frames a second (wall), CPU milliseconds a frame (the process's user + system time over the
 /// timed part, encoder threads included), bytes out, and the wall time split by stage.
 /// `--content camera` runs the encoders as for a camera (VP8 without its screen-content mode).
-/// `--no-write` leaves a frames file of an earlier run with the same `--frames` as it is.
+/// `--no-write` leaves a frames file of an earlier run with at least as many `--frames` as it is.
 enum BenchPipelineCommand {
     /// The fixed SRTP master key and salt of the benchmark (30 bytes: key 00…0f, salt 10…1d).
     static let testKeyAndSalt: [UInt8] = Array(0..<30)
@@ -140,8 +140,8 @@ enum BenchPipelineCommand {
         var file: FileHandle?
         if settings.reuseFile {
             let size = (try? FileManager.default.attributesOfItem(atPath: settings.path)[.size] as? Int) ?? nil
-            guard size == frameBytes * settings.frames else {
-                throw Arguments.UsageError(description: "--no-write: \(settings.path) does not hold \(settings.frames) frames of \(frameBytes) bytes")
+            guard let size, size >= frameBytes * settings.frames else {
+                throw Arguments.UsageError(description: "--no-write: \(settings.path) holds fewer than \(settings.frames) frames of \(frameBytes) bytes")
             }
         } else {
             guard FileManager.default.createFile(atPath: settings.path, contents: nil),

@@ -28,7 +28,7 @@ let usage = """
                                 synthetic frames, also written to FRAMES.bgrx for GStreamer
                                 (make bench) [--frames N] [--bitrate KBPS] [--codec h264|vp8]
                                 [--content screen|camera] [--no-write] (the file is already there
-                                from a run like this)
+                                from a run with at least as many frames)
       help                      this text
     """
 
