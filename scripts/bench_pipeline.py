@@ -5,8 +5,8 @@
 1920x1080 synthetic frames and writes them to a raw BGRx file; GStreamer's gst-launch-1.0 then
 does the same work on the same file with the same encoder libraries (videoconvert, x264enc or
 vp8enc, rtph264pay or rtpvp8pay, srtpenc), set up as close to ours as its elements allow. The
-rounds alternate ours and GStreamer's so that a busy machine slows both alike; the median round
-is printed.
+rounds alternate ours and GStreamer's so that a busy machine slows both alike; each side's median
+round is printed, and every round below it.
 
 GStreamer's time is taken from os.wait4 (wall clock around the process, its rusage for CPU), run
 once on all frames and once on the first frame only; the difference is the work on the other
@@ -121,7 +121,7 @@ def main():
             gst_rows[codec].append(run_gstreamer(codec, ours, settings, frames_file))
 
     print(f"send pipeline, {settings['width']}x{settings['height']} synthetic screen, {settings['frames']} frames, "
-          f"{settings['bitrateKbps']} kbit/s, {args.rounds} rounds alternating (median round), as fast as it goes")
+          f"{settings['bitrateKbps']} kbit/s, {args.rounds} rounds alternating, each side's median round, as fast as it goes")
     header = f"{'workload':34} {'sharectl fps':>12} {'GStreamer fps':>13} {'ratio':>6}   {'CPU ms/frame: sharectl':>22} {'GStreamer':>9} {'ratio':>6}"
     print(header)
     summary = {}
