@@ -191,7 +191,9 @@ enum BenchPipelineCommand {
 
         var result = CodecRun(codec: codec, implementation: encoder.implementation, threads: factory.threadCount,
                             vp8Speed: (encoder as? VP8Encoder)?.configuration.speed,
-                            keyframeInterval: settings.frameRate * 10, wallSeconds: 0, cpuSeconds: 0)
+                            keyframeInterval: (encoder as? X264Encoder)?.configuration.keyframeInterval
+                                ?? (encoder as? VP8Encoder)?.configuration.keyframeInterval ?? 0,
+                            wallSeconds: 0, cpuSeconds: 0)
         var convertNanos: UInt64 = 0, encodeNanos: UInt64 = 0, sendNanos: UInt64 = 0
         let cpuBefore = processCPUSeconds()
         let wallBefore = DispatchTime.now().uptimeNanoseconds
