@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: sharectl's wire code and aiortc measured on the same bytes in the same run, and the
-# ratio. Figures, not assertions: nothing here passes or fails on speed.
+# ratio; the send pipeline (convert → encode → packetize → SRTP) against GStreamer on the same
+# frames with the same encoder libraries; end-to-end latency to headless Chromium. Figures, not
+# assertions: nothing here passes or fails on speed.
+#   BENCH_ROUNDS=5 BENCH_FRAMES=180 BENCH_LATENCY_SECONDS=20 scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/sharectl-bench.XXXXXX)
@@ -21,3 +24,12 @@ for label, key in rows:
 print("ratio: sharectl's rate over the peer's, both measured just now on this machine (release build).")
 print("sharectl's packetizer also checks every NAL unit for a hidden start code; the peer's does not.")
 PY
+
+echo
+python3 scripts/bench_pipeline.py "$work" --rounds "${BENCH_ROUNDS:-5}" --frames "${BENCH_FRAMES:-180}"
+rm -f "$work/frames.bgrx"
+
+echo
+echo "end-to-end latency to headless Chromium (1920x1080 30 fps synthetic screen, timecode band read per presented frame):"
+# Only loopback, as in the gates: nothing leaves the machine and no port clashes with anything else.
+unshare -n bash -c 'ip link set lo up && exec python3 scripts/bench_latency.py --duration "$1"' _ "${BENCH_LATENCY_SECONDS:-20}"

@@ -5,6 +5,7 @@
 #   scripts/setup.sh build   C libraries and build tools
 #   scripts/setup.sh test    the above, plus the test peers (Chromium, Python virtualenv, fuzzing)
 #   scripts/setup.sh demo    the above
+#   scripts/setup.sh bench   the above, plus GStreamer (the benchmark's other side)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-test}
@@ -21,11 +22,16 @@ test_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
     qemu-system-x86 busybox-static cpio kmod v4l-utils
 )
+bench_packages=(
+    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
+    gstreamer1.0-plugins-bad
+)
 
 packages=("${build_packages[@]}")
 case "$what" in
     build) ;;
-    test|demo|bench|fuzz) packages+=("${test_packages[@]}") ;;
+    test|demo|fuzz) packages+=("${test_packages[@]}") ;;
+    bench) packages+=("${test_packages[@]}" "${bench_packages[@]}") ;;
     *) echo "setup: unknown target '$what' (build, test, demo, bench or fuzz)" >&2; exit 2 ;;
 esac
 

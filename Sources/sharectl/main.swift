@@ -43,6 +43,12 @@ let usage = """
                                 rate each second and every step; ID is a stable id, /dev/videoN,
                                 a name, or synthetic:NAME?FAULTS (several separated by ';')
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
+      bench-pipeline FRAMES.bgrx
+                                time convert → encode → packetize → SRTP protect on 1920×1080
+                                synthetic frames, also written to FRAMES.bgrx for GStreamer
+                                (make bench) [--frames N] [--bitrate KBPS] [--codec h264|vp8]
+                                [--content screen|camera] [--no-write] (the file is already there
+                                from a run with at least as many frames)
       diagnose STATS.jsonl      a report (report.txt) and a plot (plot.svg) of a share's life from its
                                 --stats-json file [--out DIR] (default: STATS.diagnose beside it)
       scenario check FILE...    validate fault scenario files (Scenarios/*.json)
@@ -52,8 +58,8 @@ let usage = """
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
-                               "tls-cert", "tls-key", "restore-token-file", "device", "camera"]
-let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor"]
+                               "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content"]
+let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write"]
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), valueFlags: valueFlags, switchFlags: switchFlags)
@@ -62,6 +68,7 @@ do {
     case "snapshot": try SnapshotCommand.run(arguments)
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
+    case "bench-pipeline": try await BenchPipelineCommand.run(arguments)
     case "diagnose": try DiagnoseCommand.run(arguments)
     case "scenario": try ScenarioCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))

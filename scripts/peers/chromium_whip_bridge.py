@@ -53,7 +53,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(n)
 
     def do_GET(self):
-        if self.path in ("/", "/receiver.html"):
+        if self.path.split("?", 1)[0] in ("/", "/receiver.html"):  # ?latency=1 and such are the page's
             with open(os.path.join(HERE, "receiver.html"), "rb") as f:
                 return self.reply(200, f.read(), "text/html; charset=utf-8")
         if self.path == "/bridge/next":
@@ -61,7 +61,7 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 if not state["pageSeen"]:
                     state["pageSeen"] = True
-                    write_stats()
+                    write_stats()  # so a waiting caller sees the page before any session exists
                 if closing:
                     ids = sorted(closing)
                     closing.clear()
