@@ -73,3 +73,37 @@ import Testing
         #expect(small.limit == .bandwidth)
     }
 }
+
+extension EncodingThreadTests {
+    @Test func aCameraBesideAScreenIsCappedAndGivenItsDefaultsBack() async throws {
+        let queue = FrameQueue()
+        let thread = VideoEncodingThread(queue: queue, settings: .init(factory: VideoEncoderFactory(codec: .vp8, content: .camera),
+                                                                       bitrate: 1_500_000, maxLongSide: 1280, policy: .detail),
+                                         logger: .disabled) { _, _ in }
+        thread.start()
+        let camera = SyntheticScreen(width: 640, height: 480, framesPerSecond: 30)
+        var number: UInt64 = 0
+        func feed(_ count: Int) async throws {
+            for _ in 0..<count {
+                queue.push(camera.render(frame: number, wallClockMillis: number * 33, captureMicros: Clocks.monotonicMicros()))
+                number += 1
+                try await Task.sleep(for: .milliseconds(33))
+            }
+        }
+        thread.setBitrate(1_200_000)
+        try await feed(8)
+        let free = thread.counters
+        #expect(free.height == 480 && free.targetBitrate == 1_200_000)
+        thread.setLimits(maxBitrate: CameraCap.besideScreenBitrate,
+                         maxLongSide: CameraCap.longSide(width: 640, height: 480))
+        try await feed(8)
+        let capped = thread.counters
+        #expect(capped.height <= CameraCap.besideScreenLines && capped.width == 480)
+        #expect(capped.targetBitrate == 500_000)
+        thread.setLimits(maxBitrate: 1_500_000, maxLongSide: 1280)  // the share stopped
+        try await feed(8)
+        thread.stop()
+        let back = thread.counters
+        #expect(back.height == 480 && back.targetBitrate == 1_200_000, "congestion control's last target comes back")
+    }
+}

@@ -70,6 +70,8 @@ public final class VideoEncodingThread: Sendable {
     private struct Control {
         var settings: Settings
         var target: Int
+        /// What congestion control last asked for, kept so a raised cap can give it back.
+        var requested: Int?
         var keyframeWanted = false
         var rebuild = false
         /// A fresh encoder at a reduced scale until this time (the watchdog's second rung).
@@ -112,7 +114,10 @@ public final class VideoEncodingThread: Sendable {
     /// The target from congestion control (capped at the stream's maximum). Applied to the running
     /// encoder from the next frame, with no keyframe.
     public func setBitrate(_ bitsPerSecond: Int) {
-        control.withLock { $0.target = max(10_000, min(bitsPerSecond, $0.settings.bitrate)) }
+        control.withLock { c in
+            c.requested = bitsPerSecond
+            c.target = max(10_000, min(bitsPerSecond, c.settings.bitrate))
+        }
     }
 
     /// The stream's maximum (and the target, if above it).
@@ -121,6 +126,20 @@ public final class VideoEncodingThread: Sendable {
             c.settings.bitrate = max(10_000, bitsPerSecond)
             c.target = min(c.target, c.settings.bitrate)
         }
+    }
+
+    /// A camera beside a shared screen is capped (500 kbit/s, 360 lines: `CameraCap.besideScreen`)
+    /// and given its defaults back when the share stops; from the next frame, no renegotiation.
+    public func setLimits(maxBitrate: Int, maxLongSide: Int) {
+        control.withLock { c in
+            c.settings.bitrate = max(10_000, maxBitrate)
+            c.target = max(10_000, min(c.requested ?? c.settings.bitrate, c.settings.bitrate))
+            c.settings.maxLongSide = max(16, maxLongSide)
+        }
+    }
+
+    public var limits: (maxBitrate: Int, maxLongSide: Int) {
+        control.withLock { ($0.settings.bitrate, $0.settings.maxLongSide) }
     }
 
     /// A new policy from the next frame (no renegotiation: only size, rate and bitrate change).
