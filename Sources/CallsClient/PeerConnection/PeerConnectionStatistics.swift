@@ -47,6 +47,7 @@ public struct PeerConnectionStatistics: Sendable {
         /// Audio: frames decoded and concealed, the level of the last and the loudest frame.
         public var audioFramesDecoded = 0
         public var audioFramesConcealed = 0
+        public var audioSamplesDecoded = 0
         public var audioLevelDbfs: Double?
         public var audioPeakDbfs: Double?
     }

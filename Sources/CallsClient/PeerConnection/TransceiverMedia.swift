@@ -37,6 +37,7 @@ final class TransceiverMedia: Sendable {
         var bitrate = 0
         var audio: AudioSendThread?
         var started = false
+        var stopped = false
     }
 
     let negotiated: SessionNegotiation.Media
@@ -150,10 +151,12 @@ final class TransceiverMedia: Sendable {
 
     /// The connection is up: start what is attached (and anything attached later at once).
     func startSending() {
-        let (source, queue, encoder, audio) = sending.withLock { s in
+        let started = sending.withLock { s -> (source: (any VideoFrameSource)?, queue: FrameQueue?, encoder: VideoEncodingThread?, audio: AudioSendThread?)? in
+            guard !s.started, !s.stopped else { return nil }
             s.started = true
             return (s.source, s.queue, s.encoder, s.audio)
         }
+        guard let (source, queue, encoder, audio) = started else { return }
         encoder?.start()
         do { try audio?.start() } catch { logger.error("audio could not start: \(error)") }
         if let source, let queue { source.start { queue.push($0) } }
@@ -163,6 +166,7 @@ final class TransceiverMedia: Sendable {
     func stopSending() {
         let (source, encoder, audio) = sending.withLock { s in
             s.started = false
+            s.stopped = true
             return (s.source, s.encoder, s.audio)
         }
         source?.stop()

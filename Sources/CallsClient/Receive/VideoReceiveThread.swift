@@ -43,6 +43,7 @@ public final class VideoReceiveThread: Sendable {
     private let running = Atomic<Bool>(false)
     private let stats = Mutex(Counters())
     private let onPicture: (@Sendable (VideoFrame) -> Void)?
+    private let latest = Mutex<VideoFrame?>(nil)
 
     /// `onPicture` (optional) sees every decoded picture, on this thread.
     public init(codec: VideoCodec, logger: Logger, onPicture: (@Sendable (VideoFrame) -> Void)? = nil) {
@@ -52,6 +53,8 @@ public final class VideoReceiveThread: Sendable {
     }
 
     public var counters: Counters { stats.withLock { $0 } }
+    /// The last decoded picture (for snapshots), if any.
+    public var latestPicture: VideoFrame? { latest.withLock { $0 } }
 
     /// Starts the thread; the decoder is opened here so a failure reaches the caller.
     public func start() throws {
@@ -117,6 +120,7 @@ public final class VideoReceiveThread: Sendable {
                 s.width = picture.width
                 s.height = picture.height
             }
+            latest.withLock { $0 = picture }
             onPicture?(picture)
         } catch {
             stats.withLock { s in
