@@ -84,7 +84,9 @@ final class TransceiverMedia: Sendable {
                 audioReceiver = nil
             } else {
                 videoReceiver = nil
-                audioReceiver = kind == .audio ? try AudioReceiver() : nil
+                let receiver = kind == .audio ? try AudioReceiver() : nil
+                receiver?.start()
+                audioReceiver = receiver
             }
         } else {
             videoReceiver = nil
@@ -177,6 +179,7 @@ final class TransceiverMedia: Sendable {
     func stop() {
         stopSending()
         videoReceiver?.stop()
+        audioReceiver?.stop()
     }
 
     var encoder: VideoEncodingThread? { sending.withLock { $0.encoder } }

@@ -86,9 +86,17 @@ public final class VideoReceiveThread: Sendable {
 
     private func run(_ decoder: VideoDecoder) {
         var depayloader = VideoDepayloader(codec: codec)
+        // Packets come out in sequence order; a hole waits up to 100 ms for a late or retransmitted one.
+        var reorder = VideoReorderBuffer<RTPPacket>(wait: .milliseconds(100))
+        var timeout = Duration.milliseconds(200)
         while running.load(ordering: .acquiring) {
-            _ = wakeup.wait(timeout: .now() + .milliseconds(200))
-            let packets = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            let millis = Int(max(1, min(200, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
+            _ = wakeup.wait(timeout: .now() + .milliseconds(millis))
+            let arrived = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            let now = ContinuousClock.now
+            for packet in arrived { reorder.insert(sequence: packet.sequenceNumber, packet, now: now) }
+            let packets = reorder.release(now: now)
+            timeout = reorder.nextDeadline.map { $0 - now } ?? .milliseconds(200)
             for packet in packets {
                 let before = depayloader.counters
                 var frames: [DepayloadedFrame] = []
