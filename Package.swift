@@ -74,7 +74,8 @@ let package = Package(
                            "ScreenWatchdog", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL", "COpus",
                            "CShareOpus", "CSoup", "CShareSoup", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"], swiftSettings: swift6),
+        .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
+                resources: [.copy("Client")], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",

@@ -19,6 +19,10 @@ let usage = """
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
                                 the endpoint names in its Link headers)
+      serve --listen HOST:PORT --room NAME
+                                the room server and its browser client; prints "Room: <URL>" first
+                                [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
+                                token and participants across restarts) [--tls-cert PEM --tls-key PEM]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
@@ -27,7 +31,7 @@ let usage = """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential"]
+                               "turn-user", "turn-credential", "listen", "grace", "state", "tls-cert", "tls-key"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
 
 do {
@@ -38,6 +42,7 @@ do {
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
+    case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")

@@ -1,0 +1,298 @@
+/// A server-given number for one WebSocket connection (not a participant: a participant that
+/// resumes comes back on a new connection).
+public typealias ConnectionID = Int
+
+/// What a room allows (docs/room-protocol.md).
+public struct RoomLimits: Hashable, Sendable {
+    /// How long a participant whose connection dropped keeps its place.
+    public var grace: Duration = .seconds(15)
+    /// A text frame over this closes its connection (1009).
+    public var maxFrameBytes = 256 * 1024
+    /// More messages than this in one second from one connection close it (1008).
+    public var maxMessagesPerSecond = 200
+    /// Messages kept for an absent participant; past this it loses its place.
+    public var maxQueued = 1000
+    public var maxParticipants = 32
+
+    public init(grace: Duration = .seconds(15)) { self.grace = grace }
+}
+
+/// What the room asks its transport to do, in order.
+public enum RoomOutput: Hashable, Sendable {
+    case send(ConnectionID, String)
+    case close(ConnectionID, code: UInt16, reason: String)
+}
+
+/// One participant as others see it, and as a state file keeps it.
+public struct RoomParticipant: Hashable, Sendable, Codable {
+    public let id: String
+    public let number: Int
+    public var name: String
+    public var resumeKey: String
+    public var sharing: Bool
+    public var shareMid: String?
+
+    var peerJSON: JSONValue {
+        var object: [String: JSONValue] = ["id": .string(id), "name": .string(name), "sharing": .bool(sharing)]
+        if sharing, let shareMid { object["mid"] = .string(shareMid) }
+        return .object(object)
+    }
+}
+
+/// What outlives a server restart: the room's name, token, the participants (with their resume
+/// keys) and the next id. Restored participants are all absent, each within a fresh grace period.
+public struct RoomSnapshot: Hashable, Sendable, Codable {
+    public var name: String
+    public var token: String
+    public var nextNumber: Int
+    public var participants: [RoomParticipant]
+}
+
+/// One room's state machine: participants, their connections, resume within a grace period,
+/// per-target ordered relay, messages queued for absent participants, size and rate limits.
+/// A pure value: it reads no clock (`now` comes in) and touches no socket (it returns
+/// `RoomOutput`s). The server runs it on its one loop thread.
+public struct Room: Sendable {
+    public let name: String
+    public let token: String
+    public let limits: RoomLimits
+    /// Bumped whenever what a snapshot holds changes (who is in, names, sharing).
+    public private(set) var revision = 0
+
+    private var members: [Member] = []
+    private var links: [ConnectionID: Link] = [:]
+    private var nextNumber = 1
+    private var secrets: SecretSource
+
+    private struct Member: Sendable {
+        var participant: RoomParticipant
+        var connection: ConnectionID?
+        var absentSince: ContinuousClock.Instant?
+        var queue: [String] = []
+    }
+
+    private struct Link: Sendable {
+        var participantID: String?
+        var windowStart: ContinuousClock.Instant
+        var count = 0
+        var closing = false
+    }
+
+    public init(name: String, limits: RoomLimits = RoomLimits(), secrets: SecretSource = .system) {
+        var secrets = secrets
+        self.name = name
+        self.token = secrets.next()
+        self.limits = limits
+        self.secrets = secrets
+    }
+
+    /// A room as a snapshot left it: every participant absent since `now`, keeping its place for
+    /// the grace period so it can resume.
+    public init(restoring snapshot: RoomSnapshot, limits: RoomLimits = RoomLimits(), secrets: SecretSource = .system,
+                now: ContinuousClock.Instant) {
+        name = snapshot.name
+        token = snapshot.token
+        self.limits = limits
+        self.secrets = secrets
+        nextNumber = max(1, snapshot.nextNumber)
+        members = snapshot.participants.map { Member(participant: $0, connection: nil, absentSince: now) }
+        for member in members where member.participant.number >= nextNumber { nextNumber = member.participant.number + 1 }
+    }
+
+    public var snapshot: RoomSnapshot {
+        RoomSnapshot(name: name, token: token, nextNumber: nextNumber, participants: members.map(\.participant))
+    }
+
+    /// Everyone in the room, present or within their grace period, in joining order.
+    public var participants: [RoomParticipant] { members.map(\.participant) }
+
+    /// Ids of the participants whose connection is open now.
+    public var presentIDs: [String] { members.filter { $0.connection != nil }.map(\.participant.id) }
+
+    public func accepts(token candidate: String) -> Bool { SecretSource.equal(candidate, token) }
+
+    // MARK: Connections
+
+    /// A WebSocket was accepted for this room (its token already checked).
+    public mutating func connected(_ connection: ConnectionID, now: ContinuousClock.Instant) {
+        links[connection] = Link(participantID: nil, windowStart: now)
+    }
+
+    /// A connection's WebSocket is gone (closed by either side, or dropped). Its participant keeps
+    /// its place for the grace period.
+    public mutating func disconnected(_ connection: ConnectionID, now: ContinuousClock.Instant) -> [RoomOutput] {
+        guard let link = links.removeValue(forKey: connection) else { return [] }
+        if let id = link.participantID, let index = index(of: id), members[index].connection == connection {
+            members[index].connection = nil
+            members[index].absentSince = now
+        }
+        return []
+    }
+
+    /// Participants absent for longer than the grace period leave; everyone else hears `left`.
+    public mutating func tick(now: ContinuousClock.Instant) -> [RoomOutput] {
+        var out: [RoomOutput] = []
+        let expired = members.filter { member in
+            guard let since = member.absentSince else { return false }
+            return now - since >= limits.grace
+        }.map(\.participant.id)
+        for id in expired { out += remove(id) }
+        return out
+    }
+
+    /// A binary frame: not part of the protocol, answered with an error (or closed if too large).
+    public mutating func receivedBinary(byteCount: Int, from connection: ConnectionID,
+                                        now: ContinuousClock.Instant) -> [RoomOutput] {
+        if let refused = admit(byteCount: byteCount, from: connection, now: now) { return refused }
+        return [error(to: connection, code: "bad-message", RoomMessageError.binary.description)]
+    }
+
+    /// One text frame from a connection.
+    public mutating func received(_ text: String, from connection: ConnectionID, now: ContinuousClock.Instant) -> [RoomOutput] {
+        if let refused = admit(byteCount: text.utf8.count, from: connection, now: now) { return refused }
+        let message: ClientMessage
+        switch ClientMessage.parse(text) {
+        case .success(let parsed): message = parsed
+        case .failure(let reason): return [error(to: connection, code: "bad-message", reason.description)]
+        }
+        if case .join(let name, let resume) = message { return join(connection, name: name, resume: resume, now: now) }
+        guard let id = links[connection]?.participantID, let index = index(of: id) else {
+            return [error(to: connection, code: "not-joined", "send join first")]
+        }
+        switch message {
+        case .join: return []  // handled above
+        case .leave:
+            links[connection]?.participantID = nil
+            links[connection]?.closing = true
+            return remove(id) + [.close(connection, code: 1000, reason: "left")]
+        case .signal(let to, _, let body):
+            guard to != id, self.index(of: to) != nil else {
+                return [error(to: connection, code: "unknown-peer", "no participant \"\(to.prefix(32))\" in this room")]
+            }
+            var relayed = body
+            relayed["to"] = nil
+            relayed["from"] = .string(id)
+            return deliver(JSONValue.object(relayed).text, to: to, queueing: true)
+        case .share(let on, let mid, let body):
+            if members[index].participant.sharing != on || members[index].participant.shareMid != mid {
+                members[index].participant.sharing = on
+                members[index].participant.shareMid = mid
+                revision += 1
+            }
+            var relayed = body
+            relayed["from"] = .string(id)
+            if !on { relayed["mid"] = nil }
+            return broadcast(JSONValue.object(relayed).text, except: id, queueing: true)
+        case .media(let body):
+            var relayed = body
+            relayed["from"] = .string(id)
+            // Reports are about now: an absent participant gets fresh ones when it is back.
+            return broadcast(JSONValue.object(relayed).text, except: id, queueing: false)
+        }
+    }
+
+    // MARK: Steps
+
+    /// Counts a frame against the connection's limits; returns the refusal when it breaks one.
+    private mutating func admit(byteCount: Int, from connection: ConnectionID, now: ContinuousClock.Instant) -> [RoomOutput]? {
+        guard var link = links[connection], !link.closing else { return [] }
+        if byteCount > limits.maxFrameBytes {
+            links[connection]?.closing = true
+            return [error(to: connection, code: "too-large", "a message of \(byteCount) bytes is over the \(limits.maxFrameBytes)-byte limit"),
+                    .close(connection, code: 1009, reason: "message too large")]
+        }
+        if now - link.windowStart >= .seconds(1) {
+            link.windowStart = now
+            link.count = 0
+        }
+        link.count += 1
+        links[connection] = link
+        if link.count > limits.maxMessagesPerSecond {
+            links[connection]?.closing = true
+            return [error(to: connection, code: "rate", "more than \(limits.maxMessagesPerSecond) messages in one second"),
+                    .close(connection, code: 1008, reason: "too many messages")]
+        }
+        return nil
+    }
+
+    private mutating func join(_ connection: ConnectionID, name: String, resume: String?,
+                               now: ContinuousClock.Instant) -> [RoomOutput] {
+        guard links[connection]?.participantID == nil else {
+            return [error(to: connection, code: "bad-message", "this connection has already joined")]
+        }
+        var out: [RoomOutput] = []
+        if let resume, let index = members.firstIndex(where: { SecretSource.equal($0.participant.resumeKey, resume) }) {
+            // Resume: same id and place; nobody hears joined or left.
+            if let old = members[index].connection {
+                links[old]?.participantID = nil
+                links[old]?.closing = true
+                out.append(.close(old, code: 4000, reason: "resumed on another connection"))
+            }
+            members[index].connection = connection
+            members[index].absentSince = nil
+            links[connection]?.participantID = members[index].participant.id
+            let queued = members[index].queue
+            members[index].queue = []
+            out.append(.send(connection, welcome(for: index)))
+            out += queued.map { .send(connection, $0) }
+            return out
+        }
+        guard members.count < limits.maxParticipants else {
+            return [error(to: connection, code: "room-full", "the room already has \(limits.maxParticipants) participants"),
+                    .close(connection, code: 1008, reason: "room full")]
+        }
+        let number = nextNumber
+        nextNumber += 1
+        let participant = RoomParticipant(id: "p\(number)", number: number, name: name, resumeKey: secrets.next(),
+                                          sharing: false, shareMid: nil)
+        members.append(Member(participant: participant, connection: connection, absentSince: nil))
+        links[connection]?.participantID = participant.id
+        revision += 1
+        out.append(.send(connection, welcome(for: members.count - 1)))
+        let joined = JSONValue.object(["type": .string("joined"), "peer": participant.peerJSON]).text
+        out += broadcast(joined, except: participant.id, queueing: true)
+        return out
+    }
+
+    private func welcome(for index: Int) -> String {
+        let me = members[index].participant
+        let peers = members.filter { $0.participant.id != me.id }.map(\.participant.peerJSON)
+        return JSONValue.object(["type": .string("welcome"), "id": .string(me.id), "name": .string(me.name),
+                                 "resume": .string(me.resumeKey), "peers": .array(peers)]).text
+    }
+
+    /// Takes a participant out and tells everyone else.
+    private mutating func remove(_ id: String) -> [RoomOutput] {
+        guard let index = index(of: id) else { return [] }
+        let member = members.remove(at: index)
+        revision += 1
+        if let connection = member.connection { links[connection]?.participantID = nil }
+        let left = JSONValue.object(["type": .string("left"), "id": .string(id)]).text
+        return broadcast(left, except: id, queueing: true)
+    }
+
+    private mutating func broadcast(_ text: String, except sender: String, queueing: Bool) -> [RoomOutput] {
+        var out: [RoomOutput] = []
+        for id in members.map(\.participant.id) where id != sender {
+            out += deliver(text, to: id, queueing: queueing)
+        }
+        return out
+    }
+
+    /// Sends to a present participant, or keeps the message for an absent one (in order). An absent
+    /// participant whose queue overflows is too far behind to catch up: it leaves.
+    private mutating func deliver(_ text: String, to id: String, queueing: Bool) -> [RoomOutput] {
+        guard let index = index(of: id) else { return [] }
+        if let connection = members[index].connection { return [.send(connection, text)] }
+        guard queueing else { return [] }
+        members[index].queue.append(text)
+        if members[index].queue.count > limits.maxQueued { return remove(id) }
+        return []
+    }
+
+    private func index(of id: String) -> Int? { members.firstIndex { $0.participant.id == id } }
+
+    private func error(to connection: ConnectionID, code: String, _ message: String) -> RoomOutput {
+        .send(connection, JSONValue.object(["type": .string("error"), "code": .string(code), "message": .string(message)]).text)
+    }
+}
