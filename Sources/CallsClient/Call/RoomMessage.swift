@@ -8,10 +8,13 @@ public enum RoomMessage: Sendable, Equatable {
         public var id: String
         public var name: String
         public var sharing: Bool
-        public init(id: String, name: String, sharing: Bool = false) {
+        /// The mid of the screen it shares, when the server knows it.
+        public var mid: String?
+        public init(id: String, name: String, sharing: Bool = false, mid: String? = nil) {
             self.id = id
             self.name = name
             self.sharing = sharing
+            self.mid = mid
         }
     }
 
@@ -143,7 +146,8 @@ public enum RoomMessage: Sendable, Equatable {
 
     private static func peer(_ object: [String: Any]) throws(Failure) -> Peer {
         guard let id = object["id"] as? String else { throw Failure(description: "room: a peer without 'id'") }
-        return Peer(id: id, name: object["name"] as? String ?? id, sharing: object["sharing"] as? Bool ?? false)
+        return Peer(id: id, name: object["name"] as? String ?? id, sharing: object["sharing"] as? Bool ?? false,
+                    mid: object["mid"] as? String)
     }
 
     // MARK: Writing
@@ -181,5 +185,9 @@ public enum RoomMessage: Sendable, Equatable {
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func object(_ peer: Peer) -> [String: Any] { ["id": peer.id, "name": peer.name, "sharing": peer.sharing] }
+    private static func object(_ peer: Peer) -> [String: Any] {
+        var object: [String: Any] = ["id": peer.id, "name": peer.name, "sharing": peer.sharing]
+        if let mid = peer.mid { object["mid"] = mid }
+        return object
+    }
 }

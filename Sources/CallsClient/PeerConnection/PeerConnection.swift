@@ -311,7 +311,9 @@ public actor PeerConnection {
                 let kind: Transceiver.Kind? = section.kind == .video ? .video : section.kind == .audio ? .audio : nil
                 guard let kind, let mid = section.mid else { continue }
                 if transceivers.contains(where: { $0.mid == mid }) { continue }
-                let transceiver = transceivers.first { $0.kind == kind && $0.mid == nil } ?? {
+                // A section the peer only sends on does not take one of ours that only sends.
+                let peerReceives = description.direction(of: section).receives
+                let transceiver = transceivers.first { $0.kind == kind && $0.mid == nil && (peerReceives || $0.direction.receives) } ?? {
                     let made = Transceiver(index: transceivers.count, kind: kind, direction: .recvonly,
                                            trackID: kind == .video ? "video\(transceivers.count)" : nil)
                     transceivers.append(made)
@@ -352,7 +354,7 @@ public actor PeerConnection {
     /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`).
     public func addRemoteCandidate(_ line: String) async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteDescription != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
+        guard remoteICE != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
         do {
             try await leg.transport.ice.addRemoteCandidate(line)
         } catch {
@@ -363,7 +365,7 @@ public actor PeerConnection {
     /// The peer has sent all its candidates.
     public func endOfRemoteCandidates() async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteDescription != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
+        guard remoteICE != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
         do {
             try await leg.transport.ice.endOfRemoteCandidates()
         } catch {
@@ -409,6 +411,12 @@ public actor PeerConnection {
         } catch {
             throw .localFailure("audio: \(error)")
         }
+    }
+
+    /// True when a source (video) or the tone (audio) is attached to the transceiver's current media.
+    public func isSending(on transceiver: Transceiver) -> Bool {
+        guard let media = transceiver.media else { return false }
+        return media.encoder != nil || media.audioSender != nil
     }
 
     /// Asks the encoder of a sending video transceiver for a keyframe (the watchdog's first rung).
