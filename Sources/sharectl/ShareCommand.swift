@@ -15,9 +15,7 @@ enum ShareCommand {
             }
             throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal or pipewire:NODE)")
         }
-        if arguments.value("room") != nil {
-            throw Arguments.UsageError(description: "--room is not built yet; share to a WHIP endpoint with --whip URL")
-        }
+        if arguments.value("room") != nil { return try await RoomShareCommand.run(arguments, logger: logger) }
         guard let endpoint = arguments.value("whip") else {
             throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
         }

@@ -23,6 +23,14 @@ let usage = """
                                 the room server and its browser client; prints "Room: <URL>" first
                                 [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
+      share --room ROOM-URL --name NAME
+                                share the synthetic screen into a room of `sharectl serve`
+                                [--camera none|synthetic] [--audio synthetic|none] [--duration S]
+                                [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
+                                (SIGUSR1 stops or restarts the share; the call goes on)
+      watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
+                                figures each second [--name NAME] [--duration S]
+                                [--stats-json PATH] [--snapshot DIR]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
@@ -31,7 +39,7 @@ let usage = """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential", "listen", "grace", "state", "tls-cert", "tls-key"]
+                               "turn-user", "turn-credential", "camera", "audio", "snapshot", "share-for", "listen", "grace", "state", "tls-cert", "tls-key"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
 
 do {
@@ -42,6 +50,7 @@ do {
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
+    case "watch": try await WatchCommand.run(arguments, logger: makeLogger(arguments, label: "watch"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
     case "help", "--help", "-h": say(usage)
     default:
