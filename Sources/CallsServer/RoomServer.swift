@@ -204,8 +204,10 @@ final class ServerState {
                 logger.info("room \(name) restored with \(snapshot.participants.count) participants within their grace period")
             } catch let error as RoomServerError {
                 throw error
+            } catch is DecodingError {
+                throw RoomServerError.stateFile(stateFile, reason: "it is not a room state written by sharectl serve")
             } catch {
-                throw RoomServerError.stateFile(stateFile, reason: "\(error)")
+                throw RoomServerError.stateFile(stateFile, reason: error.localizedDescription)
             }
         }
         let hosted = HostedRoom(room: room, stateFile: stateFile)
@@ -313,6 +315,8 @@ final class ServerState {
             }
         }
         if hosted.room.revision != hosted.savedRevision {
+            let who = hosted.room.participants.map { "\($0.name) (\($0.id)\($0.sharing ? ", sharing" : ""))" }
+            logger.info("room \(hosted.room.name): \(who.isEmpty ? "nobody" : who.joined(separator: ", "))")
             do { try save(hosted) } catch { logger.warning("\(error)") }
         }
     }
@@ -383,8 +387,10 @@ final class RoomSocket {
         self.connection = connection
         self.owner = owner
         g_object_ref(UnsafeMutableRawPointer(connection))
-        // libsoup itself closes with 1009 past this size, before the whole frame is held.
-        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(maxPayload))
+        // The room refuses frames over `maxPayload` with a clean close (1009) once it has them.
+        // libsoup's own ceiling sits above that, so such a frame still arrives whole, while a
+        // huge one is cut off by libsoup before it is held (an abrupt close, without the code).
+        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(maxPayload) * 4)
         soup_websocket_connection_set_keepalive_interval(connection, 10)
         let data = Unmanaged.passUnretained(self).toOpaque()
         let onMessage: @convention(c) (OpaquePointer?, gint, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, type, bytes, data in

@@ -13,6 +13,8 @@ public struct RoomLimits: Hashable, Sendable {
     /// Messages kept for an absent participant; past this it loses its place.
     public var maxQueued = 1000
     public var maxParticipants = 32
+    /// A connection that has not joined within this long is closed (1008).
+    public var joinTimeout: Duration = .seconds(10)
 
     public init(grace: Duration = .seconds(15)) { self.grace = grace }
 }
@@ -73,6 +75,8 @@ public struct Room: Sendable {
 
     private struct Link: Sendable {
         var participantID: String?
+        var joined = false
+        var openedAt: ContinuousClock.Instant
         var windowStart: ContinuousClock.Instant
         var count = 0
         var closing = false
@@ -115,7 +119,7 @@ public struct Room: Sendable {
 
     /// A WebSocket was accepted for this room (its token already checked).
     public mutating func connected(_ connection: ConnectionID, now: ContinuousClock.Instant) {
-        links[connection] = Link(participantID: nil, windowStart: now)
+        links[connection] = Link(participantID: nil, openedAt: now, windowStart: now)
     }
 
     /// A connection's WebSocket is gone (closed by either side, or dropped). Its participant keeps
@@ -130,8 +134,15 @@ public struct Room: Sendable {
     }
 
     /// Participants absent for longer than the grace period leave; everyone else hears `left`.
+    /// Connections that never joined are closed after `joinTimeout`.
     public mutating func tick(now: ContinuousClock.Instant) -> [RoomOutput] {
         var out: [RoomOutput] = []
+        for (connection, link) in links.sorted(by: { $0.key < $1.key })
+        where !link.joined && !link.closing && now - link.openedAt >= limits.joinTimeout {
+            links[connection]?.closing = true
+            out += [error(to: connection, code: "not-joined", "no join within \(limits.joinTimeout)"),
+                    .close(connection, code: 1008, reason: "no join")]
+        }
         let expired = members.filter { member in
             guard let since = member.absentSince else { return false }
             return now - since >= limits.grace
@@ -231,6 +242,7 @@ public struct Room: Sendable {
             members[index].connection = connection
             members[index].absentSince = nil
             links[connection]?.participantID = members[index].participant.id
+            links[connection]?.joined = true
             let queued = members[index].queue
             members[index].queue = []
             out.append(.send(connection, welcome(for: index)))
@@ -247,6 +259,7 @@ public struct Room: Sendable {
                                           sharing: false, shareMid: nil)
         members.append(Member(participant: participant, connection: connection, absentSince: nil))
         links[connection]?.participantID = participant.id
+        links[connection]?.joined = true
         revision += 1
         out.append(.send(connection, welcome(for: members.count - 1)))
         let joined = JSONValue.object(["type": .string("joined"), "peer": participant.peerJSON]).text

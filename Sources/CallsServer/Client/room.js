@@ -1,0 +1,569 @@
+// The browser client of `sharectl serve` (docs/room-protocol.md). Plain JavaScript, nothing
+// loaded from elsewhere. One RTCPeerConnection per other participant: the newcomer offers, either
+// side may renegotiate, and on glare the participant with the larger id number rolls back.
+// A screen is an extra video m-line; it takes the stage, captioned "NAME's screen".
+// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events).
+'use strict';
+
+(() => {
+  const params = new URLSearchParams(location.search);
+  const roomName = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
+  const token = params.get('t') || '';
+  const wsURL = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/${encodeURIComponent(roomName)}?t=${encodeURIComponent(token)}`;
+  const STALL_MS = 4000;          // no decoded frame on a shared screen for this long: screenStalled
+  const STALL_HOLD_MS = 180000;   // a stall report is held at most this long
+  const HEARD_MS = 3000;          // audio energy that rose within this window counts as heard
+
+  const $ = (id) => document.getElementById(id);
+  const state = window.sharectlState = {
+    room: roomName, id: null, name: null, connected: false, joined: false,
+    welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0,
+    local: { audio: false, video: false, screen: false, error: null },
+    participants: {}, errors: [], events: [],
+  };
+  const peers = new Map();         // id -> Peer
+  let socket = null;
+  let resumeKey = null;
+  let outbox = [];                 // signalling sent while the socket is down, in order
+  let localStream = null;
+  let screenStream = null;
+  let shareAnnounced = false;
+  let leaving = false;
+  let retryMs = 250;
+  let holdUntil = 0;               // no reconnect before this (the cut test hook)
+
+  function note(kind, detail = {}) {
+    state.events.push({ t: Date.now(), kind, ...detail });
+    if (state.events.length > 1000) state.events.shift();
+  }
+  function notice(text) {
+    const li = document.createElement('li');
+    li.textContent = text;
+    $('notices').prepend(li);
+    while ($('notices').children.length > 5) $('notices').lastChild.remove();
+  }
+  function setStatus(text) { $('status').textContent = text; }
+  const number = (id) => parseInt(String(id).replace(/^p/, ''), 10) || 0;
+
+  // MARK: signalling socket
+
+  function send(message, { queue = true } = {}) {
+    if (socket && socket.readyState === WebSocket.OPEN && state.joined) {
+      socket.send(JSON.stringify(message));
+    } else if (queue) {
+      outbox.push(message);
+    }
+  }
+
+  function connect() {
+    const ws = new WebSocket(wsURL);
+    socket = ws;
+    ws.onopen = () => {
+      retryMs = 250;
+      state.connected = true;
+      const join = { type: 'join', name: state.name };
+      if (resumeKey) join.resume = resumeKey;
+      ws.send(JSON.stringify(join));
+      note('socket-open');
+    };
+    ws.onmessage = (event) => {
+      let message;
+      try { message = JSON.parse(event.data); } catch { return; }
+      receive(message);
+    };
+    ws.onclose = (event) => {
+      if (socket !== ws) return;
+      state.connected = false;
+      state.joined = false;
+      note('socket-closed', { code: event.code });
+      if (leaving || event.code === 4000) { setStatus(leaving ? 'Left' : 'Joined elsewhere'); return; }
+      setStatus('Signalling lost — reconnecting…');
+      state.reconnects += 1;
+      setTimeout(connect, Math.max(retryMs, holdUntil - Date.now()));
+      retryMs = Math.min(retryMs * 2, 2000);
+    };
+  }
+
+  function receive(message) {
+    switch (message.type) {
+      case 'welcome': return welcome(message);
+      case 'joined': return addPeer(message.peer, { offer: false });
+      case 'left': return removePeer(message.id, 'left');
+      case 'signal': {
+        const peer = peers.get(message.from);
+        if (peer) peer.enqueue(() => peer.signal(message));
+        return;
+      }
+      case 'share': {
+        const peer = peers.get(message.from);
+        state.sharesReceived += 1;
+        note('share', { from: message.from, on: message.on, mid: message.mid });
+        if (peer) peer.enqueue(async () => peer.setSharing(!!message.on, message.mid));
+        return;
+      }
+      case 'media': {
+        const peer = peers.get(message.from);
+        if (peer) peer.theirReport = message;
+        reportAboutMe(message);
+        return;
+      }
+      case 'error':
+        state.errors.push(message);
+        note('error', { code: message.code, message: message.message });
+        return;
+    }
+  }
+
+  function welcome(message) {
+    state.welcomes += 1;
+    const resumed = state.id !== null && message.id === state.id;
+    if (state.id !== null && !resumed) {
+      // The place was lost (grace over, or a server without our room): start again as a newcomer.
+      for (const id of [...peers.keys()]) removePeer(id, 'place lost');
+      outbox = [];
+      shareAnnounced = false;
+    }
+    state.id = message.id;
+    resumeKey = message.resume;
+    state.joined = true;
+    setStatus(`In room ${roomName} as ${state.name} (${state.id})`);
+    if (resumed) {
+      state.resumes += 1;
+      note('resumed', { id: state.id });
+      const listed = new Set(message.peers.map((p) => p.id));
+      for (const id of [...peers.keys()]) if (!listed.has(id)) removePeer(id, 'left while away');
+      for (const info of message.peers) {
+        const peer = peers.get(info.id);
+        if (peer) peer.enqueue(async () => peer.setSharing(!!info.sharing, info.mid));
+        else addPeer(info, { offer: true });
+      }
+    } else {
+      state.freshJoins += 1;
+      note('joined', { id: state.id, peers: message.peers.map((p) => p.id) });
+      for (const info of message.peers) addPeer(info, { offer: true });
+      if (screenStream && !shareAnnounced) announceShare(null);
+    }
+    const pending = outbox;
+    outbox = [];
+    for (const m of pending) send(m);
+  }
+
+  // MARK: peers
+
+  function addPeer(info, { offer }) {
+    if (!info || peers.has(info.id) || info.id === state.id) return;
+    const peer = new Peer(info, offer);
+    peers.set(info.id, peer);
+    note('peer-added', { id: info.id, offer });
+  }
+
+  function removePeer(id, why) {
+    const peer = peers.get(id);
+    if (!peer) return;
+    peers.delete(id);
+    peer.close();
+    delete state.participants[id];
+    note('peer-removed', { id, why });
+  }
+
+  class Peer {
+    constructor(info, offer) {
+      this.id = info.id;
+      this.name = info.name;
+      this.sharing = !!info.sharing;
+      this.mid = info.mid || null;
+      this.polite = number(state.id) > number(this.id);  // the larger id rolls back on glare
+      this.makingOffer = false;
+      this.ignoreOffer = false;
+      this.chain = Promise.resolve();
+      this.screenTx = null;           // our own screen's transceiver on this connection
+      this.stall = { frames: -1, movedAt: Date.now(), since: null };
+      this.energy = { last: null, heardAt: 0 };
+      this.view = { camera: null, screen: null, cameraTrack: null, screenTrack: null };
+      this.info = state.participants[this.id] = {
+        name: this.name, sharing: this.sharing, connectionState: 'new', offers: 0, answers: 0,
+        camera: { framesDecoded: 0, width: 0, height: 0 },
+        screen: { framesDecoded: 0, width: 0, height: 0, stalled: false, shown: false },
+        audio: { energy: 0, level: 0, hearing: false },
+        hearsMe: null,
+      };
+      const pc = this.pc = new RTCPeerConnection({ iceServers: [] });
+      pc.onicecandidate = ({ candidate }) => {
+        send({ type: 'signal', to: this.id, kind: 'candidate', candidate: candidate ? candidate.candidate : '',
+               mid: candidate ? candidate.sdpMid : undefined });
+      };
+      pc.onnegotiationneeded = () => this.enqueue(() => this.offer());
+      pc.ontrack = () => this.render();
+      pc.onconnectionstatechange = () => {
+        this.info.connectionState = pc.connectionState;
+        note('connection', { id: this.id, state: pc.connectionState });
+      };
+      this.tile = figure(`${this.name}`);
+      $('tiles').append(this.tile.figure);
+      this.audio = document.createElement('audio');
+      this.audio.autoplay = true;
+      this.tile.figure.append(this.audio);
+      if (offer) {
+        // The newcomer offers: audio and camera, both sendrecv (recvonly without local media).
+        for (const kind of ['audio', 'video']) {
+          const track = localStream && localStream.getTracks().find((t) => t.kind === kind);
+          if (track) pc.addTransceiver(track, { direction: 'sendrecv', streams: [localStream] });
+          else pc.addTransceiver(kind, { direction: 'recvonly' });
+        }
+      }
+      this.negotiated = false;         // the first offer/answer (audio and camera) is done
+    }
+
+    // After the first negotiation: a screen we are sharing goes to this participant too.
+    firstNegotiationDone() {
+      if (this.negotiated) return;
+      this.negotiated = true;
+      note('negotiated', { id: this.id });
+      if (screenStream) this.enqueue(() => this.addScreen());
+    }
+
+    enqueue(work) {
+      this.chain = this.chain.then(work).catch((error) => note('peer-error', { id: this.id, error: String(error) }));
+      return this.chain;
+    }
+
+    async offer() {
+      if (this.pc.signalingState === 'closed') return;
+      try {
+        this.makingOffer = true;
+        await this.pc.setLocalDescription();
+        this.info.offers += 1;
+        send({ type: 'signal', to: this.id, kind: 'offer', sdp: this.pc.localDescription.sdp });
+      } finally {
+        this.makingOffer = false;
+      }
+      if (this.screenTx && screenStream && !shareAnnounced) announceShare(this.screenTx.mid);
+    }
+
+    async signal(message) {
+      const pc = this.pc;
+      if (pc.signalingState === 'closed') return;
+      if (message.kind === 'offer' || message.kind === 'answer') {
+        const collision = message.kind === 'offer' && (this.makingOffer || pc.signalingState !== 'stable');
+        this.ignoreOffer = !this.polite && collision;
+        if (this.ignoreOffer) { note('glare-kept-own-offer', { id: this.id }); return; }
+        if (message.kind === 'answer' && pc.signalingState !== 'have-local-offer') {
+          note('stray-answer', { id: this.id });
+          return;
+        }
+        await pc.setRemoteDescription({ type: message.kind, sdp: message.sdp });
+        if (message.kind === 'offer') {
+          this.attachLocal();
+          await pc.setLocalDescription();
+          this.info.answers += 1;
+          send({ type: 'signal', to: this.id, kind: 'answer', sdp: pc.localDescription.sdp });
+        }
+        this.render();
+        if (pc.signalingState === 'stable') this.firstNegotiationDone();
+      } else if (message.kind === 'candidate') {
+        try {
+          if (message.candidate) {
+            await pc.addIceCandidate({ candidate: message.candidate, sdpMid: message.mid ?? null,
+                                       sdpMLineIndex: message.mid == null ? 0 : null });
+          } else {
+            await pc.addIceCandidate({ candidate: '', sdpMid: message.mid ?? null, sdpMLineIndex: message.mid == null ? 0 : null });
+          }
+        } catch (error) {
+          if (!this.ignoreOffer) note('candidate-refused', { id: this.id, error: String(error) });
+        }
+      }
+    }
+
+    // The answerer's own audio and camera go on the first audio and video m-lines of the offer.
+    attachLocal() {
+      if (!localStream) return;
+      for (const kind of ['audio', 'video']) {
+        const transceiver = this.pc.getTransceivers().find((t) => t.receiver.track.kind === kind && t !== this.screenTx);
+        const track = localStream.getTracks().find((t) => t.kind === kind);
+        if (!transceiver || !track || transceiver.sender.track) continue;
+        transceiver.direction = 'sendrecv';
+        transceiver.sender.replaceTrack(track);
+        transceiver.sender.setStreams(localStream);
+      }
+    }
+
+    async addScreen() {
+      if (!screenStream || !this.negotiated || this.pc.signalingState === 'closed') return;
+      const track = screenStream.getVideoTracks()[0];
+      if (this.screenTx) {
+        this.screenTx.direction = 'sendonly';
+        await this.screenTx.sender.replaceTrack(track);
+      } else {
+        this.screenTx = this.pc.addTransceiver(track, { direction: 'sendonly', streams: [screenStream] });
+      }
+    }
+
+    async removeScreen() {
+      if (!this.screenTx || this.pc.signalingState === 'closed') return;
+      this.screenTx.direction = 'inactive';
+      await this.screenTx.sender.replaceTrack(null);
+    }
+
+    async setSharing(on, mid) {
+      this.sharing = on;
+      this.mid = on ? (mid || null) : null;
+      this.info.sharing = on;
+      if (!on) {
+        this.stall = { frames: -1, movedAt: Date.now(), since: null };
+        this.info.screen = { framesDecoded: 0, width: 0, height: 0, stalled: false, shown: false };
+      } else {
+        this.stall = { frames: -1, movedAt: Date.now(), since: null };
+      }
+      this.render();
+    }
+
+    videoTransceivers() {
+      return this.pc.getTransceivers().filter((t) => t.receiver.track.kind === 'video' && t.mid !== null);
+    }
+
+    cameraTransceiver() { return this.videoTransceivers()[0] || null; }
+
+    // The peer's screen: a video m-line after the camera on which it sends to us.
+    screenTransceiver() {
+      if (!this.sharing) return null;
+      const candidates = this.videoTransceivers().slice(1).filter((t) => t !== this.screenTx
+        && (t.currentDirection === 'recvonly' || t.currentDirection === 'sendrecv'));
+      return candidates.find((t) => t.mid === this.mid) || candidates[candidates.length - 1] || null;
+    }
+
+    render() {
+      const camera = this.cameraTransceiver();
+      if (camera && this.view.cameraTrack !== camera.receiver.track) {
+        this.view.cameraTrack = camera.receiver.track;
+        this.tile.video.srcObject = new MediaStream([camera.receiver.track]);
+      }
+      const audio = this.pc.getTransceivers().find((t) => t.receiver.track.kind === 'audio');
+      if (audio && (!this.audio.srcObject || this.audio.srcObject.getTracks()[0] !== audio.receiver.track)) {
+        this.audio.srcObject = new MediaStream([audio.receiver.track]);
+      }
+      const screen = this.screenTransceiver();
+      if (screen) {
+        if (this.view.screenTrack !== screen.receiver.track) {
+          if (this.view.screen) this.view.screen.figure.remove();
+          this.view.screen = figure(`${this.name}'s screen`);
+          this.view.screen.figure.dataset.peer = this.id;
+          this.view.screen.video.srcObject = new MediaStream([screen.receiver.track]);
+          this.view.screenTrack = screen.receiver.track;
+          $('stage').append(this.view.screen.figure);
+          note('screen-shown', { id: this.id, mid: screen.mid });
+        }
+      } else if (this.view.screen) {
+        // Shared no more: the view goes at once rather than freeze on the last frame.
+        this.view.screen.video.srcObject = null;
+        this.view.screen.figure.remove();
+        this.view.screen = null;
+        this.view.screenTrack = null;
+        note('screen-removed', { id: this.id });
+      }
+      this.info.screen.shown = !!this.view.screen;
+    }
+
+    async measure(now) {
+      if (this.pc.signalingState === 'closed') return null;
+      this.render();
+      const stats = await this.pc.getStats();
+      const byMid = new Map();
+      let audio = null;
+      stats.forEach((report) => {
+        if (report.type !== 'inbound-rtp') return;
+        if (report.kind === 'audio') audio = report;
+        else if (report.mid != null) byMid.set(String(report.mid), report);
+      });
+      const camera = this.cameraTransceiver();
+      const cameraStats = camera && byMid.get(String(camera.mid));
+      this.info.camera = {
+        framesDecoded: cameraStats ? cameraStats.framesDecoded || 0 : 0,
+        width: cameraStats ? cameraStats.frameWidth || 0 : 0,
+        height: cameraStats ? cameraStats.frameHeight || 0 : 0,
+      };
+      const result = { camera: { from: this.id, framesDecoded: this.info.camera.framesDecoded }, screen: null, hearing: false };
+      const screen = this.screenTransceiver();
+      if (this.sharing) {
+        const s = screen && byMid.get(String(screen.mid));
+        const frames = s ? s.framesDecoded || 0 : 0;
+        if (frames !== this.stall.frames) {  // any change is movement (a rebuilt screen restarts at 0)
+          this.stall.frames = frames;
+          this.stall.movedAt = now;
+          this.stall.since = null;
+        }
+        let stalled = now - this.stall.movedAt >= STALL_MS;
+        if (stalled && this.stall.since === null) this.stall.since = now;
+        if (stalled && now - this.stall.since > STALL_HOLD_MS) stalled = false;
+        this.info.screen = { framesDecoded: frames, width: s ? s.frameWidth || 0 : 0, height: s ? s.frameHeight || 0 : 0,
+                             stalled, shown: !!this.view.screen };
+        result.screen = { from: this.id, framesDecoded: frames, screenStalled: stalled };
+      }
+      if (audio) {
+        const energy = audio.totalAudioEnergy || 0;
+        if (this.energy.last !== null && energy - this.energy.last > 1e-7) this.energy.heardAt = now;
+        this.energy.last = energy;
+        this.info.audio = { energy, level: audio.audioLevel || 0, hearing: now - this.energy.heardAt < HEARD_MS,
+                            samples: audio.totalSamplesReceived || 0 };
+        result.hearing = this.info.audio.hearing;
+      }
+      return result;
+    }
+
+    close() {
+      try { this.pc.close(); } catch { /* already closed */ }
+      this.tile.figure.remove();
+      if (this.view.screen) this.view.screen.figure.remove();
+    }
+  }
+
+  function figure(caption) {
+    const element = document.createElement('figure');
+    const video = document.createElement('video');
+    video.autoplay = true;
+    video.playsInline = true;
+    video.muted = true;
+    const text = document.createElement('figcaption');
+    text.textContent = caption;
+    element.append(video, text);
+    return { figure: element, video, caption: text };
+  }
+
+  // What others say about us: do they decode our camera, our screen, hear us?
+  function reportAboutMe(message) {
+    const peer = peers.get(message.from);
+    if (!peer || !state.id) return;
+    const screen = (message.screens || []).find((s) => s.from === state.id);
+    const camera = (message.cameras || []).find((c) => c.from === state.id);
+    peer.info.hearsMe = (message.hearing || []).includes(state.id);
+    peer.info.theirViewOfMe = { camera: camera ? camera.framesDecoded : null, screen: screen ? screen.framesDecoded : null,
+                                screenStalled: screen ? !!screen.screenStalled : null };
+    if (screen && screen.screenStalled) notice(`${peer.name}'s view of your screen stalled`);
+  }
+
+  // MARK: media reports, once a second
+
+  async function reportMedia() {
+    if (state.id === null) return;  // measured while signalling is down too; sent only when it is up
+    const now = Date.now();
+    const screens = [], cameras = [], hearing = [];
+    for (const peer of [...peers.values()]) {
+      try {
+        const result = await peer.measure(now);
+        if (!result) continue;
+        cameras.push(result.camera);
+        if (result.screen) screens.push(result.screen);
+        if (result.hearing) hearing.push(peer.id);
+      } catch (error) {
+        note('stats-error', { id: peer.id, error: String(error) });
+      }
+    }
+    state.lastReport = { t: now, screens, cameras, hearing };
+    send({ type: 'media', screens, hearing, cameras }, { queue: false });
+  }
+
+  // MARK: sharing our own screen
+
+  function announceShare(mid) {
+    shareAnnounced = true;
+    state.sharesSent += 1;
+    const message = { type: 'share', on: true };
+    if (mid) message.mid = mid;
+    send(message);
+    note('share-sent', { mid });
+  }
+
+  async function startShare() {
+    if (screenStream) return;
+    try {
+      screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
+    } catch (error) {
+      notice(`Could not share the screen: ${error.message || error}`);
+      note('share-failed', { error: String(error) });
+      return;
+    }
+    state.local.screen = true;
+    shareAnnounced = false;
+    const track = screenStream.getVideoTracks()[0];
+    track.onended = () => stopShare();
+    const self = figure(`${state.name}'s screen`);
+    self.figure.classList.add('self');
+    self.figure.dataset.peer = 'self';
+    self.video.srcObject = screenStream;
+    $('stage').append(self.figure);
+    $('share').textContent = 'Stop sharing';
+    if (peers.size === 0) announceShare(null);
+    for (const peer of peers.values()) peer.enqueue(() => peer.addScreen());
+  }
+
+  async function stopShare() {
+    if (!screenStream) return;
+    const stream = screenStream;
+    screenStream = null;
+    state.local.screen = false;
+    for (const peer of peers.values()) peer.enqueue(() => peer.removeScreen());
+    send({ type: 'share', on: false });
+    for (const track of stream.getTracks()) track.stop();
+    const self = document.querySelector('#stage figure[data-peer="self"]');
+    if (self) self.remove();
+    $('share').textContent = 'Share screen';
+    note('share-stopped');
+  }
+
+  // MARK: joining
+
+  async function join(name) {
+    state.name = name;
+    $('join-form').hidden = true;
+    setStatus('Starting camera and microphone…');
+    try {
+      localStream = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 480 } });
+      state.local.audio = localStream.getAudioTracks().length > 0;
+      state.local.video = localStream.getVideoTracks().length > 0;
+      const self = figure(name);
+      self.figure.classList.add('self');
+      self.video.srcObject = localStream;
+      $('tiles').prepend(self.figure);
+    } catch (error) {
+      state.local.error = String(error);
+      notice(`No camera or microphone (${error.message || error}); joining to watch and listen only`);
+    }
+    setStatus('Joining…');
+    connect();
+    setInterval(reportMedia, 1000);
+    $('leave').hidden = false;
+    if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) $('share').hidden = false;
+    if (params.get('share') === '1') startShare();
+  }
+
+  function leave() {
+    leaving = true;
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'leave' }));
+    for (const id of [...peers.keys()]) removePeer(id, 'we left');
+    if (localStream) for (const track of localStream.getTracks()) track.stop();
+    if (screenStream) for (const track of screenStream.getTracks()) track.stop();
+    $('leave').hidden = true;
+    $('share').hidden = true;
+  }
+
+  // For tests driving the page over the DevTools protocol: drop the signalling socket as a
+  // network cut would, and stay away for `ms` before resuming.
+  window.sharectlDebug = {
+    cutSignalling(ms) {
+      holdUntil = Date.now() + ms;
+      note('cut', { ms });
+      if (socket) socket.close(4001, 'cut for a test');
+    },
+  };
+
+  $('room-title').textContent = `Room ${roomName}`;
+  $('join-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const name = $('name').value.trim();
+    if (name) join(name);
+  });
+  $('leave').addEventListener('click', leave);
+  $('share').addEventListener('click', () => (screenStream ? stopShare() : startShare()));
+  window.addEventListener('pagehide', () => { if (!leaving) leave(); });
+  const presetName = (params.get('name') || '').trim();
+  if (presetName) join(presetName.slice(0, 64));
+})();

@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""Room server gates: `sharectl serve` and its browser client with two headless Chromium
+participants, inside a network namespace where only loopback exists (scripts/gates/run.sh
+enters it). The browsers' state is read through the DevTools protocol (window.sharectlState).
+Each gate prints PASS or FAIL with the figures it judged; the last line is "N passed, N failed".
+
+  call            Ana and Bo join from the invite link: each decodes the other's camera and hears
+                  the other's audio; Ana shares her screen (Chromium's fake display capture) and
+                  Bo decodes it on the stage, captioned "Ana's screen".
+  bad-token       a WebSocket and a page load with a wrong token are refused (403), the right
+                  token's page loads (200); the call goes on.
+  flood           a raw WebSocket participant sends malformed messages (each answered with an
+                  error), an oversized frame (closed 1009) and, on a second connection, a flood
+                  (closed 1008); the two browsers keep decoding throughout.
+  signalling-cut  both browsers' signalling is cut for 2 s and comes back: they resume their
+                  places, media flows throughout, nobody shares again or renegotiates from scratch.
+  server-restart  the server is killed and restarted 2 s later on the same port with the same
+                  --state file: everyone resumes, media flows throughout, nobody shares again.
+  share-off       Ana stops sharing: Bo's stage empties (no frozen last frame, no stall report);
+                  she shares again and Bo decodes her screen on the stage once more.
+
+The gates run in this order on one call; naming some runs the call first and then those.
+"""
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_PY = os.path.join(ROOT, ".venv/bin/python")
+try:
+    import aiohttp
+except ImportError:  # the gates runner uses the system python; aiohttp lives in the project's venv
+    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(ROOT, ".venv")):
+        os.execv(VENV_PY, [VENV_PY, *sys.argv])
+    raise
+
+SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
+WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
+os.makedirs(WORK, exist_ok=True)
+results = []
+
+
+def record(name, ok, detail):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(process):
+    if process and process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+class Server:
+    """`sharectl serve` on a fixed port with a state file, so a restart keeps the room."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.state = os.path.join(WORK, "room.state.json")
+        if os.path.exists(self.state):
+            os.remove(self.state)
+        self.process = None
+        self.url = None
+        self.starts = 0
+
+    def start(self):
+        self.starts += 1
+        log = open(os.path.join(WORK, f"room.serve{self.starts}.log"), "w")
+        self.process = subprocess.Popen(
+            [SHARECTL, "serve", "--listen", f"127.0.0.1:{self.port}", "--room", "gate", "--grace", "15",
+             "--state", self.state, "--log-level", "debug"],
+            stdout=subprocess.PIPE, stderr=log, cwd=ROOT, start_new_session=True, text=True)
+        first = self.process.stdout.readline().strip()
+        if not first.startswith("Room: "):
+            raise RuntimeError(f"serve's first line was {first!r}, not 'Room: <URL>'")
+        self.url = first.split(" ", 1)[1]
+        return self.url
+
+    def kill(self):
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=5)
+
+    def stop(self):
+        stop(self.process)
+
+
+class Browser:
+    """Headless Chromium on the invite link, driven through the DevTools protocol."""
+
+    def __init__(self, name, url, extra_query=""):
+        self.name = name
+        self.debug_port = free_port()
+        profile = os.path.join(WORK, f"room.{name}.profile")
+        subprocess.run(["rm", "-rf", profile])
+        self.process = subprocess.Popen(
+            ["chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
+             f"--user-data-dir={profile}", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+             "--auto-accept-this-tab-capture", "--autoplay-policy=no-user-gesture-required",
+             "--allow-loopback-in-peer-connection", "--disable-background-timer-throttling",
+             "--disable-renderer-backgrounding", f"--remote-debugging-port={self.debug_port}",
+             "--remote-allow-origins=*", f"{url}&name={name}{extra_query}"],
+            stdout=open(os.path.join(WORK, f"room.{name}.chromium.log"), "w"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.ws = None
+        self.session = None
+        self.next_id = 0
+
+    async def connect(self, timeout=20):
+        self.session = aiohttp.ClientSession()
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                async with self.session.get(f"http://127.0.0.1:{self.debug_port}/json/list") as response:
+                    pages = [p for p in await response.json() if p.get("type") == "page" and "/r/" in p.get("url", "")]
+                if pages:
+                    self.ws = await self.session.ws_connect(pages[0]["webSocketDebuggerUrl"], max_msg_size=0)
+                    return
+            except (aiohttp.ClientError, OSError, ValueError):
+                pass
+            await asyncio.sleep(0.3)
+        raise RuntimeError(f"Chromium ({self.name}) offered no DevTools page")
+
+    async def evaluate(self, expression):
+        self.next_id += 1
+        ident = self.next_id
+        await self.ws.send_str(json.dumps({"id": ident, "method": "Runtime.evaluate",
+                                           "params": {"expression": expression, "returnByValue": True,
+                                                      "awaitPromise": True, "userGesture": True}}))
+        while True:
+            message = await asyncio.wait_for(self.ws.receive(), 10)
+            if message.type != aiohttp.WSMsgType.TEXT:
+                raise RuntimeError(f"DevTools socket of {self.name} closed")
+            data = json.loads(message.data)
+            if data.get("id") == ident:
+                result = data.get("result", {}).get("result", {})
+                return result.get("value")
+
+    async def state(self):
+        text = await self.evaluate("JSON.stringify(window.sharectlState || null)")
+        return json.loads(text) if text else None
+
+    async def close(self):
+        if self.ws is not None:
+            await self.ws.close()
+        if self.session is not None:
+            await self.session.close()
+        stop(self.process)
+
+
+def peer_of(state, name):
+    for ident, info in ((state or {}).get("participants") or {}).items():
+        if info.get("name") == name:
+            return ident, info
+    return None, None
+
+
+async def wait_for(condition, timeout, interval=0.5):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = await condition()
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    return None
+
+
+async def figures(ana, bo):
+    """Decoded counts each way, read once from both pages."""
+    a, b = await ana.state(), await bo.state()
+    _, bo_at_ana = peer_of(a, "Bo")
+    _, ana_at_bo = peer_of(b, "Ana")
+    return {
+        "ana": a, "bo": b,
+        "ana_cam_at_bo": ((ana_at_bo or {}).get("camera") or {}).get("framesDecoded", 0),
+        "bo_cam_at_ana": ((bo_at_ana or {}).get("camera") or {}).get("framesDecoded", 0),
+        "ana_screen_at_bo": ((ana_at_bo or {}).get("screen") or {}).get("framesDecoded", 0),
+        "bo_hears_ana": bool(((ana_at_bo or {}).get("audio") or {}).get("hearing")),
+        "ana_hears_bo": bool(((bo_at_ana or {}).get("audio") or {}).get("hearing")),
+        "ana_at_bo": ana_at_bo or {}, "bo_at_ana": bo_at_ana or {},
+    }
+
+
+def flowing(before, after):
+    """Every stream decoded more frames between two readings."""
+    keys = ["ana_cam_at_bo", "bo_cam_at_ana", "ana_screen_at_bo"]
+    return all(after[k] > before[k] for k in keys), ", ".join(f"{k} {before[k]}→{after[k]}" for k in keys)
+
+
+class Call:
+    def __init__(self):
+        self.server = Server()
+        self.ana = None
+        self.bo = None
+        self.sharing = False
+
+    async def start(self):
+        url = self.server.start()
+        # Ana shares her screen (getDisplayMedia with Chromium's fake capture) once joined.
+        self.ana = Browser("Ana", url, "&share=1")
+        await self.ana.connect()
+        await wait_for(lambda: self._joined(self.ana), 20)
+        self.bo = Browser("Bo", url)
+        await self.bo.connect()
+        return url
+
+    async def _joined(self, browser):
+        state = await browser.state()
+        return state and state.get("joined")
+
+    async def close(self):
+        for browser in (self.ana, self.bo):
+            if browser:
+                await browser.close()
+        self.server.stop()
+
+
+async def gate_call(call):
+    name = "call"
+
+    async def ready():
+        f = await figures(call.ana, call.bo)
+        ok = (f["ana_cam_at_bo"] > 30 and f["bo_cam_at_ana"] > 30 and f["bo_hears_ana"] and f["ana_hears_bo"]
+              and f["ana_screen_at_bo"] > 30)
+        return f if ok else None
+
+    f = await wait_for(ready, 45) or await figures(call.ana, call.bo)
+    caption = await call.bo.evaluate(
+        "Array.from(document.querySelectorAll('#stage figcaption')).map(c => c.textContent).join('|')")
+    ana_state = f["ana"] or {}
+    call.sharing = ana_state.get("local", {}).get("screen", False)
+    ok = (f["ana_cam_at_bo"] > 30 and f["bo_cam_at_ana"] > 30 and f["bo_hears_ana"] and f["ana_hears_bo"]
+          and f["ana_screen_at_bo"] > 30 and caption == "Ana's screen")
+    cam_b, cam_a = f["ana_at_bo"].get("camera", {}), f["bo_at_ana"].get("camera", {})
+    scr = f["ana_at_bo"].get("screen", {})
+    record(name, ok, f"Bo decodes Ana's camera {cam_b.get('framesDecoded')} frames at {cam_b.get('width')}x{cam_b.get('height')}, "
+                     f"Ana decodes Bo's {cam_a.get('framesDecoded')} at {cam_a.get('width')}x{cam_a.get('height')}; "
+                     f"hearing: Bo hears Ana {f['bo_hears_ana']} (energy {f['ana_at_bo'].get('audio', {}).get('energy', 0):.4f}), "
+                     f"Ana hears Bo {f['ana_hears_bo']}; Ana's screen at Bo: {scr.get('framesDecoded')} frames "
+                     f"{scr.get('width')}x{scr.get('height')}, stage caption {caption!r}")
+    if not ok:
+        print("  Ana:", json.dumps(ana_state)[:3000])
+        print("  Bo:", json.dumps(f["bo"])[:3000])
+
+
+async def gate_bad_token(call):
+    name = "bad-token"
+    url = call.server.url
+    wrong = url.split("?t=")[0] + "?t=" + "A" * 22
+    ws_wrong = wrong.replace("http://", "ws://").replace("/r/", "/ws/")
+    before = await figures(call.ana, call.bo)
+    statuses = {}
+    async with aiohttp.ClientSession() as session:
+        try:
+            await session.ws_connect(ws_wrong)
+            statuses["ws"] = 101
+        except aiohttp.WSServerHandshakeError as error:
+            statuses["ws"] = error.status
+        try:
+            await session.ws_connect(ws_wrong.split("?")[0])
+            statuses["ws-no-token"] = 101
+        except aiohttp.WSServerHandshakeError as error:
+            statuses["ws-no-token"] = error.status
+        try:
+            await session.ws_connect(ws_wrong.replace("/ws/gate", "/ws/other"))
+            statuses["ws-other-room"] = 101
+        except aiohttp.WSServerHandshakeError as error:
+            statuses["ws-other-room"] = error.status
+        async with session.get(wrong) as response:
+            statuses["page"] = response.status
+        async with session.get(url) as response:
+            statuses["page-right-token"] = response.status
+    await asyncio.sleep(2)
+    after = await figures(call.ana, call.bo)
+    still, detail = flowing(before, after)
+    ok = (statuses["ws"] == 403 and statuses["ws-no-token"] == 403 and statuses["ws-other-room"] == 403
+          and statuses["page"] == 403 and statuses["page-right-token"] == 200 and still)
+    record(name, ok, f"statuses {statuses}; call goes on: {detail}")
+
+
+async def gate_flood(call):
+    name = "flood"
+    ws_url = call.server.url.replace("http://", "ws://").replace("/r/", "/ws/")
+    before = await figures(call.ana, call.bo)
+    errors = 0
+    malformed = ["", "{", "null", "[1,2]", '{"type":7}', '{"type":"dance"}', '{"type":"signal","to":"p1"}',
+                 '{"type":"signal","to":"p999","kind":"offer","sdp":"v=0"}', '{"type":"share","on":"yes"}',
+                 '{"type":"media","screens":{}}', '{"type":"join","name":""}', '\u0000\u0001', '{"type":"join"}']
+    async with aiohttp.ClientSession() as session:
+        raw = await session.ws_connect(ws_url, max_msg_size=0)
+        await raw.send_str(json.dumps({"type": "join", "name": "Mallory"}))
+        welcome = json.loads((await raw.receive(timeout=5)).data)
+        sent = 0
+        for i in range(150):  # under the rate limit: each one answered, nothing closed
+            await raw.send_str(malformed[i % len(malformed)])
+            sent += 1
+            if i % 50 == 49:
+                await asyncio.sleep(1.05)
+        await raw.send_bytes(os.urandom(64))
+        sent += 1
+        deadline = time.time() + 10
+        while errors < sent and time.time() < deadline:
+            message = await raw.receive(timeout=5)
+            if message.type == aiohttp.WSMsgType.TEXT and json.loads(message.data).get("type") == "error":
+                errors += 1
+            elif message.type != aiohttp.WSMsgType.TEXT:
+                break
+        # Oversized: 300 KiB in one frame.
+        await raw.send_str(json.dumps({"type": "media", "pad": "x" * 300_000}))
+        while True:
+            message = await raw.receive(timeout=5)
+            if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                break
+        oversized_code = raw.close_code
+        # A flood: 1000 small messages as fast as they go, on a new connection.
+        flooder = await session.ws_connect(ws_url, max_msg_size=0)
+        await flooder.send_str(json.dumps({"type": "join", "name": "Flood"}))
+        for _ in range(1000):
+            if flooder.closed:
+                break
+            try:
+                await flooder.send_str('{"type":"media","hearing":[]}')
+            except ConnectionResetError:
+                break
+        while not flooder.closed:
+            message = await flooder.receive(timeout=5)
+            if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                break
+        flood_code = flooder.close_code
+    await asyncio.sleep(2)
+    after = await figures(call.ana, call.bo)
+    still, detail = flowing(before, after)
+    ok = errors == sent and oversized_code == 1009 and flood_code == 1008 and still and welcome.get("type") == "welcome"
+    record(name, ok, f"{sent} malformed messages, {errors} answered with an error; oversized frame closed {oversized_code}; "
+                     f"flood closed {flood_code}; the call goes on: {detail}")
+
+
+async def resume_gate(call, name, interrupt):
+    """Interrupts signalling; judges that media flows throughout and nobody shares again."""
+    before = await figures(call.ana, call.bo)
+    shares_sent = before["ana"].get("sharesSent")
+    shares_seen = before["bo"].get("sharesReceived")
+    resumes = (before["ana"].get("resumes", 0), before["bo"].get("resumes", 0))
+    offers = (before["bo_at_ana"].get("offers", 0) + before["bo_at_ana"].get("answers", 0),
+              before["ana_at_bo"].get("offers", 0) + before["ana_at_bo"].get("answers", 0))
+    await interrupt()
+    during = await figures(call.ana, call.bo)
+    signalling_down = not during["ana"].get("joined") and not during["bo"].get("joined")
+
+    async def resumed():
+        f = await figures(call.ana, call.bo)
+        done = (f["ana"].get("joined") and f["bo"].get("joined") and f["ana"].get("resumes", 0) > resumes[0]
+                and f["bo"].get("resumes", 0) > resumes[1])
+        return f if done else None
+
+    back = await wait_for(resumed, 20)
+    await asyncio.sleep(2)
+    after = await figures(call.ana, call.bo)
+    through, detail_during = flowing(before, during)
+    still, detail_after = flowing(during, after)
+    renegotiated = (after["bo_at_ana"].get("offers", 0) + after["bo_at_ana"].get("answers", 0),
+                    after["ana_at_bo"].get("offers", 0) + after["ana_at_bo"].get("answers", 0)) != offers
+    same_ids = after["ana"].get("id") == before["ana"].get("id") and after["bo"].get("id") == before["bo"].get("id")
+    fresh = (after["ana"].get("freshJoins"), after["bo"].get("freshJoins"))
+    connected = (after["bo_at_ana"].get("connectionState"), after["ana_at_bo"].get("connectionState"))
+    shares_again = after["ana"].get("sharesSent") != shares_sent or after["bo"].get("sharesReceived") != shares_seen
+    ok = (signalling_down and back is not None and through and still and same_ids and fresh == (1, 1)
+          and not shares_again and not renegotiated and connected == ("connected", "connected")
+          and after["ana_at_bo"].get("screen", {}).get("shown"))
+    record(name, ok, f"signalling down for both: {signalling_down}; resumed: {back is not None} with the same ids "
+                     f"{same_ids} (fresh joins {fresh}); during the outage {detail_during}; after {detail_after}; "
+                     f"shares sent {shares_sent}→{after['ana'].get('sharesSent')}, seen by Bo "
+                     f"{shares_seen}→{after['bo'].get('sharesReceived')}; renegotiated {renegotiated}; "
+                     f"connections {connected}")
+    if not ok:
+        print("  Ana events:", json.dumps(after["ana"].get("events", [])[-15:])[:3000])
+        print("  Bo events:", json.dumps(after["bo"].get("events", [])[-15:])[:3000])
+
+
+async def gate_cut(call):
+    async def interrupt():
+        await call.ana.evaluate("window.sharectlDebug.cutSignalling(2000)")
+        await call.bo.evaluate("window.sharectlDebug.cutSignalling(2000)")
+        await asyncio.sleep(1.0)
+    await resume_gate(call, "signalling-cut", interrupt)
+
+
+async def gate_restart(call):
+    async def interrupt():
+        call.server.kill()
+        await asyncio.sleep(1.0)   # the reading in between is taken with the server down
+        asyncio.get_running_loop().call_later(1.0, call.server.start)
+    await resume_gate(call, "server-restart", interrupt)
+
+
+async def gate_share_off(call):
+    name = "share-off"
+    before = await figures(call.ana, call.bo)
+    await call.ana.evaluate("document.getElementById('share').click()")
+
+    async def gone():
+        f = await figures(call.ana, call.bo)
+        captions = await call.bo.evaluate("document.querySelectorAll('#stage figure').length")
+        return f if (not f["ana_at_bo"].get("sharing") and not f["ana_at_bo"].get("screen", {}).get("shown")
+                     and captions == 0) else None
+
+    off = await wait_for(gone, 10)
+    await asyncio.sleep(1.5)
+    quiet = await figures(call.ana, call.bo)
+    # Shared again from the same button: the view comes back and decodes.
+    await call.ana.evaluate("document.getElementById('share').click()")
+
+    async def back():
+        f = await figures(call.ana, call.bo)
+        caption = await call.bo.evaluate(
+            "Array.from(document.querySelectorAll('#stage figcaption')).map(c => c.textContent).join('|')")
+        frames = f["ana_at_bo"].get("screen", {}).get("framesDecoded", 0)
+        # The same m-line is used again, so its count goes on from where the first share left it.
+        return f if caption == "Ana's screen" and frames > before["ana_screen_at_bo"] + 15 else None
+
+    again = await wait_for(back, 15)
+    camera_on = quiet["ana_cam_at_bo"] > before["ana_cam_at_bo"]
+    ok = off is not None and again is not None and camera_on and not quiet["ana_at_bo"].get("screen", {}).get("stalled")
+    record(name, ok, f"after Stop sharing Bo's stage emptied: {off is not None} (no stall reported for a screen no "
+                     f"longer shared: {not quiet['ana_at_bo'].get('screen', {}).get('stalled')}), Ana's camera went on "
+                     f"{before['ana_cam_at_bo']}→{quiet['ana_cam_at_bo']}; shared again: screen frames "
+                     f"{before['ana_screen_at_bo']} before the stop, "
+                     f"{(again or {}).get('ana_at_bo', {}).get('screen', {}).get('framesDecoded')} on the stage after")
+
+
+async def main():
+    only = set(sys.argv[1:])
+    gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
+             ("signalling-cut", gate_cut), ("server-restart", gate_restart), ("share-off", gate_share_off)]
+    unknown = only - {n for n, _ in gates}
+    if unknown:
+        print(f"room_server: no gate {sorted(unknown)}")
+        return 2
+    call = Call()
+    try:
+        try:
+            await call.start()
+        except Exception as error:
+            for gate_name, _ in gates:
+                if not only or gate_name in only:
+                    record(gate_name, False, f"the call could not start: {error!r}")
+            return 1
+        for gate_name, gate in gates:
+            if only and gate_name not in only and gate_name != "call":
+                continue
+            try:
+                if gate_name == "call" and only and "call" not in only:
+                    await wait_for(lambda: _flowing_once(call), 45)  # the others need a running call
+                    continue
+                await gate(call)
+            except Exception as error:  # a gate that breaks is a failed gate, with its reason
+                record(gate_name, False, f"the gate itself failed: {error!r}")
+    finally:
+        await call.close()
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+async def _flowing_once(call):
+    f = await figures(call.ana, call.bo)
+    return f["ana_cam_at_bo"] > 30 and f["bo_cam_at_ana"] > 30
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
