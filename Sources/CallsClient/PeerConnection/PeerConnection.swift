@@ -180,9 +180,16 @@ public actor PeerConnection {
     }
 
     /// One section of our offer for `transceiver` (the first of the bundle carries the candidates).
+    ///
+    /// In a renegotiation the codecs, payload types and header-extension ids already settled are
+    /// kept: a section negotiated before offers what it settled, and a new section offers what
+    /// a settled section of its kind uses, so no payload type or extension id ever means two
+    /// things within the bundle (a peer that offered first numbers them its own way).
     private func offerSection(_ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
                               streams: inout [String]) -> MediaDescription {
         let video = transceiver.kind == .video
+        let settled = localDescription?.media.first { $0.mid == mid && !$0.isRejected }
+            ?? localDescription?.media.first { $0.kind == transceiver.kind.mediaKind && !$0.isRejected }
         let builder = OfferBuilder(
             capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
             video: video ? transceiver.direction : nil, audio: video ? nil : transceiver.direction,
@@ -191,6 +198,24 @@ public actor PeerConnection {
             return MediaDescription(kind: transceiver.kind.mediaKind, port: 0, formats: ["0"], connection: .unspecified, mid: mid)
         }
         section.mid = mid
+        if let settled {
+            section.formats = settled.formats
+            section.payloads = settled.payloads
+            section.feedbackForAllPayloads = settled.feedbackForAllPayloads
+            section.extensions = settled.extensions.map { ExtensionMap(id: $0.id, uri: $0.uri) }
+            section.rtcpReducedSize = settled.rtcpReducedSize
+            if !settled.payloads.contains(where: { $0.associatedPayloadType != nil }) {
+                section.ssrcGroups = []
+                section.ssrcs = section.ssrcs.filter { $0.ssrc == transceiver.localSSRC }
+            }
+        } else if let existing = localDescription?.media.lazy.flatMap(\.extensions), !Array(existing).isEmpty {
+            // Extension ids the bundle already uses win over our defaults.
+            let ids = Dictionary(Array(existing).map { ($0.uri, $0.id) }, uniquingKeysWith: { a, _ in a })
+            section.extensions = section.extensions.compactMap { ext in
+                if let id = ids[ext.uri] { return ExtensionMap(id: id, uri: ext.uri) }
+                return Set(ids.values).contains(ext.id) ? nil : ext
+            }
+        }
         if !first { Self.dropCandidates(&section) }
         if transceiver.direction.sends, !streams.contains(configuration.streamID) { streams.append(configuration.streamID) }
         return section
