@@ -240,7 +240,7 @@ async def gate_browser(call):
         audio = ana_bo.get("audio") or {}
         ok = (frames(bo_ana.get("screen")) > 30 and (bo_ana.get("screen") or {}).get("shown")
               and (bo_ana.get("audio") or {}).get("hearing") and frames(ana_bo.get("camera")) > 30
-              and audio.get("samplesDecoded", 0) > 48000 and audio.get("levelDbfs", -120) > -60)
+              and audio.get("samplesDecoded", 0) > 48000 and audio.get("hearing"))
         return (bo_ana, ana_bo) if ok else None
 
     got = await wait_for(ready, 60)
@@ -251,7 +251,7 @@ async def gate_browser(call):
            f"(on the stage: {screen.get('shown')}), hears her tone {(bo_ana.get('audio') or {}).get('hearing')} "
            f"(energy {(bo_ana.get('audio') or {}).get('energy', 0):.4f}); sharectl decodes Bo's camera {frames(camera)} "
            f"frames at {camera.get('width')}x{camera.get('height')} and {audio.get('samplesDecoded')} samples of his "
-           f"audio at {audio.get('levelDbfs')} dBFS; connection {(ana_bo.get('connection') or {}).get('state')}")
+           f"audio (loudest of the last second {audio.get('levelDbfs')} dBFS, heard: {audio.get('hearing')}); connection {(ana_bo.get('connection') or {}).get('state')}")
 
 
 async def gate_three(call):
@@ -271,10 +271,10 @@ async def gate_three(call):
         hearing = {
             "Bo hears Ana": bool((bo_ana.get("audio") or {}).get("hearing")),
             "Bo hears Cy": bool((bo_cy.get("audio") or {}).get("hearing")),
-            "Ana hears Bo": (a_bo.get("audio") or {}).get("levelDbfs", -120) > -60,
-            "Ana hears Cy": (a_cy.get("audio") or {}).get("levelDbfs", -120) > -60,
-            "Cy hears Ana": (c_ana.get("audio") or {}).get("levelDbfs", -120) > -60,
-            "Cy hears Bo": (c_bo.get("audio") or {}).get("levelDbfs", -120) > -60,
+            "Ana hears Bo": bool((a_bo.get("audio") or {}).get("hearing")),
+            "Ana hears Cy": bool((a_cy.get("audio") or {}).get("hearing")),
+            "Cy hears Ana": bool((c_ana.get("audio") or {}).get("hearing")),
+            "Cy hears Bo": bool((c_bo.get("audio") or {}).get("hearing")),
         }
         ok = all(v > 20 for v in figures.values()) and all(hearing.values())
         return (ok, figures, hearing)
@@ -305,10 +305,10 @@ async def gate_restart(call):
     ids = (call.ana.last().get("id"), call.cy.last().get("id"))
     shares = (call.ana.last().get("sharesSent"), (await call.bo.state()).get("sharesReceived"))
     call.server.kill()
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(1.5)  # the stats lines come once a second
     during = await readings(call)
     signalling = (call.ana.last().get("signalling"), call.cy.last().get("signalling"))
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(0.5)
     call.server.start()  # about 2 s after the kill, same port and state file
 
     async def resumed():

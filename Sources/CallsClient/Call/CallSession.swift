@@ -54,6 +54,7 @@ public actor CallSession {
         case share(Bool)
         case tick
         case reconnect
+        case opened(RoomSocket)
     }
 
     /// One other participant.
@@ -239,14 +240,24 @@ public actor CallSession {
             }
         case .share(let on): await changeSharing(on)
         case .tick: await tick()
-        case .reconnect: await reconnect()
+        case .reconnect: reconnect()
+        case .opened(let socket): install(socket)
         }
     }
 
     // MARK: Signalling socket
 
+    /// Connects a socket; the job queue installs it (so no job waits on a connect).
     private func openSocket() async throws {
         let socket = try await RoomSocket.connect(loop: loop, url: socketURL, logger: logger)
+        enqueue(.opened(socket))
+    }
+
+    private func install(_ socket: RoomSocket) {
+        guard !stopping, !signallingUp else {
+            socket.close()
+            return
+        }
         socketGeneration += 1
         let generation = socketGeneration
         self.socket = socket
@@ -288,15 +299,27 @@ public actor CallSession {
         }
     }
 
-    private func reconnect() async {
+    /// One attempt, off the job queue; a failed one tries again in half a second.
+    private func reconnect() {
         reconnecting = false
         guard !signallingUp, !stopping else { return }
-        do {
-            try await openSocket()
-        } catch {
-            logger.info("signalling: \(error)")
-            scheduleReconnect(after: .milliseconds(500))
+        reconnecting = true
+        Task { [weak self] in
+            guard let self else { return }
+            do {
+                try await self.openSocket()
+                await self.attemptEnded(failure: nil)
+            } catch {
+                await self.attemptEnded(failure: "\(error)")
+            }
         }
+    }
+
+    private func attemptEnded(failure: String?) {
+        reconnecting = false
+        guard let failure else { return }
+        logger.info("signalling: \(failure)")
+        scheduleReconnect(after: .milliseconds(500))
     }
 
     // MARK: Messages
@@ -593,9 +616,10 @@ public actor CallSession {
                 report.screens.append(.init(from: id, framesDecoded: 0, screenStalled: stalled))
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.received {
+                let hearing = (audio.audioHearingPeakDbfs ?? AudioLevel.silence) > -70
                 peer.audio = .init(samplesDecoded: audio.audioSamplesDecoded, framesConcealed: audio.audioFramesConcealed,
-                                   levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence)
-                if (audio.audioLevelDbfs ?? AudioLevel.silence) > -70 { report.hearing.append(id) }
+                                   levelDbfs: audio.audioRecentPeakDbfs ?? AudioLevel.silence, hearing: hearing)
+                if hearing { report.hearing.append(id) }
             }
             // What we send them.
             if let screen = participant.screen, let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent {

@@ -17,7 +17,10 @@ public struct CallStatistics: Sendable {
     public struct Audio: Sendable {
         public var samplesDecoded = 0
         public var framesConcealed = 0
+        /// The loudest 20 ms frame of the last second.
         public var levelDbfs = -120.0
+        /// Heard above silence within the last three seconds.
+        public var hearing = false
     }
 
     public struct Sent: Sendable {
@@ -126,7 +129,7 @@ public struct CallStatistics: Sendable {
                 "id": p.id, "name": p.name, "sharing": p.sharing,
                 "screen": view(p.screen), "camera": view(p.camera),
                 "audio": p.audio.map { ["samplesDecoded": $0.samplesDecoded, "framesConcealed": $0.framesConcealed,
-                                        "levelDbfs": ($0.levelDbfs * 10).rounded() / 10] as [String: Any] } ?? NSNull(),
+                                        "levelDbfs": ($0.levelDbfs * 10).rounded() / 10, "hearing": $0.hearing] as [String: Any] } ?? NSNull(),
                 "video": sent(p.video), "cameraSent": sent(p.cameraSent),
                 "audioSent": p.audioSent.map { ["framesSent": $0.framesSent, "levelDbfs": ($0.levelDbfs * 10).rounded() / 10] as [String: Any] } ?? NSNull(),
                 "connection": ["state": p.connection.state, "pair": p.connection.pair ?? NSNull(),

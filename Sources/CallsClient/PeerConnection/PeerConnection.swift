@@ -539,6 +539,8 @@ public actor PeerConnection {
             received.audioFramesDecoded = a.framesDecoded
             received.audioFramesConcealed = a.framesConcealed
             received.audioSamplesDecoded = a.samplesDecoded
+            received.audioRecentPeakDbfs = a.recentPeakDbfs
+            received.audioHearingPeakDbfs = a.hearingPeakDbfs
             received.audioLevelDbfs = a.levelDbfs
             received.audioPeakDbfs = a.peakDbfs
         }

@@ -29,6 +29,10 @@ public final class AudioReceiver: Sendable {
         public var levelDbfs = AudioLevel.silence
         /// The loudest 20 ms frame decoded so far.
         public var peakDbfs = AudioLevel.silence
+        /// The loudest 20 ms frame of the last second, and of the last three (a voice or a
+        /// beep that pauses is still heard).
+        public var recentPeakDbfs = AudioLevel.silence
+        public var hearingPeakDbfs = AudioLevel.silence
     }
 
     /// Where decoded audio goes.
@@ -79,6 +83,7 @@ public final class AudioReceiver: Sendable {
         guard let decoder else { return }
         let clock = ContinuousClock()
         var tick = clock.now
+        var levels: [Double] = []  // one per 20 ms tick, the last three seconds
         while running.load(ordering: .acquiring) {
             tick += .milliseconds(20)
             let wait = tick - clock.now
@@ -96,6 +101,9 @@ public final class AudioReceiver: Sendable {
                 break
             }
             let level = pcm.map { AudioLevel.peakDbfs($0) }
+            levels.append(level ?? AudioLevel.silence)
+            if levels.count > 150 { levels.removeFirst(levels.count - 150) }
+            let recent = levels.suffix(50).max() ?? AudioLevel.silence, hearing = levels.max() ?? AudioLevel.silence
             shared.withLock { s in
                 let b = s.buffer.counters
                 s.counters.underruns = b.underruns
@@ -104,6 +112,8 @@ public final class AudioReceiver: Sendable {
                 s.counters.jitterTargetMs = Int(s.buffer.target.components.attoseconds / 1_000_000_000_000_000
                                                 + s.buffer.target.components.seconds * 1000)
                 s.counters.samplesPlayed += 960
+                s.counters.recentPeakDbfs = recent
+                s.counters.hearingPeakDbfs = hearing
                 if failed { s.counters.decodeErrors += 1 }
                 guard let pcm, let level else { return }
                 if case .conceal = pull { s.counters.framesConcealed += 1 } else { s.counters.framesDecoded += 1 }
