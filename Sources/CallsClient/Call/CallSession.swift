@@ -84,40 +84,6 @@ public actor CallSession {
         }
     }
 
-    /// Movement of one decoded view: frames per second, freezes (a second or more without a new
-    /// frame after frames came), and the stall rule of the media report (4 s without movement,
-    /// held up to 3 minutes; any change of the count is movement).
-    struct ViewTracker {
-        var lastFrames = -1
-        var movedAt: ContinuousClock.Instant?
-        var stalledSince: ContinuousClock.Instant?
-        var frozen = false
-        var freezes = 0
-        var fps = 0.0
-
-        mutating func update(frames: Int, now: ContinuousClock.Instant, elapsed: Double) {
-            if lastFrames >= 0 { fps = Double(max(0, frames - lastFrames)) / max(0.001, elapsed) }
-            if frames != lastFrames {
-                movedAt = now
-                stalledSince = nil
-                frozen = false
-            } else if frames > 0, !frozen {
-                frozen = true
-                freezes += 1
-            }
-            if movedAt == nil { movedAt = now }
-            lastFrames = frames
-        }
-
-        mutating func stalled(now: ContinuousClock.Instant) -> Bool {
-            guard let movedAt, now - movedAt >= .seconds(4) else { return false }
-            if stalledSince == nil { stalledSince = now }
-            return now - stalledSince! <= .seconds(180)
-        }
-
-        mutating func reset() { self = ViewTracker() }
-    }
-
     private let options: Options
     private let logger: Logger
     private let loop: GLibLoop
