@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
     ]
 )

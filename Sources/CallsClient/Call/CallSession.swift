@@ -561,6 +561,8 @@ public actor CallSession {
             participant.lastState = state
 
             // What they send us.
+            peer.camera = .init()
+            peer.audio = .init()
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.received {
                 participant.cameraView.update(frames: camera.framesDecoded, now: now, elapsed: elapsed)
                 peer.camera = .init(framesDecoded: camera.framesDecoded, width: camera.width, height: camera.height,
