@@ -6,10 +6,11 @@ where only loopback exists (scripts/gates/run.sh enters it). sharectl's side is 
 prints PASS or FAIL with the figures it judged; the last line is "N passed, N failed".
 
   browser         sharectl "Ana" shares the synthetic screen and a tone; Chromium "Bo" joins from
-                  the invite link with its fake camera and microphone. Bo decodes Ana's screen on
-                  the stage and hears her tone; Ana decodes Bo's camera and his audio above silence.
+                  the invite link with its fake camera and microphone and shares its fake screen.
+                  Bo decodes Ana's screen on the stage and hears her tone; Ana decodes Bo's camera,
+                  his screen (a section his browser added by a re-offer) and his audio above silence.
   three           sharectl "Cy" (`watch` with a synthetic camera and tone) joins too: everyone
-                  decodes everyone (screen, cameras, audio) in the mesh.
+                  decodes everyone (both screens, cameras, audio) in the mesh.
   server-restart  the server is killed and started again 2 s later on the same port and state
                   file: everyone's signalling is cut for about 2 s. Media flows throughout, the
                   ids stay, nobody shares again, and sharectl never says "Reconnecting…".
@@ -130,7 +131,7 @@ class Sharectl:
 class Browser:
     """Headless Chromium on the invite link, driven through the DevTools protocol."""
 
-    def __init__(self, name, url):
+    def __init__(self, name, url, extra_query=""):
         self.name = name
         self.debug_port = free_port()
         profile = os.path.join(WORK, f"call.{name}.profile")
@@ -138,9 +139,10 @@ class Browser:
         self.process = subprocess.Popen(
             ["chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
              f"--user-data-dir={profile}", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-             "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
+             "--auto-accept-this-tab-capture", "--autoplay-policy=no-user-gesture-required",
+             "--allow-loopback-in-peer-connection",
              "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-             f"--remote-debugging-port={self.debug_port}", "--remote-allow-origins=*", f"{url}&name={name}"],
+             f"--remote-debugging-port={self.debug_port}", "--remote-allow-origins=*", f"{url}&name={name}{extra_query}"],
             stdout=open(os.path.join(WORK, f"call.{name}.chromium.log"), "w"), stderr=subprocess.STDOUT,
             start_new_session=True)
         self.ws = None
@@ -187,7 +189,8 @@ class Browser:
         return {}
 
     async def stage_figures(self):
-        return await self.evaluate("document.querySelectorAll('#stage figure').length")
+        """Screens of others on the stage (a browser that shares shows its own preview there too)."""
+        return await self.evaluate("document.querySelectorAll('#stage figure:not([data-peer=\"self\"])').length")
 
     async def close(self):
         if self.ws is not None:
@@ -231,7 +234,7 @@ async def gate_browser(call):
     call.url = call.server.start()
     call.ana = Sharectl("Ana", ["share", "--room", call.url, "--size", "960x540", "--fps", "15", "--audio", "synthetic",
                                 "--camera", "synthetic"])
-    call.bo = Browser("Bo", call.url)
+    call.bo = Browser("Bo", call.url, "&share=1")
     await call.bo.connect()
 
     async def ready():
@@ -240,7 +243,7 @@ async def gate_browser(call):
         audio = ana_bo.get("audio") or {}
         ok = (frames(bo_ana.get("screen")) > 30 and (bo_ana.get("screen") or {}).get("shown")
               and (bo_ana.get("audio") or {}).get("hearing") and frames(ana_bo.get("camera")) > 30
-              and audio.get("samplesDecoded", 0) > 48000 and audio.get("hearing"))
+              and audio.get("samplesDecoded", 0) > 48000 and audio.get("hearing") and frames(ana_bo.get("screen")) > 20)
         return (bo_ana, ana_bo) if ok else None
 
     got = await wait_for(ready, 60)
@@ -251,7 +254,9 @@ async def gate_browser(call):
            f"(on the stage: {screen.get('shown')}), hears her tone {(bo_ana.get('audio') or {}).get('hearing')} "
            f"(energy {(bo_ana.get('audio') or {}).get('energy', 0):.4f}); sharectl decodes Bo's camera {frames(camera)} "
            f"frames at {camera.get('width')}x{camera.get('height')} and {audio.get('samplesDecoded')} samples of his "
-           f"audio (loudest of the last second {audio.get('levelDbfs')} dBFS, heard: {audio.get('hearing')}); connection {(ana_bo.get('connection') or {}).get('state')}")
+           f"audio (loudest of the last second {audio.get('levelDbfs')} dBFS, heard: {audio.get('hearing')}), and his "
+           f"screen {frames(ana_bo.get('screen'))} frames at {(ana_bo.get('screen') or {}).get('width')}x"
+           f"{(ana_bo.get('screen') or {}).get('height')}; connection {(ana_bo.get('connection') or {}).get('state')}")
 
 
 async def gate_three(call):
@@ -267,6 +272,7 @@ async def gate_three(call):
             "Ana←Bo camera": frames(a_bo.get("camera")), "Ana←Cy camera": frames(a_cy.get("camera")),
             "Cy←Ana screen": frames(c_ana.get("screen")), "Cy←Ana camera": frames(c_ana.get("camera")),
             "Cy←Bo camera": frames(c_bo.get("camera")),
+            "Ana←Bo screen": frames(a_bo.get("screen")), "Cy←Bo screen": frames(c_bo.get("screen")),
         }
         hearing = {
             "Bo hears Ana": bool((bo_ana.get("audio") or {}).get("hearing")),
@@ -349,7 +355,7 @@ async def gate_share_off(call):
     stage = await call.bo.stage_figures()
     # No track left on a screen section that Chromium still receives on (ended, not frozen).
     live = await call.bo.evaluate(
-        "(() => { let n = 0; for (const v of document.querySelectorAll('#stage video')) "
+        "(() => { let n = 0; for (const v of document.querySelectorAll('#stage figure:not([data-peer=\"self\"]) video')) "
         "{ if (v.srcObject) n += v.srcObject.getVideoTracks().filter(t => t.readyState === 'live').length; } return n; })()")
     camera_after = frames(bo_ana.get("camera"))
     stalled = (bo_ana.get("screen") or {}).get("stalled")

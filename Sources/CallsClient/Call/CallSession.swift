@@ -565,17 +565,16 @@ public actor CallSession {
             peer.audio = .init()
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.received {
                 participant.cameraView.update(frames: camera.framesDecoded, now: now, elapsed: elapsed)
-                peer.camera = .init(framesDecoded: camera.framesDecoded, width: camera.width, height: camera.height,
-                                    fps: participant.cameraView.fps, freezes: participant.cameraView.freezes)
+                peer.camera = Self.view(camera, tracker: participant.cameraView, codec: participant.camera.negotiated?.codec)
                 report.cameras.append(.init(from: id, framesDecoded: camera.framesDecoded))
             }
             let remote = participant.sharing ? await remoteScreen(of: participant) : nil
             if let screen = remote, let received = figures.transceivers.first(where: { $0.mid == screen.mid })?.received {
                 participant.screenView.update(frames: received.framesDecoded, now: now, elapsed: elapsed)
                 let stalled = participant.screenView.stalled(now: now)
-                peer.screen = .init(framesDecoded: received.framesDecoded, width: received.width, height: received.height,
-                                    fps: participant.screenView.fps, freezes: participant.screenView.freezes,
-                                    stalled: stalled, mid: screen.mid)
+                peer.screen = Self.view(received, tracker: participant.screenView, codec: screen.negotiated?.codec)
+                peer.screen?.stalled = stalled
+                peer.screen?.mid = screen.mid
                 report.screens.append(.init(from: id, framesDecoded: received.framesDecoded, screenStalled: stalled))
             } else if participant.sharing {
                 participant.screenView.update(frames: 0, now: now, elapsed: elapsed)
@@ -617,6 +616,22 @@ public actor CallSession {
         stats.reconnectingShown = await watch.timesShown
         stats.left = departed.map { $0.value }.sorted()
         snapshot = stats
+    }
+
+    private static func view(_ r: PeerConnectionStatistics.Received, tracker: ViewTracker, codec: MediaCodec?) -> CallStatistics.View {
+        var view = CallStatistics.View()
+        view.framesDecoded = r.framesDecoded
+        view.width = r.width
+        view.height = r.height
+        view.fps = tracker.fps
+        view.freezes = tracker.freezes
+        view.packets = r.packets
+        view.framesDropped = r.framesDropped
+        view.keyframesDecoded = r.keyframesDecoded
+        view.decodeErrors = r.decodeErrors
+        view.plisSent = r.plisSent
+        view.codec = codec?.rawValue
+        return view
     }
 
     /// The transceiver their screen arrives on: the one with the mid they announced, else a video

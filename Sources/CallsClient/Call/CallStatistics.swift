@@ -12,6 +12,12 @@ public struct CallStatistics: Sendable {
         public var freezes = 0
         public var stalled = false
         public var mid: String?
+        public var packets = 0
+        public var framesDropped = 0
+        public var keyframesDecoded = 0
+        public var decodeErrors = 0
+        public var plisSent = 0
+        public var codec: String?
     }
 
     public struct Audio: Sendable {
@@ -115,7 +121,9 @@ public struct CallStatistics: Sendable {
         func view(_ v: View?) -> Any {
             guard let v else { return NSNull() }
             var o: [String: Any] = ["framesDecoded": v.framesDecoded, "width": v.width, "height": v.height,
-                                    "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled]
+                                    "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled,
+                                    "packets": v.packets, "framesDropped": v.framesDropped, "keyframesDecoded": v.keyframesDecoded,
+                                    "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull()]
             if let mid = v.mid { o["mid"] = mid }
             return o
         }
