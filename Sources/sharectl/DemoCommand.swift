@@ -3,6 +3,7 @@ import CallsServer
 import Foundation
 import GLibLoop
 import ShareCore
+import VideoSend
 
 /// `sharectl demo`: the built-in default, a room call on this machine. It starts the room server
 /// (`sharectl serve`) in this process on loopback, shares the synthetic screen and a 440 Hz tone
@@ -46,7 +47,7 @@ enum DemoCommand {
         sharer.audio = .synthetic
         sharer.camera = (arguments.value("camera") ?? "none") == "synthetic" ? .synthetic : .none
         if let codec = arguments.value("codec") {
-            guard let parsed = VideoCodecArgument.parse(codec) else {
+            guard let parsed = VideoCodec(argument: codec) else {
                 throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")
             }
             sharer.codec = parsed
@@ -102,10 +103,3 @@ enum DemoCommand {
         }
     }
 }
-
-/// `--codec` for the demo, as `share` reads it.
-enum VideoCodecArgument {
-    static func parse(_ text: String) -> VideoCodec? { VideoCodec(argument: text) }
-}
-
-import VideoSend

@@ -1,6 +1,7 @@
 import CallsClient
 import Foundation
 import ShareCore
+import Synchronization
 import VideoSend
 
 /// `sharectl share --room ROOM-URL --name NAME [--source synthetic] [--camera none|synthetic]
@@ -181,5 +182,3 @@ final class ToggleSignal {
         func take() -> Bool { count.exchange(0, ordering: .relaxed) > 0 }
     }
 }
-
-import Synchronization

@@ -6,9 +6,11 @@ let usage = """
     usage: sharectl COMMAND [OPTIONS]
 
     commands:
-      demo                      the built-in default: share a synthetic screen and a tone over
-                                WebRTC to a headless viewer on this machine, with the live status
-                                line [--duration SECONDS] (default 15) [--codec h264|vp8]
+      demo                      the built-in default: a room call on this machine (room server,
+                                the synthetic screen and a tone shared, the built-in viewer beside
+                                it, live status lines, the room link for a browser) until Ctrl-C
+                                [--duration SECONDS] [--listen HOST:PORT] [--codec h264|vp8]
+                                [--camera none|synthetic]
       version                   the C libraries this build links, with their versions
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)

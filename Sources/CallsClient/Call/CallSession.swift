@@ -73,7 +73,6 @@ public actor CallSession {
         var screenView = ViewTracker()
         var cameraView = ViewTracker()
         var theirReport: RoomMessage.Media?
-        var lastState: PeerConnection.State = .new
 
         init(id: String, name: String, connection: PeerConnection, audio: Transceiver, camera: Transceiver) {
             self.id = id
@@ -202,7 +201,7 @@ public actor CallSession {
             guard generation == socketGeneration else { return }
             switch event {
             case .text(let text): await received(text)
-            case .closed(let reason): signallingLost(reason)
+            case .closed(let reason): await signallingLost(reason)
             }
         case .share(let on): await changeSharing(on)
         case .tick: await tick()
@@ -247,12 +246,12 @@ public actor CallSession {
         }
     }
 
-    private func signallingLost(_ reason: String) {
+    private func signallingLost(_ reason: String) async {
         guard signallingUp else { return }
         signallingUp = false
         socket = nil
         logger.notice("signalling lost (\(reason)); reconnecting with the resume key")
-        Task { await watch.signalling(up: false, now: .now) }
+        await watch.signalling(up: false, now: .now)
         scheduleReconnect(after: .milliseconds(250))
     }
 
@@ -558,7 +557,6 @@ public actor CallSession {
             peer.connection.pair = figures.transport.selectedPair
             peer.connection.rttMs = figures.transport.rttMs
             if case .failed = state { healthy = false }
-            participant.lastState = state
 
             // What they send us.
             peer.camera = .init()
