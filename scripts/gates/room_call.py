@@ -14,6 +14,8 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
   server-restart  the server is killed and started again 2 s later on the same port and state
                   file: everyone's signalling is cut for about 2 s. Media flows throughout, the
                   ids stay, nobody shares again, and sharectl never says "Reconnecting…".
+  long-outage     the server stays away for 6 s: sharectl says "Reconnecting…" (signalling down
+                  over 4 s) while media keeps flowing, and stops saying it once resumed.
   share-off       Ana stops sharing (SIGUSR1): Bo's screen view goes (not frozen on the last
                   frame, no stall reported) and Cy's too, while Ana's camera and audio go on.
 
@@ -336,6 +338,34 @@ async def gate_restart(call):
            + f"; shares sent/seen {shares}→{shares_after}; 'Reconnecting…' said: {reconnecting}")
 
 
+async def gate_long_outage(call):
+    before = await readings(call)
+    call.server.kill()
+
+    async def said():
+        return call.ana.last().get("reconnecting") and call.cy.last().get("reconnecting")
+
+    shown = await wait_for(said, 10, interval=0.25)
+    during = await readings(call)
+    await asyncio.sleep(max(0.0, 6.0 - 4.5))
+    call.server.start()
+
+    async def cleared():
+        a, c = call.ana.last(), call.cy.last()
+        return (a.get("signalling") == "up" and c.get("signalling") == "up" and not a.get("reconnecting")
+                and not c.get("reconnecting"))
+
+    back = await wait_for(cleared, 15, interval=0.25)
+    after = await readings(call)
+    through = all(during[k] > before[k] for k in before) and all(after[k] > during[k] for k in before)
+    printed = "Reconnecting…" in open(call.ana.log).read()
+    ok = bool(shown) and bool(back) and through and printed
+    record("long-outage", ok,
+           f"'Reconnecting…' shown by both while the server was away: {bool(shown)} (printed by Ana: {printed}); "
+           f"cleared after it came back: {bool(back)}; "
+           + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before))
+
+
 async def gate_share_off(call):
     before = await readings(call)
     camera_before = frames((await call.bo.peer("Ana")).get("camera"))
@@ -370,7 +400,7 @@ async def gate_share_off(call):
 async def main():
     only = set(sys.argv[1:])
     gates = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
-             ("share-off", gate_share_off)]
+             ("long-outage", gate_long_outage), ("share-off", gate_share_off)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_call: no gate {sorted(unknown)}")
