@@ -19,9 +19,12 @@ import VideoSend
 /// are gathered before a description is written (all of them, with `a=end-of-candidates`); trickle
 /// users also get them on `localCandidates` and pass the peer's to `addRemoteCandidate`.
 ///
-/// One exchange per connection (no renegotiation yet), one video and one audio transceiver (the
-/// SDP builders write one section of each). Once both descriptions are known the connection
-/// connects by itself (ICE, then DTLS, then SRTP); `stateChanges` says how it goes.
+/// Any number of transceivers of each kind, one section each. After the first exchange either
+/// side may offer again (renegotiation: a section added, a direction changed); settled payload
+/// types and extension ids are kept, media of unchanged sections goes on, and the transport is
+/// not touched (no ICE restart). On glare the caller rolls back its own offer (`rollback()`).
+/// Once the first exchange completes the connection connects by itself (ICE, then DTLS, then
+/// SRTP); `stateChanges` says how it goes.
 ///
 /// An actor for control state. Packets never cross it: RTP and RTCP run on the GLib loop thread,
 /// encoders, audio and video decoding on threads of their own (see `TransceiverMedia`).
