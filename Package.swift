@@ -67,7 +67,7 @@ let package = Package(
             name: "VideoSend",
             dependencies: ["ShareCore", "RTPWire", "ScreenCapture", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "ScreenWatchdog", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .target(name: "ScreenWatchdog", dependencies: ["ShareCore", "ScreenCapture"], swiftSettings: swift6),
         .target(
             name: "CallsClient",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
@@ -89,10 +89,11 @@ let package = Package(
                     swiftSettings: swift6),
         .testTarget(name: "SDPWireTests", dependencies: ["SDPWire", "RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
-        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture"], swiftSettings: swift6),
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog"], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"],
+                    resources: [.copy("Fixtures")], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
     ]
 )

@@ -17,6 +17,9 @@ build_packages=(
 )
 test_packages=(
     chromium python3 python3-venv python3-dev iproute2 util-linux nftables coturn
+    dbus pipewire pipewire-bin wireplumber sway xdg-desktop-portal xdg-desktop-portal-wlr
+    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
+    qemu-system-x86 busybox-static cpio kmod v4l-utils
 )
 
 packages=("${build_packages[@]}")
@@ -39,8 +42,9 @@ if ((${#missing[@]})); then
     fi
     echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null
-    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    # Wait for another apt (a second setup running beside this one) rather than fail.
+    apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [[ ! -x /opt/swift/usr/bin/swift ]]; then
@@ -59,4 +63,10 @@ if [[ "$what" != build ]]; then
         .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
         echo "$want" > "$stamp"
     fi
+fi
+
+if [[ "$what" == test ]]; then
+    # The camera gates boot Debian's kernel with vivid under QEMU. The kernel comes from the archive,
+    # so it is fetched here, before the gates enter their network namespace; cached in .build/v4l2vm.
+    scripts/v4l2vm/prepare.sh >/dev/null
 fi

@@ -64,6 +64,13 @@ public final class RoomServer: Sendable {
         state = ServerBox(ServerState(client: client, logger: logger))
     }
 
+    deinit {
+        // libsoup's callbacks hold the state unretained: stop them on the loop before it goes.
+        // (The closure keeps the state alive until then; a stopped loop drops it with the process.)
+        let state = self.state
+        loop.invoke { state.value.stop() }
+    }
+
     /// Listens; returns the base URL (`http://HOST:PORT`, the real port when 0 was asked).
     public func start(_ configuration: RoomServerConfiguration) async throws -> String {
         let state = self.state
@@ -183,7 +190,9 @@ final class ServerState {
             g_slist_free_full(uris) { g_uri_unref(OpaquePointer($0)) }
         }
         let scheme = options == SOUP_SERVER_LISTEN_HTTPS ? "https" : "http"
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        // A wildcard address is no place to send anyone: the link names this machine instead.
+        let named = ["0.0.0.0", "::"].contains(configuration.host) ? ProcessInfo.processInfo.hostName : configuration.host
+        let host = named.contains(":") ? "[\(named)]" : named
         baseURL = "\(scheme)://\(host):\(port)"
         startTimer()
         logger.debug("listening on \(baseURL)")

@@ -1,21 +1,24 @@
 import CallsClient
 import Foundation
+import GLibLoop
 import ShareCore
 import VideoSend
 
-/// `sharectl share --source synthetic --whip URL [--token T] [--codec h264|vp8] [--duration S]
-/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--no-audio] [--relay-only]
+/// `sharectl share --source synthetic|portal[:window|:virtual]|pipewire:NODE [--unattended]
+/// [--restore-token-file PATH] [--no-cursor] --whip URL [--token T] [--codec h264|vp8] [--duration S]
+/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--encoder E] [--no-audio] [--relay-only]
 /// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.value("source") ?? "synthetic"
-        guard source == "synthetic" else {
-            if source == "portal" || source.hasPrefix("pipewire:") {
-                throw Arguments.UsageError(description: "--source \(source) is not built yet; use --source synthetic")
-            }
-            throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal or pipewire:NODE)")
+        guard source != "none" || arguments.value("camera") != nil else {
+            throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
         if arguments.value("room") != nil { return try await RoomShareCommand.run(arguments, logger: logger) }
+        let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
+        defer { captureLoop?.stop() }
+        let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
+        defer { capture?.stop() }
         guard let endpoint = arguments.value("whip") else {
             throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
         }
@@ -37,8 +40,15 @@ enum ShareCommand {
         guard (1...30).contains(options.framesPerSecond) else {
             throw Arguments.UsageError(description: "--fps is 1 to 30")
         }
-        options.bitrate = try arguments.int("bitrate", default: 2500) * 1000
+        options.bitrate = try arguments.int("bitrate", default: 4000) * 1000
         guard options.bitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
+        if let policy = arguments.value("policy") {
+            guard let parsed = ScreenSendPolicy(argument: policy) else {
+                throw Arguments.UsageError(description: "--policy wants balanced, detail or motion, not '\(policy)'")
+            }
+            options.policy = parsed
+        }
+        options.hardwareEncoder = try chooseEncoder(arguments.value("encoder") ?? "auto", codec: options.codec)
         options.audio = !arguments.has("no-audio")
         options.relayOnly = arguments.has("relay-only")
         if let stun = arguments.value("stun") {
@@ -65,25 +75,83 @@ enum ShareCommand {
             statsFile = handle
         }
 
+        let camera = try ShareCamera.start(arguments, logger: logger)
+        defer { camera?.stop() }
+        options.screen = source != "none"
+        options.camera = camera?.feed
+        options.cameraFrameCount = camera?.frameCount
+        guard !options.screen || options.camera == nil else {
+            throw Arguments.UsageError(description: "a camera beside the screen needs a second video track, which the "
+                                       + "connection cannot carry yet; send the camera alone with --source none")
+        }
+        if let capture {
+            do {
+                try await capture.prepare()
+            } catch {
+                throw ShareFailure(description: "could not start the share: \(error)")
+            }
+            options.videoSource = capture
+            options.loop = captureLoop
+        }
         let session = WHIPShareSession(options: options, logger: logger)
         FinishedSessions.keep(session)
-        say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps) to \(endpoint)…")
+        if let capture {
+            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label)) to \(endpoint)…")
+        } else if options.screen {
+            say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
+                + "\(options.policy.label)) to \(endpoint)…")
+        } else {
+            say("Sharing the camera to \(endpoint)…")
+        }
         do {
             try await session.start()
         } catch {
             throw ShareFailure(description: "could not start the share: \(error)")
         }
         let stop = StopSignal()
+        let control = ControlInput()
+        control.start()
         var previous: ShareStats?
         let started = ContinuousClock.now
         var failure: String?
+        var stopAsked = false
         while true {
-            try? await Task.sleep(for: .seconds(1))
+            // Typed commands take effect within a tenth of a second; figures come once a second.
+            for _ in 0..<10 where !stopAsked {
+                try? await Task.sleep(for: .milliseconds(100))
+                let (commands, complaints) = control.take()
+                for complaint in complaints { say(complaint) }
+                for command in commands {
+                    switch command {
+                    case .policy(let name):
+                        if let policy = ScreenSendPolicy(argument: name) {
+                            await session.setPolicy(policy)
+                            say("Send policy: \(policy.label)")
+                        } else {
+                            say("policy wants balanced, detail or motion, not '\(name)'")
+                        }
+                    case .keyframe:
+                        await session.requestKeyframe()
+                        say("Keyframe asked for")
+                    case .fault(let fault):
+                        say(await session.injectFault(fault))
+                    case .stop:
+                        stopAsked = true
+                    }
+                }
+                if stop.requested { break }
+            }
             let stats = await session.stats(previous: previous)
             previous = stats
             for line in stats.statusLines { say(line) }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
+            for notice in capture?.takeNotices() ?? [] { say(notice) }
+            if let ended = capture?.failure {
+                failure = "the screen capture ended: \(ended)"
+                break
+            }
             if stop.requested { say("Stopping (signal)…"); break }
+            if stopAsked { say("Stopping…"); break }
             if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
             if !(await session.isConnected) {
                 failure = "the connection was lost: \(await session.connectionState)"
@@ -91,9 +159,39 @@ enum ShareCommand {
             }
         }
         await session.stop()
+        if let capture {
+            say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
+                + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
+        }
         try? statsFile?.close()
         if let failure { throw ShareFailure(description: failure) }
         say("Share ended; the WHIP session was deleted.")
+    }
+}
+
+/// `--encoder auto|x264|vaapi|nvenc`: auto takes a hardware H.264 encoder when one opens on this
+/// machine, and says which it took or why there is none.
+func chooseEncoder(_ choice: String, codec: VideoCodec?) throws -> LibavH264Encoder.Backend? {
+    switch choice {
+    case "x264": return nil
+    case "vaapi", "nvenc":
+        let backend: LibavH264Encoder.Backend = choice == "vaapi" ? .vaapi : .nvenc
+        let finding = HardwareEncoders.probe().first { $0.backend == backend }
+        guard let finding, finding.usable else {
+            throw Arguments.UsageError(description: "--encoder \(choice): \(finding?.reason ?? "not found")")
+        }
+        return backend
+    case "auto":
+        guard codec != .vp8 else { return nil }
+        let findings = HardwareEncoders.probe()
+        if let usable = findings.first(where: \.usable) {
+            say("Encoder: \(usable.backend.implementation) for H.264 (\(usable.reason))")
+            return usable.backend
+        }
+        say("Encoder: x264 for H.264 — no hardware encoder (\(findings.map(\.description).joined(separator: "; ")))")
+        return nil
+    default:
+        throw Arguments.UsageError(description: "--encoder wants auto, x264, vaapi or nvenc, not '\(choice)'")
     }
 }
 

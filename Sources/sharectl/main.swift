@@ -15,12 +15,24 @@ let usage = """
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
                                 [--token TOKEN] [--codec h264|vp8] [--duration SECONDS]
-                                [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS]
+                                [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
+                                [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
                                 [--no-audio] [--relay-only] [--verbose]
+                                [--source none --camera auto|DEVICE|synthetic:NAME] (the camera
+                                instead of the screen, through the camera director)
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
-                                the endpoint names in its Link headers)
+                                the endpoint names in its Link headers; while sharing, type
+                                "policy balanced|detail|motion", "keyframe", "stop", or for a drill
+                                "fault capture-stall|encoder-stall" on stdin)
+      share --source portal[:window|:virtual] | --source pipewire:NODE  (with the options above)
+                                capture the screen through xdg-desktop-portal (PipeWire), or any
+                                PipeWire video node [--unattended] [--restore-token-file PATH]
+                                [--no-cursor] (--unattended never waits at a picker: it restores the
+                                saved grant, by default $XDG_STATE_HOME/sharectl/portal-restore-token)
+      sources                   what can be captured here: the portal's version, source types and
+                                cursor modes, PipeWire, the restore token [--restore-token-file PATH]
       serve --listen HOST:PORT --room NAME
                                 the room server and its browser client; prints "Room: <URL>" first
                                 [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
@@ -35,14 +47,24 @@ let usage = """
                                 [--stats-json PATH] [--snapshot DIR]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
+      camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids
+      camera test [--device ID] [--duration S]
+                                run the camera director and print the chosen format, the frame
+                                rate each second and every step; ID is a stable id, /dev/videoN,
+                                a name, or synthetic:NAME?FAULTS (several separated by ';')
       bench-wire DIR            time the wire code on a workload (make bench runs it beside aiortc)
+      diagnose STATS.jsonl      a report (report.txt) and a plot (plot.svg) of a share's life from its
+                                --stats-json file [--out DIR] (default: STATS.diagnose beside it)
+      scenario check FILE...    validate fault scenario files (Scenarios/*.json)
       help                      this text
     """
 
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
-                               "turn-user", "turn-credential", "camera", "audio", "snapshot", "share-for", "listen", "grace", "state", "tls-cert", "tls-key"]
-let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only"]
+                               "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
+                               "tls-cert", "tls-key", "restore-token-file", "device", "camera", "audio", "snapshot",
+                               "share-for"]
+let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor"]
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), valueFlags: valueFlags, switchFlags: switchFlags)
@@ -51,9 +73,13 @@ do {
     case "snapshot": try SnapshotCommand.run(arguments)
     case "demo": try await DemoCommand.run(arguments, logger: makeLogger(arguments, label: "demo"))
     case "bench-wire": try BenchCommand.run(arguments)
+    case "diagnose": try DiagnoseCommand.run(arguments)
+    case "scenario": try ScenarioCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "watch": try await WatchCommand.run(arguments, logger: makeLogger(arguments, label: "watch"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
+    case "sources": try SourcesCommand.run(arguments)
+    case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")

@@ -63,7 +63,8 @@ import VideoSend
             aStats = await a.statistics()
             let v = bStats.transceiver(.video)?.received, s = bStats.transceiver(.audio)?.received
             if (v?.framesDecoded ?? 0) >= 20, (s?.audioFramesDecoded ?? 0) >= 10, aStats.transport.rttMs != nil,
-               aStats.transceiver(.video)?.feedback?.rttMs != nil { break }
+               aStats.transceiver(.video)?.feedback?.rttMs != nil,
+               (aStats.congestion?.estimate.packetsReported ?? 0) > 100 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let decodedVideo = try #require(bStats.transceiver(.video)?.received)
@@ -81,6 +82,13 @@ import VideoSend
         #expect(sentVideo.received == nil, "a sendonly transceiver receives nothing")
         #expect(sentVideo.feedback?.rttMs != nil, "A's RTCP receiver saw B's receiver reports: \(String(describing: sentVideo.feedback))")
         #expect(aStats.transport.srtpProfile != nil)
+        // B's transport-wide feedback reached A's estimate; A's packets went through its pacer.
+        let congestion = try #require(aStats.congestion)
+        #expect(congestion.estimate.feedbackMessages > 0 && congestion.estimate.packetsReported > 100, "\(congestion)")
+        #expect(congestion.estimate.acknowledgedBitrate != nil)
+        #expect(congestion.pacer.counters.released > 0 && congestion.pacer.sendFailures == 0)
+        #expect(congestion.targetBitrate >= 100_000 && congestion.targetBitrate <= 1_040_000,
+                "within the minimum and the 1 Mbit/s video + audio maximum: \(congestion.targetBitrate)")
         #expect(aStats.transport.selectedPair?.contains("127.0.0.1") == true)
 
         await a.close()

@@ -21,7 +21,8 @@ import VideoSend
         let payloader = Mutex(VideoPayloader(codec: codec))
         let queue = FrameQueue()
         let encoder = VideoEncodingThread(
-            queue: queue, settings: .init(factory: VideoEncoderFactory(codec: codec), bitrate: 1_500_000, maxLongSide: 640),
+            queue: queue, settings: .init(factory: VideoEncoderFactory(codec: codec), bitrate: 1_500_000, maxLongSide: 640,
+                                          policy: .detail),  // detail never changes size, even on a busy machine
             logger: .disabled) { frame, captureMicros in
                 let units = (try? payloader.withLock { try $0.payload(frame) }) ?? []
                 sender.send(units, timestamp: UInt32(truncatingIfNeeded: captureMicros * 9 / 100), nowMicros: captureMicros)

@@ -1,4 +1,5 @@
 import RTPWire
+import Synchronization
 import Testing
 import VideoSend
 
@@ -27,5 +28,36 @@ import VideoSend
         history.store(packet(5), sentMicros: 0)  // same slot as 1
         #expect(history.packetsToResend(for: [1], now: 0).isEmpty)
         #expect(history.packetsToResend(for: [5], now: 0).map(\.sequenceNumber) == [5])
+    }
+}
+
+/// The default history and the sender's NACK answer, as a call uses them.
+@Suite struct RetransmissionDefaultsTests {
+    /// 300 packets a second is a 2.5 Mbit/s stream of ~1 kB packets: a packet a second old is
+    /// still there (RFC 4588 repair needs at least a round trip plus the receiver's wait).
+    @Test func theDefaultHistoryHoldsMoreThanASecondOfA2500kbitStream() {
+        let history = RetransmissionHistory()
+        for i in 0..<450 {
+            let packet = RTPPacket(marker: false, payloadType: 96, sequenceNumber: UInt16(i), timestamp: 0, ssrc: 1, payload: [0])
+            history.store(packet, sentMicros: Int64(i) * 1_000_000 / 300)
+        }
+        let now: Int64 = 1_500_000
+        // Packet 0 left 1.5 s ago, packet 30 1.4 s ago, packet 150 1.0 s ago.
+        #expect(history.packetsToResend(for: [150], now: now).map(\.sequenceNumber) == [150])
+        #expect(history.packetsToResend(for: [30], now: now).map(\.sequenceNumber) == [30])
+    }
+
+    @Test func aNACKIsAnsweredOnTheRTXStreamAheadOfVideo() throws {
+        let written = Mutex<[OutgoingPacket]>([])
+        let sender = RTPStreamSender(configuration: .init(ssrc: 1, payloadType: 96, clockRate: 90_000, rtx: (ssrc: 2, payloadType: 97)),
+                                     firstSequence: 100) { packet, _ in written.withLock { $0.append(packet) }; return true }
+        sender.send([RTPPayloadUnit(payload: [1, 2, 3], marker: true)], timestamp: 9, nowMicros: 0)
+        #expect(sender.retransmit([100, 101], nowMicros: 50_000) == 1, "101 was never sent")
+        let packets = written.withLock { $0 }
+        #expect(packets.map(\.priority) == [.video, .retransmission])
+        let rtx = try #require(packets.last?.packet)
+        #expect(rtx.ssrc == 2 && rtx.payloadType == 97)
+        #expect(Array(rtx.payload.prefix(2)) == [0, 100], "the original sequence number leads the RTX payload")
+        #expect(sender.counters.rtxPacketsSent == 1 && sender.counters.nacksReceived == 1)
     }
 }

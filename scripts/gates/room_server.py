@@ -16,8 +16,12 @@ Each gate prints PASS or FAIL with the figures it judged; the last line is "N pa
                   places, media flows throughout, nobody shares again or renegotiates from scratch.
   server-restart  the server is killed and restarted 2 s later on the same port with the same
                   --state file: everyone resumes, media flows throughout, nobody shares again.
+  stall-report    Ana's screen stops sending frames (no renegotiation): after 4 s Bo reports
+                  screenStalled in its media reports and Ana hears it; frames again clear it.
   share-off       Ana stops sharing: Bo's stage empties (no frozen last frame, no stall report);
                   she shares again and Bo decodes her screen on the stage once more.
+  tls             a second server with --tls-cert/--tls-key (a certificate openssl makes for the
+                  gate): its link is https, the page loads over HTTPS and a participant joins over WSS.
 
 The gates run in this order on one call; naming some runs the call first and then those.
 """
@@ -407,6 +411,33 @@ async def gate_restart(call):
     await resume_gate(call, "server-restart", interrupt)
 
 
+async def gate_stall_report(call):
+    name = "stall-report"
+    await call.ana.evaluate("window.sharectlDebug.holdScreen(true)")
+    held_at = time.time()
+
+    async def reported():
+        f = await figures(call.ana, call.bo)
+        view = f["bo_at_ana"].get("theirViewOfMe") or {}
+        return f if view.get("screenStalled") and f["ana_at_bo"].get("screen", {}).get("stalled") else None
+
+    stalled = await wait_for(reported, 15)
+    seconds = time.time() - held_at
+    await call.ana.evaluate("window.sharectlDebug.holdScreen(false)")
+
+    async def cleared():
+        f = await figures(call.ana, call.bo)
+        view = f["bo_at_ana"].get("theirViewOfMe") or {}
+        return f if view.get("screenStalled") is False and not f["ana_at_bo"].get("screen", {}).get("stalled") else None
+
+    moving = await wait_for(cleared, 15)
+    # Not before the 4 s rule allows, give or take the once-a-second reading of the counts.
+    ok = stalled is not None and seconds >= 3 and moving is not None
+    record(name, ok, f"Ana's screen frames held back: Bo reported screenStalled and Ana heard it after {seconds:.1f} s "
+                     f"(Bo's count {(stalled or {}).get('ana_screen_at_bo')}); frames again: the report cleared "
+                     f"{moving is not None} at {(moving or {}).get('ana_screen_at_bo')} frames")
+
+
 async def gate_share_off(call):
     name = "share-off"
     before = await figures(call.ana, call.bo)
@@ -442,10 +473,43 @@ async def gate_share_off(call):
                      f"{(again or {}).get('ana_at_bo', {}).get('screen', {}).get('framesDecoded')} on the stage after")
 
 
+async def gate_tls(call):
+    """A second server with --tls-cert/--tls-key: the page over HTTPS, a participant over WSS."""
+    name = "tls"
+    import ssl
+    key, cert = os.path.join(WORK, "room.tls.key"), os.path.join(WORK, "room.tls.crt")
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                           "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                           "-addext", "subjectAltName=IP:127.0.0.1"],
+                          capture_output=True)
+    if made.returncode != 0:
+        return record(name, False, f"openssl could not make a test certificate: {made.stderr.decode()[-200:]}")
+    port = free_port()
+    server = subprocess.Popen([SHARECTL, "serve", "--listen", f"127.0.0.1:{port}", "--room", "secure",
+                               "--tls-cert", cert, "--tls-key", key], stdout=subprocess.PIPE,
+                              stderr=open(os.path.join(WORK, "room.tls.log"), "w"), text=True, start_new_session=True)
+    try:
+        first = server.stdout.readline().strip()
+        url = first.split(" ", 1)[1] if first.startswith("Room: ") else ""
+        context = ssl.create_default_context(cafile=cert)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url, ssl=context) as response:
+                page = response.status
+            ws = await session.ws_connect(url.replace("https://", "wss://").replace("/r/", "/ws/"), ssl=context)
+            await ws.send_str(json.dumps({"type": "join", "name": "Tess"}))
+            welcome = json.loads((await ws.receive(timeout=5)).data)
+            await ws.close()
+        ok = url.startswith("https://") and page == 200 and welcome.get("type") == "welcome"
+        record(name, ok, f"link {url.split('?')[0]}; page over HTTPS {page}; over WSS: {welcome.get('type')} as {welcome.get('id')}")
+    finally:
+        stop(server)
+
+
 async def main():
     only = set(sys.argv[1:])
     gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
-             ("signalling-cut", gate_cut), ("server-restart", gate_restart), ("share-off", gate_share_off)]
+             ("signalling-cut", gate_cut), ("server-restart", gate_restart),
+             ("stall-report", gate_stall_report), ("share-off", gate_share_off), ("tls", gate_tls)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_server: no gate {sorted(unknown)}")

@@ -59,7 +59,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/bridge/next":
             # Long poll: an offer to answer, or ids to close.
             with lock:
-                state["pageSeen"] = True
+                if not state["pageSeen"]:
+                    state["pageSeen"] = True
+                    write_stats()
                 if closing:
                     ids = sorted(closing)
                     closing.clear()
@@ -108,6 +110,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self):
         self.body()
+        with lock:
+            state["patches"] = state.get("patches", 0) + 1
+            write_stats()
         return self.reply(405, "this endpoint takes no trickle", headers={"Allow": "POST, DELETE"})
 
     def do_DELETE(self):
@@ -128,7 +133,8 @@ def write_stats():
         return
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"pageSeen": state["pageSeen"], "sessions": list(state["sessions"].values())}, f)
+        json.dump({"pageSeen": state["pageSeen"], "sessions": list(state["sessions"].values()),
+                   "patches": state.get("patches", 0)}, f)
     os.replace(tmp, path)
 
 

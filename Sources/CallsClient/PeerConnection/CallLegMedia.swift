@@ -9,7 +9,10 @@ import VideoSend
 /// incoming RTP is routed (`RTPRouter`) to its transceiver; incoming RTCP goes to every sending
 /// transceiver's `RTCPReceiver` and its sender reports to the receiving ones; every second our
 /// sender reports (SR + SDES) and receiver reports (RR + SDES) leave; every 100 ms each video
-/// receiver that waits for a keyframe may send a PLI (at most once per 300 ms).
+/// receiver that waits for a keyframe may send a PLI (at most once per 300 ms), and transport-wide
+/// feedback on what arrived leaves. What we send goes
+/// through the `CongestionController`'s pacer; transport-wide feedback and REMB go to its estimate,
+/// and each second its target to the encoders.
 ///
 /// Thread-safe. The transport's handlers and both timers run on the GLib loop thread; `configure`
 /// and `stop` come from the peer connection's actor.
@@ -21,6 +24,7 @@ final class CallLegMedia: Sendable {
         var senderReportsSent = 0
         var receiverReportsSent = 0
         var plisSent = 0
+        var transportFeedbackSent = 0
     }
 
     private struct Routing: Sendable {
@@ -31,17 +35,24 @@ final class CallLegMedia: Sendable {
 
     let transport: SecureTransport
     let transportSequence = TransportSequenceCounter()
+    /// The pacer, the transport stamp and the bandwidth estimate; streams write to its `writer`.
+    let congestion: CongestionController
     /// The SSRC our RTCP comes from when no stream of ours is sending (RFC 3550 §6.4.2).
     let rtcpSSRC = UInt32.random(in: 1...UInt32.max)
     let cname: String
     private let loop: GLibLoop
     private let routing = Mutex(Routing())
     private let timers = Mutex<[GLibTimer]>([])
+    /// Arrival times of what we receive, for the transport-wide feedback we send every 100 ms.
+    private let arrivals = Mutex(TransportFeedbackRecorder())
 
-    init(transport: SecureTransport, loop: GLibLoop, cname: String) {
+    init(transport: SecureTransport, loop: GLibLoop, cname: String, logger: Logger) {
         self.transport = transport
         self.loop = loop
         self.cname = cname
+        congestion = CongestionController(transportSequence: transportSequence, logger: logger) { [transport] in
+            transport.sendRTP($0)
+        }
     }
 
     var counters: Counters { routing.withLock { $0.counters } }
@@ -54,6 +65,7 @@ final class CallLegMedia: Sendable {
             $0.transceivers = transceivers
             $0.router = router
         }
+        congestion.pacer.start()
         let told = Atomic<Bool>(false)
         let reports = loop.repeating(every: .seconds(1)) { [weak self] in
             guard let self else { return false }
@@ -62,11 +74,14 @@ final class CallLegMedia: Sendable {
                 iceFailed(reason)
             }
             self.sendReports()
+            self.congestion.tick(medias: self.routing.withLock { $0.transceivers }.compactMap(\.media),
+                                 nowMicros: Clocks.monotonicMicros())
             return true
         }
         let keyframes = loop.repeating(every: .milliseconds(100)) { [weak self] in
             guard let self else { return false }
             self.sendKeyframeRequests()
+            self.sendTransportFeedback()
             return true
         }
         let replaced = timers.withLock { t in
@@ -81,6 +96,7 @@ final class CallLegMedia: Sendable {
             for timer in t { timer.cancel() }
             t = []
         }
+        congestion.pacer.stop()
     }
 
     // MARK: Incoming (loop thread)
@@ -99,6 +115,11 @@ final class CallLegMedia: Sendable {
             return (r.transceivers[route.index], route.isRTX)
         }
         guard let (transceiver, isRTX) = target else { return }
+        if let id = transceiver.media?.negotiated.extensions.transportSequence,
+           let element = try? packet.headerExtensionElements().first(where: { $0.id == id }), element.data.count == 2 {
+            let sequence = UInt16(element.data[0]) << 8 | UInt16(element.data[1])
+            arrivals.withLock { $0.received(sequence: sequence, arrivalMicros: now) }
+        }
         transceiver.media?.receive(packet, isRTX: isRTX, size: bytes.count, nowMicros: now)
     }
 
@@ -111,9 +132,14 @@ final class CallLegMedia: Sendable {
             routing.withLock { $0.counters.rtcpMalformed += 1 }
             return
         }
+        congestion.receive(packets, nowMicros: now)
         for case .senderReport(let report) in packets {
             for media in medias where media.senderReportReceived(report, nowMicros: now) { break }
         }
+    }
+
+    func congestionStatistics() -> CongestionStatistics {
+        congestion.statistics(medias: routing.withLock { $0.transceivers }.compactMap(\.media), nowMicros: Clocks.monotonicMicros())
     }
 
     // MARK: Outgoing (loop thread)
@@ -154,6 +180,19 @@ final class CallLegMedia: Sendable {
             guard let pli = media.pictureLossIndication(senderSSRC: ssrc, nowMicros: now) else { continue }
             if let bytes = try? RTCPCompound.serialize([.pictureLossIndication(pli)]), transport.sendRTCP(bytes) {
                 routing.withLock { $0.counters.plisSent += 1 }
+            }
+        }
+    }
+
+    /// Transport-wide feedback for what arrived since the last (RTPFB FMT=15), when the sender
+    /// stamps transport-wide sequence numbers.
+    private func sendTransportFeedback() {
+        let medias = routing.withLock { $0.transceivers }.compactMap(\.media)
+        let media = medias.lazy.compactMap { $0.remoteMediaSSRC }.first ?? 0
+        let messages = arrivals.withLock { $0.feedback(senderSSRC: reportingSSRC(medias), mediaSSRC: media) }
+        for message in messages {
+            if let bytes = try? RTCPCompound.serialize([.transportWideFeedback(message)]), transport.sendRTCP(bytes) {
+                routing.withLock { $0.counters.transportFeedbackSent += 1 }
             }
         }
     }

@@ -418,12 +418,22 @@ public actor PeerConnection {
     /// scaled (long side at most `maxLongSide`), encoded with the negotiated codec on an encoder
     /// thread, packetized and sent. The source starts when the connection is up.
     public func attachVideoSource(_ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
-                                  framesPerSecond: Int = 30, maxLongSide: Int = 1920) throws(PeerConnectionError) {
+                                  framesPerSecond: Int = 30, maxLongSide: Int = 1920, policy: ScreenSendPolicy = .balanced,
+                                  content: VideoContent = .screen,
+                                  hardwareEncoder: LibavH264Encoder.Backend? = nil) throws(PeerConnectionError) {
         guard let media = transceiver.media, let codec = media.negotiated.videoCodec else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
         }
-        try media.attachVideo(source, settings: .init(factory: VideoEncoderFactory(codec: codec, frameRate: framesPerSecond),
-                                                      bitrate: bitrate, maxLongSide: maxLongSide))
+        let factory = VideoEncoderFactory(codec: codec, frameRate: framesPerSecond, content: content,
+                                          hardware: codec == .h264 ? hardwareEncoder : nil)
+        try media.attachVideo(source, settings: .init(factory: factory, bitrate: bitrate, maxLongSide: maxLongSide,
+                                                      policy: policy))
+    }
+
+    /// Changes the send policy of a sending video transceiver from its next frame; nothing is
+    /// renegotiated.
+    public func setPolicy(_ policy: ScreenSendPolicy, on transceiver: Transceiver) {
+        transceiver.media?.encoder?.setPolicy(policy)
     }
 
     /// Sends the synthetic tone (`toneLevelDbfs`, or digital silence with nil) as Opus on a
@@ -445,6 +455,12 @@ public actor PeerConnection {
     public func isSending(on transceiver: Transceiver) -> Bool {
         guard let media = transceiver.media else { return false }
         return media.encoder != nil || media.audioSender != nil
+    }
+
+    /// The encoder side says whether the CPU (not the link) is what holds the send rate down; the
+    /// congestion figures then give `limitedBy == .cpu`.
+    public func setLimitedByCPU(_ limited: Bool) {
+        leg?.congestion.setLimitedByCPU(limited)
     }
 
     /// Asks the encoder of a sending video transceiver for a keyframe (the watchdog's first rung).
@@ -484,7 +500,7 @@ public actor PeerConnection {
             transport.receiverReportsSent = legCounters.receiverReportsSent
         }
         transport.rttMs = list.lazy.compactMap { $0.feedback?.rttMs }.first
-        return PeerConnectionStatistics(transceivers: list, transport: transport)
+        return PeerConnectionStatistics(transceivers: list, transport: transport, congestion: leg?.congestionStatistics())
     }
 
     private static func sent(_ media: TransceiverMedia, _ sender: RTPStreamSender)
@@ -505,7 +521,18 @@ public actor PeerConnection {
             sent.width = e.width
             sent.height = e.height
             sent.encoder = encoder.implementation
-            sent.targetBitrate = media.targetBitrate
+            sent.targetBitrate = e.targetBitrate
+            sent.policy = e.policy.rawValue
+            sent.allowedFrameRate = e.frameRate
+            sent.limitedBy = e.limit.rawValue
+            sent.framesSkipped = e.framesSkipped
+            sent.framesRepeated = e.framesRepeated
+            sent.encodersMade = e.encodersMade
+            sent.encodeMs = e.encodeMicros / 1000
+            let response = media.keyframeResponse.figures
+            sent.keyframeResponses = response.answered
+            sent.keyframeResponseLastMs = response.lastMs
+            sent.keyframeResponseMaxMs = response.maxMs
             sent.framesCaptured = media.queueCounters?.pushed ?? 0
         }
         if let audio = media.audioSender {
@@ -599,7 +626,7 @@ public actor PeerConnection {
         var ice = configuration.ice
         ice.role = role
         let transport = SecureTransport(loop: loop, ice: ice, certificate: certificate, logger: logger)
-        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname)
+        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname, logger: logger)
         let stateBox = self.stateBox
         transport.setHandlers(rtp: { [leg] in leg.receiveRTP($0) }, rtcp: { [leg] in leg.receiveRTCP($0) }) { state in
             switch state {
@@ -686,8 +713,8 @@ public actor PeerConnection {
                 if settled.direction != .inactive {
                     do {
                         media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
-                                                     localRTXSSRC: transceiver.localRTXSSRC, transport: leg.transport,
-                                                     transportSequence: leg.transportSequence, logger: logger)
+                                                     localRTXSSRC: transceiver.localRTXSSRC, writer: leg.congestion.writer,
+                                                     logger: logger)
                     } catch {
                         throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
                     }

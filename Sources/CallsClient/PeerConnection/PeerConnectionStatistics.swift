@@ -20,6 +20,19 @@ public struct PeerConnectionStatistics: Sendable {
         public var width = 0
         public var height = 0
         public var targetBitrate = 0
+        /// Video: the send policy, the frame rate it allows now, and what holds the stream back.
+        public var policy: String?
+        public var allowedFrameRate = 0
+        public var limitedBy: String?
+        public var framesSkipped = 0
+        public var framesRepeated = 0
+        public var encodersMade = 0
+        /// Smoothed cost of one frame (convert, scale, encode), milliseconds.
+        public var encodeMs = 0.0
+        /// Keyframes that answered a receiver's PLI/FIR, and how long the last and slowest took.
+        public var keyframeResponses = 0
+        public var keyframeResponseLastMs: Double?
+        public var keyframeResponseMaxMs: Double?
         /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
         public var audioFramesSent = 0
         public var audioFramesDropped = 0
@@ -89,6 +102,8 @@ public struct PeerConnectionStatistics: Sendable {
 
     public var transceivers: [TransceiverStatistics]
     public var transport: Transport
+    /// The send-side bandwidth estimate, the pacer, and repair (nil before the transport exists).
+    public var congestion: CongestionStatistics?
 
     /// The first transceiver of `kind`.
     public func transceiver(_ kind: Transceiver.Kind) -> TransceiverStatistics? {

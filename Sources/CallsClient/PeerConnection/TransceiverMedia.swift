@@ -34,7 +34,10 @@ final class TransceiverMedia: Sendable {
         var source: (any VideoFrameSource)?
         var queue: FrameQueue?
         var encoder: VideoEncodingThread?
+        /// The bitrate the encoder was last told (the congestion controller's share) and the most
+        /// it was configured with.
         var bitrate = 0
+        var maximumBitrate = 0
         var audio: AudioSendThread?
         var started = false
         var stopped = false
@@ -44,6 +47,8 @@ final class TransceiverMedia: Sendable {
     let kind: Transceiver.Kind
     let sender: RTPStreamSender?
     let rtcp: RTCPReceiver?
+    /// Time from an honoured PLI/FIR to the keyframe that answered it.
+    let keyframeResponse = KeyframeResponse()
     let videoReceiver: VideoReceiveThread?
     let audioReceiver: AudioReceiver?
     private let logger: Logger
@@ -51,7 +56,7 @@ final class TransceiverMedia: Sendable {
     private let receiving: Mutex<ReceiveCounters>
 
     init(negotiated: SessionNegotiation.Media, kind: Transceiver.Kind, localSSRC: UInt32, localRTXSSRC: UInt32?,
-         transport: SecureTransport, transportSequence: TransportSequenceCounter, logger: Logger) throws {
+         writer: @escaping PacketWriter, logger: Logger) throws {
         self.negotiated = negotiated
         self.kind = kind
         self.logger = logger
@@ -70,7 +75,7 @@ final class TransceiverMedia: Sendable {
                                      rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
                                      extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
                                      keepsHistory: isVideo),
-                transportSequence: transportSequence) { [transport] in transport.sendRTP($0) }
+                writer: writer)
             sendingSender = sender
         } else {
             sendingSender = nil
@@ -95,9 +100,11 @@ final class TransceiverMedia: Sendable {
         // The RTCP receiver's keyframe requests reach the encoder attached later.
         let box = sending
         if let sendingSender {
+            let response = keyframeResponse
             rtcp = RTCPReceiver(video: kind == .video ? sendingSender : nil,
                                 audioSSRC: kind == .audio ? localSSRC : nil) {
                 let encoder = box.withLock { $0.encoder }
+                if encoder != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
                 encoder?.requestKeyframe()
             }
         } else {
@@ -117,10 +124,12 @@ final class TransceiverMedia: Sendable {
         let payloader = Mutex(VideoPayloader(codec: codec))
         let clock = RTPClock(rate: 90_000)
         let logger = self.logger
+        let response = keyframeResponse
         let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
             do {
                 let units = try payloader.withLock { try $0.payload(frame) }
                 sender.send(units, timestamp: clock.timestamp(forMicros: captureMicros), nowMicros: Clocks.monotonicMicros())
+                if frame.isKeyframe { response.keyframeSent(nowMicros: Clocks.monotonicMicros()) }
             } catch {
                 logger.warning("a frame could not be packetized: \(error)")
             }
@@ -131,6 +140,7 @@ final class TransceiverMedia: Sendable {
             s.queue = queue
             s.encoder = encoder
             s.bitrate = settings.bitrate
+            s.maximumBitrate = settings.bitrate
             return s.started
         }
         if startNow {
@@ -186,6 +196,18 @@ final class TransceiverMedia: Sendable {
     var audioSender: AudioSendThread? { sending.withLock { $0.audio } }
     var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queue?.counters } }
     var targetBitrate: Int { sending.withLock { $0.bitrate } }
+    var maximumBitrate: Int { sending.withLock { $0.maximumBitrate } }
+
+    /// The congestion controller's share for this encoder; passed on when it moved by `step` or more.
+    func applyTargetBitrate(_ bitsPerSecond: Int, step: Double) {
+        let encoder = sending.withLock { s -> VideoEncodingThread? in
+            guard let encoder = s.encoder, s.bitrate > 0,
+                  abs(Double(bitsPerSecond - s.bitrate)) >= step * Double(s.bitrate) else { return nil }
+            s.bitrate = bitsPerSecond
+            return encoder
+        }
+        encoder?.setBitrate(bitsPerSecond)
+    }
 
     // MARK: Receiving
 

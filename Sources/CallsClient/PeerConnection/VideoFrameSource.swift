@@ -1,4 +1,5 @@
 import ScreenCapture
+import ScreenWatchdog
 import ShareCore
 
 /// Something that produces video frames on a thread of its own once started (the synthetic screen,
@@ -10,3 +11,14 @@ public protocol VideoFrameSource: Sendable {
 }
 
 extension SyntheticScreenSource: VideoFrameSource {}
+
+/// A source that counts the frames it handed on (shown as frames captured).
+public protocol FrameCountingSource: Sendable {
+    var frameCount: Int { get }
+}
+
+extension SyntheticScreenSource: FrameCountingSource {}
+extension ScreenCaptureSource: VideoFrameSource, FrameCountingSource {}
+
+/// The camera director's output: frames from whichever camera is current, one track throughout.
+extension CameraFeed: VideoFrameSource {}

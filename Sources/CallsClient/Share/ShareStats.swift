@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// One second of a share, as the status line says it and `--stats-json` writes it (one JSON
 /// object per line; dotted names like `video.framesEncoded` are nested objects).
@@ -23,6 +24,18 @@ public struct ShareStats: Sendable, Encodable {
         public var fpsEncoded = 0.0
         public var fpsSent = 0.0
         public var encodeErrors = 0
+        /// The send policy (balanced, detail, motion), the frame rate it allows now, and what
+        /// holds the stream back: none, bandwidth or cpu.
+        public var policy = ""
+        public var fpsAllowed = 0
+        public var limitedBy = "none"
+        public var framesSkipped = 0
+        public var framesRepeated = 0
+        public var encodersMade = 0
+        public var encodeMs = 0.0
+        /// Keyframes sent in answer to PLI/FIR, and the slowest answer (request to last packet out).
+        public var keyframeResponses = 0
+        public var keyframeResponseMaxMs: Double?
     }
 
     public struct Audio: Sendable, Encodable {
@@ -53,22 +66,33 @@ public struct ShareStats: Sendable, Encodable {
     public var video = Video()
     public var audio: Audio?
     public var connection = Connection()
+    /// What the screen watchdog is doing (`watchdog.state`, `watchdog.rung`, `watchdog.lastStep`),
+    /// when one runs.
+    public var watchdog: WatchdogStatus?
 
     public init() {}
 
-    /// `Screen: 1280×720 at 30 fps, 2.1 Mbit/s, direct (H264 x264)` and a second line of counters.
+    /// `Screen: 1920×1080 at 8 fps, limited by bandwidth, 1.2 Mbit/s, direct (H264 x264)` and a
+    /// second line of counters.
     public var statusLines: [String] {
-        let rate = video.bitrateKbps >= 1000 ? String(format: "%.1f Mbit/s", Double(video.bitrateKbps) / 1000)
-                                             : "\(video.bitrateKbps) kbit/s"
+        let rate = Self.rate(kbps: video.bitrateKbps)
         let path = connection.state != "connected" ? connection.state : connection.relayed ? "relayed" : "direct"
-        let first = "Screen: \(video.width)×\(video.height) at \(Int(video.fpsSent.rounded())) fps, \(rate), \(path) (\(video.codec) \(video.encoder))"
+        let limit = video.limitedBy == "none" || video.limitedBy.isEmpty ? "" : "limited by \(video.limitedBy), "
+        let first = "Screen: \(video.width)×\(video.height) at \(Int(video.fpsSent.rounded())) fps, \(limit)\(rate), "
+            + "\(path) (\(video.codec) \(video.encoder))"
         var second = String(format: "  encoded %.0f fps, sent %.0f fps, keyframes %d made / %d asked",
                             video.fpsEncoded, video.fpsSent, video.keyframes, video.keyframeRequests)
+        if !video.policy.isEmpty { second += ", \(video.policy), target \(Self.rate(kbps: video.targetKbps))" }
         if let rtt = connection.rttMs { second += String(format: ", rtt %.0f ms", rtt) }
         if let loss = connection.fractionLost { second += String(format: ", loss %.1f%%", loss * 100) }
         if video.nacksReceived > 0 { second += ", NACKs \(video.nacksReceived), RTX \(video.rtxSent)" }
         if let audio { second += String(format: ", audio %.0f dBFS", audio.levelDbfs) }
+        if let watchdog { second += ", " + watchdog.statusText(now: t) }
         return [first, second]
+    }
+
+    static func rate(kbps: Int) -> String {
+        kbps >= 1000 ? String(format: "%.1f Mbit/s", Double(kbps) / 1000) : "\(kbps) kbit/s"
     }
 
     public func jsonLine() -> String {

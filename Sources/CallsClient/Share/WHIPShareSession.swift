@@ -3,6 +3,7 @@ import GLibLoop
 import SDPWire
 import ScreenCapture
 import ShareCore
+import ScreenWatchdog
 import VideoSend
 
 /// `sharectl share --whip URL`: one call leg to a WHIP endpoint (RFC 9725), a thin user of
@@ -21,8 +22,15 @@ public actor WHIPShareSession {
         public var width = 1920
         public var height = 1080
         public var framesPerSecond = 30
-        public var bitrate = 2_500_000
+        /// The most the screen may use; congestion control sets the target below it.
+        public var bitrate = 4_000_000
+        public var policy = ScreenSendPolicy.balanced
+        /// H.264 through this hardware encoder rather than x264.
+        public var hardwareEncoder: LibavH264Encoder.Backend?
         public var audio = true
+        /// Run the screen watchdog (restart a silent capture; keyframe, then a fresh encoder, for a
+        /// screen that goes in but does not come out).
+        public var watchdog = true
         public var loopbackOnly = false
         /// Connect only through TURN relays (to test a relay path, or where direct is not allowed).
         public var relayOnly = false
@@ -30,6 +38,18 @@ public actor WHIPShareSession {
         public var stunServer: ICEAgent.STUNServer?
         public var turnServers: [ICEAgent.TURNServer] = []
         public var connectTimeout: Duration = .seconds(20)
+        /// The video to send (nil: the synthetic screen at `width`×`height`, `framesPerSecond`).
+        public var videoSource: (any VideoFrameSource)?
+        /// The GLib loop to run on when the caller already has one (the portal's GDBus runs on it);
+        /// nil: the session starts its own. The caller stops a loop it gave.
+        public var loop: GLibLoop?
+        /// Send the synthetic screen (false: the camera alone).
+        public var screen = true
+        /// The camera (the camera director's feed) sent instead of the screen when `screen` is false.
+        /// (Beside a screen it needs a second video section, which PeerConnection does not write yet.)
+        public var camera: (any VideoFrameSource)?
+        /// The camera's frames so far, for the figures of a camera-only share.
+        public var cameraFrameCount: (@Sendable () -> Int)?
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
             self.endpoint = endpoint
@@ -51,9 +71,11 @@ public actor WHIPShareSession {
     /// What exists while the share runs.
     private struct Running {
         let loop: GLibLoop
+        /// The screen as the watchdog sees it (nil for a camera alone).
+        let screen: SupervisedSource?
         let connection: PeerConnection
         let whip: WHIPClient
-        let source: SyntheticScreenSource
+        let source: (any VideoFrameSource)?
         let video: Transceiver
         let startedMicros: Int64
     }
@@ -66,12 +88,41 @@ public actor WHIPShareSession {
     /// Connects and starts sending. Throws a one-line reason when the share cannot start; anything
     /// started by then is taken down again.
     public func start() async throws {
-        let loop = GLibLoop(name: "glib")
+        let loop = options.loop ?? GLibLoop(name: "glib")
         do {
             running = try await connect(loop: loop)
         } catch {
-            loop.stop()
+            if options.loop == nil { loop.stop() }
             throw error
+        }
+        if options.watchdog, let running, let screen = running.screen {
+            let link = ShareWatchdogLink(connection: running.connection, video: running.video, source: screen, logger: logger)
+            let dog = ScreenWatchdog(probe: link, effector: link, logger: logger, origin: .now)
+            watchdog = dog
+            watchdogTask = Task { try? await dog.run() }
+        }
+    }
+
+    private var watchdog: ScreenWatchdog<ContinuousClock>?
+    private var watchdogTask: Task<Void, Never>?
+
+    /// Fault injection for drills and tests (off unless asked for): `capture` stalls the screen's
+    /// frames on their way to the encoder until the capture is restarted; `encoder` makes the
+    /// encoder take frames and produce nothing until a fresh one is made.
+    public func injectFault(_ fault: String) -> String {
+        guard let running else { return "no share is running" }
+        switch fault {
+        case "capture-stall":
+            guard let screen = running.screen else { return "this share has no screen capture" }
+            screen.injectStall()
+            logger.notice("fault injected: the screen capture stops delivering")
+            return "Fault: the screen capture stops delivering frames"
+        case "encoder-stall":
+            guard let encoder = running.video.media?.encoder else { return "this share has no video encoder" }
+            encoder.injectStall()
+            return "Fault: the encoder stops producing"
+        default:
+            return "unknown fault '\(fault)' (capture-stall, encoder-stall)"
         }
     }
 
@@ -168,17 +219,25 @@ public actor WHIPShareSession {
             throw Failure(description: "WHIP: \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
-        let source = SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond)
-        if video.negotiated?.direction.sends == true {
+        let screen: SupervisedSource? = options.screen
+            ? SupervisedSource(options.videoSource
+                ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond))
+            : nil
+        let source = screen ?? options.camera
+        if video.negotiated?.direction.sends == true, let source {
+            // A screen goes out under its send policy; a camera alone is a camera (640-ish, 1280 at most).
             try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
-                                                   framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+                                                   framesPerSecond: options.framesPerSecond,
+                                                   maxLongSide: screen != nil ? 1920 : 1280,
+                                                   policy: options.policy, content: screen != nil ? .screen : .camera,
+                                                   hardwareEncoder: options.hardwareEncoder)
         }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
-        return Running(loop: loop, connection: connection, whip: whip, source: source, video: video,
+        return Running(loop: loop, screen: screen, connection: connection, whip: whip, source: source, video: video,
                        startedMicros: Clocks.monotonicMicros())
     }
 
@@ -198,7 +257,8 @@ public actor WHIPShareSession {
             stats.video.encoder = encoder
             stats.video.width = sent.width
             stats.video.height = sent.height
-            stats.video.framesCaptured = running.source.frameCount
+            stats.video.framesCaptured = (running.source as? any FrameCountingSource)?.frameCount
+                ?? options.cameraFrameCount?() ?? 0
             stats.video.framesEncoded = sent.framesEncoded
             stats.video.framesSent = sent.framesSent
             stats.video.keyframes = sent.keyframesEncoded
@@ -209,7 +269,16 @@ public actor WHIPShareSession {
             stats.video.rtxSent = sent.rtxPackets
             stats.video.packetsSent = sent.packets
             stats.video.encodeErrors = sent.encodeErrors
-            stats.video.targetKbps = options.bitrate / 1000
+            stats.video.targetKbps = sent.targetBitrate / 1000
+            stats.video.policy = sent.policy ?? ""
+            stats.video.fpsAllowed = sent.allowedFrameRate
+            stats.video.limitedBy = sent.limitedBy ?? "none"
+            stats.video.framesSkipped = sent.framesSkipped
+            stats.video.framesRepeated = sent.framesRepeated
+            stats.video.encodersMade = sent.encodersMade
+            stats.video.encodeMs = (sent.encodeMs * 10).rounded() / 10
+            stats.video.keyframeResponses = sent.keyframeResponses
+            stats.video.keyframeResponseMaxMs = sent.keyframeResponseMaxMs.map { ($0 * 10).rounded() / 10 }
             stats.video.bitrateKbps = Int(Double(sent.bytes - previousVideoBytes) * 8 / elapsed / 1000)
             previousVideoBytes = sent.bytes
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
@@ -224,6 +293,7 @@ public actor WHIPShareSession {
             previousAudioBytes = sent.bytes
             stats.audio = audio
         }
+        stats.watchdog = watchdog?.status
         let t = figures.transport
         stats.connection.state = t.state.description
         stats.connection.ice = t.iceState
@@ -240,17 +310,33 @@ public actor WHIPShareSession {
         return stats
     }
 
+    /// Changes the screen's send policy from its next frame, with no renegotiation.
+    public func setPolicy(_ policy: ScreenSendPolicy) async {
+        guard let running else { return }
+        await running.connection.setPolicy(policy, on: running.video)
+        logger.notice("send policy: \(policy.label)", ["video.policy": policy.rawValue])
+    }
+
+    /// Asks for a keyframe now (as a receiver's PLI would).
+    public func requestKeyframe() async {
+        guard let running else { return }
+        await running.connection.requestKeyframe(on: running.video)
+    }
+
     /// True while the connection is up (it fails when consent is lost or DTLS closes).
     public var isConnected: Bool { running?.connection.state == .connected }
     public var connectionState: String { running?.connection.state.description ?? "closed" }
 
     /// Stops media, ends the WHIP session with DELETE and closes the connection.
     public func stop() async {
+        watchdogTask?.cancel()
+        await watchdogTask?.value
+        watchdogTask = nil
         guard let running else { return }
         self.running = nil
         await running.connection.stopSending()
         await running.whip.stop()
         await running.connection.close()
-        running.loop.stop()
+        if options.loop == nil { running.loop.stop() }
     }
 }

@@ -400,7 +400,9 @@
       }
       if (audio) {
         const energy = audio.totalAudioEnergy || 0;
-        if (this.energy.last !== null && energy - this.energy.last > 1e-7) this.energy.heardAt = now;
+        if ((this.energy.last !== null && energy - this.energy.last > 1e-7) || (audio.audioLevel || 0) > 0.001) {
+          this.energy.heardAt = now;
+        }
         this.energy.last = energy;
         this.info.audio = { energy, level: audio.audioLevel || 0, hearing: now - this.energy.heardAt < HEARD_MS,
                             samples: audio.totalSamplesReceived || 0 };
@@ -552,6 +554,15 @@
       holdUntil = Date.now() + ms;
       note('cut', { ms });
       if (socket) socket.close(4001, 'cut for a test');
+    },
+    // Stop (true) or restart (false) sending our screen's frames without renegotiating, as a
+    // wedged sender would: receivers must report screenStalled after 4 s.
+    async holdScreen(hold) {
+      const track = screenStream && screenStream.getVideoTracks()[0];
+      for (const peer of peers.values()) {
+        if (peer.screenTx) await peer.screenTx.sender.replaceTrack(hold ? null : track);
+      }
+      note('screen-held', { hold });
     },
   };
 

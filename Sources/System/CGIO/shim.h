@@ -1,2 +1,3 @@
 #pragma once
 #include <gio/gio.h>
+#include <gio/gunixfdlist.h>

@@ -3,7 +3,7 @@ public struct EncodedFrame: Hashable, Sendable {
     /// H.264: an Annex-B access unit; VP8: one VP8 frame.
     public var bytes: [UInt8]
     public var isKeyframe: Bool
-    /// The presentation index the frame was submitted with.
+    /// The timestamp the frame was submitted with (90 kHz).
     public var frameIndex: Int64
 
     public init(bytes: [UInt8], isKeyframe: Bool, frameIndex: Int64) {

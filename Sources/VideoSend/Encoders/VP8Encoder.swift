@@ -5,8 +5,10 @@ internal import CVPX
 /// A VP8 encoder for real-time sending, over libvpx.
 ///
 /// Set up the way WebRTC senders run it: one pass, realtime deadline, constant bitrate with no
-/// frame dropping, error-resilient mode (so a lost frame spoils less), no lag. Not thread-safe:
-/// one encoder belongs to one encoding thread.
+/// frame dropping, error-resilient mode (so a lost frame spoils less), no lag; screen-content mode
+/// for screens. Frames carry their capture times (90 kHz time base), so the rate control spends the
+/// target over real time; the bitrate changes on the fly (`setBitrate`). Not thread-safe: one
+/// encoder belongs to one encoding thread.
 public final class VP8Encoder {
     public struct Configuration: Hashable, Sendable {
         public var width: Int
@@ -17,8 +19,11 @@ public final class VP8Encoder {
         /// At most this many frames between keyframes.
         public var keyframeInterval: Int
         public var threads: Int
-        /// libvpx's speed for realtime (4–16): higher is faster and coarser.
+        /// libvpx's speed for realtime (4–16): higher is faster and coarser. `make bench` measures
+        /// them on the machine at hand; 8 keeps 1080p screen content above 30 fps on two cores.
         public var speed: Int
+        /// Screen content (text, sharp edges, long still stretches) rather than a camera.
+        public var screenContent = false
 
         public init(width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
                     keyframeInterval: Int = 300, threads: Int = 1, speed: Int = 8) {
@@ -32,10 +37,13 @@ public final class VP8Encoder {
         }
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     /// libvpx keeps pointers into the context, so it lives at a fixed address.
     private let context: UnsafeMutablePointer<vpx_codec_ctx_t>
+    /// The configuration libvpx runs with, changed in place for a new bitrate.
+    private var settings: vpx_codec_enc_cfg_t
     private var nextFrameIndex: Int64 = 0
+    private var lastPTS: Int64?
     private var keyframeRequested = false
 
     public init(_ configuration: Configuration) throws(EncoderError) {
@@ -53,7 +61,7 @@ public final class VP8Encoder {
         }
         cfg.g_w = UInt32(c.width)
         cfg.g_h = UInt32(c.height)
-        cfg.g_timebase = vpx_rational(num: 1, den: Int32(c.frameRate))
+        cfg.g_timebase = vpx_rational(num: 1, den: 90_000)
         cfg.g_threads = UInt32(c.threads)
         cfg.g_pass = VPX_RC_ONE_PASS
         cfg.g_lag_in_frames = 0
@@ -84,6 +92,8 @@ public final class VP8Encoder {
             (VP8E_SET_STATIC_THRESHOLD, 1),
             (VP8E_SET_TOKEN_PARTITIONS, 0),
             (VP8E_SET_MAX_INTRA_BITRATE_PCT, 900),
+            // 1: screen content (libwebrtc's choice for screenshare); 0: a camera.
+            (VP8E_SET_SCREEN_CONTENT_MODE, c.screenContent ? 1 : 0),
         ]
         for (control, value) in controls {
             let result = CShareVPX_control_int(context, Int32(control.rawValue), value)
@@ -95,6 +105,7 @@ public final class VP8Encoder {
         }
         self.configuration = c
         self.context = context
+        self.settings = cfg
     }
 
     deinit {
@@ -105,12 +116,36 @@ public final class VP8Encoder {
     /// Makes the next encoded frame a keyframe.
     public func forceKeyframe() { keyframeRequested = true }
 
-    /// Encodes one frame. Returns nil if libvpx produced no frame for it.
+    /// A new target bitrate from the next frame on (no keyframe, no new encoder). The frame rate
+    /// needs no telling: libvpx reads it from the timestamps.
+    public func setRate(bitrate: Int, frameRate: Int) throws(EncoderError) {
+        guard bitrate >= 1000 else { throw EncoderError(codec: "vp8", "bitrate \(bitrate) is below 1 kbit/s") }
+        guard bitrate != configuration.bitrate else { return }
+        settings.rc_target_bitrate = UInt32(bitrate / 1000)
+        let result = vpx_codec_enc_config_set(context, &settings)
+        guard result == VPX_CODEC_OK else {
+            throw EncoderError(codec: "vp8", "vpx_codec_enc_config_set refused \(bitrate / 1000) kbit/s: \(Self.message(result))")
+        }
+        configuration.bitrate = bitrate
+    }
+
+    /// Encodes one frame as the next of a steady `frameRate` stream.
     public func encode(_ frame: I420Frame) throws(EncoderError) -> EncodedFrame? {
+        try encode(frame, timestamp90kHz: nextFrameIndex * 90_000 / Int64(configuration.frameRate))
+    }
+
+    /// Encodes one frame captured at `timestamp90kHz` (later frames later). Returns nil if libvpx
+    /// produced no frame for it.
+    public func encode(_ frame: I420Frame, timestamp90kHz: Int64) throws(EncoderError) -> EncodedFrame? {
         guard frame.width == configuration.width, frame.height == configuration.height else {
             throw EncoderError(codec: "vp8", "frame is \(frame.width)×\(frame.height), encoder is "
                 + "\(configuration.width)×\(configuration.height)")
         }
+        // The frame lasts until the next; the one before us tells how long frames last now.
+        let pts = max(timestamp90kHz, (lastPTS ?? -1) + 1)
+        let nominal = Int64(90_000 / configuration.frameRate)
+        let duration = UInt(clamping: lastPTS.map { min(max(1, pts - $0), 90_000) } ?? nominal)
+        lastPTS = pts
         let flags: vpx_enc_frame_flags_t = keyframeRequested ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
         var y = frame.y, u = frame.u, v = frame.v
         let result = y.withUnsafeMutableBufferPointer { yPlane in
@@ -123,7 +158,7 @@ public final class VP8Encoder {
                     image.planes.1 = uPlane.baseAddress
                     image.planes.2 = vPlane.baseAddress
                     image.stride = (Int32(frame.width), Int32(frame.chromaWidth), Int32(frame.chromaWidth), 0)
-                    return vpx_codec_encode(context, &image, nextFrameIndex, 1, flags, UInt(VPX_DL_REALTIME))
+                    return vpx_codec_encode(context, &image, pts, duration, flags, UInt(VPX_DL_REALTIME))
                 }
             }
         }
@@ -141,7 +176,7 @@ public final class VP8Encoder {
             let bytes = UnsafeRawBufferPointer(start: buffer, count: data.sz)
             let isKey = data.flags & vpx_codec_frame_flags_t(VPX_FRAME_IS_KEY) != 0
             if encoded == nil {
-                encoded = EncodedFrame(bytes: Array(bytes), isKeyframe: isKey, frameIndex: nextFrameIndex)
+                encoded = EncodedFrame(bytes: Array(bytes), isKeyframe: isKey, frameIndex: pts)
             } else {
                 encoded?.bytes.append(contentsOf: bytes)  // partitions output would come in pieces
             }

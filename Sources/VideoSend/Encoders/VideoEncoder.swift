@@ -26,9 +26,14 @@ public protocol VideoEncoder: AnyObject {
     var implementation: String { get }
     var width: Int { get }
     var height: Int { get }
-    func encode(_ frame: I420Frame) throws(EncoderError) -> EncodedFrame?
+    var bitrate: Int { get }
+    /// Encodes a frame captured at `timestamp90kHz`; nil when the encoder produced nothing for it.
+    func encode(_ frame: I420Frame, timestamp90kHz: Int64) throws(EncoderError) -> EncodedFrame?
     /// The next frame out is a keyframe.
     func forceKeyframe()
+    /// A new target, with frames now coming `frameRate` times a second, from the next frame on,
+    /// without a keyframe or a new encoder.
+    func setRate(bitrate: Int, frameRate: Int) throws(EncoderError)
 }
 
 extension X264Encoder: VideoEncoder {
@@ -36,6 +41,7 @@ extension X264Encoder: VideoEncoder {
     public var implementation: String { "x264" }
     public var width: Int { configuration.width }
     public var height: Int { configuration.height }
+    public var bitrate: Int { configuration.bitrate }
 }
 
 extension VP8Encoder: VideoEncoder {
@@ -43,6 +49,12 @@ extension VP8Encoder: VideoEncoder {
     public var implementation: String { "libvpx" }
     public var width: Int { configuration.width }
     public var height: Int { configuration.height }
+    public var bitrate: Int { configuration.bitrate }
+}
+
+/// What a video stream shows, which tunes the encoder (VP8's screen-content mode).
+public enum VideoContent: String, Sendable, Hashable {
+    case screen, camera
 }
 
 /// Makes encoders of one codec at whatever size the pipeline needs.
@@ -50,23 +62,45 @@ public struct VideoEncoderFactory: Sendable {
     public var codec: VideoCodec
     public var frameRate: Int
     public var threads: Int
+    public var content: VideoContent
+    /// H.264 through a hardware encoder (libavcodec) instead of x264.
+    public var hardware: LibavH264Encoder.Backend?
 
-    public init(codec: VideoCodec, frameRate: Int = 30, threads: Int = 0) {
+    public init(codec: VideoCodec, frameRate: Int = 30, threads: Int = 0, content: VideoContent = .screen,
+                hardware: LibavH264Encoder.Backend? = nil) {
         self.codec = codec
         self.frameRate = frameRate
         self.threads = threads
+        self.content = content
+        self.hardware = hardware
     }
+
+    /// The library doing the work, for the status line.
+    public var implementation: String {
+        switch codec {
+        case .h264: hardware?.implementation ?? "x264"
+        case .vp8: "libvpx"
+        }
+    }
+
+    /// Threads for one encoder: the machine's cores, at most four (more only adds latency at
+    /// these sizes).
+    public var threadCount: Int { threads > 0 ? threads : min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     public func make(width: Int, height: Int, bitrate: Int) throws(EncoderError) -> any VideoEncoder {
         switch codec {
         case .h264:
+            if let hardware {
+                return try LibavH264Encoder(.init(backend: hardware, width: width, height: height, frameRate: frameRate,
+                                                  bitrate: bitrate, keyframeInterval: frameRate * 10))
+            }
             return try X264Encoder(.init(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
-                                         keyframeInterval: frameRate * 10, threads: threads))
+                                         keyframeInterval: frameRate * 10, threads: threadCount))
         case .vp8:
-            // libvpx wants an explicit thread count: the machine's cores, at most four.
-            let vpxThreads = threads > 0 ? threads : min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))
-            return try VP8Encoder(.init(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
-                                        keyframeInterval: frameRate * 10, threads: vpxThreads))
+            var configuration = VP8Encoder.Configuration(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
+                                                         keyframeInterval: frameRate * 10, threads: threadCount)
+            configuration.screenContent = content == .screen
+            return try VP8Encoder(configuration)
         }
     }
 }

@@ -7,7 +7,14 @@ internal import CX264
 /// Set up the way WebRTC peers expect: constrained baseline profile (main on request, never
 /// high), the zerolatency tune (no lookahead, no frame delay), no B-frames, and SPS/PPS repeated
 /// before every keyframe (`b_repeat_headers`), so each keyframe can be decoded on its own. Output
-/// is Annex-B. Not thread-safe: one encoder belongs to one encoding thread.
+/// is Annex-B. Average bitrate with a VBV of `vbvSeconds` holds the target on a constrained link.
+///
+/// x264's rate control spends `bitrate / fps` on each frame. Its variable-frame-rate mode would
+/// read real timestamps instead, but holds every frame back by one to learn its duration (a second
+/// of latency at 1 fps), so the encoder runs at its nominal rate and `setRate(bitrate:frameRate:)`
+/// scales the budget by how many frames actually come: the same bits per frame as the true rate.
+/// Bitrate and frame-rate changes reach the running encoder (x264_encoder_reconfig) without a
+/// keyframe. Not thread-safe: one encoder belongs to one encoding thread.
 public final class X264Encoder {
     public enum Profile: String, Hashable, Sendable {
         /// Baseline with constraint_set1 (`42e0xx`): what every WebRTC peer decodes.
@@ -27,6 +34,9 @@ public final class X264Encoder {
         public var keyframeInterval: Int
         /// Encoding threads (slices); 0 lets x264 choose.
         public var threads: Int
+        /// The VBV buffer in seconds of the target: smaller holds the rate tighter on a link, at
+        /// the cost of quality on sudden change.
+        public var vbvSeconds: Double = 0.5
 
         public init(width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
                     profile: Profile = .constrainedBaseline, keyframeInterval: Int = 300, threads: Int = 0) {
@@ -40,10 +50,20 @@ public final class X264Encoder {
         }
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     private let handle: OpaquePointer
     private var nextFrameIndex: Int64 = 0
     private var keyframeRequested = false
+    /// Frames a second actually given to the encoder (the policy's rate).
+    public private(set) var actualFrameRate: Int
+
+    /// Average bitrate, its VBV ceiling and buffer, in x264's kbit/s.
+    private static func applyRate(_ bitrate: Int, vbvSeconds: Double, to param: inout x264_param_t) {
+        let kbps = Int32(clamping: max(1, bitrate / 1000))
+        param.rc.i_bitrate = kbps
+        param.rc.i_vbv_max_bitrate = kbps
+        param.rc.i_vbv_buffer_size = max(1, Int32(Double(kbps) * vbvSeconds))
+    }
 
     public init(_ configuration: Configuration) throws(EncoderError) {
         let c = configuration
@@ -72,11 +92,8 @@ public final class X264Encoder {
         param.b_repeat_headers = 1
         param.b_annexb = 1
         param.b_aud = 0
-        let kbps = Int32(clamping: c.bitrate / 1000)
         param.rc.i_rc_method = X264_RC_ABR
-        param.rc.i_bitrate = kbps
-        param.rc.i_vbv_max_bitrate = kbps
-        param.rc.i_vbv_buffer_size = kbps  // one second
+        Self.applyRate(c.bitrate, vbvSeconds: c.vbvSeconds, to: &param)
         guard x264_param_apply_profile(&param, c.profile.rawValue) == 0 else {
             throw EncoderError(codec: "x264", "profile \(c.profile.rawValue) refused")
         }
@@ -85,6 +102,7 @@ public final class X264Encoder {
         }
         self.configuration = c
         self.handle = handle
+        self.actualFrameRate = c.frameRate
     }
 
     deinit { x264_encoder_close(handle) }
@@ -92,8 +110,33 @@ public final class X264Encoder {
     /// Makes the next encoded frame an IDR keyframe (with its SPS and PPS).
     public func forceKeyframe() { keyframeRequested = true }
 
-    /// Encodes one frame. Returns nil only if x264 holds the frame back, which zerolatency does not do.
+    /// A new target bitrate, with frames now coming `frameRate` times a second, from the next
+    /// frame on (no keyframe, no new encoder).
+    public func setRate(bitrate: Int, frameRate: Int) throws(EncoderError) {
+        guard bitrate >= 1000, frameRate >= 1 else {
+            throw EncoderError(codec: "x264", "bitrate \(bitrate) below 1 kbit/s or frame rate \(frameRate) below 1")
+        }
+        let rate = min(frameRate, configuration.frameRate)
+        guard bitrate != configuration.bitrate || rate != actualFrameRate else { return }
+        var param = x264_param_t()
+        x264_encoder_parameters(handle, &param)
+        let budget = bitrate * configuration.frameRate / rate
+        Self.applyRate(budget, vbvSeconds: configuration.vbvSeconds, to: &param)
+        let result = x264_encoder_reconfig(handle, &param)
+        guard result == 0 else { throw EncoderError(codec: "x264", "x264_encoder_reconfig refused \(bitrate / 1000) kbit/s (\(result))") }
+        configuration.bitrate = bitrate
+        actualFrameRate = rate
+    }
+
+    /// Encodes one frame as the next of the stream.
     public func encode(_ frame: I420Frame) throws(EncoderError) -> EncodedFrame? {
+        try encode(frame, timestamp90kHz: nextFrameIndex * 90_000 / Int64(configuration.frameRate))
+    }
+
+    /// Encodes one frame. The timestamp is the caller's (it goes with the output); x264 counts
+    /// frames at its nominal rate. Returns nil only if x264 holds the frame back, which zerolatency
+    /// does not do.
+    public func encode(_ frame: I420Frame, timestamp90kHz: Int64) throws(EncoderError) -> EncodedFrame? {
         guard frame.width == configuration.width, frame.height == configuration.height else {
             throw EncoderError(codec: "x264", "frame is \(frame.width)×\(frame.height), encoder is "
                 + "\(configuration.width)×\(configuration.height)")
@@ -121,7 +164,11 @@ public final class X264Encoder {
         guard size >= 0 else { throw EncoderError(codec: "x264", "x264_encoder_encode failed (\(size))") }
         keyframeRequested = false
         nextFrameIndex += 1
-        return Self.frame(nals: nals, size: size, output: output)
+        return Self.frame(nals: nals, size: size, output: output).map { frame in
+            var stamped = frame
+            stamped.frameIndex = timestamp90kHz
+            return stamped
+        }
     }
 
     /// Frames x264 still holds (none with zerolatency), after the last `encode`.

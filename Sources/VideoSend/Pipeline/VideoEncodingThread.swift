@@ -3,36 +3,59 @@ import ScreenCapture
 import ShareCore
 import Synchronization
 
-/// The encoder's own thread: takes the newest frames from a `FrameQueue`, converts and scales them
-/// to I420 at the size the pipeline wants (long side at most `maxLongSide`), encodes them, and hands
-/// each encoded frame on with its capture time. Keyframe requests and bitrate changes arrive from
-/// other threads as flags it reads before each frame; it never blocks anyone but itself.
+/// The encoder's own thread: takes the newest frames from a `FrameQueue`, lets through as many as
+/// the send policy's frame rate allows, converts and scales them to I420 at the size the policy
+/// chose (`SendShaper`), encodes them, and hands each encoded frame on with its capture time.
+///
+/// Keyframe requests, the target bitrate (congestion control), the policy and fresh-encoder
+/// requests arrive from other threads as values it reads before each frame; it never blocks anyone
+/// but itself. A bitrate change reaches the running encoder without a keyframe; only a new size
+/// makes a new encoder. While the source is still (no frame for a second) the last frame is
+/// encoded again once a second, so a receiver that asks for a keyframe gets one.
 public final class VideoEncodingThread: Sendable {
     public struct Settings: Sendable {
         public var factory: VideoEncoderFactory
+        /// The most this stream may use; congestion control sets targets below it.
         public var bitrate: Int
         public var maxLongSide: Int
+        public var policy: ScreenSendPolicy
 
-        public init(factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920) {
+        public init(factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
+                    policy: ScreenSendPolicy = .balanced) {
             self.factory = factory
             self.bitrate = bitrate
             self.maxLongSide = maxLongSide
+            self.policy = policy
         }
     }
 
     public struct Counters: Sendable, Equatable {
         public var framesIn = 0
+        /// Frames the policy's frame rate left out.
+        public var framesSkipped = 0
+        /// Still frames encoded again (a second without a new one).
+        public var framesRepeated = 0
         public var framesEncoded = 0
         public var keyframes = 0
         public var keyframeRequests = 0
         public var bytesEncoded = 0
         public var errors = 0
+        public var encodersMade = 0
         public var width = 0
         public var height = 0
+        /// The frame rate the policy allows now.
+        public var frameRate = 0
+        public var targetBitrate = 0
+        public var policy = ScreenSendPolicy.balanced
+        public var limit = SendLimit.none
+        /// Smoothed cost of one frame (convert, scale, encode) in microseconds.
+        public var encodeMicros = 0.0
         public var lastError: String?
     }
 
     public typealias Output = @Sendable (EncodedFrame, _ captureMicros: Int64) -> Void
+
+    public static let repeatInterval: Int64 = 1_000_000
 
     private let queue: FrameQueue
     private let output: Output
@@ -46,8 +69,14 @@ public final class VideoEncodingThread: Sendable {
 
     private struct Control {
         var settings: Settings
+        var target: Int
         var keyframeWanted = false
         var rebuild = false
+        /// A fresh encoder at a reduced scale until this time (the watchdog's second rung).
+        var reducedScale: (scale: Double, untilMicros: Int64)?
+        /// Fault injection (drills and tests): frames are taken but nothing comes out, as from a
+        /// wedged encoder, until a fresh encoder is made.
+        var stalled = false
     }
 
     public init(queue: FrameQueue, settings: Settings, logger: Logger, output: @escaping Output) {
@@ -55,8 +84,9 @@ public final class VideoEncodingThread: Sendable {
         self.output = output
         self.logger = logger
         codec = settings.factory.codec
-        implementation = settings.factory.codec == .h264 ? "x264" : "libvpx"
-        control = Mutex(Control(settings: settings))
+        implementation = settings.factory.implementation
+        control = Mutex(Control(settings: settings, target: settings.bitrate))
+        stats.withLock { $0.policy = settings.policy; $0.targetBitrate = settings.bitrate }
     }
 
     public func start() {
@@ -79,51 +109,139 @@ public final class VideoEncodingThread: Sendable {
         stats.withLock { $0.keyframeRequests += 1 }
     }
 
+    /// The target from congestion control (capped at the stream's maximum). Applied to the running
+    /// encoder from the next frame, with no keyframe.
     public func setBitrate(_ bitsPerSecond: Int) {
+        control.withLock { $0.target = max(10_000, min(bitsPerSecond, $0.settings.bitrate)) }
+    }
+
+    /// The stream's maximum (and the target, if above it).
+    public func setMaxBitrate(_ bitsPerSecond: Int) {
         control.withLock { c in
-            guard c.settings.bitrate != bitsPerSecond else { return }
-            c.settings.bitrate = bitsPerSecond
-            c.rebuild = true
+            c.settings.bitrate = max(10_000, bitsPerSecond)
+            c.target = min(c.target, c.settings.bitrate)
         }
     }
 
-    /// A fresh encoder for the next frame (the watchdog's second rung).
-    public func rebuildEncoder() { control.withLock { $0.rebuild = true } }
+    /// A new policy from the next frame (no renegotiation: only size, rate and bitrate change).
+    public func setPolicy(_ policy: ScreenSendPolicy) {
+        control.withLock { $0.settings.policy = policy }
+    }
+
+    /// A fresh encoder for the next frame (the watchdog's second rung), optionally with the screen
+    /// `scale` of its size until `seconds` have passed.
+    public func rebuildEncoder(scale: Double = 1, forSeconds seconds: Double = 0) {
+        control.withLock { c in
+            c.rebuild = true
+            c.stalled = false
+            c.reducedScale = scale < 1 ? (scale, Clocks.monotonicMicros() + Int64(seconds * 1_000_000)) : nil
+        }
+    }
+
+    /// Fault injection, off unless asked for: the encoder stops producing (frames still go in)
+    /// until a fresh encoder is made — what the watchdog's ladder must notice and repair.
+    public func injectStall() {
+        control.withLock { $0.stalled = true }
+        logger.notice("fault injected: the encoder stops producing", ["video.encoder": implementation])
+    }
 
     public var counters: Counters { stats.withLock { $0 } }
 
     private func run() {
         var encoder: (any VideoEncoder)?
-        var bitrate = 0
+        var shaper = SendShaper(policy: control.withLock { $0.settings.policy })
+        var credit = 1.0
+        var lastAcceptedMicros: Int64?
+        var last: (picture: VideoFrame, captureMicros: Int64, encodedAtMicros: Int64)?
         while running.load(ordering: .acquiring) {
-            guard let frame = queue.take(waitingUpTo: .milliseconds(200), now: Clocks.monotonicMicros) else { continue }
-            stats.withLock { $0.framesIn += 1 }
-            let (settings, keyframe, rebuild) = control.withLock { c in
-                defer { c.keyframeWanted = false; c.rebuild = false }
-                return (c.settings, c.keyframeWanted, c.rebuild)
+            let now = Clocks.monotonicMicros()
+            var frame = queue.take(waitingUpTo: .milliseconds(100), now: Clocks.monotonicMicros)
+            var isRepeat = false
+            if frame == nil {
+                // Still: encode the last frame again once a second, stamped now.
+                guard let held = last, now - held.encodedAtMicros >= Self.repeatInterval else { continue }
+                var again = held.picture
+                again.captureMicros = now
+                frame = again
+                isRepeat = true
             }
+            guard let frame else { continue }
+            let (settings, target, keyframe, rebuild, reduced, stalled) = control.withLock { c in
+                if let r = c.reducedScale, Clocks.monotonicMicros() >= r.untilMicros { c.reducedScale = nil; c.rebuild = true }
+                // A stalled encoder keeps its pending requests: they are what it fails to answer.
+                guard !c.stalled else { return (c.settings, c.target, false, false, c.reducedScale?.scale, true) }
+                defer { c.keyframeWanted = false; c.rebuild = false }
+                return (c.settings, c.target, c.keyframeWanted, c.rebuild, c.reducedScale?.scale, false)
+            }
+            if stalled {
+                if !isRepeat { stats.withLock { $0.framesIn += 1 } }
+                continue
+            }
+            shaper.setPolicy(settings.policy)
+            let sourceLong = max(frame.width, frame.height)
+            let fittedLong = min(sourceLong, settings.maxLongSide)
+            let sourceWidth = sourceLong > fittedLong ? frame.width * fittedLong / sourceLong : frame.width
+            let sourceHeight = sourceLong > fittedLong ? frame.height * fittedLong / sourceLong : frame.height
+            var decision = shaper.update(now: ContinuousClock.now, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
+                                         targetBitrate: target, maxFrameRate: settings.factory.frameRate)
+            if let reduced {
+                decision.shape.width = max(2, Int(Double(decision.shape.width) * reduced) & ~1)
+                decision.shape.height = max(2, Int(Double(decision.shape.height) * reduced) & ~1)
+            }
+            if !isRepeat {
+                stats.withLock { $0.framesIn += 1 }
+                // Let frames through at the policy's rate: a credit of frames that fills with time.
+                if let previous = lastAcceptedMicros {
+                    credit = min(2, credit + Double(frame.captureMicros - previous) * Double(decision.shape.frameRate) / 1_000_000)
+                }
+                lastAcceptedMicros = frame.captureMicros
+                guard credit >= 1 || keyframe else {
+                    stats.withLock { $0.framesSkipped += 1 }
+                    continue
+                }
+                credit = max(0, credit - 1)
+            }
+            var began = Clocks.monotonicMicros()
             do {
-                let (width, height) = Self.size(for: frame, maxLongSide: settings.maxLongSide)
-                var picture = try FrameConverter.toI420(frame)
-                if picture.width != width || picture.height != height {
-                    picture = try FrameConverter.scaleI420(picture, width: width, height: height)
+                let (width, height) = (decision.shape.width, decision.shape.height)
+                var picture: VideoFrame
+                if isRepeat, let held = last, held.picture.width == width, held.picture.height == height {
+                    picture = held.picture
+                } else {
+                    picture = try FrameConverter.toI420(frame)
+                    if picture.width != width || picture.height != height {
+                        picture = try FrameConverter.scaleI420(picture, width: width, height: height)
+                    }
                 }
                 guard let i420 = I420Frame(picture) else { throw EncoderError(codec: codec.rawValue, "conversion gave no I420 picture") }
-                if rebuild || encoder == nil || encoder?.width != width || encoder?.height != height || bitrate != settings.bitrate {
-                    encoder = try settings.factory.make(width: width, height: height, bitrate: settings.bitrate)
-                    bitrate = settings.bitrate
+                if rebuild || encoder == nil || encoder?.width != width || encoder?.height != height {
+                    encoder = try settings.factory.make(width: width, height: height, bitrate: target)
+                    began = Clocks.monotonicMicros()  // making an encoder is not a frame's cost
+                    stats.withLock { $0.encodersMade += 1 }
                     logger.info("encoder ready", ["video.encoder": implementation, "video.size": "\(width)x\(height)",
-                                                  "video.targetKbps": "\(settings.bitrate / 1000)"])
+                                                  "video.targetKbps": "\(target / 1000)", "video.policy": settings.policy.rawValue])
                 }
+                try encoder?.setRate(bitrate: target, frameRate: decision.shape.frameRate)
                 if keyframe { encoder?.forceKeyframe() }
-                guard let encoded = try encoder?.encode(i420) else { continue }
+                guard let encoded = try encoder?.encode(i420, timestamp90kHz: frame.captureMicros * 9 / 100) else { continue }
+                let cost = Clocks.monotonicMicros() - began
+                // Keyframes cost several frames' work and come rarely: they would skew the measure.
+                if !encoded.isKeyframe { shaper.measured(encodeMicros: cost, width: width, height: height) }
+                let frameRate = decision.shape.frameRate
                 stats.withLock { s in
                     s.framesEncoded += 1
+                    if isRepeat { s.framesRepeated += 1 }
                     s.bytesEncoded += encoded.bytes.count
                     if encoded.isKeyframe { s.keyframes += 1 }
                     s.width = width
                     s.height = height
+                    s.frameRate = frameRate
+                    s.targetBitrate = target
+                    s.policy = settings.policy
+                    s.limit = decision.limit
+                    s.encodeMicros = s.encodeMicros == 0 ? Double(cost) : s.encodeMicros * 0.9 + Double(cost) * 0.1
                 }
+                last = (picture, frame.captureMicros, Clocks.monotonicMicros())
                 output(encoded, frame.captureMicros)
             } catch {
                 stats.withLock { $0.errors += 1; $0.lastError = "\(error)" }
@@ -136,9 +254,6 @@ public final class VideoEncodingThread: Sendable {
 
     /// The frame's size fitted inside `maxLongSide`, kept even for 4:2:0.
     static func size(for frame: VideoFrame, maxLongSide: Int) -> (Int, Int) {
-        let long = max(frame.width, frame.height)
-        guard long > maxLongSide else { return (frame.width & ~1, frame.height & ~1) }
-        let scale = Double(maxLongSide) / Double(long)
-        return (Int(Double(frame.width) * scale) & ~1, Int(Double(frame.height) * scale) & ~1)
+        SendShaper.fit(width: frame.width, height: frame.height, longSide: maxLongSide)
     }
 }

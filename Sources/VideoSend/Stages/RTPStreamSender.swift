@@ -2,14 +2,6 @@ import RTPWire
 import ShareCore
 import Synchronization
 
-/// Transport-wide sequence numbers (draft-holmer-rmcat-transport-wide-cc-extensions-01) are
-/// counted across every stream of one transport, so the streams share one counter.
-public final class TransportSequenceCounter: Sendable {
-    private let next = Atomic<UInt16>(0)
-    public init() {}
-    public func take() -> UInt16 { next.wrappingAdd(1, ordering: .relaxed).oldValue }
-}
-
 /// The header extensions a stream stamps, by the ids the remote description gave them.
 public struct SendExtensions: Sendable, Hashable {
     public var mid: (id: UInt8, value: String)?
@@ -32,12 +24,14 @@ public struct SendExtensions: Sendable, Hashable {
     }
 }
 
-/// One outgoing RTP stream: turns payload units into packets (sequence numbers, timestamp, SSRC,
-/// header extensions), keeps them for retransmission, hands them to the transport, answers NACKs
-/// on the RTX stream, and writes its sender reports. The stages compose in that order:
+/// One outgoing RTP stream: turns payload units into packets (sequence numbers, timestamp, SSRC),
+/// keeps them for retransmission, hands them to the next stage, answers NACKs on the RTX stream,
+/// and writes its sender reports. The stages compose in that order:
 ///
-///     payload units → number and stamp → history → output (SRTP and ICE)
-///                                           ↑ NACK → RTX wrap → output
+///     payload units → number → history → writer (pacer → transport stamp → SRTP and ICE)
+///                                ↑ NACK → RTX wrap → writer (ahead of video in the pacer)
+///
+/// Counters count packets the writer accepted (a pacer queues them; it refuses only when full).
 ///
 /// Safe from any thread: the media thread sends, the RTCP thread asks for retransmissions and
 /// reports; each takes the lock briefly. No clock is read here: callers pass `nowMicros`.
@@ -85,19 +79,25 @@ public final class RTPStreamSender: Sendable {
 
     public let configuration: Configuration
     public let history: RetransmissionHistory
-    private let transportSequence: TransportSequenceCounter?
-    private let output: @Sendable ([UInt8]) -> Bool
+    private let writer: PacketWriter
     private let state: Mutex<State>
 
-    /// `output` takes a serialized RTP packet and says whether it left (SRTP and ICE).
-    public init(configuration: Configuration, transportSequence: TransportSequenceCounter?,
-                firstSequence: UInt16 = .random(in: 0...0x7FFF), output: @escaping @Sendable ([UInt8]) -> Bool) {
+    /// `writer` is the next send stage (a pacer, or the transport stamp directly).
+    public init(configuration: Configuration, firstSequence: UInt16 = .random(in: 0...0x7FFF), writer: @escaping PacketWriter) {
         self.configuration = configuration
-        self.transportSequence = transportSequence
-        self.output = output
+        self.writer = writer
         history = RetransmissionHistory()
         state = Mutex(State(sequence: firstSequence, rtxSequence: .random(in: 0...0x7FFF)))
     }
+
+    /// Unpaced: packets are stamped and written to `output` (serialized RTP; SRTP and ICE) at once.
+    public convenience init(configuration: Configuration, transportSequence: TransportSequenceCounter?,
+                            firstSequence: UInt16 = .random(in: 0...0x7FFF), output: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.init(configuration: configuration, firstSequence: firstSequence,
+                  writer: TransportStamp.writer(sequence: transportSequence, next: output))
+    }
+
+    private var priority: Pacer<OutgoingPacket>.Priority { configuration.keepsHistory ? .video : .audio }
 
     /// Sends one frame's payload units with `timestamp` (the media clock), in order.
     @discardableResult
@@ -106,20 +106,16 @@ public final class RTPStreamSender: Sendable {
         defer { if sent == units.count && sent > 0 { state.withLock { $0.counters.framesSent += 1 } } }
         for unit in units {
             let sequence = state.withLock { s -> UInt16 in defer { s.sequence &+= 1 }; return s.sequence }
-            var packet = RTPPacket(marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
+            let packet = RTPPacket(marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
                                    timestamp: timestamp, ssrc: configuration.ssrc, payload: unit.payload)
-            stampExtensions(&packet, nowMicros: nowMicros)
-            guard let bytes = try? packet.serialize() else {
-                state.withLock { $0.counters.sendFailures += 1 }
-                continue
-            }
             if configuration.keepsHistory { history.store(packet, sentMicros: nowMicros) }
-            let ok = output(bytes)
+            let outgoing = OutgoingPacket(packet: packet, priority: priority, extensions: configuration.extensions)
+            let ok = writer(outgoing, nowMicros)
             state.withLock { s in
                 if ok {
                     s.counters.packetsSent += 1
                     s.counters.octetsSent += unit.payload.count
-                    s.counters.bytesSent += bytes.count
+                    s.counters.bytesSent += outgoing.size
                     sent += 1
                 } else {
                     s.counters.sendFailures += 1
@@ -138,16 +134,16 @@ public final class RTPStreamSender: Sendable {
         state.withLock { $0.counters.nacksReceived += 1 }
         var sent = 0
         for original in history.packetsToResend(for: sequenceNumbers, now: nowMicros) {
-            var packet: RTPPacket
+            let packet: RTPPacket
             if let rtx = configuration.rtx {
                 let rtxSequence = state.withLock { s -> UInt16 in defer { s.rtxSequence &+= 1 }; return s.rtxSequence }
                 packet = RTX.wrap(original, rtxSSRC: rtx.ssrc, rtxPayloadType: rtx.payloadType, rtxSequenceNumber: rtxSequence)
             } else {
                 packet = original
             }
-            stampExtensions(&packet, nowMicros: nowMicros)
-            guard let bytes = try? packet.serialize(), output(bytes) else { continue }
-            state.withLock { $0.counters.rtxPacketsSent += 1; $0.counters.bytesSent += bytes.count }
+            let outgoing = OutgoingPacket(packet: packet, priority: .retransmission, extensions: configuration.extensions)
+            guard writer(outgoing, nowMicros) else { continue }
+            state.withLock { $0.counters.rtxPacketsSent += 1; $0.counters.bytesSent += outgoing.size }
             sent += 1
         }
         return sent
@@ -167,17 +163,4 @@ public final class RTPStreamSender: Sendable {
     }
 
     public var counters: Counters { state.withLock { $0.counters } }
-
-    private func stampExtensions(_ packet: inout RTPPacket, nowMicros: Int64) {
-        var elements: [HeaderExtensionElement] = []
-        let ext = configuration.extensions
-        if let mid = ext.mid { elements.append(HeaderExtensionElement(id: mid.id, data: Array(mid.value.utf8))) }
-        if let id = ext.absSendTimeID {
-            elements.append(HeaderExtensionElement(id: id, data: AbsSendTime(seconds: Double(nowMicros) / 1_000_000).extensionData))
-        }
-        if let id = ext.transportSequenceID, let counter = transportSequence {
-            elements.append(HeaderExtensionElement(id: id, data: TransportSequenceNumber(counter.take()).extensionData))
-        }
-        if !elements.isEmpty { try? packet.setHeaderExtensionElements(elements) }
-    }
 }

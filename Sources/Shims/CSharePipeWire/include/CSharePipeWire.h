@@ -18,3 +18,54 @@ const struct spa_pod *CSharePipeWire_build_raw_format(uint8_t *buffer, uint32_t 
 int CSharePipeWire_region_is_valid(const struct spa_meta_region *region);
 // The version macro of the headers we were built against.
 const char *CSharePipeWire_headers_version(void);
+
+// --- Capture stream (screen capture consumer) ---
+
+// spa_pod_builder_add_object is variadic: the EnumFormat params a screen consumer offers. With
+// modifiers, one DMA-BUF EnumFormat per format comes first (modifier mandatory, not fixated);
+// then one SHM EnumFormat with all formats. Returns how many params were written to `params`.
+int CSharePipeWire_build_capture_formats(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
+                                         uint32_t max_params, const uint32_t *formats, uint32_t n_formats,
+                                         const uint64_t *modifiers, uint32_t n_modifiers);
+// Buffers (data types as a bit mask of SPA_DATA_*) and the metadata we want: header, crop,
+// damage regions, cursor (with room for a 256×256 bitmap).
+int CSharePipeWire_build_capture_buffers(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
+                                         uint32_t max_params, uint32_t data_types);
+
+// spa_format_parse and spa_format_video_raw_parse are inline over SPA_POD macros.
+struct CSharePipeWire_video_format {
+    uint32_t format, width, height, fps_num, fps_den;
+    int has_modifier;
+    uint64_t modifier;
+};
+int CSharePipeWire_parse_video_format(const struct spa_pod *param, struct CSharePipeWire_video_format *out);
+
+// What one dequeued buffer holds: spa_buffer_find_meta_data, the meta validity macros and
+// SPA_PTROFF for the cursor bitmap are inline/macros.
+#define CSHAREPIPEWIRE_MAX_DAMAGE 16
+struct CSharePipeWire_rect { int32_t x, y; uint32_t width, height; };
+struct CSharePipeWire_buffer_info {
+    void *data;              // mapped plane 0, or NULL
+    uint32_t data_type;      // SPA_DATA_*
+    int64_t fd;
+    uint32_t maxsize, mapoffset;
+    uint32_t offset, size;   // chunk
+    int32_t stride;
+    int corrupted;           // header or chunk flag
+    int has_crop;
+    struct CSharePipeWire_rect crop;
+    int damage_present;      // damage meta exists on the buffer
+    uint32_t damage_count;   // valid regions (0 with damage_present: nothing changed)
+    struct CSharePipeWire_rect damage[CSHAREPIPEWIRE_MAX_DAMAGE];
+    int cursor_valid;
+    int32_t cursor_x, cursor_y, hotspot_x, hotspot_y;
+    int cursor_has_bitmap;
+    uint32_t bitmap_format, bitmap_width, bitmap_height;
+    int32_t bitmap_stride;
+    const uint8_t *bitmap;
+};
+void CSharePipeWire_read_buffer(struct spa_buffer *buffer, struct CSharePipeWire_buffer_info *out);
+
+// DMA_BUF_IOCTL_SYNC is an ioctl macro: bracket CPU reads of a mapped DMA-BUF (start 1: begin a
+// read, 0: end it). Returns 0 or -errno.
+int CSharePipeWire_dmabuf_sync(int fd, int start);

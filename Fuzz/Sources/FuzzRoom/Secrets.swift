@@ -1,0 +1,1 @@
+../../../Sources/CallsServer/Room/Secrets.swift

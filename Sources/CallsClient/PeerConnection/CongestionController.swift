@@ -1,0 +1,122 @@
+import Foundation
+import RTPWire
+import ShareCore
+import VideoSend
+
+/// One peer connection's congestion control: the send chain's last two stages (the pacer and the
+/// transport stamp, which tells the estimate each packet's send time), the `BandwidthEstimator`
+/// that transport-wide feedback and REMB arriving on the loop thread update, and once a second the
+/// target split over the video encoders (the audio keeps `audioReserve`).
+///
+/// Thread-safe: packets come from media threads (queued) and the pacer's thread (stamped and
+/// sent); feedback and the once-a-second tick run on the GLib loop thread.
+final class CongestionController: Sendable {
+    /// What the Opus stream is left, off the top of the estimate (32 kbit/s of Opus and headers).
+    static let audioReserve = 40_000
+    /// An encoder is told a new bitrate when it differs by at least this fraction.
+    static let encoderStep = 0.05
+
+    let pacer: PacedSender
+    private let estimator: LockedBox<BandwidthEstimator>
+    private let logger: Logger
+
+    init(transportSequence: TransportSequenceCounter, configuration: BandwidthEstimator.Configuration = .init(),
+         logger: Logger, send: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.logger = logger
+        let estimator = LockedBox(BandwidthEstimator(configuration: configuration))
+        self.estimator = estimator
+        let stamp = TransportStamp.writer(sequence: transportSequence, sent: { sequence, size, now in
+            estimator.withLock { $0.packetSent(sequence: sequence, size: size, nowMicros: now) }
+        }, next: send)
+        pacer = PacedSender(targetBitrate: configuration.startBitrate, next: stamp)
+    }
+
+    /// The stage the streams write into.
+    var writer: PacketWriter { { [pacer] in pacer.write($0, nowMicros: $1) } }
+
+    /// Feedback from one RTCP compound (loop thread).
+    func receive(_ packets: [RTCPPacket], nowMicros: Int64) {
+        var changed = false
+        for packet in packets {
+            switch packet {
+            case .transportWideFeedback(let feedback):
+                estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }
+                changed = true
+            case .receiverEstimatedMaxBitrate(let remb):
+                estimator.withLock { $0.receiverEstimatedMaximum(Int(clamping: remb.bitrate), nowMicros: nowMicros) }
+                changed = true
+            default:
+                continue
+            }
+        }
+        if changed { pacer.setTargetBitrate(estimator.withLock { $0.targetBitrate(nowMicros: nowMicros) }) }
+    }
+
+    /// The encoder side says whether the CPU is what holds the rate down.
+    func setLimitedByCPU(_ limited: Bool) { estimator.withLock { $0.setLimitedByCPU(limited) } }
+
+    /// Once a second (loop thread): round trip and receiver-report loss in, the target out to the
+    /// pacer and the video encoders.
+    func tick(medias: [TransceiverMedia], nowMicros: Int64) {
+        let video = medias.filter { $0.encoder != nil }
+        let hasAudio = medias.contains { $0.audioSender != nil }
+        let reserve = hasAudio ? Self.audioReserve : 0
+        let maximum = video.reduce(0) { $0 + $1.maximumBitrate }
+        let feedback = medias.compactMap { $0.rtcp?.figures }
+        let target = estimator.withLock { e -> Int in
+            if maximum > 0 { e.setMaximumBitrate(maximum + reserve) }
+            if let rtt = feedback.compactMap(\.rttMs).first { e.roundTrip(milliseconds: rtt) }
+            if let lost = feedback.compactMap(\.fractionLost).first { e.receiverReport(fractionLost: lost, nowMicros: nowMicros) }
+            return e.targetBitrate(nowMicros: nowMicros)
+        }
+        pacer.setTargetBitrate(target)
+        logger.debug("congestion", Self.metadata(statistics(medias: medias, nowMicros: nowMicros)))
+        guard maximum > 0 else { return }
+        // Split what is left after the audio over the encoders in proportion to their maxima.
+        let forVideo = max(0, target - reserve)
+        for media in video {
+            let share = Int(Double(forVideo) * Double(media.maximumBitrate) / Double(maximum))
+            media.applyTargetBitrate(min(share, media.maximumBitrate), step: Self.encoderStep)
+        }
+    }
+
+    private static func metadata(_ c: CongestionStatistics) -> Logger.Metadata {
+        let e = c.estimate
+        return ["cc.targetKbps": "\(c.targetBitrate / 1000)", "cc.limitedBy": c.limitedBy.rawValue,
+                "cc.delayKbps": "\(e.delayBasedBitrate / 1000)", "cc.delayState": e.delayState,
+                "cc.ackedKbps": e.acknowledgedBitrate.map { "\($0 / 1000)" } ?? "-",
+                "cc.lossLimitKbps": e.lossLimitBitrate.map { "\($0 / 1000)" } ?? "-",
+                "cc.remb": e.rembBitrate.map { "\($0 / 1000)" } ?? "-",
+                "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
+                "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
+                "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)", "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
+                "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",
+                "cc.sendFailures": "\(c.pacer.sendFailures)"]
+    }
+
+    func statistics(medias: [TransceiverMedia], nowMicros: Int64) -> CongestionStatistics {
+        let estimate = estimator.withLock { $0.snapshot(nowMicros: nowMicros) }
+        let pacing = pacer.snapshot()
+        let senders = medias.compactMap(\.sender)
+        return CongestionStatistics(
+            targetBitrate: estimate.targetBitrate, limitedBy: estimate.limitedBy, estimate: estimate,
+            rtxSent: senders.reduce(0) { $0 + $1.counters.rtxPacketsSent },
+            nacksReceived: senders.reduce(0) { $0 + $1.counters.nacksReceived },
+            pacedQueueMillis: pacing.queueDelayMillis, pacer: pacing)
+    }
+}
+
+/// A peer connection's congestion-control figures (`PeerConnectionStatistics.congestion`).
+public struct CongestionStatistics: Sendable, Equatable {
+    /// What all streams together may send (bits per second), and why it is not more.
+    public var targetBitrate: Int
+    public var limitedBy: LimitReason
+    /// The parts: delay-based rate and state, loss limit and fraction, REMB, acknowledged rate, RTT.
+    public var estimate: BandwidthEstimator.Snapshot
+    /// Retransmissions sent on RTX (or as themselves) and NACK messages answered, all streams.
+    public var rtxSent: Int
+    public var nacksReceived: Int
+    /// How long the oldest packet in the pacer has waited.
+    public var pacedQueueMillis: Double
+    public var pacer: PacedSender.Snapshot
+}

@@ -1,0 +1,112 @@
+/// The rules that keep a screen capture honest, as a state machine on a clock the caller passes.
+///
+/// - A still screen sends nothing through the portal, not even a first frame: say so once when no
+///   first frame has come `firstFrameWait` after a start.
+/// - While still, repeat the last frame once a second (so a receiver that asks for a keyframe gets
+///   one and a viewer does not freeze on "no signal").
+/// - A capture that was moving (frames at `movingRate` or more in the second before it went
+///   quiet) and then sends nothing for `silenceLimit`, or a stream that fails, is restarted on the
+///   same content (the same stream first; after a restart that brought nothing, a new portal session
+///   from the restore token). A restart forgets the movement, so a screen that is simply still afterwards is
+///   not restarted again and again. Restarts are at least `restartSpacing` apart; `maxFailedRestarts`
+///   restarts in a row without a frame between them end the capture.
+public struct CaptureWatch: Sendable {
+    public enum Action: Sendable, Hashable {
+        case sayNoFirstFrame
+        case repeatLastFrame
+        /// Restart the capture; `renewSession`: the last restart brought no frame, so ask the portal
+        /// for the same content again (restore token) instead of reconnecting to the same stream.
+        case restart(reason: String, renewSession: Bool)
+        case giveUp(reason: String)
+    }
+
+    public var firstFrameWait: Duration = .seconds(2)
+    public var repeatInterval: Duration = .seconds(1)
+    public var silenceLimit: Duration = .seconds(3)
+    public var restartSpacing: Duration = .seconds(5)
+    public var movingRate = 5
+    public var maxFailedRestarts = 3
+
+    private var startedAt: ContinuousClock.Instant
+    private var framesSeen = 0
+    private var saidNoFirstFrame = false
+    private var frameSinceStart = false
+    private var lastRealFrame: ContinuousClock.Instant?
+    private var lastDelivery: ContinuousClock.Instant?
+    /// Arrival times of recent real frames (as seen at ticks), for the "was moving" rule.
+    private var recent: [(at: ContinuousClock.Instant, count: Int)] = []
+    private var lastRestart: ContinuousClock.Instant?
+    private var restartsWithoutFrame = 0
+    private var pendingFailure: String?
+
+    public init(now: ContinuousClock.Instant) {
+        startedAt = now
+    }
+
+    /// The stream failed (error state, disconnected): restart at the next tick that may.
+    public mutating func streamFailed(_ reason: String) {
+        pendingFailure = reason
+    }
+
+    /// The capture was restarted at `now`: no memory of movement (the still-screen notice is said
+    /// once per capture, not again after a restart).
+    public mutating func restarted(now: ContinuousClock.Instant) {
+        startedAt = now
+        recent.removeAll()
+        lastRestart = now
+        restartsWithoutFrame += 1
+        pendingFailure = nil
+    }
+
+    /// `totalFrames`: real frames the stream has delivered so far (the counter only grows).
+    public mutating func tick(now: ContinuousClock.Instant, totalFrames: Int) -> [Action] {
+        var actions: [Action] = []
+        if totalFrames > framesSeen {
+            recent.append((now, totalFrames - framesSeen))
+            framesSeen = totalFrames
+            lastRealFrame = now
+            lastDelivery = now
+            restartsWithoutFrame = 0
+            frameSinceStart = true
+        }
+        recent.removeAll { now - $0.at > silenceLimit + .seconds(2) }
+
+        if let failure = pendingFailure {
+            if restartsWithoutFrame >= maxFailedRestarts {
+                pendingFailure = nil
+                return [.giveUp(reason: "\(failure); \(restartsWithoutFrame) restarts brought no frame")]
+            }
+            if lastRestart.map({ now - $0 >= restartSpacing }) ?? true {
+                pendingFailure = nil
+                actions.append(.restart(reason: failure, renewSession: restartsWithoutFrame > 0))
+                return actions
+            }
+        }
+
+        if !frameSinceStart, !saidNoFirstFrame, now - startedAt >= firstFrameWait {
+            saidNoFirstFrame = true
+            actions.append(.sayNoFirstFrame)
+        }
+
+        if let last = lastRealFrame, now - last >= silenceLimit, wasMoving(before: last),
+           lastRestart.map({ now - $0 >= restartSpacing }) ?? true {
+            recent.removeAll()
+            actions.append(.restart(reason: "no frame for \(Self.seconds(now - last)) s after steady movement",
+                                    renewSession: restartsWithoutFrame > 0))
+            return actions
+        }
+
+        if let delivered = lastDelivery, now - delivered >= repeatInterval {
+            lastDelivery = now
+            actions.append(.repeatLastFrame)
+        }
+        return actions
+    }
+
+    private func wasMoving(before last: ContinuousClock.Instant) -> Bool {
+        let window = recent.filter { last - $0.at <= .seconds(1) }
+        return window.reduce(0) { $0 + $1.count } >= movingRate
+    }
+
+    private static func seconds(_ d: Duration) -> Int { Int(d.components.seconds) }
+}

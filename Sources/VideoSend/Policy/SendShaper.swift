@@ -1,0 +1,153 @@
+/// Decides, frame by frame, the size and frame rate a screen leaves at under its policy, from the
+/// target bitrate (congestion control), the source size, and what the encoder manages on this
+/// machine. Pure: `update(now:…)` takes the time; tests drive it on a manual clock.
+///
+/// The size comes from a ladder of scales of the source (fitted inside the policy's long side).
+/// A smaller step is taken at once; a larger one only after the target has carried it, with a
+/// margin, for `upHold` — so a wobbling estimate does not make new encoders (and keyframes) every
+/// second. The frame rate follows the target freely: it costs nothing to change.
+public struct SendShaper: Sendable {
+    public struct Decision: Sendable, Hashable {
+        public var shape: SendShape
+        public var limit: SendLimit
+    }
+
+    /// Fractions of the fitted source size, largest first.
+    public static let scales: [Double] = [1, 3.0 / 4, 2.0 / 3, 1.0 / 2, 1.0 / 3, 1.0 / 4]
+    public static let upHold: Duration = .seconds(5)
+    /// The machine must fall behind this long before it takes the size down (a passing load
+    /// spike only costs frame rate).
+    public static let cpuHold: Duration = .seconds(3)
+    /// A larger size must fit the target with this much to spare before it is taken.
+    public static let upMargin = 1.2
+
+    public var policy: ScreenSendPolicy
+    /// Encoding cost on this machine, microseconds per megapixel (convert + scale + encode),
+    /// smoothed; nil until measured.
+    public private(set) var cpuMicrosPerMegapixel: Double?
+    private var scaleIndex = 0
+    private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
+    private var cpuBehindSince: ContinuousClock.Instant?
+
+    public init(policy: ScreenSendPolicy = .balanced) {
+        self.policy = policy
+    }
+
+    /// Records what one frame cost to convert and encode.
+    public mutating func measured(encodeMicros: Int64, width: Int, height: Int) {
+        let megapixels = Double(width * height) / 1_000_000
+        guard megapixels > 0, encodeMicros > 0 else { return }
+        let sample = Double(encodeMicros) / megapixels
+        cpuMicrosPerMegapixel = cpuMicrosPerMegapixel.map { $0 * 0.95 + sample * 0.05 } ?? sample
+    }
+
+    /// The policy changed: its best shape is taken at once (no hold).
+    public mutating func setPolicy(_ policy: ScreenSendPolicy) {
+        guard policy != self.policy else { return }
+        self.policy = policy
+        scaleIndex = 0
+        upCandidate = nil
+    }
+
+    public mutating func update(now: ContinuousClock.Instant, sourceWidth: Int, sourceHeight: Int, targetBitrate: Int,
+                                maxFrameRate: Int = ScreenSendPolicy.maxFrameRate) -> Decision {
+        let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
+        let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
+        var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
+        let linkOnly = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
+                                   countingCPU: false)
+        if wanted > max(linkOnly, scaleIndex) {
+            // Only the machine wants smaller: after it has stayed behind for `cpuHold`.
+            let since = cpuBehindSince ?? now
+            cpuBehindSince = since
+            if now - since < Self.cpuHold { wanted = max(linkOnly, scaleIndex) }
+        } else {
+            cpuBehindSince = nil
+        }
+        if wanted > scaleIndex {
+            scaleIndex = wanted
+            upCandidate = nil
+        } else if wanted < scaleIndex {
+            // Up only when the larger size fits with margin, and has for a while.
+            let margin = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate) / Self.upMargin,
+                                     ceiling: ceiling)
+            if margin < scaleIndex {
+                if let candidate = upCandidate, now - candidate.since >= Self.upHold {
+                    scaleIndex = max(margin, candidate.index)
+                    upCandidate = nil
+                } else if upCandidate == nil {
+                    upCandidate = (margin, now)
+                } else if let candidate = upCandidate, margin > candidate.index {
+                    upCandidate = (margin, candidate.since)
+                }
+            } else {
+                upCandidate = nil
+            }
+        } else {
+            upCandidate = nil
+        }
+        let (width, height) = Self.scaled(width: fitWidth, height: fitHeight, by: Self.scales[scaleIndex])
+        let bandwidthRate = min(ceiling, frameRate(width: width, height: height, target: Double(targetBitrate)))
+        var rate: Int
+        switch policy {
+        case .motion: rate = ceiling  // quality gives way first
+        case .balanced: rate = max(min(policy.minFrameRate, ceiling), bandwidthRate)
+        case .detail: rate = bandwidthRate
+        }
+        // Smaller or slower than the policy's best: the link's doing, unless the link alone would
+        // have allowed more, when the machine is what holds it back.
+        var limit: SendLimit = .none
+        if scaleIndex > linkOnly {
+            limit = .cpu
+        } else if scaleIndex > 0 || bandwidthRate < ceiling {
+            limit = .bandwidth
+        }
+        if let cpuRate = cpuFrameRate(width: width, height: height), cpuRate < rate {
+            rate = cpuRate
+            limit = .cpu
+        }
+        return Decision(shape: SendShape(width: width, height: height, frameRate: rate), limit: limit)
+    }
+
+    /// The frame rate the target carries at this size for this policy's quality.
+    private func frameRate(width: Int, height: Int, target: Double) -> Int {
+        let perFrame = Double(width * height) * policy.bitsPerPixel
+        return max(1, Int((target / perFrame).rounded(.down)))
+    }
+
+    /// Frames per second this machine encodes at this size, using 85% of one frame interval.
+    private func cpuFrameRate(width: Int, height: Int) -> Int? {
+        guard let cost = cpuMicrosPerMegapixel else { return nil }
+        let micros = cost * Double(width * height) / 1_000_000
+        guard micros > 0 else { return nil }
+        return max(1, Int((850_000 / micros).rounded(.down)))
+    }
+
+    /// The largest step (lowest index) whose frame rate meets the policy, else the smallest size.
+    private func wantedIndex(width: Int, height: Int, target: Double, ceiling: Int, countingCPU: Bool = true) -> Int {
+        switch policy {
+        case .detail:
+            return 0
+        case .balanced, .motion:
+            let floor = min(policy.minFrameRate, ceiling)
+            for (index, scale) in Self.scales.enumerated() {
+                let (w, h) = Self.scaled(width: width, height: height, by: scale)
+                var rate = frameRate(width: w, height: h, target: target)
+                if countingCPU, let cpu = cpuFrameRate(width: w, height: h) { rate = min(rate, cpu) }
+                if rate >= floor { return index }
+            }
+            return Self.scales.count - 1
+        }
+    }
+
+    /// The size inside `longSide`, even in both directions for 4:2:0.
+    public static func fit(width: Int, height: Int, longSide: Int) -> (Int, Int) {
+        let long = max(width, height)
+        guard long > longSide else { return (max(2, width & ~1), max(2, height & ~1)) }
+        return scaled(width: width, height: height, by: Double(longSide) / Double(long))
+    }
+
+    static func scaled(width: Int, height: Int, by scale: Double) -> (Int, Int) {
+        (max(2, Int((Double(width) * scale).rounded()) & ~1), max(2, Int((Double(height) * scale).rounded()) & ~1))
+    }
+}

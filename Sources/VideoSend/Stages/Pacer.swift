@@ -1,0 +1,131 @@
+/// The pacer's decisions (a value, no clock): packets wait in three queues and leave as a budget
+/// allows, earned at the pacing rate — 2.5 × the target bitrate, as libwebrtc paces — so a large
+/// keyframe is spread over several milliseconds instead of leaving in one burst that a shallow
+/// bottleneck queue would drop.
+///
+/// Order: audio first, then retransmissions, then video (FIFO within each). Audio never waits on
+/// the budget (it is small and late audio is useless); its bytes still spend budget.
+///
+/// Latency stays bounded two ways: the rate rises so what waits has left by the time the oldest
+/// packet has waited `maximumQueueMicros` (500 ms), and once `maximumPackets` wait, a new video or retransmission
+/// packet is refused (the caller counts it as a send failure; a receiver NACKs or asks for a
+/// keyframe). Nothing already queued is dropped, so a frame is never cut in the middle by the pacer.
+public struct Pacer<Packet: Sendable>: Sendable {
+    public enum Priority: Int, Sendable, CaseIterable { case audio = 0, retransmission = 1, video = 2 }
+
+    public struct Configuration: Sendable {
+        public var pacingFactor = 2.5
+        /// The most budget an idle pacer saves up: this long at the pacing rate.
+        public var burstMicros: Int64 = 5_000
+        public var maximumQueueMicros: Int64 = 500_000
+        public var maximumPackets = 4096
+        public init() {}
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var enqueued = 0
+        public var released = 0
+        public var refused = 0
+        public var bytesReleased = 0
+    }
+
+    private struct Entry {
+        var packet: Packet
+        var size: Int
+        var enqueuedMicros: Int64
+    }
+
+    public let configuration: Configuration
+    public private(set) var targetBitrate: Int
+    public private(set) var counters = Counters()
+    private var queues: [[Entry]] = [[], [], []]
+    private var heads = [0, 0, 0]
+    private var queuedBytes = 0
+    private var budgetBytes = 0.0
+    private var lastMicros: Int64?
+
+    public init(targetBitrate: Int, configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.targetBitrate = max(targetBitrate, 1)
+    }
+
+    public mutating func setTargetBitrate(_ bitsPerSecond: Int) { targetBitrate = max(bitsPerSecond, 1) }
+
+    public var queuedPackets: Int { (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] } }
+    public var queuedByteCount: Int { queuedBytes }
+
+    /// The pacing rate now: 2.5 × target, or faster when the queue would otherwise not be empty
+    /// by the time its oldest packet has waited `maximumQueueMicros`.
+    public func pacingBitrate(nowMicros: Int64) -> Double {
+        let paced = configuration.pacingFactor * Double(targetBitrate)
+        guard queuedBytes > 0 else { return paced }
+        let remaining = max(configuration.maximumQueueMicros - queueDelayMicros(nowMicros: nowMicros), 1_000)
+        return max(paced, Double(queuedBytes) * 8 * 1_000_000 / Double(remaining))
+    }
+
+    /// How long the oldest waiting packet has waited.
+    public func queueDelayMicros(nowMicros: Int64) -> Int64 {
+        var oldest: Int64?
+        for q in 0..<3 where heads[q] < queues[q].count {
+            let t = queues[q][heads[q]].enqueuedMicros
+            oldest = min(oldest ?? t, t)
+        }
+        return oldest.map { max(0, nowMicros - $0) } ?? 0
+    }
+
+    /// Queues a packet; false when the queue is full and it was refused.
+    @discardableResult
+    public mutating func enqueue(_ packet: Packet, size: Int, priority: Priority, nowMicros: Int64) -> Bool {
+        if priority != .audio, queuedPackets >= configuration.maximumPackets {
+            counters.refused += 1
+            return false
+        }
+        queues[priority.rawValue].append(Entry(packet: packet, size: size, enqueuedMicros: nowMicros))
+        queuedBytes += size
+        counters.enqueued += 1
+        return true
+    }
+
+    /// The packets that may leave now, in order.
+    public mutating func release(nowMicros: Int64) -> [Packet] {
+        let rate = pacingBitrate(nowMicros: nowMicros)
+        let cap = rate * Double(configuration.burstMicros) / 8_000_000
+        if let last = lastMicros {
+            let earned = rate * Double(max(0, nowMicros - last)) / 8_000_000
+            budgetBytes = min(budgetBytes + earned, max(cap, budgetBytes))
+        } else {
+            budgetBytes = cap
+        }
+        lastMicros = nowMicros
+        var out: [Packet] = []
+        while let q = nextQueue() {
+            if q != Priority.audio.rawValue, budgetBytes <= 0 { break }
+            let entry = queues[q][heads[q]]
+            heads[q] += 1
+            if heads[q] > 256, heads[q] * 2 > queues[q].count {
+                queues[q].removeFirst(heads[q])
+                heads[q] = 0
+            }
+            queuedBytes -= entry.size
+            budgetBytes -= Double(entry.size)
+            counters.released += 1
+            counters.bytesReleased += entry.size
+            out.append(entry.packet)
+        }
+        // An empty queue keeps no debt beyond one burst and no credit beyond one burst.
+        if queuedPackets == 0 { budgetBytes = max(budgetBytes, -cap) }
+        return out
+    }
+
+    /// How long until the budget lets the next packet go (0 when one may leave now, nil when the
+    /// queue is empty).
+    public func microsUntilNextRelease(nowMicros: Int64) -> Int64? {
+        guard let q = nextQueue() else { return nil }
+        if q == Priority.audio.rawValue || budgetBytes > 0 { return 0 }
+        return Int64((-budgetBytes * 8_000_000 / pacingBitrate(nowMicros: nowMicros)).rounded(.up)) + 1
+    }
+
+    private func nextQueue() -> Int? {
+        (0..<3).first { heads[$0] < queues[$0].count }
+    }
+}

@@ -1,0 +1,90 @@
+import ScreenCapture
+import Testing
+
+/// The capture watch on a manual clock: one tick every 100 ms, frames given as a timeline where
+/// each character is one tick: `f` a real frame arrives, `-` nothing, `x` the stream fails.
+@Suite struct CaptureWatchTests {
+    struct Run {
+        var actions: [(tick: Int, action: CaptureWatch.Action)] = []
+        var watch: CaptureWatch
+        var frames = 0
+        let t0: ContinuousClock.Instant
+
+        init(_ timeline: String, configure: (inout CaptureWatch) -> Void = { _ in }) {
+            t0 = ContinuousClock.now
+            watch = CaptureWatch(now: t0)
+            configure(&watch)
+            for (tick, event) in timeline.enumerated() {
+                let now = t0 + .milliseconds(100 * (tick + 1))
+                if event == "f" { frames += 1 }
+                if event == "x" { watch.streamFailed("stream error") }
+                for action in watch.tick(now: now, totalFrames: frames) {
+                    actions.append((tick, action))
+                    if case .restart = action { watch.restarted(now: now) }
+                }
+            }
+        }
+
+        func ticks(of wanted: (CaptureWatch.Action) -> Bool) -> [Int] { actions.filter { wanted($0.action) }.map(\.tick) }
+        var repeats: [Int] { ticks { $0 == .repeatLastFrame } }
+        var restarts: [Int] { ticks { if case .restart = $0 { true } else { false } } }
+        var noFirstFrame: [Int] { ticks { $0 == .sayNoFirstFrame } }
+    }
+
+    @Test func aStillScreenWithNoFirstFrameIsSaidOnceAndNothingIsRepeated() {
+        let run = Run(String(repeating: "-", count: 60))
+        #expect(run.noFirstFrame == [19])  // 2 s after the start
+        #expect(run.repeats.isEmpty)       // nothing to repeat yet
+        #expect(run.restarts.isEmpty)      // never moved: a still screen, not a stopped capture
+    }
+
+    @Test func aStillScreenRepeatsItsLastFrameOnceASecond() {
+        let run = Run("f" + String(repeating: "-", count: 50))
+        #expect(run.noFirstFrame.isEmpty)
+        #expect(run.repeats == [10, 20, 30, 40, 50])
+        #expect(run.restarts.isEmpty)  // one frame is not movement
+    }
+
+    @Test func movingFramesAreNotRepeated() {
+        let run = Run(String(repeating: "f", count: 40))
+        #expect(run.repeats.isEmpty && run.restarts.isEmpty && run.noFirstFrame.isEmpty)
+    }
+
+    @Test func aMovingCaptureThatGoesSilentIsRestartedOnceAfterThreeSeconds() {
+        // 2 s of movement at 10 fps, then silence for 10 s.
+        let run = Run(String(repeating: "f", count: 20) + String(repeating: "-", count: 100))
+        #expect(run.restarts == [49])  // 3 s after the last frame (tick 19)
+        // Repeats carry on while silent (before and after the restart).
+        #expect(run.repeats.first == 29)
+        let afterRestart = run.repeats.filter { $0 > 49 }
+        #expect(afterRestart.count >= 5)
+        #expect(zip(afterRestart, afterRestart.dropFirst()).allSatisfy { $1 - $0 == 10 })
+        // The restart forgot the movement: a screen that is now still is not restarted again.
+        #expect(run.restarts.count == 1)
+    }
+
+    @Test func aStreamFailureRestartsAtOnceThenSpacedFiveSecondsApartAndGivesUp() {
+        let timeline = "fffff" + "x" + String(repeating: "-", count: 9) + "x" + String(repeating: "-", count: 60)
+            + "x" + String(repeating: "-", count: 60) + "x" + String(repeating: "-", count: 60)
+        let run = Run(timeline)
+        let restarts = run.restarts
+        #expect(restarts.first == 5)
+        // The first restart reconnects the stream; the next, after it brought nothing, renews the session.
+        let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
+        #expect(renewals.prefix(2) == [false, true])
+        // The second failure (tick 15) waits for the 5 s spacing: restart at tick 55.
+        #expect(restarts.count >= 2 && restarts[1] == 55)
+        let gaveUp = run.ticks { if case .giveUp = $0 { true } else { false } }
+        #expect(gaveUp.count == 1, "three restarts without a frame end the capture")
+    }
+
+    @Test func framesAfterARestartClearTheFailureCount() {
+        let timeline = "fx" + String(repeating: "-", count: 5) + "fffff" + "x" + String(repeating: "-", count: 60)
+        let run = Run(timeline)
+        #expect(run.ticks { if case .giveUp = $0 { true } else { false } }.isEmpty)
+        #expect(run.restarts.count == 2)
+        // Frames came between the two: the second restart reconnects again rather than renewing.
+        let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
+        #expect(renewals == [false, false])
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import ScreenCapture
+import ScreenWatchdog
+import ShareCore
+import Synchronization
+import Testing
+
+/// The director itself, with real threads and synthetic cameras: what it says, what it remembers,
+/// and that frames keep coming through one feed across a switch. Conditions are waited for with
+/// generous hang guards; nothing here judges timing.
+@Suite struct CameraDirectorTests {
+    final class Record: Sendable {
+        let steps = Mutex<[String]>([])
+        let frames = Atomic<Int>(0)
+        let sizes = Mutex<Set<String>>([])
+        var said: [String] { steps.withLock { $0 } }
+    }
+
+    func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw CameraError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    func memory() -> CameraMemory {
+        CameraMemory(path: NSTemporaryDirectory() + "sharectl-camera-test-\(UUID().uuidString)/camera")
+    }
+
+    @Test func aDyingCameraIsLeftForTheSpareAndTheSameFeedKeepsDelivering() async throws {
+        let record = Record()
+        let memory = memory()
+        // Unplugged 5 s after the cameras exist: time enough for the director to start on it even
+        // on a machine busy with other work (its script's clock starts at creation).
+        let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=5s"),
+                                                 try SyntheticCameraScript.parse("spare")])
+        let director = CameraDirector(providers: [cameras], choice: .device("synthetic:front"), memory: memory,
+                                      logger: .disabled) { step in record.steps.withLock { $0.append(step.words) } }
+        director.feed.start { frame in
+            record.frames.add(1, ordering: .relaxed)
+            record.sizes.withLock { _ = $0.insert("\(frame.width)x\(frame.height)") }
+        }
+        let task = Task { await director.run() }
+        try await waitFor("the spare") { record.said.contains("Using Synthetic spare (640×480 YUYV at 30 fps)") }
+        let atSwitch = record.frames.load(ordering: .relaxed)
+        try await waitFor("frames from the spare") { record.frames.load(ordering: .relaxed) > atSwitch + 10 }
+        task.cancel()
+        await task.value
+        director.feed.stop()
+        #expect(record.said == ["Starting camera…", "Using Synthetic front (640×480 YUYV at 30 fps)", "Camera disconnected",
+                                "Switching to Synthetic spare", "Starting camera…",
+                                "Using Synthetic spare (640×480 YUYV at 30 fps)"])
+        #expect(memory.load()?.id == "synthetic:front", "the camera asked for is remembered")
+        #expect(record.sizes.withLock { $0 } == ["640x480"])
+    }
+
+    @Test func theRememberedCameraIsStartedOnAndAMissingOneIsNamed() async throws {
+        let record = Record()
+        let memory = memory()
+        try memory.save(id: "v4l2:usb-1/HD Pro Webcam C920", name: "Logitech C920")
+        let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("integrated")])
+        let director = CameraDirector(providers: [cameras], choice: .auto, memory: memory, logger: .disabled) { step in
+            record.steps.withLock { $0.append(step.words) }
+        }
+        director.feed.start { _ in record.frames.add(1, ordering: .relaxed) }
+        let task = Task { await director.run() }
+        try await waitFor("frames") { record.frames.load(ordering: .relaxed) > 5 }
+        task.cancel()
+        await task.value
+        #expect(record.said.first == "Logitech C920 isn't connected; using Synthetic integrated")
+        #expect(memory.load()?.name == "Logitech C920", "still the choice for next time")
+    }
+
+    @Test func aCameraWithNoSignalIsNamedAndKept() async throws {
+        let record = Record()
+        let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("dark?silent")])
+        let director = CameraDirector(providers: [cameras], choice: .auto, memory: nil, logger: .disabled) { step in
+            record.steps.withLock { $0.append(step.words) }
+        }
+        let task = Task { await director.run() }
+        try await waitFor("no signal", timeout: .seconds(40)) {
+            record.said.contains("No signal from Synthetic dark — check its input")
+        }
+        let status = await director.status
+        task.cancel()
+        await task.value
+        #expect(status == "No signal from Synthetic dark — check its input")
+        #expect(record.said.filter { $0.hasPrefix("No picture from Synthetic dark") }.count == 2,
+                "a restart and the next format were tried first")
+    }
+}

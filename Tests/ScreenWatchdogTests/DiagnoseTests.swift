@@ -1,0 +1,165 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import ScreenWatchdog
+import Synchronization
+import Testing
+
+/// `sharectl diagnose`'s reading, report and plot: on the stats file of a real share to aiortc
+/// (Fixtures/README.md), on that file with the watchdog's own status written into each line as
+/// the share will write it, and on broken files.
+@Suite struct DiagnoseTests {
+    static func fixture() throws -> String {
+        let url = try #require(Bundle.module.url(forResource: "share-aiortc-h264", withExtension: "jsonl", subdirectory: "Fixtures"))
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    @Test func aRealShareIsSummarised() throws {
+        let contents = try StatsFile.parse(Self.fixture(), path: "share.jsonl")
+        #expect(contents.samples.count == 40)
+        #expect(contents.notes.isEmpty)
+        let diagnosis = ShareDiagnosis(source: "share.jsonl", contents: contents)
+        let report = diagnosis.report
+        #expect(report.contains("Share: 39.0 s of statistics (t 1.0 to 40.0 s), 40 samples"))
+        #expect(report.contains("Video: H264 x264, 1280×720"))
+        #expect(report.contains("Peers: 1\n  127.0.0.1:57540 host <-> 127.0.0.1:41128 host udp — last connected, direct"))
+        let fps = try #require(ShareDiagnosis.spread(contents.samples.compactMap(\.fpsSent)))
+        #expect(report.contains(String(format: "Frame rate sent: min %.1f, median %.1f", fps.min, fps.median)))
+        #expect(fps.median > 29 && fps.median < 31, "the share ran at 30 fps")
+        #expect(report.contains("Target: min 2500, median 2500, max 2500 kbit/s"))
+        #expect(report.contains("RTT: min "))
+        #expect(report.contains("Limited by: not in the statistics"))
+        #expect(report.contains("Watchdog: not in the statistics"))
+        let svg = ShareTimelinePlot(diagnosis).svg
+        try Self.expectWellFormed(svg)
+        #expect(svg.contains("Frame rate (fps)") && svg.contains("Bitrate (kbit/s)") && svg.contains("Round-trip time (ms)"))
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 5, "encoded, sent, bitrate, target, RTT")
+    }
+
+    @Test func medianOfEvenAndOddCounts() {
+        #expect(ShareDiagnosis.spread([3, 1, 2])!.median == 2)
+        #expect(ShareDiagnosis.spread([4, 1, 2, 3])!.median == 2.5)
+        #expect(ShareDiagnosis.spread([]) == nil)
+    }
+
+    /// The watchdog's published status, encoded as `ShareStats` writes it, set into the real
+    /// share's lines second by second while the ladders run a stall: the steps come out of the
+    /// file once each, with their times and reasons, and are marked on the plot.
+    @Test func watchdogStepsInTheStatsAreListedAndMarked() async throws {
+        let lines = try Self.fixture().split(separator: "\n").map(String.init)
+        let probe = StallProbe()
+        let start = ContinuousClock.now
+        let watchdog = ScreenWatchdog(probe: probe, effector: NoEffector(), logger: .disabled, clock: ContinuousClock(), origin: start)
+        var composed: [String] = []
+        let encoder = JSONEncoder()
+        for (index, line) in lines.enumerated() {
+            let second = index + 1
+            probe.set(second: second, stalled: (10...30).contains(second))
+            await watchdog.tick(now: start + .seconds(second))
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            object["watchdog"] = try JSONSerialization.jsonObject(with: encoder.encode(watchdog.status))
+            var video = object["video"] as? [String: Any] ?? [:]
+            video["limitedBy"] = second < 20 ? "none" : "bandwidth"
+            object["video"] = video
+            composed.append(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        }
+        let contents = try StatsFile.parse(composed.joined(separator: "\n") + "\n", path: "composed.jsonl")
+        let diagnosis = ShareDiagnosis(source: "composed.jsonl", contents: contents)
+        // Stalled from 10 s: keyframes at 10, 12, 14, 16 (the first left at 11), rebuild at 17,
+        // share again at 27, recovered at 31 when the report clears.
+        #expect(diagnosis.steps.map(\.action) == ["keyframe", "keyframe", "keyframe", "keyframe", "rebuild", "shareAgain", "recovered"])
+        #expect(diagnosis.steps.map(\.t) == [10, 12, 14, 16, 17, 27, 31])
+        #expect(diagnosis.steps.map(\.number) == Array(1...7).map { Optional($0) })
+        let report = diagnosis.report
+        #expect(report.contains("Watchdog: 7 steps; rungs reached: keyframes, rebuild, shareAgain; at the end watching at none"))
+        #expect(report.contains("  t=17.0 s  rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left"))
+        #expect(report.contains("Limited by: bandwidth 21 s, none 19 s"))
+        let svg = ShareTimelinePlot(diagnosis).svg
+        try Self.expectWellFormed(svg)
+        #expect(svg.contains(">5 rebuild</text>"))
+        #expect(svg.contains("5. t=17.0 s  rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left"))
+        #expect(svg.components(separatedBy: "stroke-dasharray=\"3 2\"").count - 1 == 7 * 3, "each step marked on the three panels")
+        // Kept for looking at (rsvg-convert plot.svg -o plot.png).
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-diagnose-test")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(svg.utf8).write(to: directory.appendingPathComponent("plot.svg"))
+        try Data(report.utf8).write(to: directory.appendingPathComponent("report.txt"))
+        try Data((composed.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("composed.jsonl"))
+    }
+
+    @Test func fieldsMissingOrUnknownAreTolerated() throws {
+        let text = """
+            {"t": 1}
+            {"t": 2, "video": {"fpsSent": 12, "somethingNew": [1, 2]}, "extra": {"a": 1}}
+            {"video": {"fpsEncoded": 14}, "connections": [{"peer": "bea", "rttMs": 40}, {"peer": "cy", "rttMs": 90}]}
+            {"t": 4, "connections": {"dan": {"state": "connected", "rttMs": 12}}, "watchdog": {"state": "watching"}}
+            """
+        let contents = try StatsFile.parse(text)
+        #expect(contents.samples.map(\.t) == [1, 2, 3, 4], "a line without t is taken a second after the last")
+        #expect(contents.samples[1].fpsSent == 12)
+        #expect(contents.samples[2].rttMs == 90, "the worst connection's RTT")
+        #expect(contents.samples[3].connections.first?.peer == "dan")
+        let report = ShareDiagnosis(source: "x", contents: contents).report
+        #expect(report.contains("Peers: 3\n  bea\n  cy\n  dan — last connected"))
+        #expect(report.contains("Bitrate: not in the statistics"))
+        #expect(report.contains("Watchdog: 0 steps; rungs reached: none; at the end watching at ?"))
+        try Self.expectWellFormed(ShareTimelinePlot(ShareDiagnosis(source: "x", contents: contents)).svg)
+    }
+
+    @Test func aBrokenLineIsAnErrorNamingIt() {
+        let cases: [(String, String)] = [
+            ("{\"t\": 1}\nnot json at all\n{\"t\": 3}", "stats.jsonl line 2: not JSON (\"not json at all\")"),
+            ("{\"t\": 1}\n[1, 2]\n{\"t\": 3}", "stats.jsonl line 2: not a JSON object (\"[1, 2]\")"),
+            ("{\"t\": \"soon\"}\n{\"t\": 3}", "stats.jsonl line 1: 't' is not a time in seconds"),
+            ("{\"t\": -4}", "stats.jsonl line 1: 't' is not a time in seconds"),
+            ("", "stats.jsonl: no statistics in it (write one with sharectl share --stats-json PATH)"),
+            ("\n\n", "stats.jsonl: no statistics in it (write one with sharectl share --stats-json PATH)"),
+            ("{\"t\": 1, \"video\": {\"codec\": \"H264\", \"width\": 12", "stats.jsonl line 1: not JSON (starts \"{\"t\": 1, \"video\": {\"codec\": \"H264\", \"wid…\")"),
+        ]
+        for (text, message) in cases {
+            #expect(throws: StatsFileError.self) { try StatsFile.parse(text, path: "stats.jsonl") }
+            do {
+                _ = try StatsFile.parse(text, path: "stats.jsonl")
+            } catch {
+                #expect("\(error)" == message)
+            }
+        }
+    }
+
+    @Test func aLastLineCutShortIsPassedOverWithANote() throws {
+        let contents = try StatsFile.parse("{\"t\": 1}\n{\"t\": 2}\n{\"t\": 3, \"vid", path: "s")
+        #expect(contents.samples.count == 2)
+        #expect(contents.notes == ["line 3 passed over: not JSON (\"{\"t\": 3, \"vid\") (cut short when the share stopped?)"])
+        #expect(ShareDiagnosis(source: "s", contents: contents).report.contains("Notes:\n  line 3 passed over"))
+    }
+
+    @Test func aFileThatIsNotThereSaysSo() {
+        #expect(throws: StatsFileError(path: "/nonexistent/x.jsonl", line: nil, reason: "cannot read the file (does it exist? is it readable?)")) {
+            try StatsFile.read(path: "/nonexistent/x.jsonl")
+        }
+    }
+
+    static func expectWellFormed(_ svg: String) throws {
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "the SVG parses as XML: \(String(describing: parser.parserError))")
+    }
+}
+
+/// Bea, one connection, healthy sending; her report says stalled while `stalled`.
+final class StallProbe: WatchdogProbe {
+    private let state = Mutex((second: 0, stalled: false))
+    func set(second: Int, stalled: Bool) { state.withLock { $0 = (second, stalled) } }
+    func read() async -> WatchdogReading {
+        let (second, stalled) = state.withLock { $0 }
+        let frames = second * 30
+        return WatchdogReading(
+            sender: SenderCounters(captureFrames: frames, connections: [
+                "bea": ConnectionCounters(framesIn: frames, framesEncoded: frames, framesSent: frames, age: .seconds(second))]),
+            people: ["bea": PersonObservation(name: "Bea", stalled: stalled, framesSent: frames, keyframesSent: second / 11)])
+    }
+}
+
+struct NoEffector: WatchdogEffector {
+    func perform(_ action: LadderAction) async throws {}
+}

@@ -1,0 +1,126 @@
+import RTPWire
+import Testing
+@testable import VideoSend
+
+/// The estimate against `LinkSimulation` (a simulated bottleneck queue, see SimulatedLink.swift)
+/// on a manual clock: every figure below is simulated time, not wall time.
+@Suite struct BandwidthEstimatorTests {
+    @Test func settlesNearTheCapacityOfACappedLinkWithTheQueueBounded() {
+        var sim = LinkSimulation(capacity: 1_500_000)
+        sim.run(seconds: 40)
+        let mean = sim.meanTarget(lastSeconds: 20)
+        #expect(mean > 0.7 * 1_500_000 && mean < 1.1 * 1_500_000, "mean target \(mean)")
+        #expect(sim.maxQueueMillis(lastSeconds: 20) < 150, "queue \(sim.maxQueueMillis(lastSeconds: 20)) ms")
+        #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .bandwidth)
+    }
+
+    @Test func rampsFromTheStartBitrateToACleanLinksMaximumInSeconds() {
+        var sim = LinkSimulation(capacity: 20_000_000)
+        sim.run(seconds: 10)
+        let reached = sim.firstTime(reaching: sim.estimator.configuration.maximumBitrate)
+        #expect(reached != nil && reached! <= 5, "reached the maximum at \(String(describing: reached)) s")
+        #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .none)
+        #expect(sim.estimator.snapshot(nowMicros: sim.nowMicros).delayState == "normal")
+    }
+
+    @Test func backsOffWhenTheCapacityDropsAndRecoversWhenItReturns() {
+        var estimator = BandwidthEstimator()
+        estimator.setMaximumBitrate(4_000_000)
+        var sim = LinkSimulation(estimator: estimator, capacity: 3_000_000)
+        sim.run(seconds: 20)
+        let before = sim.meanTarget(lastSeconds: 5)
+        #expect(before > 2_000_000, "before the drop \(before)")
+        sim.link.capacity = 800_000
+        sim.run(seconds: 15)
+        let during = sim.meanTarget(lastSeconds: 8)
+        #expect(during < 1_000_000 && during > 400_000, "after the drop \(during)")
+        #expect(sim.maxQueueMillis(lastSeconds: 8) < 200)
+        let recoveryStart = Double(sim.nowMicros) / 1_000_000
+        sim.link.capacity = 3_000_000
+        sim.run(seconds: 30)
+        let recovered = sim.firstTime(reaching: 2_000_000, after: recoveryStart)
+        #expect(recovered != nil, "never got back over 2 Mbit/s; now \(sim.meanTarget(lastSeconds: 1))")
+    }
+
+    @Test func heavyLossCutsTheRateAndModerateLossDoesNot() {
+        var heavy = LinkSimulation(capacity: 20_000_000)
+        heavy.link.randomLoss = 0.2
+        heavy.run(seconds: 10)
+        let snapshot = heavy.estimator.snapshot(nowMicros: heavy.nowMicros)
+        #expect(snapshot.lossLimitBitrate != nil)
+        #expect(snapshot.targetBitrate < 1_000_000, "target under 20 % loss \(snapshot.targetBitrate)")
+        #expect((snapshot.lossFraction ?? 0) > 0.1)
+
+        var moderate = LinkSimulation(capacity: 20_000_000)
+        moderate.link.randomLoss = 0.05
+        moderate.run(seconds: 10)
+        let m = moderate.estimator.snapshot(nowMicros: moderate.nowMicros)
+        #expect(m.lossLimitBitrate == nil)
+        #expect(m.targetBitrate == moderate.estimator.configuration.maximumBitrate, "target under 5 % loss \(m.targetBitrate)")
+    }
+
+    @Test func lossLimitLiftsAgainOnceLossStops() {
+        var sim = LinkSimulation(capacity: 20_000_000)
+        sim.link.randomLoss = 0.25
+        sim.run(seconds: 5)
+        let cut = sim.estimator.targetBitrate(nowMicros: sim.nowMicros)
+        sim.link.randomLoss = 0
+        sim.run(seconds: 30)
+        let after = sim.estimator.snapshot(nowMicros: sim.nowMicros)
+        #expect(after.targetBitrate > 2 * cut, "cut to \(cut), then \(after.targetBitrate)")
+    }
+
+    @Test func rembCapsTheTargetAndIsTheEstimateWithoutTransportFeedback() {
+        var sim = LinkSimulation(capacity: 20_000_000)
+        sim.run(seconds: 2)
+        sim.estimator.receiverEstimatedMaximum(600_000, nowMicros: sim.nowMicros)
+        sim.run(seconds: 5)
+        // The REMB is not repeated in the simulation; read before it lapses (10 s).
+        #expect(sim.estimator.targetBitrate(nowMicros: sim.nowMicros) == 600_000)
+        #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .bandwidth)
+        sim.run(seconds: 6)
+        #expect(sim.estimator.targetBitrate(nowMicros: sim.nowMicros) > 600_000, "a lapsed REMB stops capping")
+
+        var rembOnly = BandwidthEstimator()
+        #expect(rembOnly.targetBitrate(nowMicros: 0) == rembOnly.configuration.startBitrate)
+        rembOnly.receiverEstimatedMaximum(1_800_000, nowMicros: 0)
+        #expect(rembOnly.targetBitrate(nowMicros: 1000) == 1_800_000)
+        rembOnly.receiverEstimatedMaximum(9_000_000, nowMicros: 2000)
+        #expect(rembOnly.targetBitrate(nowMicros: 3000) == rembOnly.configuration.maximumBitrate)
+    }
+
+    @Test func anApplicationLimitedSenderIsNotReportedAsLimitedByBandwidth() {
+        var sim = LinkSimulation(capacity: 20_000_000)
+        sim.sourceLimit = 150_000
+        sim.run(seconds: 15)
+        #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .none)
+    }
+
+    /// A source that sends little but bursts (a keyframe every 2 s) may overuse a link briefly;
+    /// the decrease starts from the estimate, not from the little that arrived.
+    @Test func keyframeBurstsOfAnApplicationLimitedSourceDoNotCollapseTheEstimate() {
+        var sim = LinkSimulation(capacity: 1_500_000)
+        sim.sourceLimit = 300_000
+        sim.burst = (everyMicros: 2_000_000, bytes: 120_000)
+        sim.run(seconds: 30)
+        let lowest = sim.targets.filter { $0.seconds >= 5 }.map(\.bitrate).min() ?? 0
+        #expect(lowest >= 600_000, "fell to \(lowest)")
+    }
+
+    @Test func cpuIsTheReasonWhenTheEncoderSideSaysSo() {
+        var estimator = BandwidthEstimator()
+        estimator.setLimitedByCPU(true)
+        #expect(estimator.limitedBy(nowMicros: 0) == .cpu)
+        estimator.setLimitedByCPU(false)
+        #expect(estimator.limitedBy(nowMicros: 0) == .bandwidth, "1 Mbit/s start under the 2.54 Mbit/s maximum")
+    }
+
+    @Test func withoutAnyFeedbackReceiverReportsMoveTheStartBitrate() {
+        var estimator = BandwidthEstimator()
+        for second in 1...5 { estimator.receiverReport(fractionLost: 0, nowMicros: Int64(second) * 1_000_000) }
+        let raised = estimator.targetBitrate(nowMicros: 5_000_000)
+        #expect(raised > estimator.configuration.startBitrate)
+        estimator.receiverReport(fractionLost: 0.3, nowMicros: 6_000_000)
+        #expect(estimator.targetBitrate(nowMicros: 6_000_000) < raised)
+    }
+}

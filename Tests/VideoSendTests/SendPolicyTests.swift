@@ -1,0 +1,127 @@
+import Testing
+@testable import VideoSend
+
+/// The send policies' choices on a manual clock, against DESIGN.md's table and its target:
+/// a 1.5 Mbit/s uplink gives ≥ 15 fps under balanced and motion, and 1920×1080 under detail.
+@Suite struct SendPolicyTests {
+    let start = ContinuousClock.now
+
+    func decide(_ policy: ScreenSendPolicy, kbps: Int, at seconds: Double = 0, shaper: inout SendShaper,
+                width: Int = 1920, height: Int = 1080) -> SendShaper.Decision {
+        shaper.setPolicy(policy)
+        return shaper.update(now: start + .milliseconds(Int64(seconds * 1000)), sourceWidth: width, sourceHeight: height,
+                             targetBitrate: kbps * 1000)
+    }
+
+    @Test func aCleanFastLinkSendsEveryPolicyAtItsBest() {
+        for policy in ScreenSendPolicy.allCases {
+            var shaper = SendShaper(policy: policy)
+            let d = decide(policy, kbps: 8000, shaper: &shaper)
+            let long = policy == .motion ? 1280 : 1920
+            #expect(max(d.shape.width, d.shape.height) == long, "\(policy)")
+            #expect(d.shape.frameRate == 30, "\(policy)")
+            #expect(d.limit == .none, "\(policy)")
+        }
+    }
+
+    @Test func onePointFiveMegabitsMeetsTheDesignTargets() {
+        // Congestion control settles somewhat under the link: 1.3 Mbit/s of video.
+        var balanced = SendShaper(policy: .balanced)
+        let b = decide(.balanced, kbps: 1300, shaper: &balanced)
+        #expect(b.shape.frameRate >= 15)
+        #expect(b.shape.width < 1920)
+        #expect(b.limit == .bandwidth)
+
+        var motion = SendShaper(policy: .motion)
+        let m = decide(.motion, kbps: 1300, shaper: &motion)
+        #expect(m.shape.frameRate == 30)
+        #expect(m.shape.width <= 1280)
+
+        var detail = SendShaper(policy: .detail)
+        let d = decide(.detail, kbps: 1300, shaper: &detail)
+        #expect(d.shape == SendShape(width: 1920, height: 1080, frameRate: 6))
+        #expect(d.limit == .bandwidth)
+    }
+
+    @Test func detailGivesFrameRateDownToOne() {
+        var shaper = SendShaper(policy: .detail)
+        let d = decide(.detail, kbps: 100, shaper: &shaper)
+        #expect(d.shape.width == 1920 && d.shape.frameRate == 1)
+    }
+
+    @Test func balancedHoldsFifteenAtTheSmallestStepWhenTheLinkIsTiny() {
+        var shaper = SendShaper(policy: .balanced)
+        // A quarter of 1080p (480×270) at 0.06 bit/pixel carries 10 fps on 80 kbit/s: still 15.
+        let d = decide(.balanced, kbps: 80, shaper: &shaper)
+        #expect(d.shape.frameRate == 15)
+        #expect(d.shape.width == 480)  // a quarter of 1920
+    }
+
+    /// "d" a drop in the target is followed at once; "u" a rise only after it held 5 s with margin.
+    @Test func sizeStepsDownAtOnceAndUpOnlyAfterHolding() {
+        var shaper = SendShaper(policy: .balanced)
+        #expect(decide(.balanced, kbps: 4000, at: 0, shaper: &shaper).shape.width == 1920)
+        #expect(decide(.balanced, kbps: 1300, at: 1, shaper: &shaper).shape.width == 1440)  // d
+        #expect(decide(.balanced, kbps: 4000, at: 2, shaper: &shaper).shape.width == 1440)  // u starts
+        #expect(decide(.balanced, kbps: 4000, at: 6.9, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 4000, at: 7, shaper: &shaper).shape.width == 1920)  // held 5 s
+        // A rise that falls back before 5 s is forgotten.
+        #expect(decide(.balanced, kbps: 1300, at: 8, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 4000, at: 9, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 1300, at: 10, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 4000, at: 14.5, shaper: &shaper).shape.width == 1440)
+    }
+
+    @Test func aRiseWithoutMarginDoesNotStepUp() {
+        var shaper = SendShaper(policy: .balanced)
+        _ = decide(.balanced, kbps: 1300, at: 0, shaper: &shaper)
+        // 1920×1080 at 15 fps at 0.06 bit/pixel needs 1.87 Mbit/s; 1.9 fits but not with 20% spare.
+        for second in 1...20 {
+            #expect(decide(.balanced, kbps: 1900, at: Double(second), shaper: &shaper).shape.width == 1440)
+        }
+    }
+
+    @Test func aSlowMachineLimitsByCPU() {
+        var shaper = SendShaper(policy: .detail)
+        // 100 ms a megapixel: 1080p costs 207 ms a frame, so about 4 fps.
+        for _ in 0..<50 { shaper.measured(encodeMicros: 207_360, width: 1920, height: 1080) }
+        let d = decide(.detail, kbps: 20000, shaper: &shaper)
+        #expect(d.limit == .cpu)
+        #expect(d.shape.frameRate == 4)
+    }
+
+    @Test func switchingPolicyTakesItsBestAtOnce() {
+        var shaper = SendShaper(policy: .balanced)
+        _ = decide(.balanced, kbps: 1300, at: 0, shaper: &shaper)
+        let d = decide(.detail, kbps: 1300, at: 0.5, shaper: &shaper)
+        #expect(d.shape.width == 1920)
+    }
+
+    @Test func policiesReadFromTheCommandLine() {
+        #expect(ScreenSendPolicy(argument: "text") == .detail)
+        #expect(ScreenSendPolicy(argument: "Motion") == .motion)
+        #expect(ScreenSendPolicy(argument: "fast") == nil)
+    }
+
+    @Test func sizesStayEvenAndInsideTheLongSide() {
+        let (w, h) = SendShaper.fit(width: 2561, height: 1441, longSide: 1920)
+        #expect(w == 1920 && h % 2 == 0 && h <= 1080)
+        let (sw, sh) = SendShaper.fit(width: 1023, height: 767, longSide: 1920)
+        #expect(sw == 1022 && sh == 766)
+    }
+}
+
+extension SendPolicyTests {
+    @Test func aSizeTakenDownByTheMachineIsSaidToBeCPU() {
+        var shaper = SendShaper(policy: .balanced)
+        // 40 ms a megapixel: 1080p at 83 ms a frame manages 10 fps; 1440×810 about 18.
+        for _ in 0..<50 { shaper.measured(encodeMicros: 82_944, width: 1920, height: 1080) }
+        // Behind for less than 3 s costs frame rate only; after that, size.
+        let first = decide(.balanced, kbps: 8000, at: 0, shaper: &shaper)
+        #expect(first.shape.width == 1920 && first.shape.frameRate == 10 && first.limit == .cpu)
+        #expect(decide(.balanced, kbps: 8000, at: 2.9, shaper: &shaper).shape.width == 1920)
+        let d = decide(.balanced, kbps: 8000, at: 3, shaper: &shaper)
+        #expect(d.shape.width < 1920)
+        #expect(d.limit == .cpu)
+    }
+}

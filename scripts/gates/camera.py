@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""Camera gates: the project's own `sharectl` against real V4L2 cameras — the kernel's vivid
+driver with two webcams, in a QEMU guest (software emulation) that mounts this machine's root
+read-only and runs the binary unmodified (scripts/v4l2vm/). One boot runs every act; each gate
+judges its part of the guest's output and prints the director's words with their times.
+
+  vivid-capture     `camera list` shows both cameras; the format chosen is the one the format
+                    rule picks from `v4l2-ctl --list-formats-ext` (nearest 640 wide, then nearest
+                    30 fps without going over); frames arrive at >= 60% of that rate.
+  vivid-disconnect  vivid's Disconnect control on the camera in use: "Camera disconnected", and
+                    frames from the other camera within 1 s of the control being set.
+  vivid-unplug      the remembered camera's platform device unbound: "Camera disconnected" and the
+                    director leaves it (vivid hangs both its cameras from that one device, so a
+                    synthetic spare is what remains); bound again: "… is back; switching to it"
+                    and frames from it, not from the other vivid camera.
+  synthetic-drill   (no VM) `camera test` with scripted synthetic faults: a stall restarts the
+                    same camera (5 s after its open at the earliest), then its next format, then
+                    the spare.
+  synthetic-unplug  (no VM) a refused format moves to the next; a die falls back to the spare
+                    within 1 s; the camera coming back is switched back to within 1 s.
+  share-camera      (no VM) `share --source none --camera …` to the aiortc WHIP endpoint: it decodes
+                    640x480 frames in one session while the camera dies and the director switches
+                    to the spare (same track, nothing renegotiated). A camera beside the screen is
+                    refused in words (one video track per connection for now).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
+WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
+OUT = os.path.join(WORK, "camera-vm")
+results = []
+
+STEP = re.compile(r"^\[(-?[\d.]+)s mono ([\d.]+)\] (.*)$")
+POKE = re.compile(r"^vividpoke: (\w+) (\S+) -> (.*), mono ([\d.]+) to ([\d.]+)$")
+
+# The guest's acts, run chrooted in this machine's root (so paths are the same as here).
+GUEST = r"""
+cd {root}
+export XDG_STATE_HOME=/run/state
+S={sharectl}
+# waitn FILE TEXT N: until FILE holds TEXT N times (a Swift binary read over 9p under emulation
+# takes seconds to start, so every act waits for what it needs instead of sleeping blindly).
+waitn() {{ i=0; while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "$3" ]; do sleep 0.2; i=$((i+1)); [ $i -gt 400 ] && return 1; done; return 0; }}
+$S camera list > /mnt/list.txt 2>&1
+v4l2-ctl -d /dev/video0 --list-formats-ext > /mnt/formats.txt 2>&1
+# Act A: the camera in use (vivid.0, asked for by its node) dies by vivid's Disconnect control.
+$S camera test --device /dev/video0 --duration 300 > /mnt/a.txt 2>&1 &
+A=$!
+waitn /mnt/a.txt "Using vivid (vivid-000)" 1 && sleep 3
+/run/vividpoke disconnect /dev/video0 > /mnt/a-poke.txt 2>&1
+waitn /mnt/a.txt "Using vivid (vivid-001)" 1; sleep 3
+kill $A; wait
+# Fresh vivid cameras (the disconnected one stays dead). Act B: the remembered camera (vivid-000,
+# from act A) is unplugged and plugged back. vivid makes all its cameras from one platform device,
+# so unbinding it unplugs both: a synthetic camera is what remains meanwhile.
+/run/vividpoke unbind vivid.0 > /mnt/reset.txt 2>&1; /run/vividpoke bind vivid.0 >> /mnt/reset.txt 2>&1
+$S camera test --device "auto;synthetic:spare" --duration 300 > /mnt/b.txt 2>&1 &
+B=$!
+waitn /mnt/b.txt "Using vivid (vivid-000)" 1 && sleep 3
+/run/vividpoke unbind vivid.0 > /mnt/b-poke.txt 2>&1
+waitn /mnt/b.txt "Using Synthetic spare" 1; sleep 3
+/run/vividpoke bind vivid.0 >> /mnt/b-poke.txt 2>&1
+waitn /mnt/b.txt "Using vivid (vivid-000)" 2; sleep 2
+kill $B; wait
+echo finished > /mnt/finished
+"""
+
+
+def record(name, ok, detail):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def read(name):
+    try:
+        with open(os.path.join(OUT, name)) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def steps(text):
+    """(mono seconds, words) of every line sharectl stamped."""
+    found = []
+    for line in text.splitlines():
+        m = STEP.match(line)
+        if m:
+            found.append((float(m.group(2)), m.group(3)))
+    return found
+
+
+def pokes(text):
+    return [(m.group(1), m.group(2), m.group(3), float(m.group(4)), float(m.group(5)))
+            for m in map(POKE.match, text.splitlines()) if m]
+
+
+def words_between(found, start, end):
+    return [f"{t:.3f} {w}" for t, w in found if start <= t <= end and "frames in the last second" not in w
+            and not w.startswith("format:")]
+
+
+def show(label, found):
+    print(f"  {label}:", flush=True)
+    for t, w in found:
+        if "frames in the last second" in w:
+            continue
+        print(f"    {t:9.3f}  {w}", flush=True)
+
+
+def rule_choice(formats_text):
+    """The format rule applied to v4l2-ctl's listing: (pixel, width, height, fps)."""
+    options, pixel, size = {}, None, None
+    for line in formats_text.splitlines():
+        m = re.search(r"\[\d+\]: '(\w+)'", line)
+        if m:
+            pixel = m.group(1)
+            continue
+        m = re.search(r"Size: Discrete (\d+)x(\d+)", line)
+        if m:
+            size = (int(m.group(1)), int(m.group(2)))
+            continue
+        m = re.search(r"Interval: Discrete [\d.]+s \(([\d.]+) fps\)", line)
+        if m and pixel in ("YUYV", "NV12", "MJPG") and size:
+            options.setdefault((pixel, size), []).append(float(m.group(1)))
+    order = ["YUYV", "NV12", "MJPG"]
+    candidates = []
+    for (pixel, (w, h)), rates in options.items():
+        under = [r for r in rates if r <= 30.001]
+        rate = max(under) if under else min(rates)
+        over = rate > 30.001
+        candidates.append(((abs(w - 640), over, rate if over else -rate, order.index(pixel), abs(h - 480)), (pixel, w, h, rate)))
+    candidates.sort()
+    return candidates[0][1] if candidates else None
+
+
+def boot():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    with open(os.path.join(OUT, "guest.sh"), "w") as f:
+        f.write(GUEST.format(root=ROOT, sharectl=SHARECTL))
+    prepared = subprocess.run([os.path.join(ROOT, "scripts/v4l2vm/prepare.sh")], capture_output=True, text=True)
+    if prepared.returncode != 0:
+        return f"prepare.sh failed: {prepared.stderr.strip()[-400:]}"
+    with open(os.path.join(OUT, "console.txt"), "w") as console:
+        subprocess.run([os.path.join(ROOT, "scripts/v4l2vm/run-vm.sh"), OUT], stdout=console, stderr=subprocess.STDOUT,
+                       env=dict(os.environ, VM_TIMEOUT="240"))
+    if not os.path.exists(os.path.join(OUT, "finished")):
+        return "the guest did not finish its acts (see " + os.path.join(OUT, "console.txt") + ")"
+    return None
+
+
+def capture_gate(trouble):
+    name = "vivid-capture"
+    if trouble:
+        return record(name, False, trouble)
+    listing, a = read("list.txt"), read("a.txt")
+    ids = re.findall(r"id: (v4l2:\S+)", listing)
+    chosen = re.search(r"^\s+\* (\d+)×(\d+) (\w+) at ([\d.]+) fps", listing, re.M)
+    expected = rule_choice(read("formats.txt"))
+    used = re.search(r"format: .*\(/dev/video0\) (\d+)×(\d+) (\w+) at ([\d.]+) fps", a)
+    found = steps(a)
+    poke = pokes(read("a-poke.txt"))
+    cut = poke[0][3] if poke else float("inf")
+    counts = [int(re.match(r"(\d+) frames", w).group(1)) for t, w in found if "frames in the last second" in w and t < cut]
+    steady = counts[1:] or counts
+    rate = sum(steady) / len(steady) if steady else 0.0
+    ok = (len(ids) == 2 and chosen is not None and expected is not None and used is not None
+          and (chosen.group(3), int(chosen.group(1)), int(chosen.group(2))) == expected[:3]
+          and (used.group(3), int(used.group(1)), int(used.group(2))) == expected[:3]
+          and abs(float(used.group(4)) - expected[3]) < 0.01 and rate >= 0.6 * expected[3])
+    show("act A (camera test --device /dev/video0)", found)
+    record(name, ok, f"cameras {ids}; rule picks {expected}; listed "
+           f"{chosen.groups() if chosen else None}; captured at {used.groups() if used else None}; "
+           f"{rate:.1f} frames/s received (per second: {counts})")
+
+
+def disconnect_gate(trouble):
+    name = "vivid-disconnect"
+    if trouble:
+        return record(name, False, trouble)
+    a = read("a.txt")
+    found, poke = steps(a), pokes(read("a-poke.txt"))
+    if not poke or poke[0][2] != "ok":
+        return record(name, False, f"the Disconnect control was not set: {poke}")
+    before, after = poke[0][3], poke[0][4]
+    noticed = next((t for t, w in found if t >= before and w == "Camera disconnected"), None)
+    other = next((t for t, w in found if t >= before and w.startswith("Using vivid (vivid-001)")), None)
+    later = [w for t, w in found if t > (other or 1e9) + 1 and "frames in the last second from vivid (vivid-001)" in w]
+    flowing = [int(w.split()[0]) for w in later]
+    gap = (other - before) if other else None
+    ok = noticed is not None and gap is not None and gap <= 1.0 and flowing and min(flowing) > 0
+    print("  words after the control: " + "; ".join(words_between(found, before, before + 3)), flush=True)
+    record(name, ok, f"control set at {before:.3f}–{after:.3f}; noticed at "
+           f"{noticed if noticed is None else f'{noticed:.3f}'}; first frame from vivid-001 "
+           f"{'never' if gap is None else f'{gap * 1000:.0f} ms after the control'} (limit 1000 ms); "
+           f"frames each second after: {flowing}")
+
+
+def unplug_gate(trouble):
+    name = "vivid-unplug"
+    if trouble:
+        return record(name, False, trouble)
+    b = read("b.txt")
+    found, poke = steps(b), pokes(read("b-poke.txt"))
+    show("act B (camera test, the remembered camera unplugged and back)", found)
+    unbind = next((p for p in poke if p[0] == "unbind"), None)
+    bind = next((p for p in poke if p[0] == "bind"), None)
+    if not unbind or not bind or unbind[2] != "ok" or bind[2] != "ok":
+        return record(name, False, f"unbind/bind did not happen: {poke}")
+    started = any(w.startswith("Using vivid (vivid-000)") for t, w in found if t < unbind[3])
+    left = next((t for t, w in found if unbind[3] <= t < bind[3] and w.startswith("Using Synthetic spare")), None)
+    said_gone = any(w == "Camera disconnected" for t, w in found if unbind[3] <= t < bind[3])
+    back_words = next((t for t, w in found if t >= bind[3] and w == "vivid (vivid-000) is back; switching to it"), None)
+    returned = next((t for t, w in found if t >= bind[3] and w.startswith("Using vivid (vivid-000)")), None)
+    ok = started and left is not None and said_gone and back_words is not None and returned is not None
+    record(name, ok, f"started on vivid-000: {started}; unbind at {unbind[3]:.3f} → frames from the spare "
+           f"{'never' if left is None else f'{(left - unbind[3]) * 1000:.0f} ms later'}; bind at {bind[3]:.3f} → "
+           f"'is back' {'never' if back_words is None else f'{(back_words - bind[3]) * 1000:.0f} ms later'}, frames from "
+           f"vivid-000 {'never' if returned is None else f'{(returned - bind[3]) * 1000:.0f} ms later'}")
+
+
+def synthetic_gate():
+    """Scripted faults on synthetic cameras, timed: no VM needed."""
+    name = "synthetic-drill"
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
+    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
+    spec = "synthetic:front?stall=2,die=20;synthetic:spare"
+    run = subprocess.run([SHARECTL, "camera", "test", "--device", spec, "--duration", "17"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    found = steps(run.stdout)
+    show(f"camera test --device '{spec}'", found)
+    said = [w for _, w in found if "frames in the last second" not in w and not w.startswith("format:")]
+    expected = ["Starting camera…", "Using Synthetic front (640×480 YUYV at 30 fps)",
+                "No frames from Synthetic front for 3 s; restarting it", "Starting camera…",
+                "No picture from Synthetic front within 3 s after a restart; trying 320×240 YUYV at 30 fps",
+                "Starting camera…", "No picture from Synthetic front within 3 s; switching to Synthetic spare",
+                "Starting camera…", "Using Synthetic spare (640×480 YUYV at 30 fps)"]
+    times = {w: t for t, w in reversed(found)}
+    start = found[0][0] if found else 0
+    timeline = ", ".join(f"{w.split(';')[0]} at {times[w] - start:.1f} s" for w in expected[2::2] if w in times)
+    record(name, run.returncode == 0 and said == expected,
+           f"exit {run.returncode}; steps {'as expected' if said == expected else f'were {said}'}; {timeline}")
+
+
+def synthetic_unplug_gate():
+    name = "synthetic-unplug"
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
+    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
+    spec = "synthetic:front?refuse=640x480,die=4,back=8;synthetic:spare"
+    run = subprocess.run([SHARECTL, "camera", "test", "--device", spec, "--duration", "11"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    elapsed = []
+    for line in run.stdout.splitlines():
+        m = STEP.match(line)
+        if m and "frames in the last second" not in m.group(3) and not m.group(3).startswith("format:"):
+            elapsed.append((float(m.group(1)), m.group(3)))
+    print(f"  camera test --device '{spec}':", flush=True)
+    for t, w in elapsed:
+        print(f"    {t:6.2f} s  {w}", flush=True)
+    said = [w for _, w in elapsed]
+    expected = ["Starting camera…",
+                "Synthetic front refused 640×480 YUYV at 30 fps (its script refuses 640×480); trying 320×240 YUYV at 30 fps",
+                "Using Synthetic front (320×240 YUYV at 30 fps)",
+                "Camera disconnected", "Switching to Synthetic spare", "Starting camera…",
+                "Using Synthetic spare (640×480 YUYV at 30 fps)",
+                "Synthetic front is back; switching to it", "Starting camera…",
+                "Synthetic front refused 640×480 YUYV at 30 fps (its script refuses 640×480); trying 320×240 YUYV at 30 fps",
+                "Using Synthetic front (320×240 YUYV at 30 fps)"]
+    spare = next((t for t, w in elapsed if w.startswith("Using Synthetic spare")), None)
+    back = [t for t, w in elapsed if w.startswith("Using Synthetic front")]
+    to_spare = spare - 4.0 if spare is not None else None
+    to_front = back[1] - 8.0 if len(back) > 1 else None
+    ok = (run.returncode == 0 and said == expected and to_spare is not None and to_spare <= 1.0
+          and to_front is not None and to_front <= 1.0)
+    record(name, ok, f"exit {run.returncode}; steps {'as expected' if said == expected else f'were {said}'}; "
+           f"died at 4.0 s → spare's first frame {'never' if to_spare is None else f'{to_spare * 1000:.0f} ms later'}; "
+           f"back at 8.0 s → its first frame {'never' if to_front is None else f'{to_front * 1000:.0f} ms later'} "
+           f"(limits 1000 ms)")
+
+
+def share_camera_gate():
+    name = "share-camera"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import transport
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
+    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
+    # Beside the screen: refused in words (the connection carries one video track for now).
+    beside = subprocess.run([SHARECTL, "share", "--whip", "http://127.0.0.1:9/whip", "--camera", "synthetic:cam"],
+                            capture_output=True, text=True, timeout=30, env=env)
+    refused = beside.returncode == 2 and "send the camera alone with --source none" in beside.stderr
+    endpoint, port, stats_path = transport.start_aiortc(name)
+    try:
+        if not transport.wait_http(port):
+            return record(name, False, "the aiortc endpoint did not start")
+        spec = "synthetic:cam?die=3;synthetic:spare"
+        run = subprocess.run([SHARECTL, "share", "--source", "none", "--camera", spec, "--whip",
+                              f"http://127.0.0.1:{port}/whip", "--duration", "7", "--no-audio"],
+                             capture_output=True, text=True, timeout=90, env=env)
+        with open(os.path.join(WORK, f"{name}.log"), "w") as f:
+            f.write(run.stdout + run.stderr)
+        import time
+        time.sleep(1.0)
+        sessions = ((transport.read_json(stats_path) or {}).get("sessions") or [])
+        s = sessions[-1] if sessions else {}
+        sizes = (s.get("video") or {}).get("sizes") or {}
+        steps = [l[len("Camera: "):] for l in run.stdout.splitlines() if l.startswith("Camera:")]
+        ok = (refused and run.returncode == 0 and sizes.get("640x480", 0) > 0 and len(sessions) == 1
+              and "Switching to Synthetic spare" in steps and s.get("deleted") is True)
+        if not ok:
+            print(run.stdout[-1500:] + run.stderr[-1500:], flush=True)
+        record(name, ok, f"beside the screen: exit {beside.returncode}, '{beside.stderr.strip()}'; camera alone: "
+               f"exit {run.returncode}, aiortc decoded {sizes} in {len(sessions)} session(s) through the steps {steps}")
+    finally:
+        transport.stop(endpoint)
+
+
+def main():
+    only = set(sys.argv[1:])
+    vm_gates = [("vivid-capture", capture_gate), ("vivid-disconnect", disconnect_gate), ("vivid-unplug", unplug_gate)]
+    wanted_vm = [(n, g) for n, g in vm_gates if not only or n in only]
+    if wanted_vm:
+        try:
+            trouble = boot()
+        except Exception as error:
+            trouble = f"the VM could not run: {error!r}"
+        for name, gate in wanted_vm:
+            try:
+                gate(trouble)
+            except Exception as error:
+                record(name, False, f"the gate itself failed: {error!r}")
+    for name, gate in [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate),
+                       ("share-camera", share_camera_gate)]:
+        if only and name not in only:
+            continue
+        try:
+            gate()
+        except Exception as error:
+            record(name, False, f"the gate itself failed: {error!r}")
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

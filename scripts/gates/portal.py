@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Portal gates: `sharectl share --source portal` against the real ScreenCast stack (D-Bus,
+PipeWire, WirePlumber, headless sway, xdg-desktop-portal, xdg-desktop-portal-wlr; see
+scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves every gate.
+
+  sources         `sharectl sources` names the portal's version, source types and cursor modes,
+                  PipeWire's version and the restore token's state.
+  moving          content moves on the compositor's output; `share --unattended` with no saved
+                  token (this portal grants by itself: no chooser) captures it for 10 s; aiortc
+                  decodes >= 90% of the frames the portal delivered (>= 10 fps of them; 30 when
+                  the machine keeps up); a restore token is saved.
+  token-reuse     a second `--unattended` run restores the first run's grant from its token: the
+                  same token, "restored … no picker", frames decoded.
+  stale-token     a token the portal does not know: a new grant, saved (unattended too, as this
+                  portal needs no picker); a malformed token the portal refuses: attended, a new
+                  grant; unattended, a clear error and a non-zero exit.
+  static          nothing draws: the share says no first frame came; after one brief change the
+                  portal sends a frame or two, and the capture repeats the last one once a second
+                  (aiortc keeps decoding about one a second).
+  restart         the backend's PipeWire node is destroyed mid-share: the share shows the restart,
+                  gets the same screen back from the restore token (no picker) and keeps sending.
+  pipewire-node   `--source pipewire:NODE` on a test PipeWire source whose buffers carry a crop
+                  region and every tenth a corrupted flag: aiortc decodes the cropped 960x540,
+                  >= 90% of the frames captured; the corrupted ones are skipped.
+  session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
+                  message and a non-zero exit.
+  no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
+  teardown        the stack leaves no process, mount or directory behind.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "portal"))
+from transport import ROOT, SHARECTL, WORK, last_session, record, results, start_aiortc, stop, wait_http  # noqa: E402
+from stack import PortalStack  # noqa: E402
+
+TOKEN = os.path.join(WORK, "portal.restore-token")
+
+
+def share_portal(stack, name, duration, extra=(), during=None, source="portal"):
+    """Runs a portal share to a fresh aiortc endpoint; `during(process, log_path)` runs meanwhile.
+    Returns (exit code, stats lines, log text, endpoint session)."""
+    endpoint, port, stats_path = start_aiortc(name)
+    share_stats = os.path.join(WORK, f"{name}.share.jsonl")
+    log_path = os.path.join(WORK, f"{name}.share.log")
+    for path in (share_stats,):
+        if os.path.exists(path):
+            os.remove(path)
+    try:
+        if not wait_http(port):
+            raise RuntimeError("the aiortc endpoint did not start")
+        args = [SHARECTL, "share", "--source", source, "--restore-token-file", TOKEN, "--whip",
+                f"http://127.0.0.1:{port}/whip", "--codec", "h264", "--duration", str(duration),
+                "--stats-json", share_stats, "--no-audio", "--verbose", *extra]
+        with open(log_path, "w") as out:
+            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=stack.env, cwd=ROOT)
+            if during:
+                during(process, log_path)
+            try:
+                code = process.wait(timeout=duration + 60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                code = process.wait()
+        time.sleep(1.0)
+        lines = [json.loads(l) for l in open(share_stats)] if os.path.exists(share_stats) else []
+        return code, lines, open(log_path).read(), last_session(stats_path)
+    finally:
+        stop(endpoint)
+
+
+def wait_for(condition, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def sent_rate(lines):
+    """Frames sent per second over the seconds in which frames went out."""
+    moving = [l for l in lines if (l.get("video") or {}).get("fpsSent", 0) > 0]
+    return sum(l["video"]["fpsSent"] for l in moving) / len(moving) if moving else 0.0
+
+
+def moving(stack):
+    name = "portal-moving"
+    if os.path.exists(TOKEN):
+        os.remove(TOKEN)
+    stack.start_content()
+    code, lines, log, session = share_portal(stack, name, 10, ["--unattended"])
+    v = session.get("video") or {}
+    last = lines[-1]["video"] if lines else {}
+    captured, sent, decoded = last.get("framesCaptured", 0), last.get("framesSent", 0), v.get("framesDecoded", 0)
+    capture_rate = captured / lines[-1]["t"] if lines and lines[-1].get("t") else 0
+    token = open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
+    # The compositor's rate is what the portal delivered (its output repaints at the content's 30 fps
+    # when the machine keeps up); the receiver must decode close to all of it.
+    ok = (code == 0 and captured > 0 and capture_rate >= 10 and decoded >= 0.9 * captured and bool(token)
+          and session.get("deleted"))
+    record(name, ok, f"exit {code}, the portal delivered {captured} frames ({capture_rate:.1f} fps), sent {sent} "
+                     f"({sent_rate(lines):.1f} fps while sending), aiortc decoded {decoded} at "
+                     f"{v.get('width')}x{v.get('height')}, token saved: {bool(token)}, DELETE {session.get('deleted')}")
+    if not ok:
+        print(log[-3000:])
+    return token
+
+
+def token_reuse(stack, first_token):
+    name = "portal-token-reuse"
+    stack.start_content()
+    if not first_token:  # run on its own: a first run makes the grant
+        share_portal(stack, name + "-first", 2, ["--unattended"])
+        first_token = read_token()
+    code, lines, log, session = share_portal(stack, name, 4, ["--unattended"])
+    token = open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    restored = "restored from the saved token, no picker" in log
+    ok = code == 0 and bool(first_token) and token == first_token and restored and decoded > 0
+    record(name, ok, f"exit {code}, token kept: {token == first_token and bool(token)}, said restored: {restored}, "
+                     f"aiortc decoded {decoded}")
+    if not ok:
+        print(log[-3000:])
+
+
+def static(stack):
+    name = "portal-static"
+    stack.stop_content()
+    time.sleep(0.5)
+    seen = {}
+
+    def during(process, log_path):
+        # This portal sends one frame when the stream starts even on a still screen; one that sends
+        # none must say so, and then a brief change brings the first frame.
+        seen["said"] = wait_for(lambda: "No picture from the screen yet" in open(log_path).read(), 5)
+        if seen["said"]:
+            stack.draw_once()
+
+    code, lines, log, session = share_portal(stack, name, 12, ["--unattended"], during=during)
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    summary = re.search(r"Capture: (\d+) frames from the screen, (\d+) repeats", log)
+    real, repeats = (int(summary.group(1)), int(summary.group(2))) if summary else (0, 0)
+    captured = [(l.get("t", 0), (l.get("video") or {}).get("framesCaptured", 0)) for l in lines]
+    # The still seconds after the first frame: frames there are repeats, about one a second.
+    tail = [c for c in captured if c[1] > 0][3:]
+    per_second = ((tail[-1][1] - tail[0][1]) / (tail[-1][0] - tail[0][0])) if len(tail) >= 2 and tail[-1][0] > tail[0][0] else 0
+    ok = code == 0 and 1 <= real <= 10 and repeats >= 5 and decoded >= 5 and 0.6 <= per_second <= 1.6
+    record(name, ok, f"exit {code}, {real} frames from the portal, {repeats} repeats ({per_second:.2f}/s while still), "
+                     f"said no first frame: {seen.get('said')}{' (then drew once)' if seen.get('said') else ''}, "
+                     f"aiortc decoded {decoded}")
+    if not ok:
+        print(log[-3000:])
+
+
+def session_closed(stack):
+    name = "portal-session-closed"
+    stack.start_content()
+    ended = {}
+
+    def during(process, log_path):
+        streaming = wait_for(lambda: _sent_any(name), 25)
+        ended["streaming"] = streaming
+        stack.stop_portal()
+        ended["at"] = time.time()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass
+        ended["took"] = time.time() - ended["at"]
+
+    code, lines, log, session = share_portal(stack, name, 40, ["--unattended"], during=during)
+    said = "session was closed" in log or "left the session bus" in log
+    ok = ended.get("streaming") and code != 0 and said and ended.get("took", 99) < 10
+    message = next((l for l in log.splitlines() if l.startswith("sharectl:")), "")
+    record(name, ok, f"streaming first: {ended.get('streaming')}, exit {code} {ended.get('took', 0):.1f} s after the "
+                     f"portal went, said: {message!r}")
+    if not ok:
+        print(log[-3000:])
+    stack.start_portal()
+
+
+def restart(stack):
+    name = "portal-restart"
+    stack.start_content()
+    marks = {}
+
+    def during(process, log_path):
+        marks["streaming"] = wait_for(lambda: _sent_any(name), 25)
+        marks["at"] = _captured(name)
+        # The portal backend's stream node goes away under the share (as when a compositor drops a
+        # cast): the share must get the same screen back by itself, without a picker.
+        nodes = stack.output(["pw-cli", "ls", "Node"]).decode()
+        ids = re.findall(r'id (\d+), type PipeWire:Interface:Node.*?node.name = "(.*?)"', nodes, re.S)
+        target = [i for i, n in ids if n == "xdg-desktop-portal-wlr"]
+        marks["destroyed"] = target[0] if target else None
+        if target:
+            stack.output(["pw-cli", "destroy", target[0]])
+
+    code, lines, log, session = share_portal(stack, name, 20, ["--unattended"], during=during)
+    after = (lines[-1]["video"]["framesCaptured"] if lines else 0) - (marks.get("at") or 0)
+    summary = re.search(r"Capture: (\d+) frames from the screen, (\d+) repeats of a still screen, (\d+) restarts", log)
+    restarts = int(summary.group(3)) if summary else 0
+    shown = "restarting it on the same screen" in log
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    # Repeats alone would add about one a second; moving frames after the restart show the capture came back.
+    ok = code == 0 and marks.get("destroyed") and shown and restarts >= 1 and after >= 40 and decoded > 0
+    record(name, ok, f"exit {code}, destroyed node {marks.get('destroyed')}, restarts {restarts} (shown: {shown}), "
+                     f"{after} frames captured after it, aiortc decoded {decoded}")
+    if not ok:
+        print(log[-3000:])
+
+
+def pipewire_node(stack):
+    """Any PipeWire video node: a test source (scripts/portal/pw_test_screen.c, a stand-in for a
+    screen) whose buffers carry a crop region; the share must send the cropped picture."""
+    name = "pipewire-node"
+    binary = os.path.join(stack.dir, "pw_test_screen")
+    cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "libpipewire-0.3"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(ROOT, "scripts/portal/pw_test_screen.c"), *cflags], check=True)
+    source = stack.spawn("test-screen", [binary, "1280", "720", "30", "160", "90", "960", "540", "10"])
+    try:
+        log_path = os.path.join(stack.logs, "test-screen.log")
+        found = {}
+        def node_id():
+            match = re.search(r"NODE_ID=(\d+)", open(log_path).read())
+            if match:
+                found["id"] = match.group(1)
+            return bool(match)
+        if not wait_for(node_id, 10):
+            return record(name, False, "the test source printed no node id")
+        # Under detail the size is the source's (the crop) whatever the machine's load: the
+        # geometry is what this gate judges.
+        code, lines, log, session = share_portal(stack, name, 6, source=f"pipewire:{found['id']}",
+                                                 extra=("--policy", "detail"))
+        v = session.get("video") or {}
+        captured = lines[-1]["video"]["framesCaptured"] if lines else 0
+        sent = lines[-1]["video"]["framesSent"] if lines else 0
+        summary = re.search(r"Capture: (\d+) frames from the screen.*?(\d+) corrupted skipped", log)
+        real, corrupted = (int(summary.group(1)), int(summary.group(2))) if summary else (0, 0)
+        # Every tenth buffer says it is corrupted: those are skipped, the rest go to the encoder,
+        # which sends as many a second as the policy allows; the endpoint decodes what was sent.
+        ok = (code == 0 and captured > 0 and sent > 0 and v.get("framesDecoded", 0) >= 0.9 * sent
+              and (v.get("width"), v.get("height")) == (960, 540) and real > 0 and 0.05 <= corrupted / (real + corrupted) <= 0.15)
+        record(name, ok, f"exit {code}, node {found['id']}: {captured} frames captured, {corrupted} corrupted buffers "
+                         f"skipped, {sent} sent, aiortc decoded {v.get('framesDecoded')} at {v.get('width')}x{v.get('height')} "
+                         f"(the 960x540 crop of 1280x720)")
+        if not ok:
+            print(log[-3000:])
+    finally:
+        from stack import terminate
+        terminate(source)
+
+
+def stale_token(stack):
+    """A token the portal does not know (stale) makes a new grant, saved; a malformed one is refused by
+    the portal: attended, the share asks again without it; unattended, it stops and says why."""
+    name = "portal-stale-token"
+    stack.start_content()
+    stale = "0b6f3c1e-5a8e-4c9e-9d1a-7e2f6a4b3c2d"
+    write_token(stale)
+    code1, _, log1, s1 = share_portal(stack, name + "-1", 3, ["--unattended"])
+    token1 = read_token()
+    ok1 = code1 == 0 and "stale" in log1 and token1 not in ("", stale) and (s1.get("video") or {}).get("framesDecoded", 0) > 0
+    write_token("not-a-uuid")
+    code2, _, log2, s2 = share_portal(stack, name + "-2", 3)
+    token2 = read_token()
+    ok2 = code2 == 0 and "was refused" in log2 and token2 not in ("", "not-a-uuid")
+    write_token("not-a-uuid")
+    log_path = os.path.join(WORK, f"{name}-3.share.log")
+    with open(log_path, "w") as out:
+        code3 = subprocess.run([SHARECTL, "share", "--source", "portal", "--unattended", "--restore-token-file", TOKEN,
+                                "--whip", "http://127.0.0.1:9/whip", "--duration", "2"],
+                               stdout=out, stderr=subprocess.STDOUT, env=stack.env, timeout=60).returncode
+    log3 = open(log_path).read()
+    ok3 = code3 != 0 and "the saved restore token was refused" in log3 and "without --unattended" in log3
+    write_token(token2)  # the valid grant from the attended run, for the gates after this one
+    said3 = log3.strip().splitlines()[-1] if log3.strip() else ""
+    record(name, ok1 and ok2 and ok3,
+           f"stale token, unattended: exit {code1}, new token saved: {token1 not in ('', stale)}; malformed token, "
+           f"attended: exit {code2}, asked again and saved: {token2 not in ('', 'not-a-uuid')}; malformed token, "
+           f"unattended: exit {code3}, said: {said3!r}")
+    if not (ok1 and ok2 and ok3):
+        print(log1[-1500:], log2[-1500:], log3[-1500:])
+
+
+def write_token(value):
+    with open(TOKEN, "w") as f:
+        f.write(value + "\n")
+
+
+def read_token():
+    return open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
+
+
+def _captured(name):
+    path = os.path.join(WORK, f"{name}.share.jsonl")
+    try:
+        lines = [json.loads(l) for l in open(path)]
+    except (OSError, ValueError):
+        return 0
+    return (lines[-1].get("video") or {}).get("framesCaptured", 0) if lines else 0
+
+
+def _sent_any(name):
+    path = os.path.join(WORK, f"{name}.share.jsonl")
+    try:
+        lines = [json.loads(l) for l in open(path)]
+    except (OSError, ValueError):
+        return False
+    return any((l.get("video") or {}).get("framesSent", 0) > 0 for l in lines)
+
+
+def sources(stack):
+    name = "sources"
+    out = subprocess.run([SHARECTL, "sources", "--restore-token-file", TOKEN], capture_output=True, text=True,
+                         env=stack.env, timeout=30)
+    text = out.stdout
+    ok = (out.returncode == 0 and "ScreenCast version 4" in text and re.search(r"source types\s+monitor", text)
+          and re.search(r"cursor modes\s+hidden, embedded", text) and "PipeWire 0.3" in text and "daemon reachable" in text
+          and re.search(r"restore token\s+(saved|none)", text))
+    record(name, bool(ok), " | ".join(l.strip() for l in text.splitlines() if l.strip()))
+
+
+def no_portal(stack):
+    name = "portal-no-portal"
+    stack.stop_portal()
+    try:
+        log_path = os.path.join(WORK, f"{name}.share.log")
+        with open(log_path, "w") as out:
+            code = subprocess.run([SHARECTL, "share", "--source", "portal", "--unattended", "--restore-token-file", TOKEN,
+                                   "--whip", "http://127.0.0.1:9/whip", "--duration", "2"],
+                                  stdout=out, stderr=subprocess.STDOUT, env=stack.env, timeout=60).returncode
+        log = open(log_path).read()
+        ok = code != 0 and "xdg-desktop-portal is not running" in log and "install xdg-desktop-portal" in log
+        record(name, ok, f"exit {code}, said: {log.strip().splitlines()[-1] if log.strip() else ''!r}")
+    finally:
+        stack.start_portal()
+
+
+def main():
+    only = set(sys.argv[1:])
+    want = lambda name: not only or name in only  # noqa: E731
+    stack = PortalStack(WORK)
+    pids = []
+    if os.path.exists(TOKEN):
+        os.remove(TOKEN)
+    try:
+        stack.__enter__()
+        pids = stack.pids()
+        token = ""
+        gates = [
+            ("sources", lambda: sources(stack)),
+            ("moving", lambda: moving(stack)),
+            ("token-reuse", lambda: token_reuse(stack, token)),
+            ("static", lambda: static(stack)),
+            ("stale-token", lambda: stale_token(stack)),
+            ("restart", lambda: restart(stack)),
+            ("pipewire-node", lambda: pipewire_node(stack)),
+            ("session-closed", lambda: session_closed(stack)),
+            ("no-portal", lambda: no_portal(stack)),
+        ]
+        for name, gate in gates:
+            if not want(name):
+                continue
+            try:
+                value = gate()
+                if name == "moving":
+                    token = value
+            except Exception as error:  # a gate that breaks is a failed gate, with its reason
+                record(name, False, f"the gate itself failed: {error!r}")
+    except Exception as error:
+        record("stack", False, f"the portal stack did not come up: {error!r}")
+    finally:
+        pids = sorted(set(pids + stack.pids()))
+        leftovers = stack.close()
+    if want("teardown"):
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split(")")[-1][:3]]
+        mounts = [l.split()[4] for l in open("/proc/self/mountinfo") if "sharectl-portal." in l]
+        ok = not leftovers and not alive and not mounts and not os.path.exists(stack.dir)
+        record("teardown", ok, f"{len(pids)} processes started, left alive {alive or 'none'}, mounts {mounts or 'none'}, "
+                               f"directory removed: {not os.path.exists(stack.dir)}")
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
