@@ -355,11 +355,6 @@ public actor CallSession {
         var configuration = PeerConnection.Configuration(loopbackOnly: options.loopbackOnly)
         if let codec = options.codec { configuration.capabilities.videoCodecs = [codec == .h264 ? .h264 : .vp8] }
         configuration.streamID = "sharectl-\(options.name.filter { $0.isLetter || $0.isNumber })"
-        // We send no transport-wide congestion feedback yet: negotiating transport-cc would leave
-        // a browser's send-side estimator without feedback, and its pacer stops sending to us.
-        configuration.capabilities.headerExtensions.removeAll { $0 == ExtensionMap.transportWideCC }
-        configuration.capabilities.videoFeedback.removeAll { $0.type == "transport-cc" }
-        configuration.capabilities.audioFeedback.removeAll { $0.type == "transport-cc" }
         let connection: PeerConnection
         let audio: Transceiver, camera: Transceiver
         do {
