@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"],
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
     ]
 )

@@ -1,108 +1,105 @@
 import CallsClient
+import CallsServer
 import Foundation
+import GLibLoop
 import ShareCore
+import VideoSend
 
-/// `sharectl demo`: the main job on a built-in default. It starts a headless viewer on this
-/// machine — for now the aiortc WHIP endpoint from the project's virtualenv, since the room server
-/// and the built-in viewer are not built yet — shares the synthetic screen and a tone to it over
-/// real WebRTC with the live status line, then says what the viewer decoded.
+/// `sharectl demo`: the built-in default, a room call on this machine. It starts the room server
+/// (`sharectl serve`) in this process on loopback, shares the synthetic screen and a 440 Hz tone
+/// into the room as "sharectl", and runs the built-in viewer (`sharectl watch`) beside it as
+/// "viewer", with both sides' live status lines each second and the room link for a browser.
+/// Runs until Ctrl-C (or `--duration S`), then both leave and the server stops.
 enum DemoCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
-        let duration = try arguments.double("duration", default: 15)
-        guard let root = projectRoot() else {
-            throw ShareFailure(description: "demo: cannot find the project folder (run it from the clone, or set SHARECTL_ROOT)")
+        let duration = try arguments.double("duration", default: 0)
+        let listen = arguments.value("listen") ?? "127.0.0.1:0"
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw Arguments.UsageError(description: "--listen wants HOST:PORT (e.g. 127.0.0.1:8080), not '\(listen)'")
         }
-        let python = root + "/.venv/bin/python"
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw ShareFailure(description: "demo: the Python virtualenv is missing; `make demo` prepares it")
+        let client: ClientFiles
+        do { client = try ClientFiles.bundled() } catch {
+            throw ShareFailure(description: "demo: the browser client's files are missing: \(error)")
+        }
+        let serverLoop = GLibLoop(name: "room-server")
+        let server = RoomServer(loop: serverLoop, client: client, logger: logger.child("server"))
+        let invite: String
+        do {
+            _ = try await server.start(RoomServerConfiguration(host: String(listen[..<colon]), port: port))
+            invite = try await server.addRoom(named: "demo")
+        } catch {
+            serverLoop.stop()
+            throw ShareFailure(description: "demo: the room server could not start: \(error)")
         }
         say("""
-            sharectl demo — a synthetic 1280×720 screen and a 440 Hz tone, shared over WebRTC (ICE, DTLS-SRTP)
-            to a headless viewer on this machine for \(Int(duration)) s.
-            Not yet: the local room (sharectl serve) and the built-in viewer (sharectl watch); until they
-            exist the viewer is aiortc behind a WHIP endpoint (RFC 9725).
+            sharectl demo — a room call on this machine: the room server, a synthetic 1280×720 screen and a
+            440 Hz tone shared into the room by "sharectl", and the built-in viewer "viewer" decoding them
+            (ICE, DTLS-SRTP, H.264 and Opus; decoded audio is \(AudioReceiver.output)).
+
+            Room: \(invite)
+            Open the link in a browser on this machine to join the call. \
+            \(duration > 0 ? "It ends after \(Int(duration)) s or on Ctrl-C." : "Ctrl-C ends it.")
 
             """)
-        let port = 18_000 + Int(getpid() % 2000)
-        let statsPath = NSTemporaryDirectory() + "sharectl-demo-viewer-\(getpid()).json"
-        let viewer = Process()
-        viewer.executableURL = URL(fileURLWithPath: python)
-        viewer.arguments = [root + "/scripts/peers/aiortc_whip.py", "--port", "\(port)", "--stats", statsPath]
-        viewer.standardOutput = FileHandle.nullDevice
-        viewer.standardError = FileHandle.nullDevice
-        try viewer.run()
-        defer {
-            // Ask the viewer to go, and make it go if it has not within three seconds.
-            viewer.terminate()
-            for _ in 0..<30 where viewer.isRunning { usleep(100_000) }
-            if viewer.isRunning { kill(viewer.processIdentifier, SIGKILL) }
-            try? FileManager.default.removeItem(atPath: statsPath)
-        }
-        // Wait for the viewer to listen.
-        var ready = false
-        for _ in 0..<100 where !ready {
-            try await Task.sleep(for: .milliseconds(100))
-            ready = canConnect(port: port)
-        }
-        guard ready else { throw ShareFailure(description: "demo: the viewer did not start on port \(port)") }
-
-        var share = arguments
-        share.set("whip", "http://127.0.0.1:\(port)/whip")
-        share.set("size", arguments.value("size") ?? "1280x720")
-        share.set("duration", "\(duration)")
-        try await ShareCommand.run(share, logger: logger)
-
-        try await Task.sleep(for: .milliseconds(700))
-        guard let data = FileManager.default.contents(atPath: statsPath),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let session = (object["sessions"] as? [[String: Any]])?.last,
-              let video = session["video"] as? [String: Any] else {
-            throw ShareFailure(description: "demo: the viewer reported nothing")
-        }
-        let audio = session["audio"] as? [String: Any] ?? [:]
-        say("""
-
-            The viewer decoded \(video["framesDecoded"] ?? 0) frames of \(video["codec"] ?? "?") at \
-            \(video["width"] ?? 0)×\(video["height"] ?? 0) and \(audio["samplesDecoded"] ?? 0) samples of Opus \
-            (peak \(String(format: "%.0f", audio["levelDbfs"] as? Double ?? -120)) dBFS); the session \
-            \((session["deleted"] as? Bool) == true ? "was ended with DELETE" : "was not ended").
-            """)
-    }
-
-    /// The clone this binary was built in: the nearest folder above it with Package.swift.
-    static func projectRoot() -> String? {
-        if let root = ProcessInfo.processInfo.environment["SHARECTL_ROOT"] { return root }
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        if !CommandLine.arguments[0].contains("/"), let found = which("sharectl") { url = URL(fileURLWithPath: found) }
-        for _ in 0..<6 {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.path + "/Package.swift"),
-               FileManager.default.fileExists(atPath: url.path + "/scripts/peers/aiortc_whip.py") {
-                return url.path
+        var sharer = CallSession.Options(invite: invite, name: "sharectl")
+        sharer.shareScreen = true
+        sharer.audio = .synthetic
+        sharer.camera = (arguments.value("camera") ?? "none") == "synthetic" ? .synthetic : .none
+        if let codec = arguments.value("codec") {
+            guard let parsed = VideoCodec(argument: codec) else {
+                throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")
             }
+            sharer.codec = parsed
         }
-        let cwd = FileManager.default.currentDirectoryPath
-        return FileManager.default.fileExists(atPath: cwd + "/scripts/peers/aiortc_whip.py") ? cwd : nil
-    }
-
-    private static func which(_ name: String) -> String? {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-            let path = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        let viewer = CallSession.Options(invite: invite, name: "viewer")
+        let share: CallSession, watch: CallSession
+        do {
+            share = try CallSession(options: sharer, logger: logger.child("share"))
+            watch = try CallSession(options: viewer, logger: logger.child("watch"))
+        } catch {
+            await server.stop()
+            serverLoop.stop()
+            throw ShareFailure(description: "demo: \(error)")
         }
-        return nil
-    }
+        KeptCalls.keep(share)
+        KeptCalls.keep(watch)
+        let stop = StopSignal()
+        do {
+            try await share.start()
+            try await watch.start()
+        } catch {
+            await share.stop()
+            await watch.stop()
+            await server.stop()
+            serverLoop.stop()
+            throw ShareFailure(description: "demo: could not join the room: \(error)")
+        }
+        let started = ContinuousClock.now
+        var last = CallStatistics()
+        while true {
+            try? await Task.sleep(for: .seconds(1))
+            let sent = await share.statistics(), seen = await watch.statistics()
+            last = seen
+            for line in sent.statusLines { say("share │ " + line) }
+            for line in seen.statusLines { say("watch │ " + line) }
+            if stop.requested { say("Stopping (signal)…"); break }
+            if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
+        }
+        await watch.stop()
+        await share.stop()
+        await server.stop()
+        serverLoop.stop()
+        if let peer = last.peers.first(where: { $0.name == "sharectl" }) {
+            let screen = peer.screen, audio = peer.audio
+            say("""
 
-    private static func canConnect(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+                The viewer decoded \(screen?.framesDecoded ?? 0) frames of the screen at \(screen?.width ?? 0)×\(screen?.height ?? 0) \
+                (\(screen?.freezes ?? 0) freezes) and \(audio?.samplesDecoded ?? 0) samples of Opus at \
+                \(Int((audio?.levelDbfs ?? -120).rounded())) dBFS. The room is closed.
+                """)
+        } else {
+            say("\nThe viewer saw no one; the room is closed.")
         }
     }
 }

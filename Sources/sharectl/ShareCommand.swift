@@ -14,13 +14,11 @@ enum ShareCommand {
         guard source != "none" || arguments.value("camera") != nil else {
             throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
+        if arguments.value("room") != nil { return try await RoomShareCommand.run(arguments, logger: logger) }
         let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
         defer { captureLoop?.stop() }
         let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
         defer { capture?.stop() }
-        if arguments.value("room") != nil {
-            throw Arguments.UsageError(description: "--room is not built yet; share to a WHIP endpoint with --whip URL")
-        }
         guard let endpoint = arguments.value("whip") else {
             throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
         }

@@ -6,9 +6,11 @@ let usage = """
     usage: sharectl COMMAND [OPTIONS]
 
     commands:
-      demo                      the built-in default: share a synthetic screen and a tone over
-                                WebRTC to a headless viewer on this machine, with the live status
-                                line [--duration SECONDS] (default 15) [--codec h264|vp8]
+      demo                      the built-in default: a room call on this machine (room server,
+                                the synthetic screen and a tone shared, the built-in viewer beside
+                                it, live status lines, the room link for a browser) until Ctrl-C
+                                [--duration SECONDS] [--listen HOST:PORT] [--codec h264|vp8]
+                                [--camera none|synthetic]
       version                   the C libraries this build links, with their versions
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
@@ -35,6 +37,14 @@ let usage = """
                                 the room server and its browser client; prints "Room: <URL>" first
                                 [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
+      share --room ROOM-URL --name NAME
+                                share the synthetic screen into a room of `sharectl serve`
+                                [--camera none|synthetic] [--audio synthetic|none] [--duration S]
+                                [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
+                                (SIGUSR1 stops or restarts the share; the call goes on)
+      watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
+                                figures each second [--name NAME] [--duration S]
+                                [--stats-json PATH] [--snapshot DIR]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids
@@ -58,7 +68,8 @@ let usage = """
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
-                               "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content"]
+                               "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
+                               "audio", "snapshot", "share-for"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write"]
 
 do {
@@ -72,6 +83,7 @@ do {
     case "diagnose": try DiagnoseCommand.run(arguments)
     case "scenario": try ScenarioCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
+    case "watch": try await WatchCommand.run(arguments, logger: makeLogger(arguments, label: "watch"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
     case "sources": try SourcesCommand.run(arguments)
     case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))

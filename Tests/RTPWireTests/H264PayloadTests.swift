@@ -351,6 +351,24 @@ private let aud: [UInt8] = [0x09, 0xF0]                          // access unit 
     }
 }
 
+@Suite struct H264TrailingZeroTests {
+    /// Chromium (OpenH264, screen content) sends its SPS in a STAP-A with a trailing zero byte.
+    @Test func stapAWithAnSPSEndingInZeroIsTaken() throws {
+        var depayloader = H264Depayloader()
+        let stapA: [UInt8] = [
+            0x78,                                      // STAP-A, NRI 3
+            0x00, 0x06, 0x67, 0x42, 0xC0, 0x1F, 0x8C, 0x00,  // SPS (5 bytes) + trailing_zero_8bits
+            0x00, 0x04, 0x68, 0xCE, 0x3C, 0x80,        // PPS
+            0x00, 0x03, 0x65, 0x88, 0x84,              // IDR slice
+        ]
+        let taken = frames(try depayloader.push(stapA, sequenceNumber: 7, timestamp: 90, marker: true))
+        #expect(taken.count == 1 && taken.first?.isKeyframe == true)
+        #expect(taken.first?.bytes == [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1F, 0x8C,
+                                        0, 0, 0, 1, 0x68, 0xCE, 0x3C, 0x80,
+                                        0, 0, 0, 1, 0x65, 0x88, 0x84])
+    }
+}
+
 @Suite struct H264FuzzRegressionTests {
     /// Found by FuzzDepayloaders: a single NAL unit packet hiding a start code (00 00 01) came out
     /// as two NAL units, the second with its forbidden bit set.
@@ -360,9 +378,9 @@ private let aud: [UInt8] = [0x09, 0xF0]                          // access unit 
             try depayloader.push([0x09, 0x00, 0x16, 0x78, 0x00, 0x00, 0x01, 0xE9, 0xE9, 0x06, 0x16, 0x78, 0x67],
                                  sequenceNumber: 1, timestamp: 1, marker: true)
         }
-        #expect(throws: WireError.invalid(what: "h264: STAP-A NAL unit 1", reason: "ends with a zero byte")) {
-            try depayloader.push([0x78, 0x00, 0x02, 0x41, 0x00], sequenceNumber: 1, timestamp: 1, marker: true)
-        }
+        // A unit ending in zero bytes (trailing_zero_8bits) is taken without them (H264TrailingZeroTests).
+        var fresh = H264Depayloader()
+        #expect(throws: Never.self) { _ = try fresh.push([0x78, 0x00, 0x03, 0x41, 0x00, 0x00], sequenceNumber: 1, timestamp: 1, marker: true) }
         // Emulation prevention itself (00 00 03) is fine.
         #expect(try depayloader.push([0x67, 0x42, 0x00, 0x00, 0x03, 0x01], sequenceNumber: 1, timestamp: 1, marker: true).count == 1)
         // Across FU-A fragments the check applies to the reassembled unit.

@@ -57,7 +57,7 @@ final class CallLegMedia: Sendable {
 
     var counters: Counters { routing.withLock { $0.counters } }
 
-    /// Called once the exchange is complete: the transceivers (with their media) and the router
+    /// Called when an exchange is complete (again after each renegotiation): the transceivers (with their media) and the router
     /// for what they receive. Starts the report and PLI timers. `iceFailed` hears, once, that ICE
     /// failed after connecting (consent lost): the reports timer looks each second.
     func configure(transceivers: [Transceiver], router: RTPRouter, iceFailed: @escaping @Sendable (String) -> Void) {
@@ -84,7 +84,11 @@ final class CallLegMedia: Sendable {
             self.sendTransportFeedback()
             return true
         }
-        timers.withLock { $0 = [reports, keyframes] }
+        let replaced = timers.withLock { t in
+            defer { t = [reports, keyframes] }
+            return t
+        }
+        for timer in replaced { timer.cancel() }
     }
 
     func stop() {

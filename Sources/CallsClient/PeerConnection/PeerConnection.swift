@@ -19,9 +19,12 @@ import VideoSend
 /// are gathered before a description is written (all of them, with `a=end-of-candidates`); trickle
 /// users also get them on `localCandidates` and pass the peer's to `addRemoteCandidate`.
 ///
-/// One exchange per connection (no renegotiation yet), one video and one audio transceiver (the
-/// SDP builders write one section of each). Once both descriptions are known the connection
-/// connects by itself (ICE, then DTLS, then SRTP); `stateChanges` says how it goes.
+/// Any number of transceivers of each kind, one section each. After the first exchange either
+/// side may offer again (renegotiation: a section added, a direction changed); settled payload
+/// types and extension ids are kept, media of unchanged sections goes on, and the transport is
+/// not touched (no ICE restart). On glare the caller rolls back its own offer (`rollback()`).
+/// Once the first exchange completes the connection connects by itself (ICE, then DTLS, then
+/// SRTP); `stateChanges` says how it goes.
 ///
 /// An actor for control state. Packets never cross it: RTP and RTCP run on the GLib loop thread,
 /// encoders, audio and video decoding on threads of their own (see `TransceiverMedia`).
@@ -84,6 +87,13 @@ public actor PeerConnection {
     private var localDescription: SessionDescription?
     private var remoteDescription: SessionDescription?
     private var weOffered: Bool?
+    private enum Signaling { case stable, haveLocalOffer(SessionDescription), haveRemoteOffer(SessionDescription) }
+    private var signaling = Signaling.stable
+    private var established = false
+    private var dtlsRole: DTLSRole?
+    private var remoteICE: String?
+    private let sessionID = String(UInt64.random(in: 1...UInt64(Int64.max)))
+    private var sessionVersion: UInt64 = 1
     private var closed = false
 
     /// `loop` runs libnice and the packet work; the caller owns it and stops it after `close()`.
@@ -104,64 +114,166 @@ public actor PeerConnection {
 
     // MARK: Transceivers
 
-    /// Adds a transceiver before the offer (or before answering, to send on what the peer offers).
+    /// Adds a transceiver: before the first offer or answer, or later for a renegotiation (the
+    /// next `createOffer` adds its section). `trackID` names what it sends in `a=msid`.
     @discardableResult
-    public func addTransceiver(kind: Transceiver.Kind, direction: MediaDirection) throws(PeerConnectionError) -> Transceiver {
-        guard localDescription == nil else {
-            throw .wrongState("transceivers are added before the offer or answer (sharectl does not renegotiate yet)")
-        }
-        guard !transceivers.contains(where: { $0.kind == kind }) else { throw .tooManyTransceivers(kind) }
-        let transceiver = Transceiver(index: transceivers.count, kind: kind, direction: direction)
+    public func addTransceiver(kind: Transceiver.Kind, direction: MediaDirection,
+                               trackID: String? = nil) throws(PeerConnectionError) -> Transceiver {
+        try requireOpen()
+        let transceiver = Transceiver(index: transceivers.count, kind: kind, direction: direction, trackID: trackID)
         transceivers.append(transceiver)
         return transceiver
+    }
+
+    /// Changes the direction we want for `transceiver` (e.g. `inactive` when a screen share
+    /// ends). It takes effect with the next offer or answer; media stops when that exchange ends.
+    public func setDirection(_ direction: MediaDirection, of transceiver: Transceiver) {
+        transceiver.setDirection(direction)
     }
 
     public var allTransceivers: [Transceiver] { transceivers }
     public nonisolated var state: State { stateBox.state }
     /// Our fingerprint as SDP writes it (`sha-256 AB:CD:…`).
     public nonisolated var fingerprint: DTLSFingerprint { certificate.fingerprint }
+    /// True while an offer of ours waits for its answer.
+    public var hasPendingLocalOffer: Bool {
+        if case .haveLocalOffer = signaling { return true }
+        return false
+    }
+    /// True once an offer/answer exchange has completed (later ones are renegotiations).
+    public var hasNegotiated: Bool { established }
 
     // MARK: Offer and answer
 
-    /// Gathers, then writes our offer (also our local description) as SDP text.
+    /// Gathers (the first time), then writes our offer (also our local description) as SDP text:
+    /// one section per transceiver, those already negotiated in their order, new ones after.
     public func createOffer() async throws(PeerConnectionError) -> String {
         try requireOpen()
-        guard localDescription == nil, remoteDescription == nil else {
-            throw .wrongState("an offer or answer was already made (sharectl negotiates once per connection)")
+        guard case .stable = signaling else {
+            throw .wrongState("an offer is made only when no other exchange is under way")
         }
         guard !transceivers.isEmpty else { throw .wrongState("add a transceiver before creating an offer") }
         let credentials = try await startTransport(role: .controlling)
         let local = try await localTransport(credentials, setup: .actpass)
-        let video = transceivers.first { $0.kind == .video }, audio = transceivers.first { $0.kind == .audio }
-        let offer = OfferBuilder(
-            capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
-            video: video?.direction, audio: audio?.direction,
-            videoTrack: video.flatMap { track($0) }, audioTrack: audio.flatMap { track($0) }).offer()
-        for section in offer.media {
-            guard let mid = section.mid else { continue }
-            transceivers.first { $0.kind.mediaKind == section.kind }?.setMid(mid)
+        var sections: [MediaDescription] = []
+        var streams: [String] = []
+        var placed: Set<Int> = []
+        var usedMids = Set(transceivers.compactMap(\.mid))
+        for existing in localDescription?.media ?? [] {
+            guard let mid = existing.mid, let transceiver = transceivers.first(where: { $0.mid == mid }) else {
+                sections.append(MediaDescription(kind: existing.kind, port: 0, proto: existing.proto, formats: existing.formats,
+                                                 connection: .unspecified, mid: existing.mid))
+                continue
+            }
+            placed.insert(transceiver.index)
+            sections.append(offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
         }
-        localDescription = offer
-        weOffered = true
+        for transceiver in transceivers where !placed.contains(transceiver.index) {
+            var mid = transceiver.mid ?? String(sections.count)
+            while transceiver.mid == nil, usedMids.contains(mid) { mid = String((Int(mid) ?? sections.count) + 1) }
+            usedMids.insert(mid)
+            transceiver.setMid(mid)
+            sections.append(offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
+        }
+        let offer = SessionDescription(origin: nextOrigin(), groups: [.bundle(sections.filter { !$0.isRejected }.compactMap(\.mid))],
+                                       msidSemantic: MSIDSemantic(identifiers: streams), media: sections)
+        signaling = .haveLocalOffer(offer)
+        if weOffered == nil { weOffered = true }
         return offer.serialize()
     }
 
-    /// Gathers, then answers the remote offer (also our local description) as SDP text, and
-    /// starts connecting.
+    /// One section of our offer for `transceiver` (the first of the bundle carries the candidates).
+    ///
+    /// In a renegotiation the codecs, payload types and header-extension ids already settled are
+    /// kept: a section negotiated before offers what it settled, and a new section offers what
+    /// a settled section of its kind uses, so no payload type or extension id ever means two
+    /// things within the bundle (a peer that offered first numbers them its own way).
+    private func offerSection(_ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
+                              streams: inout [String]) -> MediaDescription {
+        let video = transceiver.kind == .video
+        let settled = localDescription?.media.first { $0.mid == mid && !$0.isRejected }
+            ?? localDescription?.media.first { $0.kind == transceiver.kind.mediaKind && !$0.isRejected }
+        let builder = OfferBuilder(
+            capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
+            video: video ? transceiver.direction : nil, audio: video ? nil : transceiver.direction,
+            videoTrack: video ? track(transceiver) : nil, audioTrack: video ? nil : track(transceiver))
+        guard var section = builder.offer().media.first else {
+            return MediaDescription(kind: transceiver.kind.mediaKind, port: 0, formats: ["0"], connection: .unspecified, mid: mid)
+        }
+        section.mid = mid
+        if let settled {
+            section.formats = settled.formats
+            section.payloads = settled.payloads
+            section.feedbackForAllPayloads = settled.feedbackForAllPayloads
+            section.extensions = settled.extensions.map { ExtensionMap(id: $0.id, uri: $0.uri) }
+            section.rtcpReducedSize = settled.rtcpReducedSize
+            if !settled.payloads.contains(where: { $0.associatedPayloadType != nil }) {
+                section.ssrcGroups = []
+                section.ssrcs = section.ssrcs.filter { $0.ssrc == transceiver.localSSRC }
+            }
+        } else if let existing = localDescription?.media.lazy.flatMap(\.extensions), !Array(existing).isEmpty {
+            // Extension ids the bundle already uses win over our defaults.
+            let ids = Dictionary(Array(existing).map { ($0.uri, $0.id) }, uniquingKeysWith: { a, _ in a })
+            section.extensions = section.extensions.compactMap { ext in
+                if let id = ids[ext.uri] { return ExtensionMap(id: id, uri: ext.uri) }
+                return Set(ids.values).contains(ext.id) ? nil : ext
+            }
+        }
+        if !first { Self.dropCandidates(&section) }
+        if transceiver.direction.sends, !streams.contains(configuration.streamID) { streams.append(configuration.streamID) }
+        return section
+    }
+
+    private static func dropCandidates(_ section: inout MediaDescription) {
+        section.candidates = []
+        section.endOfCandidates = false
+        section.port = 9
+        section.connection = .unspecified
+    }
+
+    /// Gathers (the first time), then answers the remote offer (also our local description) as
+    /// SDP text, and starts connecting (the first time) or applies what changed.
     public func createAnswer() async throws(PeerConnectionError) -> String {
         try requireOpen()
-        guard weOffered == false, let offer = remoteDescription, localDescription == nil else {
+        guard case .haveRemoteOffer(let offer) = signaling else {
             throw .wrongState("an answer needs the peer's offer first (setRemoteDescription(offer, type: .offer))")
         }
         let credentials = try await startTransport(role: .controlled)
-        let first = offer.media.first { !$0.isRejected }
-        let offeredSetup = first.map { offer.transport(for: $0).setup ?? .actpass } ?? .actpass
-        let local = try await localTransport(credentials, setup: DTLSSetup.answering(offeredSetup))
-        let video = transceivers.first { $0.kind == .video }, audio = transceivers.first { $0.kind == .audio }
-        let answer = AnswerBuilder(
-            capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
-            video: video?.direction, audio: audio?.direction,
-            videoTrack: video.flatMap { track($0) }, audioTrack: audio.flatMap { track($0) }).answer(to: offer)
+        let setup: DTLSSetup
+        if let role = dtlsRole {
+            setup = role == .client ? .active : .passive  // a renegotiation keeps the roles
+        } else {
+            let first = offer.media.first { !$0.isRejected }
+            setup = DTLSSetup.answering(first.map { offer.transport(for: $0).setup ?? .actpass } ?? .actpass)
+        }
+        let local = try await localTransport(credentials, setup: setup)
+        var sections: [MediaDescription] = []
+        var streams: [String] = []
+        var carried = false
+        let bundle = offer.bundleGroup
+        for offered in offer.media {
+            let transceiver = offered.mid.flatMap { mid in transceivers.first { $0.mid == mid } }
+            let video = offered.kind == .video
+            let builder = AnswerBuilder(
+                capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
+                video: video ? transceiver?.direction : nil, audio: video ? nil : transceiver?.direction,
+                videoTrack: video ? transceiver.flatMap { track($0) } : nil,
+                audioTrack: video ? nil : transceiver.flatMap { track($0) })
+            let single = SessionDescription(origin: offer.origin, groups: bundle == nil ? [] : [.bundle(offered.mid.map { [$0] } ?? [])],
+                                            media: [offered])
+            guard var section = builder.answer(to: single).media.first else { continue }
+            if !section.isRejected {
+                if carried { Self.dropCandidates(&section) }
+                carried = true
+                if section.direction?.sends == true, !streams.contains(configuration.streamID) {
+                    streams.append(configuration.streamID)
+                }
+            }
+            sections.append(section)
+        }
+        let answer = SessionDescription(
+            origin: nextOrigin(), groups: bundle == nil ? [] : [.bundle(sections.filter { !$0.isRejected }.compactMap(\.mid))],
+            msidSemantic: MSIDSemantic(identifiers: streams), media: sections)
         let negotiation: SessionNegotiation
         do {
             negotiation = try SessionNegotiation.read(answer: answer, offer: offer, weOffered: false)
@@ -169,8 +281,18 @@ public actor PeerConnection {
             throw .unusableDescription("cannot answer the offer: \(error)")
         }
         localDescription = answer
-        try apply(negotiation)
+        remoteDescription = offer
+        signaling = .stable
+        try await settle(negotiation)
         return answer.serialize()
+    }
+
+    /// Forgets our pending offer (glare: the peer's offer wins). Transceivers it gave a mid to
+    /// for the first time lose that mid again.
+    public func rollback() {
+        guard case .haveLocalOffer = signaling else { return }
+        signaling = .stable
+        for transceiver in transceivers where transceiver.negotiated == nil { transceiver.setMid(nil) }
     }
 
     /// The peer's offer or answer. Text that is not SDP, or SDP we cannot use (no ICE credentials,
@@ -185,7 +307,7 @@ public actor PeerConnection {
         }
         switch type {
         case .answer:
-            guard weOffered == true, let offer = localDescription, remoteDescription == nil else {
+            guard case .haveLocalOffer(let offer) = signaling else {
                 throw .wrongState("an answer needs our offer first (createOffer)")
             }
             let negotiation: SessionNegotiation
@@ -194,12 +316,13 @@ public actor PeerConnection {
             } catch {
                 throw .unusableDescription("\(error)")
             }
+            localDescription = offer
             remoteDescription = description
-            try await setRemoteICE(negotiation.transport)
-            try apply(negotiation)
+            signaling = .stable
+            try await settle(negotiation)
         case .offer:
-            guard localDescription == nil, remoteDescription == nil else {
-                throw .wrongState("an offer arrived after the exchange began (sharectl negotiates once per connection)")
+            guard case .stable = signaling else {
+                throw .wrongState("an offer arrived while ours waits for its answer (roll back first)")
             }
             let transport: SessionNegotiation.RemoteTransport
             do {
@@ -207,29 +330,59 @@ public actor PeerConnection {
             } catch {
                 throw .unusableDescription("\(error)")
             }
-            remoteDescription = description
-            weOffered = false
-            // JSEP §5.10: each offered section goes to the transceiver of its kind; a kind with
-            // none gets a receive-only one.
+            if established, let current = remoteICE, current != transport.iceUfrag {
+                throw .unusableDescription("the offer restarts ICE (new ufrag), which sharectl does not do within a call")
+            }
+            // JSEP §5.10: each offered section goes to the transceiver with its mid, else to one
+            // of its kind that has no mid yet, else to a new receive-only one.
             for section in description.media where !section.isRejected {
                 let kind: Transceiver.Kind? = section.kind == .video ? .video : section.kind == .audio ? .audio : nil
                 guard let kind, let mid = section.mid else { continue }
-                let transceiver = transceivers.first { $0.kind == kind } ?? {
-                    let made = Transceiver(index: transceivers.count, kind: kind, direction: .recvonly)
+                if transceivers.contains(where: { $0.mid == mid }) { continue }
+                // A section the peer only sends on does not take one of ours that only sends.
+                let peerReceives = description.direction(of: section).receives
+                let transceiver = transceivers.first { $0.kind == kind && $0.mid == nil && (peerReceives || $0.direction.receives) } ?? {
+                    let made = Transceiver(index: transceivers.count, kind: kind, direction: .recvonly,
+                                           trackID: kind == .video ? "video\(transceivers.count)" : nil)
                     transceivers.append(made)
                     return made
                 }()
-                if transceiver.mid == nil { transceiver.setMid(mid) }
+                transceiver.setMid(mid)
             }
-            _ = try await startTransport(role: .controlled)
-            try await setRemoteICE(transport)
+            signaling = .haveRemoteOffer(description)
+            if weOffered == nil { weOffered = false }
+            if !established {
+                _ = try await startTransport(role: .controlled)
+                try await setRemoteICE(transport)
+                remoteICE = transport.iceUfrag
+            }
         }
+    }
+
+    /// Applies a completed exchange: the first connects, later ones update the media.
+    private func settle(_ negotiation: SessionNegotiation) async throws(PeerConnectionError) {
+        if !established {
+            if remoteICE == nil {
+                try await setRemoteICE(negotiation.transport)
+                remoteICE = negotiation.transport.iceUfrag
+            }
+            dtlsRole = negotiation.transport.dtlsRole
+            established = true
+            try apply(negotiation, connecting: negotiation.transport)
+        } else {
+            try apply(negotiation, connecting: nil)
+        }
+    }
+
+    private func nextOrigin() -> Origin {
+        sessionVersion += 1
+        return Origin(sessionID: sessionID, sessionVersion: sessionVersion)
     }
 
     /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`).
     public func addRemoteCandidate(_ line: String) async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteDescription != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
+        guard remoteICE != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
         do {
             try await leg.transport.ice.addRemoteCandidate(line)
         } catch {
@@ -240,7 +393,7 @@ public actor PeerConnection {
     /// The peer has sent all its candidates.
     public func endOfRemoteCandidates() async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteDescription != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
+        guard remoteICE != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
         do {
             try await leg.transport.ice.endOfRemoteCandidates()
         } catch {
@@ -296,6 +449,12 @@ public actor PeerConnection {
         } catch {
             throw .localFailure("audio: \(error)")
         }
+    }
+
+    /// True when a source (video) or the tone (audio) is attached to the transceiver's current media.
+    public func isSending(on transceiver: Transceiver) -> Bool {
+        guard let media = transceiver.media else { return false }
+        return media.encoder != nil || media.audioSender != nil
     }
 
     /// The encoder side says whether the CPU (not the link) is what holds the send rate down; the
@@ -409,10 +568,18 @@ public actor PeerConnection {
         if let a = media.audioReceiver?.counters {
             received.audioFramesDecoded = a.framesDecoded
             received.audioFramesConcealed = a.framesConcealed
+            received.audioSamplesDecoded = a.samplesDecoded
+            received.audioRecentPeakDbfs = a.recentPeakDbfs
+            received.audioHearingPeakDbfs = a.hearingPeakDbfs
             received.audioLevelDbfs = a.levelDbfs
             received.audioPeakDbfs = a.peakDbfs
         }
         return received
+    }
+
+    /// The last picture decoded on a receiving video transceiver (for snapshots).
+    public func latestPicture(on transceiver: Transceiver) -> VideoFrame? {
+        transceiver.media?.videoReceiver?.latestPicture
     }
 
     /// Stops what we send (sources, encoders, audio) but keeps the connection: e.g. before telling
@@ -445,7 +612,7 @@ public actor PeerConnection {
 
     private func track(_ transceiver: Transceiver) -> LocalTrack? {
         guard transceiver.direction.sends else { return nil }
-        return LocalTrack(streamID: configuration.streamID, trackID: transceiver.kind == .video ? "screen" : "audio",
+        return LocalTrack(streamID: configuration.streamID, trackID: transceiver.trackID,
                           ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname)
     }
 
@@ -522,26 +689,36 @@ public actor PeerConnection {
         logger.info("remote description: \(added) candidates\(remote.endOfCandidates ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
     }
 
-    /// Makes each negotiated transceiver's media, routes incoming RTP to them, and connects.
-    private func apply(_ negotiation: SessionNegotiation) throws(PeerConnectionError) {
+    /// Makes each negotiated transceiver's media (keeping what an earlier exchange made when it
+    /// is unchanged), routes incoming RTP to them, and connects after the first exchange.
+    private func apply(_ negotiation: SessionNegotiation, connecting remote: SessionNegotiation.RemoteTransport?) throws(PeerConnectionError) {
         guard let leg else { throw .wrongState("no transport") }
         var entries: [RTPRouter.Entry] = []
         var midExtension: UInt8?
+        let connected = stateBox.state == .connected
         for transceiver in transceivers {
             guard let mid = transceiver.mid else { continue }
+            let previous = transceiver.media
             guard let settled = negotiation.media[mid], settled.kind == transceiver.kind.mediaKind else {
+                previous?.stop()
                 transceiver.setNegotiated(.init(mid: mid, direction: .inactive, extensions: HeaderExtensionIDs(), feedback: []),
                                           media: nil)
                 continue
             }
             var media: TransceiverMedia?
-            if settled.direction != .inactive {
-                do {
-                    media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
-                                                 localRTXSSRC: transceiver.localRTXSSRC, writer: leg.congestion.writer,
-                                                 logger: logger)
-                } catch {
-                    throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
+            if let previous, Self.sameMedia(previous.negotiated, settled) {
+                media = previous
+            } else {
+                previous?.stop()
+                if settled.direction != .inactive {
+                    do {
+                        media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
+                                                     localRTXSSRC: transceiver.localRTXSSRC, writer: leg.congestion.writer,
+                                                     logger: logger)
+                    } catch {
+                        throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
+                    }
+                    if connected { media?.startSending() }
                 }
             }
             let sends = settled.direction.sends
@@ -564,18 +741,27 @@ public actor PeerConnection {
         leg.configure(transceivers: transceivers, router: RTPRouter(entries: entries, midExtensionID: midExtension)) { reason in
             stateBox.set(.failed("ICE: \(reason)"))
         }
-        connect(leg: leg, remote: negotiation.transport)
+        if let remote { connect(leg: leg, remote: remote) }
+    }
+
+    /// True when a renegotiated section needs no new media: same direction, codec, payload types
+    /// and extension ids.
+    private static func sameMedia(_ a: SessionNegotiation.Media, _ b: SessionNegotiation.Media) -> Bool {
+        a.direction == b.direction && a.codec == b.codec && a.payloadType == b.payloadType
+            && a.rtxPayloadType == b.rtxPayloadType && a.extensions == b.extensions
+            && (a.remoteSSRC == b.remoteSSRC || a.remoteSSRC == nil || b.remoteSSRC == nil)
     }
 
     private func connect(leg: CallLegMedia, remote: SessionNegotiation.RemoteTransport) {
         stateBox.set(.connecting)
         let transport = leg.transport, timeout = configuration.connectTimeout, logger = self.logger
-        let stateBox = self.stateBox, medias = transceivers.compactMap(\.media)
+        let stateBox = self.stateBox
         connectTask = Task {
             do {
                 try await transport.connect(role: remote.dtlsRole, remoteFingerprint: remote.fingerprint, timeout: timeout)
                 logger.notice("connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")")
-                for media in medias { media.startSending() }
+                // What the exchanges made by now (a renegotiation may have come meanwhile).
+                for media in self.transceivers.compactMap(\.media) { media.startSending() }
                 stateBox.set(.connected)
             } catch TransportError.failed(let reason) {
                 stateBox.set(.failed(reason.hasPrefix("failed: ") ? String(reason.dropFirst(8)) : reason))

@@ -6,8 +6,6 @@ public enum PeerConnectionError: Error, CustomStringConvertible, Sendable, Equat
     case unusableDescription(String)
     /// The call does not fit where the exchange stands (an answer without an offer, …).
     case wrongState(String)
-    /// Only one video and one audio transceiver per connection (one section of each kind).
-    case tooManyTransceivers(Transceiver.Kind)
     /// Sending was asked of a transceiver that does not send that.
     case notSending(String)
     /// ICE, DTLS or SRTP failed, or the connection was closed.
@@ -20,8 +18,6 @@ public enum PeerConnectionError: Error, CustomStringConvertible, Sendable, Equat
         case .notSDP(let reason): "the remote description is not valid SDP: \(reason)"
         case .unusableDescription(let reason): reason
         case .wrongState(let reason): reason
-        case .tooManyTransceivers(let kind):
-            "a peer connection carries one \(kind) transceiver (sharectl writes one \(kind) section); use the one it has"
         case .notSending(let reason): reason
         case .connectionFailed(let reason): "connection \(reason)"
         case .localFailure(let reason): reason

@@ -60,6 +60,10 @@ public struct PeerConnectionStatistics: Sendable {
         /// Audio: frames decoded and concealed, the level of the last and the loudest frame.
         public var audioFramesDecoded = 0
         public var audioFramesConcealed = 0
+        public var audioSamplesDecoded = 0
+        /// The loudest 20 ms frame of the last second and of the last three seconds.
+        public var audioRecentPeakDbfs: Double?
+        public var audioHearingPeakDbfs: Double?
         public var audioLevelDbfs: Double?
         public var audioPeakDbfs: Double?
     }

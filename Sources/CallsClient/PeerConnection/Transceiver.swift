@@ -37,17 +37,21 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     /// Position among the connection's transceivers.
     public let index: Int
     public let kind: Kind
-    /// The direction asked for in `addTransceiver` (or `recvonly` for one made for a remote offer).
-    public let direction: MediaDirection
+    /// The direction we want: asked for in `addTransceiver` (or `recvonly` for one made for a
+    /// remote offer), changed by `PeerConnection.setDirection` before a renegotiation.
+    public var direction: MediaDirection { state.withLock { $0.direction } }
+    /// The track id written into `a=msid` when this transceiver sends (e.g. "camera", "screen").
+    public let trackID: String
     /// The SSRCs written into our description for what we send.
     let localSSRC: UInt32
     let localRTXSSRC: UInt32?
-    private let state = Mutex<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?)>((nil, nil, nil))
+    private let state: Mutex<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
 
-    init(index: Int, kind: Kind, direction: MediaDirection) {
+    init(index: Int, kind: Kind, direction: MediaDirection, trackID: String? = nil) {
         self.index = index
         self.kind = kind
-        self.direction = direction
+        self.trackID = trackID ?? (kind == .video ? "screen" : "audio")
+        state = Mutex((nil, nil, nil, direction))
         localSSRC = .random(in: 1...UInt32.max)
         localRTXSSRC = kind == .video ? .random(in: 1...UInt32.max) : nil
     }
@@ -67,7 +71,8 @@ public final class Transceiver: Sendable, CustomStringConvertible {
         return "\(kind) mid \(mid ?? "-") \(n?.direction.rawValue ?? direction.rawValue)\(n?.codec.map { " \($0.rawValue)/\(n?.payloadType ?? 0)" } ?? "")"
     }
 
-    func setMid(_ mid: String) { state.withLock { $0.mid = mid } }
+    func setMid(_ mid: String?) { state.withLock { $0.mid = mid } }
+    func setDirection(_ direction: MediaDirection) { state.withLock { $0.direction = direction } }
 
     func setNegotiated(_ negotiated: Negotiated, media: TransceiverMedia?) {
         state.withLock {

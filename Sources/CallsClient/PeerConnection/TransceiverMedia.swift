@@ -40,6 +40,7 @@ final class TransceiverMedia: Sendable {
         var maximumBitrate = 0
         var audio: AudioSendThread?
         var started = false
+        var stopped = false
     }
 
     let negotiated: SessionNegotiation.Media
@@ -88,7 +89,9 @@ final class TransceiverMedia: Sendable {
                 audioReceiver = nil
             } else {
                 videoReceiver = nil
-                audioReceiver = kind == .audio ? try AudioReceiver() : nil
+                let receiver = kind == .audio ? try AudioReceiver() : nil
+                receiver?.start()
+                audioReceiver = receiver
             }
         } else {
             videoReceiver = nil
@@ -160,10 +163,12 @@ final class TransceiverMedia: Sendable {
 
     /// The connection is up: start what is attached (and anything attached later at once).
     func startSending() {
-        let (source, queue, encoder, audio) = sending.withLock { s in
+        let started = sending.withLock { s -> (source: (any VideoFrameSource)?, queue: FrameQueue?, encoder: VideoEncodingThread?, audio: AudioSendThread?)? in
+            guard !s.started, !s.stopped else { return nil }
             s.started = true
             return (s.source, s.queue, s.encoder, s.audio)
         }
+        guard let (source, queue, encoder, audio) = started else { return }
         encoder?.start()
         do { try audio?.start() } catch { logger.error("audio could not start: \(error)") }
         if let source, let queue { source.start { queue.push($0) } }
@@ -173,6 +178,7 @@ final class TransceiverMedia: Sendable {
     func stopSending() {
         let (source, encoder, audio) = sending.withLock { s in
             s.started = false
+            s.stopped = true
             return (s.source, s.encoder, s.audio)
         }
         source?.stop()
@@ -183,6 +189,7 @@ final class TransceiverMedia: Sendable {
     func stop() {
         stopSending()
         videoReceiver?.stop()
+        audioReceiver?.stop()
     }
 
     var encoder: VideoEncodingThread? { sending.withLock { $0.encoder } }

@@ -43,6 +43,7 @@ public final class VideoReceiveThread: Sendable {
     private let running = Atomic<Bool>(false)
     private let stats = Mutex(Counters())
     private let onPicture: (@Sendable (VideoFrame) -> Void)?
+    private let latest = Mutex<VideoFrame?>(nil)
 
     /// `onPicture` (optional) sees every decoded picture, on this thread.
     public init(codec: VideoCodec, logger: Logger, onPicture: (@Sendable (VideoFrame) -> Void)? = nil) {
@@ -52,6 +53,8 @@ public final class VideoReceiveThread: Sendable {
     }
 
     public var counters: Counters { stats.withLock { $0 } }
+    /// The last decoded picture (for snapshots), if any.
+    public var latestPicture: VideoFrame? { latest.withLock { $0 } }
 
     /// Starts the thread; the decoder is opened here so a failure reaches the caller.
     public func start() throws {
@@ -83,9 +86,17 @@ public final class VideoReceiveThread: Sendable {
 
     private func run(_ decoder: VideoDecoder) {
         var depayloader = VideoDepayloader(codec: codec)
+        // Packets come out in sequence order; a hole waits up to 100 ms for a late or retransmitted one.
+        var reorder = VideoReorderBuffer<RTPPacket>(wait: .milliseconds(100))
+        var timeout = Duration.milliseconds(200)
         while running.load(ordering: .acquiring) {
-            _ = wakeup.wait(timeout: .now() + .milliseconds(200))
-            let packets = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            let millis = Int(max(1, min(200, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
+            _ = wakeup.wait(timeout: .now() + .milliseconds(millis))
+            let arrived = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            let now = ContinuousClock.now
+            for packet in arrived { reorder.insert(sequence: packet.sequenceNumber, packet, now: now) }
+            let packets = reorder.release(now: now)
+            timeout = reorder.nextDeadline.map { $0 - now } ?? .milliseconds(200)
             for packet in packets {
                 let before = depayloader.counters
                 var frames: [DepayloadedFrame] = []
@@ -117,6 +128,7 @@ public final class VideoReceiveThread: Sendable {
                 s.width = picture.width
                 s.height = picture.height
             }
+            latest.withLock { $0 = picture }
             onPicture?(picture)
         } catch {
             stats.withLock { s in

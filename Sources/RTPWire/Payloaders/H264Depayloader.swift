@@ -28,7 +28,7 @@ enum H264PacketContent: Hashable, Sendable {
                 guard size > 0 else {
                     throw .invalid(what: "h264: STAP-A", reason: "NAL unit \(units.count + 1) has size 0")
                 }
-                let unit = try reader.readBytes(size, "h264: STAP-A NAL unit")
+                let unit = H264NALUnitType.droppingTrailingZeros(try reader.readBytes(size, "h264: STAP-A NAL unit"))
                 try checkHeader(unit[unit.startIndex], what: "h264: STAP-A NAL unit header")
                 guard H264NALUnitType(header: unit[unit.startIndex]).isCodecNALUnit else {
                     throw .invalid(what: "h264: STAP-A",
@@ -62,10 +62,11 @@ enum H264PacketContent: Hashable, Sendable {
             guard type.isCodecNALUnit else {
                 throw .invalid(what: "h264: NAL unit header", reason: "\(type) is reserved")
             }
-            if let problem = H264NALUnitType.annexBProblem(in: payload) {
+            let unit = H264NALUnitType.droppingTrailingZeros(payload[...])
+            if let problem = H264NALUnitType.annexBProblem(in: unit) {
                 throw .invalid(what: "h264: NAL unit", reason: problem)
             }
-            return .nalUnits([payload[...]])
+            return .nalUnits([unit])
         }
     }
 
@@ -112,12 +113,13 @@ struct H264AccessUnitBuilder: FrameBuilder {
                 fragment.append(contentsOf: data)
                 openFragment = fragment
             }
-            if isEnd, let fragment = openFragment {
+            if isEnd, let whole = openFragment {
                 openFragment = nil
+                let fragment = H264NALUnitType.droppingTrailingZeros(whole[...])
                 if let problem = H264NALUnitType.annexBProblem(in: fragment) {
                     return "the FU-A reassembled NAL unit \(problem)"
                 }
-                append(fragment[...])
+                append(fragment)
             }
         }
         return nil

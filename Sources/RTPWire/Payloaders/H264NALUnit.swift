@@ -56,6 +56,16 @@ public struct H264NALUnitType: RawRepresentable, Hashable, Sendable, CustomStrin
 }
 
 extension H264NALUnitType {
+    /// `unit` without the zero bytes it ends with (never its header byte). A NAL unit cannot end
+    /// in zero (its last byte holds the RBSP stop bit), but encoders may append trailing_zero_8bits
+    /// (H.264 §B.1.1) and some send them over RTP: Chromium's OpenH264 screen-content SPS does.
+    /// They belong to no NAL unit, so they are dropped rather than refused.
+    static func droppingTrailingZeros(_ unit: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var end = unit.endIndex
+        while end > unit.startIndex + 1, unit[end - 1] == 0 { end -= 1 }
+        return unit[unit.startIndex..<end]
+    }
+
     /// Why `unit` (header byte first) cannot be a NAL unit in an Annex-B stream, or nil if it can:
     /// H.264 §7.4.1 keeps 00 00 00, 00 00 01 and 00 00 02 out of NAL units (emulation prevention
     /// inserts 03) and forbids a final zero byte, so no start code can hide inside one.

@@ -1,0 +1,160 @@
+import Foundation
+
+/// A room call's figures of one second, per participant: what we decode of them (screen, camera,
+/// audio), what we send them, their connection, and what they say they decode of us.
+/// `jsonLine` is the `--stats-json` line of `sharectl share --room` and `sharectl watch`.
+public struct CallStatistics: Sendable {
+    public struct View: Sendable {
+        public var framesDecoded = 0
+        public var width = 0
+        public var height = 0
+        public var fps = 0.0
+        public var freezes = 0
+        public var stalled = false
+        public var mid: String?
+        public var packets = 0
+        public var framesDropped = 0
+        public var keyframesDecoded = 0
+        public var decodeErrors = 0
+        public var plisSent = 0
+        public var codec: String?
+    }
+
+    public struct Audio: Sendable {
+        public var samplesDecoded = 0
+        public var framesConcealed = 0
+        /// The loudest 20 ms frame of the last second.
+        public var levelDbfs = -120.0
+        /// Heard above silence within the last three seconds.
+        public var hearing = false
+    }
+
+    public struct Sent: Sendable {
+        public var framesSent = 0
+        public var framesEncoded = 0
+        public var width = 0
+        public var height = 0
+        public var keyframes = 0
+        public var codec: String?
+    }
+
+    public struct AudioSent: Sendable {
+        public var framesSent = 0
+        public var levelDbfs = -120.0
+    }
+
+    public struct Connection: Sendable {
+        public var state = "new"
+        public var pair: String?
+        public var rttMs: Double?
+    }
+
+    public struct TheirView: Sendable {
+        public var screenFramesDecoded: Int?
+        public var screenStalled: Bool?
+        public var cameraFramesDecoded: Int?
+        public var hearsUs = false
+    }
+
+    public struct Peer: Sendable {
+        public var id: String
+        public var name: String
+        public var sharing = false
+        public var screen: View?
+        public var camera: View?
+        public var audio: Audio?
+        public var video: Sent?
+        public var cameraSent: Sent?
+        public var audioSent: AudioSent?
+        public var connection = Connection()
+        public var theirView: TheirView?
+
+        public init(id: String, name: String) {
+            self.id = id
+            self.name = name
+        }
+    }
+
+    public var t = 0.0
+    public var id: String?
+    public var signalling = "down"
+    public var reconnecting = false
+    /// How many times "Reconnecting…" was said.
+    public var reconnectingShown = 0
+    public var sharing = false
+    /// `share` messages sent (on and off).
+    public var sharesSent = 0
+    public var welcomes = 0
+    public var resumes = 0
+    public var peers: [Peer] = []
+    /// Names of participants who left.
+    public var left: [String] = []
+
+    public init() {}
+
+    /// One status line per participant, and one for the call when something is wrong.
+    public var statusLines: [String] {
+        var lines: [String] = []
+        if reconnecting { lines.append("Reconnecting…") }
+        if peers.isEmpty { lines.append("Waiting for others to join (\(signalling == "up" ? "in the room" : "signalling \(signalling)"))") }
+        for peer in peers {
+            var parts: [String] = []
+            if let s = peer.screen {
+                parts.append(s.framesDecoded > 0
+                             ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")"
+                             : "screen shared, nothing decoded yet\(s.stalled ? " (stalled)" : "")")
+            }
+            if let c = peer.camera, c.framesDecoded > 0 {
+                parts.append("camera \(c.width)×\(c.height) at \(Int(c.fps.rounded())) fps")
+            }
+            if let a = peer.audio, a.samplesDecoded > 0 {
+                parts.append("audio \(Int(a.levelDbfs.rounded())) dBFS")
+            }
+            if let v = peer.video { parts.append("sent screen \(v.framesSent) frames") }
+            parts.append(peer.connection.state)
+            lines.append("\(peer.name): " + parts.joined(separator: ", "))
+        }
+        return lines
+    }
+
+    public func jsonLine() -> String {
+        func view(_ v: View?) -> Any {
+            guard let v else { return NSNull() }
+            var o: [String: Any] = ["framesDecoded": v.framesDecoded, "width": v.width, "height": v.height,
+                                    "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled,
+                                    "packets": v.packets, "framesDropped": v.framesDropped, "keyframesDecoded": v.keyframesDecoded,
+                                    "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull()]
+            if let mid = v.mid { o["mid"] = mid }
+            return o
+        }
+        func sent(_ s: Sent?) -> Any {
+            guard let s else { return NSNull() }
+            return ["framesSent": s.framesSent, "framesEncoded": s.framesEncoded, "width": s.width, "height": s.height,
+                    "keyframes": s.keyframes, "encoder": s.codec ?? NSNull()] as [String: Any]
+        }
+        let peerObjects: [[String: Any]] = peers.map { p in
+            var o: [String: Any] = [
+                "id": p.id, "name": p.name, "sharing": p.sharing,
+                "screen": view(p.screen), "camera": view(p.camera),
+                "audio": p.audio.map { ["samplesDecoded": $0.samplesDecoded, "framesConcealed": $0.framesConcealed,
+                                        "levelDbfs": ($0.levelDbfs * 10).rounded() / 10, "hearing": $0.hearing] as [String: Any] } ?? NSNull(),
+                "video": sent(p.video), "cameraSent": sent(p.cameraSent),
+                "audioSent": p.audioSent.map { ["framesSent": $0.framesSent, "levelDbfs": ($0.levelDbfs * 10).rounded() / 10] as [String: Any] } ?? NSNull(),
+                "connection": ["state": p.connection.state, "pair": p.connection.pair ?? NSNull(),
+                               "rttMs": p.connection.rttMs ?? NSNull()] as [String: Any],
+            ]
+            if let t = p.theirView {
+                o["theirView"] = ["screenFramesDecoded": t.screenFramesDecoded ?? NSNull(), "screenStalled": t.screenStalled ?? NSNull(),
+                                  "cameraFramesDecoded": t.cameraFramesDecoded ?? NSNull(), "hearsUs": t.hearsUs] as [String: Any]
+            }
+            return o
+        }
+        let object: [String: Any] = [
+            "t": (t * 1000).rounded() / 1000, "id": id ?? NSNull(), "signalling": signalling, "reconnecting": reconnecting,
+            "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
+            "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

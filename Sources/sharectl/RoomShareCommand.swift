@@ -1,0 +1,183 @@
+import CallsClient
+import Foundation
+import ShareCore
+import Synchronization
+import VideoSend
+
+/// `sharectl share --room ROOM-URL --name NAME [--source synthetic] [--camera none|synthetic]
+/// [--audio synthetic|none] [--duration S] [--stats-json PATH] [--size WxH] [--fps N]
+/// [--bitrate KBPS] [--codec h264|vp8] [--share-for S]`: joins a room of `sharectl serve` and shares the
+/// screen into it (one connection per participant), with a status line per participant each second.
+/// SIGUSR1 stops or restarts the share while staying in the call; `--share-for S` stops it after S s.
+enum RoomShareCommand {
+    static func run(_ arguments: Arguments, logger: Logger) async throws {
+        guard let invite = arguments.value("room") else { throw Arguments.UsageError(description: "--room needs the room link") }
+        var options = try RoomOptions.parse(arguments, invite: invite, defaultName: "sharectl", defaultAudio: .synthetic)
+        options.shareScreen = true
+        if let size = arguments.value("size") {
+            let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, (96...3840).contains(parts[0]), (60...2160).contains(parts[1]) else {
+                throw Arguments.UsageError(description: "--size wants WIDTHxHEIGHT between 96x60 and 3840x2160, not '\(size)'")
+            }
+            (options.screenWidth, options.screenHeight) = (parts[0], parts[1])
+        }
+        options.framesPerSecond = try arguments.int("fps", default: 30)
+        guard (1...30).contains(options.framesPerSecond) else { throw Arguments.UsageError(description: "--fps is 1 to 30") }
+        options.screenBitrate = try arguments.int("bitrate", default: 2000) * 1000
+        guard options.screenBitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
+        let shareFor = try arguments.double("share-for", default: 0)
+        say("Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps) "
+            + "into \(invite) as \(options.name)…")
+        try await RoomRun.run(options: options, arguments: arguments, logger: logger, shareFor: shareFor)
+    }
+}
+
+/// What `share --room` and `watch` have in common: the room options, and running a call with its
+/// status lines, `--stats-json` lines and snapshots until `--duration` or a signal.
+enum RoomOptions {
+    static func parse(_ arguments: Arguments, invite: String, defaultName: String,
+                      defaultAudio: CallSession.AudioSource) throws -> CallSession.Options {
+        var options = CallSession.Options(invite: invite, name: arguments.value("name") ?? defaultName)
+        guard !options.name.isEmpty, options.name.count <= 64 else {
+            throw Arguments.UsageError(description: "--name is 1 to 64 characters")
+        }
+        let source = arguments.value("source") ?? "synthetic"
+        guard source == "synthetic" else {
+            throw Arguments.UsageError(description: "--source \(source) is not built yet for rooms; use --source synthetic")
+        }
+        let camera = arguments.value("camera") ?? "none"
+        guard let cameraSource = CallSession.CameraSource(rawValue: camera.hasPrefix("synthetic:") ? "synthetic" : camera) else {
+            throw Arguments.UsageError(description: "--camera \(camera): in a room only none or synthetic for now "
+                                       + "(real cameras go to WHIP shares)")
+        }
+        options.camera = cameraSource
+        let audio = arguments.value("audio") ?? defaultAudio.rawValue
+        guard let audioSource = CallSession.AudioSource(rawValue: audio) else {
+            throw Arguments.UsageError(description: audio == "microphone" || audio == "mic" || audio.hasPrefix("pipewire")
+                ? "--audio \(audio): microphone capture through PipeWire is not built yet; use --audio synthetic or none"
+                : "--audio wants synthetic or none, not '\(audio)'")
+        }
+        options.audio = arguments.has("no-audio") ? .none : audioSource
+        if let codec = arguments.value("codec") {
+            guard let parsed = VideoCodec(argument: codec) else {
+                throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")
+            }
+            options.codec = parsed
+        }
+        do { _ = try CallSession.socketURL(invite: invite) } catch {
+            throw Arguments.UsageError(description: "\(error)")
+        }
+        return options
+    }
+}
+
+enum RoomRun {
+    /// Joins, prints the status lines each second, writes `--stats-json` and `--snapshot` files,
+    /// and leaves at `--duration` or on SIGINT/SIGTERM. `shareFor` > 0 stops the share after that
+    /// many seconds (the call goes on). `status` (if given) replaces the printing of status lines.
+    static func run(options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
+                    quiet: Bool = false, prefix: String = "") async throws {
+        let duration = try arguments.double("duration", default: 0)
+        let statsFile = try openStats(arguments.value("stats-json"))
+        let snapshotDirectory = arguments.value("snapshot")
+        if let snapshotDirectory {
+            do {
+                try FileManager.default.createDirectory(atPath: snapshotDirectory, withIntermediateDirectories: true)
+            } catch {
+                throw Arguments.UsageError(description: "cannot make the --snapshot folder \(snapshotDirectory): \(error)")
+            }
+        }
+        let session: CallSession
+        do {
+            session = try CallSession(options: options, logger: logger)
+        } catch {
+            throw Arguments.UsageError(description: "\(error)")
+        }
+        KeptCalls.keep(session)
+        do {
+            try await session.start()
+        } catch {
+            await session.stop()
+            throw ShareFailure(description: "could not join the room: \(error)")
+        }
+        let stop = StopSignal()
+        let toggle = ToggleSignal()
+        let started = ContinuousClock.now
+        var shareStopped = false
+        var sharing = options.shareScreen
+        var seconds = 0
+        while true {
+            try? await Task.sleep(for: .seconds(1))
+            seconds += 1
+            let stats = await session.statistics()
+            if !quiet { for line in stats.statusLines { say(prefix + line) } }
+            if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
+            if let snapshotDirectory, seconds % 5 == 0 { await saveSnapshots(session, to: snapshotDirectory) }
+            if stop.requested { say("\(prefix)Leaving the room (signal)…"); break }
+            let elapsed = ContinuousClock.now - started
+            if duration > 0, elapsed >= .milliseconds(Int64(duration * 1000)) { break }
+            if shareFor > 0, !shareStopped, sharing, elapsed >= .milliseconds(Int64(shareFor * 1000)) {
+                shareStopped = true
+                sharing = false
+                say("\(prefix)Stopping the share (the call goes on)…")
+                await session.setSharing(false)
+            }
+            if toggle.takeRequest(), options.shareScreen {
+                sharing.toggle()
+                say("\(prefix)\(sharing ? "Sharing again" : "Stopping the share (the call goes on)")…")
+                await session.setSharing(sharing)
+            }
+        }
+        if let snapshotDirectory { await saveSnapshots(session, to: snapshotDirectory) }
+        await session.stop()
+        try? statsFile?.close()
+        say("\(prefix)Left the room.")
+    }
+
+    static func openStats(_ path: String?) throws -> FileHandle? {
+        guard let path else { return nil }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw Arguments.UsageError(description: "cannot write --stats-json \(path)")
+        }
+        return handle
+    }
+
+    /// `DIR/NAME-screen.png` and `DIR/NAME-camera.png`: the last picture decoded of each.
+    static func saveSnapshots(_ session: CallSession, to directory: String) async {
+        for (name, what, frame) in await session.pictures() {
+            let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
+            let path = "\(directory)/\(safe)-\(what).png"
+            do { try Data(PNGWriter.encode(i420: frame)).write(to: URL(fileURLWithPath: path)) } catch {
+                StandardError.write("sharectl: could not write \(path): \(error)\n")
+            }
+        }
+    }
+}
+
+/// Calls are kept until the process exits, like finished WHIP sessions (see `FinishedSessions`).
+enum KeptCalls {
+    private static let calls = Mutex<[CallSession]>([])
+    static func keep(_ call: CallSession) { calls.withLock { $0.append(call) } }
+}
+
+/// SIGUSR1 asks to toggle the share; it arrives through a DispatchSource.
+final class ToggleSignal {
+    private let pending = Pending()
+    private let source: any DispatchSourceSignal
+
+    init() {
+        signal(SIGUSR1, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        let pending = self.pending
+        source.setEventHandler { pending.add() }
+        source.resume()
+    }
+
+    func takeRequest() -> Bool { pending.take() }
+
+    private final class Pending: Sendable {
+        private let count = Synchronization.Atomic<Int>(0)
+        func add() { count.add(1, ordering: .relaxed) }
+        func take() -> Bool { count.exchange(0, ordering: .relaxed) > 0 }
+    }
+}

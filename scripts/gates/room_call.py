@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""Room call gates: `sharectl share --room` and `sharectl watch` in a room of `sharectl serve`
+with headless Chromium (the browser client) as another participant, inside a network namespace
+where only loopback exists (scripts/gates/run.sh enters it). sharectl's side is read from its
+--stats-json lines, the browser's through the DevTools protocol (window.sharectlState). Each gate
+prints PASS or FAIL with the figures it judged; the last line is "N passed, N failed".
+
+  browser         sharectl "Ana" shares the synthetic screen and a tone; Chromium "Bo" joins from
+                  the invite link with its fake camera and microphone and shares its fake screen.
+                  Bo decodes Ana's screen on the stage and hears her tone; Ana decodes Bo's camera,
+                  his screen (a section his browser added by a re-offer) and his audio above silence.
+  three           sharectl "Cy" (`watch` with a synthetic camera and tone) joins too: everyone
+                  decodes everyone (both screens, cameras, audio) in the mesh.
+  server-restart  the server is killed and started again 2 s later on the same port and state
+                  file: everyone's signalling is cut for about 2 s. Media flows throughout, the
+                  ids stay, nobody shares again, and sharectl never says "Reconnecting…".
+  long-outage     the server stays away for 6 s: sharectl says "Reconnecting…" (signalling down
+                  over 4 s) while media keeps flowing, and stops saying it once resumed.
+  share-off       Ana stops sharing (SIGUSR1): Bo's screen view goes (not frozen on the last
+                  frame, no stall reported) and Cy's too, while Ana's camera and audio go on.
+
+The gates run in this order on one call; naming some runs the ones before them too.
+"""
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_PY = os.path.join(ROOT, ".venv/bin/python")
+try:
+    import aiohttp
+except ImportError:  # the gates runner uses the system python; aiohttp lives in the project's venv
+    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(ROOT, ".venv")):
+        os.execv(VENV_PY, [VENV_PY, *sys.argv])
+    raise
+
+SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
+WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
+os.makedirs(WORK, exist_ok=True)
+results = []
+
+
+def record(name, ok, detail):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(process, sig=signal.SIGTERM):
+    if process and process.poll() is None:
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=8)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+class Server:
+    """`sharectl serve` on a fixed port with a state file, so a restart keeps the room."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.state = os.path.join(WORK, "call.state.json")
+        if os.path.exists(self.state):
+            os.remove(self.state)
+        self.process = None
+        self.starts = 0
+
+    def start(self):
+        self.starts += 1
+        log = open(os.path.join(WORK, f"call.serve{self.starts}.log"), "w")
+        self.process = subprocess.Popen(
+            [SHARECTL, "serve", "--listen", f"127.0.0.1:{self.port}", "--room", "call", "--grace", "15",
+             "--state", self.state],
+            stdout=subprocess.PIPE, stderr=log, cwd=ROOT, start_new_session=True, text=True)
+        first = self.process.stdout.readline().strip()
+        if not first.startswith("Room: "):
+            raise RuntimeError(f"serve's first line was {first!r}, not 'Room: <URL>'")
+        return first.split(" ", 1)[1]
+
+    def kill(self):
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=5)
+
+
+class Sharectl:
+    """One sharectl participant (`share --room` or `watch`), read through its --stats-json."""
+
+    def __init__(self, name, args):
+        self.name = name
+        self.stats = os.path.join(WORK, f"call.{name}.jsonl")
+        self.log = os.path.join(WORK, f"call.{name}.log")
+        if os.path.exists(self.stats):
+            os.remove(self.stats)
+        self.process = subprocess.Popen([SHARECTL, *args, "--name", name, "--stats-json", self.stats],
+                                        stdout=open(self.log, "w"), stderr=subprocess.STDOUT, cwd=ROOT,
+                                        start_new_session=True)
+
+    def lines(self):
+        try:
+            return [json.loads(l) for l in open(self.stats) if l.strip()]
+        except (OSError, ValueError):
+            return []
+
+    def last(self):
+        lines = self.lines()
+        return lines[-1] if lines else {}
+
+    def peer(self, name, line=None):
+        for peer in (line or self.last()).get("peers", []):
+            if peer.get("name") == name:
+                return peer
+        return {}
+
+    def said_reconnecting(self):
+        return max([l.get("reconnectingShown", 0) for l in self.lines()] + [0]) > 0 or "Reconnecting" in open(self.log).read()
+
+    def stop(self):
+        stop(self.process, signal.SIGINT)
+
+
+class Browser:
+    """Headless Chromium on the invite link, driven through the DevTools protocol."""
+
+    def __init__(self, name, url, extra_query=""):
+        self.name = name
+        self.debug_port = free_port()
+        profile = os.path.join(WORK, f"call.{name}.profile")
+        subprocess.run(["rm", "-rf", profile])
+        self.process = subprocess.Popen(
+            ["chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
+             f"--user-data-dir={profile}", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+             "--auto-accept-this-tab-capture", "--autoplay-policy=no-user-gesture-required",
+             "--allow-loopback-in-peer-connection",
+             "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+             f"--remote-debugging-port={self.debug_port}", "--remote-allow-origins=*", f"{url}&name={name}{extra_query}"],
+            stdout=open(os.path.join(WORK, f"call.{name}.chromium.log"), "w"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.ws = None
+        self.session = None
+        self.next_id = 0
+
+    async def connect(self, timeout=20):
+        self.session = aiohttp.ClientSession()
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                async with self.session.get(f"http://127.0.0.1:{self.debug_port}/json/list") as response:
+                    pages = [p for p in await response.json() if p.get("type") == "page" and "/r/" in p.get("url", "")]
+                if pages:
+                    self.ws = await self.session.ws_connect(pages[0]["webSocketDebuggerUrl"], max_msg_size=0)
+                    return
+            except (aiohttp.ClientError, OSError, ValueError):
+                pass
+            await asyncio.sleep(0.3)
+        raise RuntimeError(f"Chromium ({self.name}) offered no DevTools page")
+
+    async def evaluate(self, expression):
+        self.next_id += 1
+        ident = self.next_id
+        await self.ws.send_str(json.dumps({"id": ident, "method": "Runtime.evaluate",
+                                           "params": {"expression": expression, "returnByValue": True,
+                                                      "awaitPromise": True}}))
+        while True:
+            message = await asyncio.wait_for(self.ws.receive(), 10)
+            if message.type != aiohttp.WSMsgType.TEXT:
+                raise RuntimeError(f"DevTools socket of {self.name} closed")
+            data = json.loads(message.data)
+            if data.get("id") == ident:
+                return data.get("result", {}).get("result", {}).get("value")
+
+    async def state(self):
+        text = await self.evaluate("JSON.stringify(window.sharectlState || null)")
+        return (json.loads(text) if text else None) or {}
+
+    async def peer(self, name):
+        for info in ((await self.state()).get("participants") or {}).values():
+            if info.get("name") == name:
+                return info
+        return {}
+
+    async def stage_figures(self):
+        """Screens of others on the stage (a browser that shares shows its own preview there too)."""
+        return await self.evaluate("document.querySelectorAll('#stage figure:not([data-peer=\"self\"])').length")
+
+    async def close(self):
+        if self.ws is not None:
+            await self.ws.close()
+        if self.session is not None:
+            await self.session.close()
+        stop(self.process)
+
+
+async def wait_for(condition, timeout, interval=0.5):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = await condition()
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    return None
+
+
+def frames(view):
+    return (view or {}).get("framesDecoded", 0) or 0
+
+
+class Call:
+    def __init__(self):
+        self.server = Server()
+        self.url = None
+        self.ana = self.bo = self.cy = None
+
+    async def close(self):
+        for member in (self.ana, self.cy):
+            if member:
+                member.stop()
+        if self.bo:
+            await self.bo.close()
+        if self.server.process:
+            stop(self.server.process)
+
+
+async def gate_browser(call):
+    call.url = call.server.start()
+    call.ana = Sharectl("Ana", ["share", "--room", call.url, "--size", "960x540", "--fps", "15", "--audio", "synthetic",
+                                "--camera", "synthetic"])
+    call.bo = Browser("Bo", call.url, "&share=1")
+    await call.bo.connect()
+
+    async def ready():
+        bo_ana = await call.bo.peer("Ana")
+        ana_bo = call.ana.peer("Bo")
+        audio = ana_bo.get("audio") or {}
+        ok = (frames(bo_ana.get("screen")) > 30 and (bo_ana.get("screen") or {}).get("shown")
+              and (bo_ana.get("audio") or {}).get("hearing") and frames(ana_bo.get("camera")) > 30
+              and audio.get("samplesDecoded", 0) > 48000 and audio.get("hearing") and frames(ana_bo.get("screen")) > 20)
+        return (bo_ana, ana_bo) if ok else None
+
+    got = await wait_for(ready, 60)
+    bo_ana, ana_bo = got or (await call.bo.peer("Ana"), call.ana.peer("Bo"))
+    screen, camera, audio = bo_ana.get("screen") or {}, ana_bo.get("camera") or {}, ana_bo.get("audio") or {}
+    record("browser", got is not None,
+           f"Chromium decodes Ana's screen {frames(screen)} frames at {screen.get('width')}x{screen.get('height')} "
+           f"(on the stage: {screen.get('shown')}), hears her tone {(bo_ana.get('audio') or {}).get('hearing')} "
+           f"(energy {(bo_ana.get('audio') or {}).get('energy', 0):.4f}); sharectl decodes Bo's camera {frames(camera)} "
+           f"frames at {camera.get('width')}x{camera.get('height')} and {audio.get('samplesDecoded')} samples of his "
+           f"audio (loudest of the last second {audio.get('levelDbfs')} dBFS, heard: {audio.get('hearing')}), and his "
+           f"screen {frames(ana_bo.get('screen'))} frames at {(ana_bo.get('screen') or {}).get('width')}x"
+           f"{(ana_bo.get('screen') or {}).get('height')}; connection {(ana_bo.get('connection') or {}).get('state')}")
+
+
+async def gate_three(call):
+    call.cy = Sharectl("Cy", ["watch", call.url, "--camera", "synthetic", "--audio", "synthetic"])
+
+    async def everyone():
+        bo_ana, bo_cy = await call.bo.peer("Ana"), await call.bo.peer("Cy")
+        a_bo, a_cy = call.ana.peer("Bo"), call.ana.peer("Cy")
+        c_ana, c_bo = call.cy.peer("Ana"), call.cy.peer("Bo")
+        figures = {
+            "Bo←Ana screen": frames(bo_ana.get("screen")), "Bo←Ana camera": frames(bo_ana.get("camera")),
+            "Bo←Cy camera": frames(bo_cy.get("camera")),
+            "Ana←Bo camera": frames(a_bo.get("camera")), "Ana←Cy camera": frames(a_cy.get("camera")),
+            "Cy←Ana screen": frames(c_ana.get("screen")), "Cy←Ana camera": frames(c_ana.get("camera")),
+            "Cy←Bo camera": frames(c_bo.get("camera")),
+            "Ana←Bo screen": frames(a_bo.get("screen")), "Cy←Bo screen": frames(c_bo.get("screen")),
+        }
+        hearing = {
+            "Bo hears Ana": bool((bo_ana.get("audio") or {}).get("hearing")),
+            "Bo hears Cy": bool((bo_cy.get("audio") or {}).get("hearing")),
+            "Ana hears Bo": bool((a_bo.get("audio") or {}).get("hearing")),
+            "Ana hears Cy": bool((a_cy.get("audio") or {}).get("hearing")),
+            "Cy hears Ana": bool((c_ana.get("audio") or {}).get("hearing")),
+            "Cy hears Bo": bool((c_bo.get("audio") or {}).get("hearing")),
+        }
+        ok = all(v > 20 for v in figures.values()) and all(hearing.values())
+        return (ok, figures, hearing)
+
+    got = await wait_for(lambda: _only_ok(everyone), 60)
+    ok, figures, hearing = got or await everyone()
+    record("three", bool(got), ", ".join(f"{k} {v}" for k, v in figures.items()) + "; "
+           + ", ".join(f"{k} {v}" for k, v in hearing.items()))
+
+
+async def _only_ok(check):
+    result = await check()
+    return result if result[0] else None
+
+
+async def readings(call):
+    bo_ana = await call.bo.peer("Ana")
+    return {
+        "Bo←Ana screen": frames(bo_ana.get("screen")),
+        "Ana←Bo camera": frames(call.ana.peer("Bo").get("camera")),
+        "Cy←Ana screen": frames(call.cy.peer("Ana").get("screen")),
+        "Ana←Cy camera": frames(call.ana.peer("Cy").get("camera")),
+    }
+
+
+async def gate_restart(call):
+    before = await readings(call)
+    ids = (call.ana.last().get("id"), call.cy.last().get("id"))
+    shares = (call.ana.last().get("sharesSent"), (await call.bo.state()).get("sharesReceived"))
+    call.server.kill()
+    await asyncio.sleep(1.5)  # the stats lines come once a second
+    during = await readings(call)
+    signalling = (call.ana.last().get("signalling"), call.cy.last().get("signalling"))
+    await asyncio.sleep(0.5)
+    call.server.start()  # about 2 s after the kill, same port and state file
+
+    async def resumed():
+        a, c, b = call.ana.last(), call.cy.last(), await call.bo.state()
+        return (a.get("signalling") == "up" and c.get("signalling") == "up" and a.get("resumes", 0) >= 1
+                and c.get("resumes", 0) >= 1 and b.get("joined") and b.get("resumes", 0) >= 1)
+
+    back = await wait_for(resumed, 20)
+    await asyncio.sleep(2.0)
+    after = await readings(call)
+    through = all(during[k] > before[k] for k in before) and all(after[k] > during[k] for k in before)
+    same_ids = (call.ana.last().get("id"), call.cy.last().get("id")) == ids
+    shares_after = (call.ana.last().get("sharesSent"), (await call.bo.state()).get("sharesReceived"))
+    reconnecting = call.ana.said_reconnecting() or call.cy.said_reconnecting()
+    ok = bool(back) and through and same_ids and shares_after == shares and not reconnecting
+    record("server-restart", ok,
+           f"signalling while the server was down: {signalling}; resumed: {bool(back)} with the same ids {same_ids}; "
+           + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before)
+           + f"; shares sent/seen {shares}→{shares_after}; 'Reconnecting…' said: {reconnecting}")
+
+
+async def gate_long_outage(call):
+    before = await readings(call)
+    call.server.kill()
+
+    async def said():
+        return call.ana.last().get("reconnecting") and call.cy.last().get("reconnecting")
+
+    shown = await wait_for(said, 10, interval=0.25)
+    during = await readings(call)
+    await asyncio.sleep(max(0.0, 6.0 - 4.5))
+    call.server.start()
+
+    async def cleared():
+        a, c = call.ana.last(), call.cy.last()
+        return (a.get("signalling") == "up" and c.get("signalling") == "up" and not a.get("reconnecting")
+                and not c.get("reconnecting"))
+
+    back = await wait_for(cleared, 15, interval=0.25)
+    after = await readings(call)
+    through = all(during[k] > before[k] for k in before) and all(after[k] > during[k] for k in before)
+    printed = "Reconnecting…" in open(call.ana.log).read()
+    ok = bool(shown) and bool(back) and through and printed
+    record("long-outage", ok,
+           f"'Reconnecting…' shown by both while the server was away: {bool(shown)} (printed by Ana: {printed}); "
+           f"cleared after it came back: {bool(back)}; "
+           + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before))
+
+
+async def gate_share_off(call):
+    before = await readings(call)
+    camera_before = frames((await call.bo.peer("Ana")).get("camera"))
+    os.killpg(call.ana.process.pid, signal.SIGUSR1)
+
+    async def gone():
+        bo_ana = await call.bo.peer("Ana")
+        stage = await call.bo.stage_figures()
+        cy_ana = call.cy.peer("Ana")
+        ok = (not bo_ana.get("sharing") and not (bo_ana.get("screen") or {}).get("shown") and stage == 0
+              and not cy_ana.get("sharing") and cy_ana.get("screen") is None)
+        return (bo_ana, stage, cy_ana) if ok else None
+
+    got = await wait_for(gone, 15)
+    await asyncio.sleep(2.0)
+    bo_ana = await call.bo.peer("Ana")
+    stage = await call.bo.stage_figures()
+    # No track left on a screen section that Chromium still receives on (ended, not frozen).
+    live = await call.bo.evaluate(
+        "(() => { let n = 0; for (const v of document.querySelectorAll('#stage figure:not([data-peer=\"self\"]) video')) "
+        "{ if (v.srcObject) n += v.srcObject.getVideoTracks().filter(t => t.readyState === 'live').length; } return n; })()")
+    camera_after = frames(bo_ana.get("camera"))
+    stalled = (bo_ana.get("screen") or {}).get("stalled")
+    ok = got is not None and stage == 0 and live == 0 and camera_after > camera_before and not stalled
+    record("share-off", ok,
+           f"after SIGUSR1 Bo's stage holds {stage} views ({live} live screen tracks), Ana's screen shown at Bo: "
+           f"{(bo_ana.get('screen') or {}).get('shown')}, stall reported: {stalled}; Cy sees Ana sharing: "
+           f"{call.cy.peer('Ana').get('sharing')}; Ana's camera at Bo went on {camera_before}→{camera_after}; "
+           f"screen frames at Bo before the stop {before['Bo←Ana screen']}")
+
+
+async def main():
+    only = set(sys.argv[1:])
+    gates = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
+             ("long-outage", gate_long_outage), ("share-off", gate_share_off)]
+    unknown = only - {n for n, _ in gates}
+    if unknown:
+        print(f"room_call: no gate {sorted(unknown)}")
+        return 2
+    last = max([i for i, (n, _) in enumerate(gates) if n in only] or [len(gates) - 1])
+    call = Call()
+    try:
+        for index, (gate_name, gate) in enumerate(gates[:last + 1]):
+            try:
+                await gate(call)
+            except Exception as error:  # a gate that breaks is a failed gate, with its reason
+                record(gate_name, False, f"the gate itself failed: {error!r}")
+                if index < 2:
+                    break  # the later gates need the call
+    finally:
+        await call.close()
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
