@@ -87,6 +87,18 @@ public struct VideoEncoderFactory: Sendable {
     /// these sizes).
     public var threadCount: Int { threads > 0 ? threads : min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
+    /// libvpx's threads wait for each other by spinning: more threads than the size needs, or
+    /// than spare cores, cost time rather than save it (on a busy two-core machine a 720p frame
+    /// took several times longer with two). The rule libwebrtc uses: one thread up to 640×480 or
+    /// on fewer than three cores, then two, three and more as the size and the cores allow.
+    public static func vp8Threads(width: Int, height: Int, cores: Int) -> Int {
+        let pixels = width * height
+        if pixels >= 1920 * 1080 && cores > 8 { return 8 }
+        if pixels > 1280 * 960 && cores >= 6 { return 3 }
+        if pixels > 640 * 480 && cores >= 3 { return 2 }
+        return 1
+    }
+
     public func make(width: Int, height: Int, bitrate: Int) throws(EncoderError) -> any VideoEncoder {
         switch codec {
         case .h264:
@@ -97,8 +109,10 @@ public struct VideoEncoderFactory: Sendable {
             return try X264Encoder(.init(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
                                          keyframeInterval: frameRate * 10, threads: threadCount))
         case .vp8:
+            let vp8Threads = threads > 0 ? threads
+                : Self.vp8Threads(width: width, height: height, cores: ProcessInfo.processInfo.activeProcessorCount)
             var configuration = VP8Encoder.Configuration(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
-                                                         keyframeInterval: frameRate * 10, threads: threadCount)
+                                                         keyframeInterval: frameRate * 10, threads: vp8Threads)
             configuration.screenContent = content == .screen
             return try VP8Encoder(configuration)
         }
