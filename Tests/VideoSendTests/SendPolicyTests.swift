@@ -125,3 +125,22 @@ extension SendPolicyTests {
         #expect(d.limit == .cpu)
     }
 }
+
+extension SendPolicyTests {
+    /// Converting a 1080p source costs the same at any sent size: measured at a small size, the
+    /// full size must not look dearer than it is, or the size would never come back up.
+    @Test func aFixedConversionCostDoesNotKeepTheSizeDown() {
+        var shaper = SendShaper(policy: .balanced)
+        // At 480×270: 8 ms converting the 1080p source + 1.3 ms encoding (10 ms a megapixel).
+        for _ in 0..<60 { shaper.measured(encodeMicros: 1_296, fixedMicros: 8_000, width: 480, height: 270) }
+        // 1080p then costs 8 + 20.7 ms: about 29 fps, enough for balanced's 15.
+        var d = decide(.balanced, kbps: 8000, at: 0, shaper: &shaper)
+        #expect(d.shape.width == 1920 && d.shape.frameRate >= 25, "\(d)")
+        // Had the whole 9.3 ms been counted per megapixel (72 ms a megapixel), 1080p would look
+        // like 149 ms a frame, 5 fps, and the size would stay down.
+        var naive = SendShaper(policy: .balanced)
+        for _ in 0..<60 { naive.measured(encodeMicros: 9_296, width: 480, height: 270) }
+        d = decide(.balanced, kbps: 8000, at: 0, shaper: &naive)
+        #expect(d.limit == .cpu)
+    }
+}

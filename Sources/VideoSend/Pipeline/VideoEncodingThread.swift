@@ -224,10 +224,12 @@ public final class VideoEncodingThread: Sendable {
             do {
                 let (width, height) = (decision.shape.width, decision.shape.height)
                 var picture: VideoFrame
+                var converted = began
                 if isRepeat, let held = last, held.picture.width == width, held.picture.height == height {
                     picture = held.picture
                 } else {
                     picture = try FrameConverter.toI420(frame)
+                    converted = Clocks.monotonicMicros()
                     if picture.width != width || picture.height != height {
                         picture = try FrameConverter.scaleI420(picture, width: width, height: height)
                     }
@@ -235,7 +237,10 @@ public final class VideoEncodingThread: Sendable {
                 guard let i420 = I420Frame(picture) else { throw EncoderError(codec: codec.rawValue, "conversion gave no I420 picture") }
                 if rebuild || encoder == nil || encoder?.width != width || encoder?.height != height {
                     encoder = try settings.factory.make(width: width, height: height, bitrate: target)
-                    began = Clocks.monotonicMicros()  // making an encoder is not a frame's cost
+                    // Making an encoder is not a frame's cost.
+                    let made = Clocks.monotonicMicros()
+                    began += made - converted
+                    converted = made
                     stats.withLock { $0.encodersMade += 1 }
                     logger.info("encoder ready", ["video.encoder": implementation, "video.size": "\(width)x\(height)",
                                                   "video.targetKbps": "\(target / 1000)", "video.policy": settings.policy.rawValue])
@@ -243,9 +248,12 @@ public final class VideoEncodingThread: Sendable {
                 try encoder?.setRate(bitrate: target, frameRate: decision.shape.frameRate)
                 if keyframe { encoder?.forceKeyframe() }
                 guard let encoded = try encoder?.encode(i420, timestamp90kHz: frame.captureMicros * 9 / 100) else { continue }
-                let cost = Clocks.monotonicMicros() - began
+                let done = Clocks.monotonicMicros()
+                let cost = done - began
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
-                if !encoded.isKeyframe { shaper.measured(encodeMicros: cost, width: width, height: height) }
+                if !encoded.isKeyframe {
+                    shaper.measured(encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
+                }
                 let frameRate = decision.shape.frameRate
                 stats.withLock { s in
                     s.framesEncoded += 1

@@ -22,9 +22,11 @@ public struct SendShaper: Sendable {
     public static let upMargin = 1.2
 
     public var policy: ScreenSendPolicy
-    /// Encoding cost on this machine, microseconds per megapixel (convert + scale + encode),
-    /// smoothed; nil until measured.
+    /// Encoding cost on this machine, microseconds per megapixel of the encoded size (scale +
+    /// encode), smoothed; nil until measured.
     public private(set) var cpuMicrosPerMegapixel: Double?
+    /// Converting the source to I420 costs the same whatever size is sent: a fixed cost a frame.
+    public private(set) var fixedMicros = 0.0
     private var scaleIndex = 0
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
     private var cpuBehindSince: ContinuousClock.Instant?
@@ -33,12 +35,16 @@ public struct SendShaper: Sendable {
         self.policy = policy
     }
 
-    /// Records what one frame cost to convert and encode.
-    public mutating func measured(encodeMicros: Int64, width: Int, height: Int) {
+    /// Records what one frame cost: converting the source (`fixedMicros`, the same at any sent
+    /// size) and scaling and encoding it at `width`×`height` (`encodeMicros`). Keeping the two
+    /// apart matters: counting the conversion as if it shrank with the picture would make a
+    /// smaller size look no cheaper, and the size would fall step after step.
+    public mutating func measured(encodeMicros: Int64, fixedMicros fixed: Int64 = 0, width: Int, height: Int) {
         let megapixels = Double(width * height) / 1_000_000
         guard megapixels > 0, encodeMicros > 0 else { return }
         let sample = Double(encodeMicros) / megapixels
         cpuMicrosPerMegapixel = cpuMicrosPerMegapixel.map { $0 * 0.95 + sample * 0.05 } ?? sample
+        fixedMicros = fixedMicros * 0.95 + Double(max(0, fixed)) * 0.05
     }
 
     /// The policy changed: its best shape is taken at once (no hold).
@@ -118,7 +124,7 @@ public struct SendShaper: Sendable {
     /// Frames per second this machine encodes at this size, using 85% of one frame interval.
     private func cpuFrameRate(width: Int, height: Int) -> Int? {
         guard let cost = cpuMicrosPerMegapixel else { return nil }
-        let micros = cost * Double(width * height) / 1_000_000
+        let micros = fixedMicros + cost * Double(width * height) / 1_000_000
         guard micros > 0 else { return nil }
         return max(1, Int((850_000 / micros).rounded(.down)))
     }
