@@ -13,6 +13,13 @@ if modprobe virtio_pci && modprobe 9pnet_virtio && modprobe 9p \
   mount -t devtmpfs dev /host/dev; mount -t proc proc /host/proc; mount -t sysfs sys /host/sys
   mount -t tmpfs run /host/run; mount -t tmpfs tmp /host/tmp
   mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 hostout /host/mnt
+  # The project itself, at its own path: it may live where the guest mounts a fresh tmpfs (/tmp).
+  project=$(sed -n 's/.*sharectl_project=\([^ ]*\).*/\1/p' /proc/cmdline)
+  if [ -n "$project" ]; then
+    mkdir -p "/host$project" 2>/dev/null
+    mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostproject "/host$project" \
+      || echo "guest: project mount FAILED"
+  fi
   cp /bin/vividpoke /host/run/vividpoke
   echo "guest: host root mounted at $(up)s"
   if [ -f /host/mnt/guest.sh ]; then chroot /host /bin/sh /mnt/guest.sh; echo "guest: guest.sh exit $?"; fi
