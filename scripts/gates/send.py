@@ -16,6 +16,7 @@ judged; the last line is "N passed, N failed".
 
 Chromium's figures come from its getStats(), polled twice a second; ours from --stats-json.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -165,17 +166,43 @@ def size_of(video):
     return f"{video.get('frameWidth')}x{video.get('frameHeight')}"
 
 
-def gate_balanced_then_detail():
-    name = "link-balanced-then-detail"
+class GateSkipped(Exception):
+    """The gate could not get as far as judging: recorded as a failure with its reason."""
+
+
+@contextlib.contextmanager
+def chromium_share(name, policy, size="1920x1080", capped=False):
+    """Chromium's receiver page up (the link capped first if asked), a share to it decoding;
+    everything taken down again on the way out, whatever happened."""
     receiver = Receiver(name)
     share = None
     try:
-        cap_link()
+        if capped:
+            cap_link()
         if not receiver.open():
-            return record(name, False, "Chromium's receiver page did not come up")
-        share = Share(name, receiver.endpoint, "balanced")
+            raise GateSkipped("Chromium's receiver page did not come up")
+        share = Share(name, receiver.endpoint, policy, size=size)
         if not wait_decoding(receiver):
-            return record(name, False, f"Chromium decoded nothing\n{share.log()[-1500:]}")
+            raise GateSkipped(f"Chromium decoded nothing\n{share.log()[-1500:]}")
+        yield receiver, share
+    finally:
+        clear_drops()
+        if share and share.process.poll() is None:
+            share.process.kill()
+        receiver.close()
+        if capped:
+            uncap_link()
+
+
+def judged(name, ok, detail, share):
+    record(name, ok, detail)
+    if not ok:
+        print(share.log()[-2500:])
+
+
+def gate_balanced_then_detail():
+    name = "link-balanced-then-detail"
+    with chromium_share(name, "balanced", capped=True) as (receiver, share):
         receiver.watch(22)
         balanced_fps, _ = receiver.window(20)
         before = receiver.sample()
@@ -190,58 +217,29 @@ def gate_balanced_then_detail():
         full = all(v.get("frameWidth") == 1920 and v.get("frameHeight") == 1080 for v in window)
         ok = (code == 0 and balanced_fps >= 15 and size_of(before) != "1920x1080" and full and detail_fps > 0
               and len(sessions) == 1 and not receiver.page().get("patches"))
-        record(name, ok, f"balanced {balanced_fps:.1f} fps at {size_of(before)} (ours: target {ours_before.get('targetKbps')} kbit/s, "
-                         f"limited by {ours_before.get('limitedBy')}); after 'policy detail': {detail_fps:.1f} fps at "
+        judged(name, ok, f"balanced {balanced_fps:.1f} fps at {size_of(before)} (ours: target {ours_before.get('targetKbps')} "
+                         f"kbit/s, limited by {ours_before.get('limitedBy')}); after 'policy detail': {detail_fps:.1f} fps at "
                          f"{size_of(after)}, every sample of the last 15 s at 1920x1080: {full} (ours: "
                          f"{ours.get('width')}x{ours.get('height')}, policy {ours.get('policy')}, target {ours.get('targetKbps')} "
-                         f"kbit/s); WHIP sessions {len(sessions)}; exit {code}")
-        if not ok:
-            print(share.log()[-2500:])
-    finally:
-        if share and share.process.poll() is None:
-            share.process.kill()
-        receiver.close()
-        uncap_link()
+                         f"kbit/s); WHIP sessions {len(sessions)}; exit {code}", share)
 
 
 def gate_motion():
     name = "link-motion"
-    receiver = Receiver(name)
-    share = None
-    try:
-        cap_link()
-        if not receiver.open():
-            return record(name, False, "Chromium's receiver page did not come up")
-        share = Share(name, receiver.endpoint, "motion")
-        if not wait_decoding(receiver):
-            return record(name, False, f"Chromium decoded nothing\n{share.log()[-1500:]}")
+    with chromium_share(name, "motion", capped=True) as (receiver, share):
         receiver.watch(22)
         fps, _ = receiver.window(20)
         video = receiver.sample()
         ours = share.last().get("video", {})
         code = share.finish()
         ok = code == 0 and fps >= 15 and (video.get("frameWidth") or 0) <= 1280
-        record(name, ok, f"motion {fps:.1f} fps at {size_of(video)} over 20 s (ours: target {ours.get('targetKbps')} kbit/s, "
-                         f"sent {ours.get('fpsSent', 0):.0f} fps, limited by {ours.get('limitedBy')}); exit {code}")
-        if not ok:
-            print(share.log()[-2500:])
-    finally:
-        if share and share.process.poll() is None:
-            share.process.kill()
-        receiver.close()
-        uncap_link()
+        judged(name, ok, f"motion {fps:.1f} fps at {size_of(video)} over 20 s (ours: target {ours.get('targetKbps')} kbit/s, "
+                         f"sent {ours.get('fpsSent', 0):.0f} fps, limited by {ours.get('limitedBy')}); exit {code}", share)
 
 
 def gate_loss():
     name = "loss-5"
-    receiver = Receiver(name)
-    share = None
-    try:
-        if not receiver.open():
-            return record(name, False, "Chromium's receiver page did not come up")
-        share = Share(name, receiver.endpoint, "balanced", size="1280x720")
-        if not wait_decoding(receiver):
-            return record(name, False, f"Chromium decoded nothing\n{share.log()[-1500:]}")
+    with chromium_share(name, "balanced", size="1280x720") as (receiver, share):
         drop_udp(5)
         receiver.watch(20)
         fps, _ = receiver.window(5)
@@ -252,28 +250,14 @@ def gate_loss():
         code = share.finish()
         nacks, rtx, freezes = video.get("nackCount", 0), ours.get("rtxSent", 0), video.get("freezeCount", 0)
         ok = code == 0 and fps >= 5 and nacks > 0 and rtx > 0 and freezes <= 3
-        record(name, ok, f"under 5% loss: still decoding at {fps:.1f} fps over the last 5 s, {size_of(video)}; Chromium "
+        judged(name, ok, f"under 5% loss: still decoding at {fps:.1f} fps over the last 5 s, {size_of(video)}; Chromium "
                          f"nackCount {nacks}, freezes {freezes} ({video.get('totalFreezesDuration')} s); ours: NACKs "
-                         f"{ours.get('nacksReceived')}, RTX sent {rtx}, target {ours.get('targetKbps')} kbit/s; exit {code}")
-        if not ok:
-            print(share.log()[-2500:])
-    finally:
-        clear_drops()
-        if share and share.process.poll() is None:
-            share.process.kill()
-        receiver.close()
+                         f"{ours.get('nacksReceived')}, RTX sent {rtx}, target {ours.get('targetKbps')} kbit/s; exit {code}", share)
 
 
 def gate_pli():
     name = "pli-keyframe"
-    receiver = Receiver(name)
-    share = None
-    try:
-        if not receiver.open():
-            return record(name, False, "Chromium's receiver page did not come up")
-        share = Share(name, receiver.endpoint, "balanced", size="1280x720")
-        if not wait_decoding(receiver):
-            return record(name, False, f"Chromium decoded nothing\n{share.log()[-1500:]}")
+    with chromium_share(name, "balanced", size="1280x720") as (receiver, share):
         receiver.watch(4)
         before = receiver.sample()
         drop_udp(100)
@@ -287,16 +271,10 @@ def gate_pli():
         answered, slowest = ours.get("keyframeResponses", 0), ours.get("keyframeResponseMaxMs")
         resumed = after.get("framesDecoded", 0) > before.get("framesDecoded", 0) + 30
         ok = code == 0 and plis >= 1 and answered >= 1 and slowest is not None and slowest <= 300 and resumed
-        record(name, ok, f"after 2 s of total loss Chromium asked {plis} time(s) (PLI/FIR); we received "
+        judged(name, ok, f"after 2 s of total loss Chromium asked {plis} time(s) (PLI/FIR); we received "
                          f"{ours.get('pliReceived')} PLI, answered {answered} with a keyframe, slowest {slowest} ms; "
-                         f"decoding resumed: {after.get('framesDecoded')} frames (was {before.get('framesDecoded')}); exit {code}")
-        if not ok:
-            print(share.log()[-2500:])
-    finally:
-        clear_drops()
-        if share and share.process.poll() is None:
-            share.process.kill()
-        receiver.close()
+                         f"decoding resumed: {after.get('framesDecoded')} frames (was {before.get('framesDecoded')}); exit {code}",
+               share)
 
 
 GATES = {
@@ -317,6 +295,8 @@ def main():
         if not only or name in only:
             try:
                 gate()
+            except GateSkipped as reason:
+                record(name, False, str(reason))
             except Exception as error:  # a gate that breaks is a failed gate, and the others still run
                 record(name, False, f"the gate broke: {error!r}")
     passed = sum(transport.results)
