@@ -16,6 +16,10 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
         if arguments.value("room") != nil { return try await RoomShareCommand.run(arguments, logger: logger) }
+        if arguments.value("camera") == "synthetic" {
+            throw Arguments.UsageError(description: "--camera synthetic is a room call's test pattern; over WHIP name a "
+                                       + "synthetic camera for the camera director: --camera synthetic:NAME")
+        }
         let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
         defer { captureLoop?.stop() }
         let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)

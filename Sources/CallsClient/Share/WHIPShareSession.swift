@@ -53,7 +53,8 @@ public actor WHIPShareSession {
         public var camera: (any VideoFrameSource)?
         /// The camera's frames so far, for the figures.
         public var cameraFrameCount: (@Sendable () -> Int)?
-        /// The camera's own limits (a camera alone: up to `bitrate`, 1280 long side).
+        /// The limits of a camera beside the screen when it is not capped (it is, while the screen
+        /// goes out). A camera alone goes up to `bitrate` at a 1280 long side.
         public var cameraDefaults = CappedCamera.Defaults()
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
