@@ -10,9 +10,9 @@ import VideoSend
 /// camera both ways; a screen we share goes out on a sendonly video section of its own added by
 /// renegotiation and announced with `share`; screens others share arrive the same way. Our camera
 /// (one source for every connection) is capped at 500 kbit/s and 360 lines while we share a
-/// screen and given its defaults back when the share stops (`CappedCamera`), with no renegotiation. Once a
-/// second it sends the `media` report (what it decodes of whom) and judges, through
-/// `ReconnectWatch`, whether to say "Reconnecting…".
+/// screen and given its defaults back when the share stops (`CappedCamera`), with no
+/// renegotiation. Once a second it sends the `media` report (what it decodes of whom) and judges,
+/// through `ReconnectWatch`, whether to say "Reconnecting…".
 ///
 /// Signalling that drops is reconnected with the resume key, so a short cut or a server restart
 /// (with its state file) keeps everyone's id and every media connection: nothing is offered again
