@@ -124,12 +124,17 @@ enum CameraCommand {
 /// its steps said as they happen; its feed is the share's camera track.
 final class ShareCamera: Sendable {
     let feed: CameraFeed
+    private let director: CameraDirector
     private let task: Task<Void, Never>
 
     private init(director: CameraDirector) {
+        self.director = director
         feed = director.feed
         task = Task { await director.run() }
     }
+
+    /// The camera the director is using now, by name.
+    func deviceName() async -> String? { await director.using?.0.name }
 
     /// Nil for `--camera none` or no `--camera`.
     static func start(_ arguments: Arguments, logger: Logger) throws -> ShareCamera? {

@@ -4,11 +4,14 @@ import ShareCore
 import Synchronization
 import VideoSend
 
-/// `sharectl share --room ROOM-URL --name NAME [--source synthetic] [--camera none|synthetic]
+/// `sharectl share --room ROOM-URL --name NAME [--source synthetic] [--camera none|synthetic|auto|DEVICE|synthetic:NAME]
 /// [--audio synthetic|none] [--duration S] [--stats-json PATH] [--size WxH] [--fps N]
 /// [--bitrate KBPS] [--codec h264|vp8] [--share-for S]`: joins a room of `sharectl serve` and shares the
 /// screen into it (one connection per participant), with a status line per participant each second.
 /// SIGUSR1 stops or restarts the share while staying in the call; `--share-for S` stops it after S s.
+/// `--camera synthetic` sends the synthetic pattern; a camera (`auto`, a device, `synthetic:NAME?FAULTS`)
+/// runs the camera director and sends its feed. Either is capped at 500 kbit/s and 360 lines while
+/// the screen is shared and given its defaults back when the share stops.
 enum RoomShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         guard let invite = arguments.value("room") else { throw Arguments.UsageError(description: "--room needs the room link") }
@@ -45,12 +48,10 @@ enum RoomOptions {
         guard source == "synthetic" else {
             throw Arguments.UsageError(description: "--source \(source) is not built yet for rooms; use --source synthetic")
         }
+        // none, synthetic (the pattern), or a camera through the director (started by `RoomRun`).
         let camera = arguments.value("camera") ?? "none"
-        guard let cameraSource = CallSession.CameraSource(rawValue: camera.hasPrefix("synthetic:") ? "synthetic" : camera) else {
-            throw Arguments.UsageError(description: "--camera \(camera): in a room only none or synthetic for now "
-                                       + "(real cameras go to WHIP shares)")
-        }
-        options.camera = cameraSource
+        options.camera = CallSession.CameraSource(rawValue: camera) ?? .none
+        if usesDirector(arguments) { _ = try CameraCommand.parseDevices(camera) }
         let audio = arguments.value("audio") ?? defaultAudio.rawValue
         guard let audioSource = CallSession.AudioSource(rawValue: audio) else {
             throw Arguments.UsageError(description: audio == "microphone" || audio == "mic" || audio.hasPrefix("pipewire")
@@ -69,6 +70,12 @@ enum RoomOptions {
         }
         return options
     }
+
+    /// `--camera` names a camera for the director (not none, not the synthetic pattern).
+    static func usesDirector(_ arguments: Arguments) -> Bool {
+        guard let camera = arguments.value("camera") else { return false }
+        return CallSession.CameraSource(rawValue: camera) == nil
+    }
 }
 
 enum RoomRun {
@@ -77,6 +84,10 @@ enum RoomRun {
     /// many seconds (the call goes on). `status` (if given) replaces the printing of status lines.
     static func run(options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
                     quiet: Bool = false, prefix: String = "") async throws {
+        var options = options
+        let camera = RoomOptions.usesDirector(arguments) ? try ShareCamera.start(arguments, logger: logger) : nil
+        defer { camera?.stop() }
+        options.cameraFeed = camera?.feed
         let duration = try arguments.double("duration", default: 0)
         let statsFile = try openStats(arguments.value("stats-json"))
         let snapshotDirectory = arguments.value("snapshot")

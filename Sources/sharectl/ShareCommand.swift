@@ -7,6 +7,7 @@ import VideoSend
 /// `sharectl share --source synthetic|portal[:window|:virtual]|pipewire:NODE [--unattended]
 /// [--restore-token-file PATH] [--no-cursor] --whip URL [--token T] [--codec h264|vp8] [--duration S]
 /// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--encoder E] [--no-audio] [--relay-only]
+/// [--camera auto|DEVICE|synthetic:NAME] (beside the screen, capped; with `--source none` alone)
 /// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
@@ -15,6 +16,10 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
         if arguments.value("room") != nil { return try await RoomShareCommand.run(arguments, logger: logger) }
+        if arguments.value("camera") == "synthetic" {
+            throw Arguments.UsageError(description: "--camera synthetic is a room call's test pattern; over WHIP name a "
+                                       + "synthetic camera for the camera director: --camera synthetic:NAME")
+        }
         let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
         defer { captureLoop?.stop() }
         let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
@@ -80,10 +85,6 @@ enum ShareCommand {
         options.screen = source != "none"
         options.camera = camera?.feed
         options.cameraFrameCount = camera?.frameCount
-        guard !options.screen || options.camera == nil else {
-            throw Arguments.UsageError(description: "a camera beside the screen needs a second video track, which the "
-                                       + "connection cannot carry yet; send the camera alone with --source none")
-        }
         if let capture {
             do {
                 try await capture.prepare()
@@ -95,11 +96,12 @@ enum ShareCommand {
         }
         let session = WHIPShareSession(options: options, logger: logger)
         FinishedSessions.keep(session)
+        let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
-            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label)) to \(endpoint)…")
+            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(endpoint)…")
         } else if options.screen {
             say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
-                + "\(options.policy.label)) to \(endpoint)…")
+                + "\(options.policy.label))\(besideText) to \(endpoint)…")
         } else {
             say("Sharing the camera to \(endpoint)…")
         }
@@ -141,7 +143,8 @@ enum ShareCommand {
                 }
                 if stop.requested { break }
             }
-            let stats = await session.stats(previous: previous)
+            var stats = await session.stats(previous: previous)
+            if let camera, stats.camera != nil { stats.camera?.device = await camera.deviceName() ?? "" }
             previous = stats
             for line in stats.statusLines { say(line) }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }

@@ -18,8 +18,9 @@ let usage = """
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
                                 [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
                                 [--no-audio] [--relay-only] [--verbose]
-                                [--source none --camera auto|DEVICE|synthetic:NAME] (the camera
-                                instead of the screen, through the camera director)
+                                [--camera auto|DEVICE|synthetic:NAME] (a camera through the camera
+                                director, on a video track beside the screen at most 500 kbit/s and
+                                360 lines; with --source none the camera alone)
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
                                  --turn-user USER --turn-credential SECRET]
                                 (--relay-only: connect only through TURN relays, yours or the ones
@@ -39,8 +40,11 @@ let usage = """
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
       share --room ROOM-URL --name NAME
                                 share the synthetic screen into a room of `sharectl serve`
-                                [--camera none|synthetic] [--audio synthetic|none] [--duration S]
-                                [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
+                                [--camera none|synthetic|auto|DEVICE|synthetic:NAME] [--audio synthetic|none]
+                                [--duration S] [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
+                                (synthetic: the synthetic pattern; a camera goes through the camera
+                                director; either is capped at 500 kbit/s and 360 lines while the
+                                screen is shared)
                                 (SIGUSR1 stops or restarts the share; the call goes on)
       watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
                                 figures each second [--name NAME] [--duration S]

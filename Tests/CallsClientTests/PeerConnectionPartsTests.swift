@@ -62,4 +62,20 @@ import VideoSend
         do { let got = router.route(try packet(ssrc: 8, pt: 50)); #expect(got == nil, "no transceiver takes type 50") }
         do { let got = router.route(try packet(ssrc: 9, pt: 96, mid: "1")); #expect(got == nil, "mid 1 does not carry type 96") }
     }
+
+    /// Regression: when a screen share stopped, its last packets (MID "2", the camera's payload
+    /// type) arrived after the section stopped receiving and were routed by payload type to the
+    /// camera, whose reorder buffer then followed the screen's sequence numbers and stalled.
+    @Test func aPacketNamingASectionThatReceivesNothingIsDropped() throws {
+        var router = RTPRouter(entries: [.init(index: 1, mid: "1", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)],
+                               midExtensionID: 3)
+        var screen = RTPPacket(marker: false, payloadType: 96, sequenceNumber: 40_000, timestamp: 0, ssrc: 77, payload: [1])
+        try screen.setHeaderExtensionElements([HeaderExtensionElement(id: 3, data: Array("2".utf8))])
+        #expect(router.route(screen) == nil)
+        var camera = RTPPacket(marker: false, payloadType: 96, sequenceNumber: 5, timestamp: 0, ssrc: 55, payload: [1])
+        try camera.setHeaderExtensionElements([HeaderExtensionElement(id: 3, data: Array("1".utf8))])
+        #expect(router.route(camera) == .init(index: 1, isRTX: false))
+        let unnamed = RTPPacket(marker: false, payloadType: 96, sequenceNumber: 6, timestamp: 0, ssrc: 56, payload: [1])
+        #expect(router.route(unnamed) == .init(index: 1, isRTX: false), "no MID: by payload type as before")
+    }
 }

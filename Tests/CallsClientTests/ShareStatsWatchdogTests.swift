@@ -31,6 +31,25 @@ import Testing
         #expect(object["watchdog"] == nil)
     }
 
+    @Test func aCameraBesideTheScreenGetsAStatusLineAndItsOwnFigures() throws {
+        var stats = ShareStats()
+        stats.video.fpsSent = 15
+        #expect(stats.statusLines.count == 2)
+        var camera = ShareStats.Camera()
+        (camera.width, camera.height, camera.fpsSent, camera.bitrateKbps) = (480, 360, 30, 420)
+        (camera.framesSent, camera.targetKbps, camera.capped, camera.device) = (90, 500, true, "Synthetic cam")
+        stats.camera = camera
+        #expect(stats.statusLines.count == 3)
+        #expect(stats.statusLines[2] == "Camera: 480×360 at 30 fps, 420 kbit/s, capped beside the screen (Synthetic cam)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stats.jsonLine().utf8)) as? [String: Any])
+        let written = try #require(object["camera"] as? [String: Any])
+        #expect(written["framesSent"] as? Int == 90 && written["height"] as? Int == 360 && written["targetKbps"] as? Int == 500)
+        #expect(written["device"] as? String == "Synthetic cam" && written["capped"] as? Bool == true)
+        // A camera sent alone is the first line itself.
+        stats.video.content = "camera"
+        #expect(stats.statusLines.count == 2 && stats.statusLines[0].hasPrefix("Camera: "))
+    }
+
     @Test func theStatusLineSaysWhatTheWatchdogDoes() {
         var stats = ShareStats()
         stats.t = 20

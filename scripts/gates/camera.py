@@ -18,16 +18,25 @@ judges its part of the guest's output and prints the director's words with their
                     the spare.
   synthetic-unplug  (no VM) a refused format moves to the next; a die falls back to the spare
                     within 1 s; the camera coming back is switched back to within 1 s.
-  share-camera      (no VM) `share --source none --camera …` to the aiortc WHIP endpoint: it decodes
-                    640x480 frames in one session while the camera dies and the director switches
-                    to the spare (same track, nothing renegotiated). A camera beside the screen is
-                    refused in words (one video track per connection for now).
+  share-camera      (no VM) `share --source synthetic --camera …` to the aiortc WHIP endpoint: two
+                    video sections (screen, then camera) both decoded; the camera at <= 360 lines,
+                    capped at 500 kbit/s in sharectl's figures and received at <= ~500 kbit/s; the
+                    camera dies, the director switches to the spare (same track, one session) and
+                    the camera goes on being decoded.
+  share-camera-alone (no VM) `share --source none --camera …`: the camera alone decoded at 640x480 in
+                    one session through the same switch.
+  room-camera       (no VM) `share --room --camera synthetic:cam --share-for 7` with `watch` as the
+                    viewer: Ana's camera decoded at <= 360 lines while her screen is shared, at
+                    640x480 after the share stops (the call goes on), her figures saying capped
+                    (500 kbit/s) and then not.
 """
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
@@ -283,16 +292,109 @@ def synthetic_unplug_gate():
            f"(limits 1000 ms)")
 
 
+def _camera_env():
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
+    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
+    return env
+
+
+def _jsonl(path):
+    lines = []
+    try:
+        for line in open(path):
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                pass
+    except OSError:
+        pass
+    return lines
+
+
 def share_camera_gate():
+    """A camera beside the screen over WHIP: two video sections, both decoded by aiortc, the
+    camera capped while the screen goes out, and a director switch on the same track."""
     name = "share-camera"
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import transport
-    env = dict(os.environ, XDG_STATE_HOME=os.path.join(WORK, "camera-state"))
-    shutil.rmtree(env["XDG_STATE_HOME"], ignore_errors=True)
-    # Beside the screen: refused in words (the connection carries one video track for now).
-    beside = subprocess.run([SHARECTL, "share", "--whip", "http://127.0.0.1:9/whip", "--camera", "synthetic:cam"],
-                            capture_output=True, text=True, timeout=30, env=env)
-    refused = beside.returncode == 2 and "send the camera alone with --source none" in beside.stderr
+    env = _camera_env()
+    endpoint, port, stats_path = transport.start_aiortc(name)
+    try:
+        if not transport.wait_http(port):
+            return record(name, False, "the aiortc endpoint did not start")
+        spec = "synthetic:cam?die=4;synthetic:spare"
+        share_stats = os.path.join(WORK, f"{name}.share.jsonl")
+        log_path = os.path.join(WORK, f"{name}.log")
+        process = subprocess.Popen([SHARECTL, "share", "--source", "synthetic", "--size", "1280x720", "--fps", "15",
+                                    "--camera", spec, "--whip", f"http://127.0.0.1:{port}/whip", "--duration", "11",
+                                    "--no-audio", "--stats-json", share_stats],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        said, at_switch = [], None
+        for line in process.stdout:  # as it happens: the camera's view at aiortc when the spare takes over
+            said.append(line.rstrip("\n"))
+            if line.startswith("Camera: Using Synthetic spare") and at_switch is None:
+                videos = transport.last_session(stats_path).get("videos") or []
+                at_switch = (videos[1] if len(videos) > 1 else {}).get("framesDecoded", 0)
+        code = process.wait(timeout=60)
+        with open(log_path, "w") as f:
+            f.write("\n".join(said) + "\n")
+        time.sleep(1.0)
+        sessions = ((transport.read_json(stats_path) or {}).get("sessions") or [])
+        s = sessions[-1] if sessions else {}
+        videos = s.get("videos") or []
+        screen = videos[0] if videos else {}
+        camera = videos[1] if len(videos) > 1 else {}
+        camera_lines = [int(size.split("x")[1]) for size in (camera.get("sizes") or {})]
+        # What aiortc received each second (after the first, which holds the connection's start).
+        received = (camera.get("kbpsHistory") or [])[1:]
+        mean_received = sum(received) / len(received) if received else 0
+        lines = [l.get("camera") or {} for l in _jsonl(share_stats)]
+        capped = [c for c in lines if c.get("framesSent")]
+        sent_kbps = [c.get("bitrateKbps", 0) for c in capped[1:]]
+        devices = []
+        for c in capped:
+            if c.get("device") and (not devices or devices[-1] != c["device"]):
+                devices.append(c["device"])
+        # The director's words (not the camera's status line, "Camera: 480×360 at 30 fps, …").
+        steps = [l[len("Camera: "):] for l in said if l.startswith("Camera: ") and not re.match(r"Camera: \d", l)]
+        checks = {
+            "exit 0": code == 0,
+            "one session, deleted": len(sessions) == 1 and s.get("deleted") is True,
+            "two video sections (screen, camera)": [v.get("trackId") for v in videos] == ["screen", "camera"],
+            "screen decoded": screen.get("framesDecoded", 0) >= 30,
+            "camera decoded": camera.get("framesDecoded", 0) >= 60,
+            # The 640×480 synthetic camera capped: 480×360 at most (less when the link says so).
+            "camera <= 360 lines": bool(camera_lines) and max(camera_lines) <= 360
+                                   and max((camera.get("sizes") or {"0x0": 0}), key=lambda k: int(k.split("x")[1])) == "480x360",
+            "capped in sharectl's figures": bool(capped) and all(c.get("capped") and c.get("maxKbps") == 500
+                                                                and c.get("targetKbps", 999) <= 500
+                                                                and c.get("height", 999) <= 360 for c in capped),
+            "camera <= ~500 kbit/s": bool(received) and mean_received <= 500 and max(received) <= 600
+                                     and bool(sent_kbps) and max(sent_kbps) <= 600,
+            "switched to the spare": "Switching to Synthetic spare" in steps and devices == ["Synthetic cam", "Synthetic spare"],
+            "camera decoded after the switch": at_switch is not None and camera.get("framesDecoded", 0) >= at_switch + 30,
+        }
+        ok = all(checks.values())
+        if not ok:
+            print("\n".join(said[-30:]), flush=True)
+        failed = [k for k, v in checks.items() if not v]
+        record(name, ok, f"exit {code}; {len(sessions)} session(s); aiortc decoded the screen {screen.get('framesDecoded')} "
+               f"frames {screen.get('sizes')} and the camera {camera.get('framesDecoded')} frames {camera.get('sizes')}; "
+               f"camera received {mean_received:.0f} kbit/s on average (most in a second {max(received or [0])}), "
+               f"sent at most {max(sent_kbps or [0])} kbit/s a second under a {capped[-1].get('maxKbps') if capped else '?'} "
+               f"kbit/s cap; cameras used {devices} through the steps {steps}; camera frames decoded "
+               f"{at_switch} when the spare took over, {camera.get('framesDecoded')} at the end"
+               + (f"; FAILED: {failed}" if failed else ""))
+    finally:
+        transport.stop(endpoint)
+
+
+def share_camera_alone_gate():
+    """`share --source none --camera …`: the camera alone, at its own size, through a switch."""
+    name = "share-camera-alone"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import transport
+    env = _camera_env()
     endpoint, port, stats_path = transport.start_aiortc(name)
     try:
         if not transport.wait_http(port):
@@ -303,20 +405,87 @@ def share_camera_gate():
                              capture_output=True, text=True, timeout=90, env=env)
         with open(os.path.join(WORK, f"{name}.log"), "w") as f:
             f.write(run.stdout + run.stderr)
-        import time
         time.sleep(1.0)
         sessions = ((transport.read_json(stats_path) or {}).get("sessions") or [])
         s = sessions[-1] if sessions else {}
         sizes = (s.get("video") or {}).get("sizes") or {}
-        steps = [l[len("Camera: "):] for l in run.stdout.splitlines() if l.startswith("Camera:")]
-        ok = (refused and run.returncode == 0 and sizes.get("640x480", 0) > 0 and len(sessions) == 1
-              and "Switching to Synthetic spare" in steps and s.get("deleted") is True)
+        steps = [l[len("Camera: "):] for l in run.stdout.splitlines()
+                 if l.startswith("Camera: ") and not re.match(r"Camera: \d", l)]
+        ok = (run.returncode == 0 and sizes.get("640x480", 0) > 0 and len(sessions) == 1
+              and len(s.get("videos") or []) == 1 and "Switching to Synthetic spare" in steps and s.get("deleted") is True)
         if not ok:
             print(run.stdout[-1500:] + run.stderr[-1500:], flush=True)
-        record(name, ok, f"beside the screen: exit {beside.returncode}, '{beside.stderr.strip()}'; camera alone: "
-               f"exit {run.returncode}, aiortc decoded {sizes} in {len(sessions)} session(s) through the steps {steps}")
+        record(name, ok, f"exit {run.returncode}, aiortc decoded {sizes} on {len(s.get('videos') or [])} video "
+               f"section(s) in {len(sessions)} session(s) through the steps {steps}")
     finally:
         transport.stop(endpoint)
+
+
+def room_camera_gate():
+    """`share --room --camera synthetic:…` beside the screen, `watch` as the viewer: the camera at
+    most 360 lines while the screen is shared, its full size once the share stops (--share-for)."""
+    name = "room-camera"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import transport
+    env = _camera_env()
+    serve = subprocess.Popen([SHARECTL, "serve", "--listen", f"127.0.0.1:{transport.free_port()}", "--room", "cam"], stdout=subprocess.PIPE,
+                             stderr=open(os.path.join(WORK, f"{name}.serve.log"), "w"), text=True,
+                             start_new_session=True)
+    sharer = viewer = None
+    try:
+        first = serve.stdout.readline().strip()
+        if not first.startswith("Room: "):
+            return record(name, False, f"serve's first line was {first!r}")
+        url = first.split(" ", 1)[1]
+        ana_stats, vi_stats = os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.viewer.jsonl")
+        sharer = subprocess.Popen([SHARECTL, "share", "--room", url, "--name", "Ana", "--size", "960x540", "--fps", "15",
+                                   "--audio", "none", "--camera", "synthetic:cam", "--share-for", "7", "--duration", "14",
+                                   "--stats-json", ana_stats],
+                                  stdout=open(os.path.join(WORK, f"{name}.ana.log"), "w"), stderr=subprocess.STDOUT,
+                                  env=env, start_new_session=True)
+        viewer = subprocess.Popen([SHARECTL, "watch", url, "--name", "Vi", "--duration", "15", "--stats-json", vi_stats],
+                                  stdout=open(os.path.join(WORK, f"{name}.viewer.log"), "w"), stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        codes = (sharer.wait(timeout=90), viewer.wait(timeout=90))
+        views = []  # (Ana sharing, camera view) each second at the viewer
+        for line in _jsonl(vi_stats):
+            for peer in line.get("peers") or []:
+                if peer.get("name") == "Ana" and peer.get("camera"):
+                    views.append((peer.get("sharing"), peer["camera"]))
+        sent = []
+        for line in _jsonl(ana_stats):
+            for peer in line.get("peers") or []:
+                if peer.get("name") == "Vi" and peer.get("cameraSent"):
+                    sent.append((line.get("sharing"), peer["cameraSent"]))
+        shared = [v for on, v in views if on and v.get("framesDecoded", 0) > 0]
+        after = [v for on, v in views if not on]
+        # The seconds after the stop, once the first full-size picture arrived.
+        full = after[next((i for i, v in enumerate(after) if v.get("height") == 480), len(after)):]
+        decoded_after = (full[-1].get("framesDecoded", 0) - full[0].get("framesDecoded", 0)) if len(full) > 1 else 0
+        sent_on = [c for on, c in sent if on]
+        sent_off = [c for on, c in sent if not on]
+        checks = {
+            "exits 0": codes == (0, 0),
+            "capped while shared": len(shared) >= 3 and all(0 < v.get("height", 0) <= 360 for v in shared),
+            "cap in Ana's figures": bool(sent_on) and all(c.get("capped") and c.get("maxKbps") == 500 for c in sent_on),
+            "full size after the stop": sum(v.get("width") == 640 and v.get("height") == 480 for v in full) >= 2
+                                        and decoded_after >= 30,
+            "defaults back in Ana's figures": bool(sent_off) and sent_off[-1].get("capped") is False
+                                              and sent_off[-1].get("maxKbps", 0) > 500,
+        }
+        ok = all(checks.values())
+        failed = [k for k, v in checks.items() if not v]
+        sizes = lambda vs: sorted({f"{v.get('width')}x{v.get('height')}" for v in vs})
+        record(name, ok, f"exits {codes}; while shared the viewer decoded Ana's camera at {sizes(shared)} "
+               f"({len(shared)} s, cap {sent_on[-1].get('maxKbps') if sent_on else '?'} kbit/s); after the stop at "
+               f"{sizes(after)} ({decoded_after} frames in {max(0, len(full) - 1)} s at full size, limit now "
+               f"{sent_off[-1].get('maxKbps') if sent_off else '?'} kbit/s)" + (f"; FAILED: {failed}" if failed else ""))
+    finally:
+        for process in (sharer, viewer):
+            if process and process.poll() is None:
+                process.kill()
+        serve.terminate()
+        serve.wait(timeout=10)
 
 
 def main():
@@ -334,7 +503,8 @@ def main():
             except Exception as error:
                 record(name, False, f"the gate itself failed: {error!r}")
     for name, gate in [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate),
-                       ("share-camera", share_camera_gate)]:
+                       ("share-camera", share_camera_gate), ("share-camera-alone", share_camera_alone_gate),
+                       ("room-camera", room_camera_gate)]:
         if only and name not in only:
             continue
         try:

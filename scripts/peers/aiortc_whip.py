@@ -7,7 +7,9 @@ receives what `sharectl share --whip` sends and says what it decoded.
 POST /whip (application/sdp) answers 201 with a Location and the SDP answer; PATCH answers 405
 (this endpoint takes no trickle); DELETE /whip/<id> closes the session. The stats file is rewritten
 twice a second: per session, video frames decoded with their size and codec, audio samples decoded
-and level, connection state, and whether DELETE came.
+and level, connection state, and whether DELETE came. `video` is the first video section (the
+screen, or a camera sent alone); `videos` has every video section by mid, in the offer's order, each
+with its track id, frames decoded, sizes, RTP bytes received and the rate of the last second.
 """
 import argparse
 import array
@@ -30,20 +32,51 @@ sessions = {}
 
 
 def session_stats(s):
-    return {k: v for k, v in s.items() if k not in ("pc", "tasks")}
+    figures = {k: v for k, v in s.items() if k not in ("pc", "tasks", "videos", "video")}
+    clean = lambda v: {k: x for k, x in v.items() if not k.startswith("_")}
+    figures["video"] = clean(s["video"])
+    figures["videos"] = [clean(v) for v in s["videos"].values()]
+    return figures
 
 
-async def consume_video(s, track):
+def video_figures():
+    return {"framesDecoded": 0, "width": 0, "height": 0, "codec": None, "sizes": {}}
+
+
+async def consume_video(v, track):
     while True:
         try:
             frame = await track.recv()
         except Exception:
             return
-        s["video"]["framesDecoded"] += 1
-        s["video"]["width"], s["video"]["height"] = frame.width, frame.height
-        sizes = s["video"]["sizes"]
+        v["framesDecoded"] += 1
+        v["width"], v["height"] = frame.width, frame.height
+        sizes = v["sizes"]
         key = f"{frame.width}x{frame.height}"
         sizes[key] = sizes.get(key, 0) + 1
+
+
+def count_bytes(v, receiver):
+    """Counts the RTP bytes (header and payload) each video receiver takes, for its bitrate."""
+    handle = receiver._handle_rtp_packet
+
+    async def counted(packet, arrival_time_ms):
+        v["bytes"] += len(packet.payload) + 12 + 4 * len(packet.csrc) + packet.padding_size
+        return await handle(packet, arrival_time_ms=arrival_time_ms)
+
+    receiver._handle_rtp_packet = counted
+
+
+def update_rates(now):
+    for s in sessions.values():
+        for v in s["videos"].values():
+            last_at, last_bytes = v.pop("_last", (None, 0))
+            if last_at is not None and now - last_at >= 0.9:
+                v["kbps"] = round((v["bytes"] - last_bytes) * 8 / (now - last_at) / 1000)
+                v["kbpsHistory"].append(v["kbps"])
+                v["_last"] = (now, v["bytes"])
+            else:
+                v["_last"] = (last_at, last_bytes) if last_at is not None else (now, v["bytes"])
 
 
 async def consume_audio(s, track):
@@ -71,7 +104,7 @@ async def whip_post(request):
     sid = uuid.uuid4().hex[:12]
     s = {
         "id": sid, "created": time.time(), "deleted": False, "state": "new",
-        "video": {"framesDecoded": 0, "width": 0, "height": 0, "codec": None, "sizes": {}},
+        "video": video_figures(), "videos": {},
         "audio": {"samplesDecoded": 0, "levelDbfs": -120.0, "codec": None},
         "pc": pc, "tasks": [],
     }
@@ -83,8 +116,20 @@ async def whip_post(request):
 
     @pc.on("track")
     def on_track(track):
-        consumer = consume_video if track.kind == "video" else consume_audio
-        s["tasks"].append(asyncio.ensure_future(consumer(s, track)))
+        if track.kind != "video":
+            s["tasks"].append(asyncio.ensure_future(consume_audio(s, track)))
+            return
+        transceiver = next((t for t in pc.getTransceivers() if t.receiver.track is track), None)
+        mid = transceiver.mid if transceiver else None
+        v = s["videos"].setdefault(mid, {**video_figures(), "mid": mid})
+        v.update({"trackId": track.id, "bytes": 0, "kbps": 0, "kbpsHistory": []})
+        if transceiver:
+            count_bytes(v, transceiver.receiver)
+        # The first video section keeps the old `video` figures.
+        first = next((t.mid for t in pc.getTransceivers() if t.kind == "video"), None)
+        if mid == first:
+            s["video"] = v
+        s["tasks"].append(asyncio.ensure_future(consume_video(v, track)))
 
     try:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
@@ -95,8 +140,13 @@ async def whip_post(request):
         return web.Response(status=400, text=f"offer refused: {error}")
     for transceiver in pc.getTransceivers():
         negotiated = [c.mimeType for c in getattr(transceiver, "_codecs", [])]
-        if negotiated:
+        if negotiated and transceiver.kind == "video":
+            s["videos"].setdefault(transceiver.mid, {**video_figures(), "mid": transceiver.mid})["codec"] = negotiated[0]
+        elif negotiated:
             s[transceiver.kind]["codec"] = negotiated[0]
+    first = next((t.mid for t in pc.getTransceivers() if t.kind == "video"), None)
+    if first in s["videos"]:
+        s["video"] = s["videos"][first]
     answer = pc.localDescription.sdp
     if request.app["tamper_fingerprint"]:
         answer = tamper_fingerprint(answer)
@@ -146,6 +196,7 @@ def write_stats(app):
 
 async def stats_loop(app):
     while True:
+        update_rates(time.time())
         write_stats(app)
         await asyncio.sleep(0.5)
 

@@ -8,9 +8,11 @@ import VideoSend
 /// A room call (docs/room-protocol.md): joins the room through `sharectl serve`'s WebSocket and
 /// keeps one `PeerConnection` per other participant (a mesh). Each connection carries audio and a
 /// camera both ways; a screen we share goes out on a sendonly video section of its own added by
-/// renegotiation and announced with `share`; screens others share arrive the same way. Once a
-/// second it sends the `media` report (what it decodes of whom) and judges, through
-/// `ReconnectWatch`, whether to say "Reconnecting…".
+/// renegotiation and announced with `share`; screens others share arrive the same way. Our camera
+/// (one source for every connection) is capped at 500 kbit/s and 360 lines while we share a
+/// screen and given its defaults back when the share stops (`CappedCamera`), with no
+/// renegotiation. Once a second it sends the `media` report (what it decodes of whom) and judges,
+/// through `ReconnectWatch`, whether to say "Reconnecting…".
 ///
 /// Signalling that drops is reconnected with the resume key, so a short cut or a server restart
 /// (with its state file) keeps everyone's id and every media connection: nothing is offered again
@@ -33,7 +35,11 @@ public actor CallSession {
         public var screenHeight = 720
         public var framesPerSecond = 30
         public var screenBitrate = 2_000_000
+        /// `synthetic`: the synthetic pattern on the camera section (640×360 at 15 fps).
         public var camera = CameraSource.none
+        /// A camera source (the camera director's feed) sent on the camera section instead of the
+        /// synthetic pattern, one source for every connection.
+        public var cameraFeed: (any VideoFrameSource)?
         public var audio = AudioSource.none
         public var codec: VideoCodec?
         public var loopbackOnly = false
@@ -70,6 +76,8 @@ public actor CallSession {
         var sharingMid: String?
         var pendingCandidates: [String] = []
         var needsOffer = false
+        /// Our camera on their connection, capped while we share.
+        var cameraSent: CappedCamera?
         var screenView = ViewTracker()
         var cameraView = ViewTracker()
         var theirReport: RoomMessage.Media?
@@ -87,6 +95,7 @@ public actor CallSession {
     private let logger: Logger
     private let loop: GLibLoop
     private let socketURL: String
+    private let cameraFanOut: FrameFanOut?
     private let watch = ReconnectWatch()
     private var jobs: AsyncStream<Job>.Continuation?
     private var worker: Task<Void, Never>?
@@ -117,6 +126,7 @@ public actor CallSession {
         self.options = options
         self.logger = logger
         socketURL = try Self.socketURL(invite: options.invite)
+        cameraFanOut = options.cameraFeed.map(FrameFanOut.init)
         loop = GLibLoop(name: "call")
     }
 
@@ -193,6 +203,9 @@ public actor CallSession {
     }
 
     private func enqueue(_ job: Job) { jobs?.yield(job) }
+
+    /// We send a camera: the director's feed or the synthetic pattern.
+    private var sendsCamera: Bool { options.cameraFeed != nil || options.camera == .synthetic }
 
     private func run(_ job: Job) async {
         guard !stopping else { return }
@@ -360,7 +373,7 @@ public actor CallSession {
         do {
             connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger.child(id))
             audio = try await connection.addTransceiver(kind: .audio, direction: options.audio == .none ? .recvonly : .sendrecv)
-            camera = try await connection.addTransceiver(kind: .video, direction: options.camera == .none ? .recvonly : .sendrecv,
+            camera = try await connection.addTransceiver(kind: .video, direction: sendsCamera ? .sendrecv : .recvonly,
                                                          trackID: "camera")
         } catch {
             logger.error("no connection to \(name): \(error)")
@@ -476,10 +489,16 @@ public actor CallSession {
                await !pc.isSending(on: participant.audio) {
                 try await pc.attachAudioTone(to: participant.audio, toneLevelDbfs: -20)
             }
-            if options.camera == .synthetic, participant.camera.negotiated?.direction.sends == true,
-               await !pc.isSending(on: participant.camera) {
-                try await pc.attachVideoSource(SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15),
-                                               to: participant.camera, bitrate: 500_000, framesPerSecond: 15, maxLongSide: 640)
+            if sendsCamera, participant.camera.negotiated?.direction.sends == true, await !pc.isSending(on: participant.camera) {
+                // The director's camera (30 fps at most), or the synthetic pattern (15 fps, 500 kbit/s, 640 wide).
+                let source = cameraFanOut?.branch() ?? SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15)
+                let defaults = cameraFanOut != nil ? CappedCamera.Defaults() : CappedCamera.Defaults(bitrate: 500_000, longSide: 640)
+                let camera = CappedCamera(source, connection: pc, transceiver: participant.camera, defaults: defaults,
+                                          besideScreen: sharing)
+                try await pc.attachVideoSource(camera, to: participant.camera, bitrate: defaults.bitrate,
+                                               framesPerSecond: cameraFanOut != nil ? 30 : 15, maxLongSide: defaults.longSide,
+                                               content: .camera)
+                participant.cameraSent = camera
             }
             if let screen = participant.screen, screen.negotiated?.direction.sends == true, await !pc.isSending(on: screen) {
                 try await pc.attachVideoSource(
@@ -499,6 +518,7 @@ public actor CallSession {
         logger.notice(on ? "sharing the screen" : "stopping the share")
         for id in order {
             guard let participant = participants[id] else { continue }
+            participant.cameraSent?.setBesideScreen(on)
             if on {
                 if let screen = participant.screen {
                     await participant.connection.setDirection(.sendonly, of: screen)
@@ -589,7 +609,8 @@ public actor CallSession {
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
                 peer.cameraSent = .init(framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
                                         width: camera.width, height: camera.height, keyframes: camera.keyframesEncoded,
-                                        codec: camera.encoder)
+                                        codec: camera.encoder, targetKbps: camera.targetBitrate / 1000,
+                                        maxKbps: camera.maxBitrate / 1000, capped: participant.cameraSent?.besideScreen)
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.sent {
                 peer.audioSent = .init(framesSent: audio.audioFramesSent, levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence)

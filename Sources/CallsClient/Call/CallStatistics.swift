@@ -36,6 +36,10 @@ public struct CallStatistics: Sendable {
         public var height = 0
         public var keyframes = 0
         public var codec: String?
+        /// Our camera: the encoder's target and limit, and whether it is capped beside our screen.
+        public var targetKbps: Int?
+        public var maxKbps: Int?
+        public var capped: Bool?
     }
 
     public struct AudioSent: Sendable {
@@ -111,6 +115,9 @@ public struct CallStatistics: Sendable {
                 parts.append("audio \(Int(a.levelDbfs.rounded())) dBFS")
             }
             if let v = peer.video { parts.append("sent screen \(v.framesSent) frames") }
+            if let c = peer.cameraSent, c.framesSent > 0 {
+                parts.append("sent camera \(c.width)×\(c.height)\(c.capped == true ? " (capped beside the screen)" : "")")
+            }
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
@@ -129,8 +136,12 @@ public struct CallStatistics: Sendable {
         }
         func sent(_ s: Sent?) -> Any {
             guard let s else { return NSNull() }
-            return ["framesSent": s.framesSent, "framesEncoded": s.framesEncoded, "width": s.width, "height": s.height,
-                    "keyframes": s.keyframes, "encoder": s.codec ?? NSNull()] as [String: Any]
+            var o: [String: Any] = ["framesSent": s.framesSent, "framesEncoded": s.framesEncoded, "width": s.width,
+                                    "height": s.height, "keyframes": s.keyframes, "encoder": s.codec ?? NSNull()]
+            if let target = s.targetKbps { o["targetKbps"] = target }
+            if let most = s.maxKbps { o["maxKbps"] = most }
+            if let capped = s.capped { o["capped"] = capped }
+            return o
         }
         let peerObjects: [[String: Any]] = peers.map { p in
             var o: [String: Any] = [

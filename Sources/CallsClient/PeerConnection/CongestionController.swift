@@ -18,6 +18,8 @@ final class CongestionController: Sendable {
 
     let pacer: PacedSender
     private let estimator: LockedBox<BandwidthEstimator>
+    /// REMBs per set of streams, added up (aiortc sends one per stream).
+    private let rembs = LockedBox(REMBSum())
     private let logger: Logger
 
     init(transportSequence: TransportSequenceCounter, configuration: BandwidthEstimator.Configuration = .init(),
@@ -43,7 +45,8 @@ final class CongestionController: Sendable {
                 estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }
                 changed = true
             case .receiverEstimatedMaxBitrate(let remb):
-                estimator.withLock { $0.receiverEstimatedMaximum(Int(clamping: remb.bitrate), nowMicros: nowMicros) }
+                let total = rembs.withLock { $0.received(bitrate: Int(clamping: remb.bitrate), ssrcs: remb.ssrcs, nowMicros: nowMicros) }
+                estimator.withLock { $0.receiverEstimatedMaximum(total, nowMicros: nowMicros) }
                 changed = true
             default:
                 continue

@@ -436,6 +436,14 @@ public actor PeerConnection {
         transceiver.media?.encoder?.setPolicy(policy)
     }
 
+    /// New limits for a sending video transceiver's encoder from its next frame: a camera capped
+    /// beside a shared screen (`CameraCap`), or given its defaults back. Nothing is renegotiated.
+    /// Nonisolated (the transceiver's media is thread-safe): a capture thread may call it before
+    /// handing on the frame that needs the new limits.
+    public nonisolated func setVideoLimits(maxBitrate: Int, maxLongSide: Int, on transceiver: Transceiver) {
+        transceiver.media?.setVideoLimits(maxBitrate: maxBitrate, maxLongSide: maxLongSide)
+    }
+
     /// Sends the synthetic tone (`toneLevelDbfs`, or digital silence with nil) as Opus on a
     /// negotiated audio transceiver that sends. Starts when the connection is up.
     public func attachAudioTone(to transceiver: Transceiver, toneLevelDbfs: Double? = -20) throws(PeerConnectionError) {
@@ -522,6 +530,7 @@ public actor PeerConnection {
             sent.height = e.height
             sent.encoder = encoder.implementation
             sent.targetBitrate = e.targetBitrate
+            (sent.maxBitrate, sent.maxLongSide) = encoder.limits
             sent.policy = e.policy.rawValue
             sent.allowedFrameRate = e.frameRate
             sent.limitedBy = e.limit.rawValue

@@ -20,6 +20,9 @@ public struct PeerConnectionStatistics: Sendable {
         public var width = 0
         public var height = 0
         public var targetBitrate = 0
+        /// Video: the encoder's limits now (lowered for a camera beside a shared screen).
+        public var maxBitrate = 0
+        public var maxLongSide = 0
         /// Video: the send policy, the frame rate it allows now, and what holds the stream back.
         public var policy: String?
         public var allowedFrameRate = 0

@@ -2,7 +2,8 @@ import RTPWire
 
 /// Where an incoming RTP packet belongs (JSEP RFC 9429 §5.9 / BUNDLE RFC 9143 §9.2): by SSRC when
 /// the SSRC is known (from the remote description's `a=ssrc`, or learned); else by the MID header
-/// extension; else by payload type when exactly one transceiver receives it. What a packet teaches
+/// extension (a MID no receiving transceiver has is dropped); else, for a packet without a MID, by
+/// payload type when exactly one transceiver receives it. What a packet teaches
 /// is kept, so later packets of the stream are routed by SSRC alone. A pure value.
 public struct RTPRouter: Sendable, Equatable {
     /// One receiving transceiver's routing facts.
@@ -55,7 +56,10 @@ public struct RTPRouter: Sendable, Equatable {
         if let known = bySSRC[packet.ssrc] { return known }
         var entry: Entry?
         if let id = midExtensionID, let mid = Self.mid(in: packet, id: id) {
-            entry = entries.first { $0.mid == mid }
+            // A MID names its section: one that receives nothing now (a screen share that just
+            // stopped, its last packets still arriving) is not a stream for another section.
+            guard let named = entries.first(where: { $0.mid == mid }) else { return nil }
+            entry = named
         }
         if entry == nil {
             let matching = entries.filter { $0.payloadType == packet.payloadType || $0.rtxPayloadType == packet.payloadType }

@@ -198,6 +198,18 @@ final class TransceiverMedia: Sendable {
     var targetBitrate: Int { sending.withLock { $0.bitrate } }
     var maximumBitrate: Int { sending.withLock { $0.maximumBitrate } }
 
+    /// New limits for the video encoder from its next frame (a camera capped beside a shared
+    /// screen, or given its defaults back): the most it may use, which is also its weight in the
+    /// congestion controller's split, and the long side of what it sends.
+    func setVideoLimits(maxBitrate: Int, maxLongSide: Int) {
+        let encoder = sending.withLock { s -> VideoEncodingThread? in
+            s.maximumBitrate = maxBitrate
+            s.bitrate = min(s.bitrate, maxBitrate)
+            return s.encoder
+        }
+        encoder?.setLimits(maxBitrate: maxBitrate, maxLongSide: maxLongSide)
+    }
+
     /// The congestion controller's share for this encoder; passed on when it moved by `step` or more.
     func applyTargetBitrate(_ bitsPerSecond: Int, step: Double) {
         let encoder = sending.withLock { s -> VideoEncodingThread? in

@@ -5,6 +5,8 @@ import ScreenWatchdog
 /// object per line; dotted names like `video.framesEncoded` are nested objects).
 public struct ShareStats: Sendable, Encodable {
     public struct Video: Sendable, Encodable {
+        /// What this first video section carries: "screen", or "camera" when the camera goes alone.
+        public var content = "screen"
         public var codec = ""
         public var encoder = ""
         public var width = 0
@@ -38,6 +40,30 @@ public struct ShareStats: Sendable, Encodable {
         public var keyframeResponseMaxMs: Double?
     }
 
+    /// The camera sent beside the screen (or alone): its section's figures, whether it is capped
+    /// for the screen beside it, and which camera the director is using (`device`, filled in by
+    /// whoever runs the director).
+    public struct Camera: Sendable, Encodable {
+        public var device = ""
+        public var codec = ""
+        public var encoder = ""
+        public var width = 0
+        public var height = 0
+        public var framesCaptured = 0
+        public var framesEncoded = 0
+        public var framesSent = 0
+        public var keyframes = 0
+        public var fpsSent = 0.0
+        public var bitrateKbps = 0
+        public var targetKbps = 0
+        /// The encoder's limits now: 500 kbit/s and a long side for 360 lines while capped.
+        public var maxKbps = 0
+        public var maxLongSide = 0
+        public var capped = false
+
+        public init() {}
+    }
+
     public struct Audio: Sendable, Encodable {
         public var codec = "opus"
         public var framesSent = 0
@@ -64,6 +90,7 @@ public struct ShareStats: Sendable, Encodable {
     /// Seconds since the share started.
     public var t: Double = 0
     public var video = Video()
+    public var camera: Camera?
     public var audio: Audio?
     public var connection = Connection()
     /// What the screen watchdog is doing (`watchdog.state`, `watchdog.rung`, `watchdog.lastStep`),
@@ -78,7 +105,7 @@ public struct ShareStats: Sendable, Encodable {
         let rate = Self.rate(kbps: video.bitrateKbps)
         let path = connection.state != "connected" ? connection.state : connection.relayed ? "relayed" : "direct"
         let limit = video.limitedBy == "none" || video.limitedBy.isEmpty ? "" : "limited by \(video.limitedBy), "
-        let first = "Screen: \(video.width)×\(video.height) at \(Int(video.fpsSent.rounded())) fps, \(limit)\(rate), "
+        let first = "\(video.content == "camera" ? "Camera" : "Screen"): \(video.width)×\(video.height) at \(Int(video.fpsSent.rounded())) fps, \(limit)\(rate), "
             + "\(path) (\(video.codec) \(video.encoder))"
         var second = String(format: "  encoded %.0f fps, sent %.0f fps, keyframes %d made / %d asked",
                             video.fpsEncoded, video.fpsSent, video.keyframes, video.keyframeRequests)
@@ -88,7 +115,14 @@ public struct ShareStats: Sendable, Encodable {
         if video.nacksReceived > 0 { second += ", NACKs \(video.nacksReceived), RTX \(video.rtxSent)" }
         if let audio { second += String(format: ", audio %.0f dBFS", audio.levelDbfs) }
         if let watchdog { second += ", " + watchdog.statusText(now: t) }
-        return [first, second]
+        guard let camera, video.content == "screen", camera.framesSent > 0 || !camera.device.isEmpty else {
+            return [first, second]
+        }
+        // `Camera: 480×360 at 30 fps, 420 kbit/s, capped beside the screen (Synthetic cam)`
+        let cap = camera.capped ? ", capped beside the screen" : ""
+        let device = camera.device.isEmpty ? "" : " (\(camera.device))"
+        return [first, second, "Camera: \(camera.width)×\(camera.height) at \(Int(camera.fpsSent.rounded())) fps, "
+                + "\(Self.rate(kbps: camera.bitrateKbps))\(cap)\(device)"]
     }
 
     static func rate(kbps: Int) -> String {

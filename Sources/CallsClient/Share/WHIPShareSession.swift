@@ -8,8 +8,10 @@ import VideoSend
 
 /// `sharectl share --whip URL`: one call leg to a WHIP endpoint (RFC 9725), a thin user of
 /// `PeerConnection`. It offers sendonly video (H.264 constrained baseline and VP8, each with RTX)
-/// and Opus audio with every candidate gathered, publishes the offer, sets the endpoint's answer,
-/// sends the synthetic screen and tone once connected, and ends the session with DELETE.
+/// for the screen, a second sendonly video section for a camera beside it, and Opus audio, with
+/// every candidate gathered; publishes the offer, sets the endpoint's answer, sends the screen,
+/// the camera (capped beside the screen: `CappedCamera`) and the tone once connected, and ends
+/// the session with DELETE.
 ///
 /// An actor for its control state; media runs on the peer connection's threads (capture, encoder,
 /// audio) and packets on the GLib loop thread: nothing per packet crosses this actor.
@@ -43,13 +45,17 @@ public actor WHIPShareSession {
         /// The GLib loop to run on when the caller already has one (the portal's GDBus runs on it);
         /// nil: the session starts its own. The caller stops a loop it gave.
         public var loop: GLibLoop?
-        /// Send the synthetic screen (false: the camera alone).
+        /// Send the screen (false: the camera alone).
         public var screen = true
-        /// The camera (the camera director's feed) sent instead of the screen when `screen` is false.
-        /// (Beside a screen it needs a second video section, which PeerConnection does not write yet.)
+        /// The camera (the camera director's feed): beside the screen on a video section of its
+        /// own, at most 500 kbit/s and 360 lines while the screen goes out; or alone when `screen`
+        /// is false.
         public var camera: (any VideoFrameSource)?
-        /// The camera's frames so far, for the figures of a camera-only share.
+        /// The camera's frames so far, for the figures.
         public var cameraFrameCount: (@Sendable () -> Int)?
+        /// The limits of a camera beside the screen when it is not capped (it is, while the screen
+        /// goes out). A camera alone goes up to `bitrate` at a 1280 long side.
+        public var cameraDefaults = CappedCamera.Defaults()
 
         public init(endpoint: String, token: String? = nil, codec: VideoCodec? = nil) {
             self.endpoint = endpoint
@@ -66,6 +72,7 @@ public actor WHIPShareSession {
     private let logger: Logger
     private var running: Running?
     private var previousVideoBytes = 0
+    private var previousCameraBytes = 0
     private var previousAudioBytes = 0
 
     /// What exists while the share runs.
@@ -76,7 +83,12 @@ public actor WHIPShareSession {
         let connection: PeerConnection
         let whip: WHIPClient
         let source: (any VideoFrameSource)?
+        /// The first video section: the screen, or the camera when it goes alone.
         let video: Transceiver
+        /// The camera's section (the same as `video` for a camera alone) and, beside a screen,
+        /// the capped camera on it.
+        let camera: Transceiver?
+        let cappedCamera: CappedCamera?
         let startedMicros: Int64
     }
 
@@ -159,9 +171,12 @@ public actor WHIPShareSession {
         let connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)
         let whip: WHIPClient
         let session: WHIPClient.Session
-        let video: Transceiver
+        let video: Transceiver, camera: Transceiver?
         do {
-            video = try await connection.addTransceiver(kind: .video, direction: .sendonly)
+            video = try await connection.addTransceiver(kind: .video, direction: .sendonly,
+                                                        trackID: options.screen ? "screen" : "camera")
+            camera = options.screen && options.camera != nil
+                ? try await connection.addTransceiver(kind: .video, direction: .sendonly, trackID: "camera") : nil
             if options.audio { try await connection.addTransceiver(kind: .audio, direction: .sendonly) }
             let offer = try await connection.createOffer()
             let http = HTTPClient(loop: loop)
@@ -175,7 +190,8 @@ public actor WHIPShareSession {
         }
         logger.info("WHIP: session at \(session.resourceURL)")
         do {
-            return try await establish(loop: loop, connection: connection, video: video, whip: whip, answer: session.answer)
+            return try await establish(loop: loop, connection: connection, video: video, camera: camera, whip: whip,
+                                       answer: session.answer)
         } catch {
             await connection.stopSending()
             await whip.stop()
@@ -209,8 +225,8 @@ public actor WHIPShareSession {
         return (stun, turn)
     }
 
-    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, whip: WHIPClient,
-                           answer: String) async throws -> Running {
+    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, camera: Transceiver?,
+                           whip: WHIPClient, answer: String) async throws -> Running {
         do {
             try await connection.setRemoteDescription(answer, type: .answer)
         } catch .notSDP(let reason) {
@@ -232,12 +248,25 @@ public actor WHIPShareSession {
                                                    policy: options.policy, content: screen != nil ? .screen : .camera,
                                                    hardwareEncoder: options.hardwareEncoder)
         }
+        // A camera beside the screen: encoded as a camera, capped while the screen goes out.
+        var capped: CappedCamera?
+        if let camera, let feed = options.camera, camera.negotiated?.direction.sends == true {
+            let defaults = options.cameraDefaults
+            let source = CappedCamera(feed, connection: connection, transceiver: camera, defaults: defaults, besideScreen: true)
+            try await connection.attachVideoSource(source, to: camera, bitrate: defaults.bitrate, framesPerSecond: 30,
+                                                   maxLongSide: defaults.longSide, content: .camera,
+                                                   hardwareEncoder: options.hardwareEncoder)
+            capped = source
+        } else if camera != nil {
+            logger.warning("WHIP: the endpoint did not take the camera's section; the screen goes alone")
+        }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
            audio.negotiated?.direction.sends == true {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
         return Running(loop: loop, screen: screen, connection: connection, whip: whip, source: source, video: video,
+                       camera: screen == nil ? video : capped == nil ? nil : camera, cappedCamera: capped,
                        startedMicros: Clocks.monotonicMicros())
     }
 
@@ -253,6 +282,7 @@ public actor WHIPShareSession {
         let audioFeedback = figures.transceiver(.audio)?.feedback
         if let codec = running.video.negotiated?.videoCodec, let sent = figures.transceiver(.video)?.sent,
            let encoder = sent.encoder {
+            stats.video.content = running.screen == nil ? "camera" : "screen"
             stats.video.codec = codec.rawValue
             stats.video.encoder = encoder
             stats.video.width = sent.width
@@ -283,6 +313,26 @@ public actor WHIPShareSession {
             previousVideoBytes = sent.bytes
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
             stats.video.fpsSent = Double(stats.video.framesSent - (previous?.video.framesSent ?? 0)) / elapsed
+        }
+        if let camera = running.camera, let entry = figures.transceivers.first(where: { $0.mid == camera.mid }),
+           let sent = entry.sent, sent.encoder != nil {
+            var c = ShareStats.Camera()
+            c.codec = camera.negotiated?.videoCodec?.rawValue ?? ""
+            c.encoder = sent.encoder ?? ""
+            c.framesCaptured = options.cameraFrameCount?() ?? 0
+            c.framesEncoded = sent.framesEncoded
+            c.framesSent = sent.framesSent
+            c.keyframes = sent.keyframesEncoded
+            c.width = sent.width
+            c.height = sent.height
+            c.targetKbps = sent.targetBitrate / 1000
+            c.maxKbps = sent.maxBitrate / 1000
+            c.maxLongSide = sent.maxLongSide
+            c.capped = running.cappedCamera?.besideScreen ?? false
+            c.bitrateKbps = Int(Double(sent.bytes - previousCameraBytes) * 8 / elapsed / 1000)
+            previousCameraBytes = sent.bytes
+            c.fpsSent = Double(sent.framesSent - (previous?.camera?.framesSent ?? 0)) / elapsed
+            stats.camera = c
         }
         if let sent = figures.transceiver(.audio)?.sent {
             var audio = ShareStats.Audio()
