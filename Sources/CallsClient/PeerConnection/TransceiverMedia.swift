@@ -89,7 +89,7 @@ final class TransceiverMedia: Sendable {
                 audioReceiver = nil
             } else {
                 videoReceiver = nil
-                let receiver = kind == .audio ? try AudioReceiver() : nil
+                let receiver = kind == .audio ? try AudioReceiver(logger: logger) : nil
                 receiver?.start()
                 audioReceiver = receiver
             }
