@@ -111,7 +111,7 @@ public final class AudioOutput: Sendable {
             if let error = status.error { return "counted (no PipeWire output: \(error))" }
             return "counted (no PipeWire output: no audio sink linked)"
         }
-        return "counted (no PipeWire output: \(failure ?? "no call audio yet"))"
+        return "counted (no PipeWire output: \(failure ?? "no remote audio to play"))"
     }
 
     /// On PipeWire's thread: mixes every member's queue into the stream's buffer, then wakes the

@@ -41,6 +41,10 @@ public struct CallStatistics: Sendable {
     public struct AudioSent: Sendable {
         public var framesSent = 0
         public var levelDbfs = -120.0
+        public var framesDropped = 0
+        public var source = ""
+        /// "Your microphone isn't picking anything up" (under −90 dBFS for 5 s while sending).
+        public var silent = false
     }
 
     public struct Connection: Sendable {
@@ -111,6 +115,7 @@ public struct CallStatistics: Sendable {
                 parts.append("audio \(Int(a.levelDbfs.rounded())) dBFS")
             }
             if let v = peer.video { parts.append("sent screen \(v.framesSent) frames") }
+            if let s = peer.audioSent, s.silent { parts.append(SilenceMonitor.message) }
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
@@ -139,7 +144,8 @@ public struct CallStatistics: Sendable {
                 "audio": p.audio.map { ["samplesDecoded": $0.samplesDecoded, "framesConcealed": $0.framesConcealed,
                                         "levelDbfs": ($0.levelDbfs * 10).rounded() / 10, "hearing": $0.hearing] as [String: Any] } ?? NSNull(),
                 "video": sent(p.video), "cameraSent": sent(p.cameraSent),
-                "audioSent": p.audioSent.map { ["framesSent": $0.framesSent, "levelDbfs": ($0.levelDbfs * 10).rounded() / 10] as [String: Any] } ?? NSNull(),
+                "audioSent": p.audioSent.map { ["framesSent": $0.framesSent, "levelDbfs": ($0.levelDbfs * 10).rounded() / 10,
+                                                "framesDropped": $0.framesDropped, "source": $0.source, "silent": $0.silent] as [String: Any] } ?? NSNull(),
                 "connection": ["state": p.connection.state, "pair": p.connection.pair ?? NSNull(),
                                "rttMs": p.connection.rttMs ?? NSNull()] as [String: Any],
             ]
