@@ -91,9 +91,9 @@ public final class AudioOutput: Sendable {
     /// True when the playback stream is streaming: playout follows its pace.
     public var isLive: Bool { state.withLock { $0.stream }?.status.streaming ?? false }
 
-    /// Sample frames a member should keep queued: two 20 ms frames, or the stream's last request
-    /// and one frame more when its quantum is larger.
-    func queueTarget() -> Int { max(2 * 960, lastRequest.load(ordering: .relaxed) + 960) }
+    /// Sample frames a member keeps queued: the stream's last request and two 20 ms frames more, so
+    /// a playout thread woken late (a busy machine) still has one quantum in hand.
+    func queueTarget() -> Int { max(960, lastRequest.load(ordering: .relaxed)) + 2 * 960 }
 
     func queued(_ member: Member) -> Int { mixer.withLock { $0.queued(member.id) } }
 

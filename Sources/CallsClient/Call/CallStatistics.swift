@@ -159,6 +159,7 @@ public struct CallStatistics: Sendable {
             "t": (t * 1000).rounded() / 1000, "id": id ?? NSNull(), "signalling": signalling, "reconnecting": reconnecting,
             "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
             "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
+            "audioOutputShortReads": AudioOutput.shared.mixerCounters.shortReads,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
