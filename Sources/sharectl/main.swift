@@ -43,7 +43,8 @@ let usage = """
                                 [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
                                 (SIGUSR1 stops or restarts the share; the call goes on)
                                 --audio: the 440 Hz tone (synthetic, the default), the default
-                                PipeWire source (mic) or a named node (mic:NODE), or nothing
+                                PipeWire source (mic) or a named node (mic:NODE), or nothing;
+                                the microphone is only used when asked for
                                 [--audio-output NODE|none] where call audio plays (default: the
                                 default PipeWire sink; counted when there is none)
       watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print

@@ -14,6 +14,9 @@ FAIL with the figures it judged; the last line is "N passed, N failed".
              monitor carries about 660 Hz (the microphone, not the synthetic tone). Then the tone
              is unlinked from the source: within 5 s and a bit the sender says "Your microphone
              isn't picking anything up".
+  no-sink    PipeWire and WirePlumber up with no sink at all: the viewer says it counts
+             ("counted (no PipeWire output: no node available)", WirePlumber's reason) and still
+             decodes the tone.
   no-daemon  no PipeWire daemon at all: the viewer says it counts ("counted (no PipeWire output:
              no PipeWire daemon …)") and still decodes the tone above silence; `share --room
              --audio mic` refuses with a clear error (exit 2).
@@ -71,7 +74,8 @@ class AudioStack:
     """dbus-daemon, pipewire and WirePlumber under one temporary directory, with the null sink and
     the virtual source made by `pw-cli create-node`. `close()` stops everything it started."""
 
-    def __init__(self):
+    def __init__(self, nodes=True):
+        self.nodes = nodes
         self.dir = tempfile.mkdtemp(prefix="sharectl-audio.", dir=WORK)
         run = os.path.join(self.dir, "run")
         os.makedirs(run, mode=0o700)
@@ -110,6 +114,8 @@ class AudioStack:
         self.spawn("wireplumber", ["wireplumber"])
         if not wait_for(lambda: '"WirePlumber"' in self.output(["pw-cli", "ls", "Client"]), 10):
             raise RuntimeError("WirePlumber did not come up")
+        if not self.nodes:
+            return
         for props in (f"node.name={SINK} media.class=Audio/Sink audio.position=[FL FR]",
                       f"node.name={MIC} media.class=Audio/Source/Virtual audio.position=[MONO]"):
             self.output(["pw-cli", "create-node", "adapter",
@@ -291,6 +297,28 @@ def gate_mic(stack):
         terminate(stack.player)
 
 
+def gate_no_sink():
+    try:
+        stack = AudioStack(nodes=False)
+    except Exception as error:  # noqa: BLE001 - reported as the gate's failure
+        record("no-sink", False, f"the PipeWire stack did not start: {error}")
+        return
+    call = Call("no-sink", ["--audio", "synthetic"], stack.env)
+    try:
+        audio = wait_for(call.heard, 30)
+        output = call.last("bo").get("audioOutput", "")
+        # WirePlumber fails a stream it cannot link ("no node available"); before it does, the stream
+        # is only not linked.
+        ok = (audio is not None and audio["levelDbfs"] > -30
+              and output in ("counted (no PipeWire output: no node available)",
+                             "counted (no PipeWire output: no audio sink linked)"))
+        record("no-sink", ok, f"audioOutput {output!r}; decoded {audio and audio['samplesDecoded']} samples at "
+                              f"{audio and audio['levelDbfs']} dBFS")
+    finally:
+        call.close()
+        stack.close()
+
+
 def gate_no_daemon():
     base = tempfile.mkdtemp(prefix="sharectl-nopw.", dir=WORK)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": base, "XDG_RUNTIME_DIR": base,
@@ -312,7 +340,7 @@ def gate_no_daemon():
 
 
 def main():
-    wanted = set(sys.argv[1:]) or {"playout", "mic", "no-daemon"}
+    wanted = set(sys.argv[1:]) or {"playout", "mic", "no-sink", "no-daemon"}
     if wanted & {"playout", "mic"}:
         try:
             stack = AudioStack()
@@ -328,6 +356,8 @@ def main():
                     gate_mic(stack)
             finally:
                 stack.close()
+    if "no-sink" in wanted:
+        gate_no_sink()
     if "no-daemon" in wanted:
         gate_no_daemon()
     passed = sum(results)
