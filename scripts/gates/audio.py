@@ -14,6 +14,8 @@ FAIL with the figures it judged; the last line is "N passed, N failed".
              monitor carries about 660 Hz (the microphone, not the synthetic tone). Then the tone
              is unlinked from the source: within 5 s and a bit the sender says "Your microphone
              isn't picking anything up".
+  mic-unknown `--audio mic:no-such-node`: nothing is captured from another node in its place; the
+             sender says it was not found.
   no-sink    PipeWire and WirePlumber up with no sink at all: the viewer says it counts
              ("counted (no PipeWire output: no node available)", WirePlumber's reason) and still
              decodes the tone.
@@ -297,6 +299,24 @@ def gate_mic(stack):
         terminate(stack.player)
 
 
+def gate_mic_unknown(stack):
+    stack.play_tone()
+    call = Call("mic-unknown", ["--audio", "mic:no-such-node"], stack.env)
+    try:
+        source = wait_for(lambda: "no-such-node" in ((call.peer("ana", "bo").get("audioSent") or {}).get("source") or "")
+                          and "(" in call.peer("ana", "bo")["audioSent"]["source"]
+                          and call.peer("ana", "bo")["audioSent"]["source"], 20)
+        time.sleep(2)
+        sent = call.peer("ana", "bo").get("audioSent") or {}
+        linked = [l.strip() for l in stack.output(["pw-link", "-l"]).splitlines() if "input_MONO" in l and "sharectl:" in l]
+        ok = bool(source) and "not found" in source and sent.get("framesSent", 0) == 0 and MIC not in (sent.get("source") or "")
+        record("mic-unknown", ok, f"source {sent.get('source')!r}, {sent.get('framesSent')} frames sent (want 0); "
+                                  f"capture links: {linked or 'none'}")
+    finally:
+        call.close()
+        terminate(stack.player)
+
+
 def gate_no_sink():
     try:
         stack = AudioStack(nodes=False)
@@ -340,12 +360,12 @@ def gate_no_daemon():
 
 
 def main():
-    wanted = set(sys.argv[1:]) or {"playout", "mic", "no-sink", "no-daemon"}
-    if wanted & {"playout", "mic"}:
+    wanted = set(sys.argv[1:]) or {"playout", "mic", "mic-unknown", "no-sink", "no-daemon"}
+    if wanted & {"playout", "mic", "mic-unknown"}:
         try:
             stack = AudioStack()
         except Exception as error:  # noqa: BLE001 - reported as the gates' failure
-            for name in sorted(wanted & {"playout", "mic"}):
+            for name in sorted(wanted & {"playout", "mic", "mic-unknown"}):
                 record(name, False, f"the PipeWire stack did not start: {error}")
             stack = None
         if stack:
@@ -354,6 +374,8 @@ def main():
                     gate_playout(stack)
                 if "mic" in wanted:
                     gate_mic(stack)
+                if "mic-unknown" in wanted:
+                    gate_mic_unknown(stack)
             finally:
                 stack.close()
     if "no-sink" in wanted:

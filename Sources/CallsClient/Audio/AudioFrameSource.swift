@@ -71,7 +71,8 @@ public final class MicrophoneSource: AudioFrameSource {
         let status = stream.withLock { $0?.status }
         guard let status else { return "microphone (not open)" }
         if status.streaming { return "microphone: \(status.peerNode ?? node ?? "an unnamed node")" }
-        return "microphone: \(status.error ?? "waiting for \(node ?? "the default source")")"
+        let asked = node.map { "node \($0)" } ?? "the default source"
+        return "microphone: \(status.error.map { "\($0) (\(asked))" } ?? "waiting for \(asked)")"
     }
 
     public var counters: CaptureFrameSlicer.Counters { slicer.withLock { $0.counters } }

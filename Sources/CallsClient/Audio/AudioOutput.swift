@@ -103,12 +103,14 @@ public final class AudioOutput: Sendable {
 
     /// `pipewire: NODE` when playing into an output, else `counted (no PipeWire output: WHY)`.
     public var status: String {
-        let (stream, failure, enabled) = state.withLock { ($0.stream, $0.failure, $0.enabled) }
+        let (stream, failure, enabled, target) = state.withLock { ($0.stream, $0.failure, $0.enabled, $0.target) }
         guard enabled else { return "counted (no PipeWire output: turned off)" }
         if let stream {
             let status = stream.status
             if status.streaming { return "pipewire: \(status.peerNode ?? "an unnamed node")" }
-            if let error = status.error { return "counted (no PipeWire output: \(error))" }
+            if let error = status.error {
+                return "counted (no PipeWire output: \(error)\(target.map { " for node \($0)" } ?? ""))"
+            }
             return "counted (no PipeWire output: no audio sink linked)"
         }
         return "counted (no PipeWire output: \(failure ?? "no remote audio to play"))"

@@ -94,6 +94,7 @@ private final class AudioStreamCore {
     let streamEvents = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
     let registryEvents = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
     var closed = false
+    var wasStreaming = false
 
     // PipeWire-thread state: node names and links from the registry.
     var nodes: [UInt32: String] = [:]
@@ -158,7 +159,11 @@ private final class AudioStreamCore {
             "media.type=Audio media.category=\(role) media.role=Communication node.latency=960/48000") else {
             throw .init(description: "pipewire: cannot make the stream's properties")
         }
-        if let target { pw_properties_set(properties, "target.object", target) }
+        if let target {
+            // A named node only: WirePlumber must not fall back to the default one when it is missing.
+            pw_properties_set(properties, "target.object", target)
+            pw_properties_set(properties, "node.dont-reconnect", "true")
+        }
         guard let stream = pw_stream_new(pwCore, name, properties) else { throw .init(description: "pipewire: cannot create a stream") }
         self.stream = stream
         streamEvents.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
@@ -195,7 +200,11 @@ private final class AudioStreamCore {
         status.withLock { s in
             s.streaming = state == PW_STREAM_STATE_STREAMING
             if state == PW_STREAM_STATE_ERROR { s.error = error ?? "stream error" }
-            if state == PW_STREAM_STATE_UNCONNECTED, !closed { s.error = "disconnected\(error.map { " (\($0))" } ?? "")" }
+            if state == PW_STREAM_STATE_STREAMING { wasStreaming = true }
+            if state == PW_STREAM_STATE_UNCONNECTED, !closed, s.error == nil {
+                // WirePlumber destroys a stream whose named node (target.object) does not exist.
+                s.error = target != nil && !wasStreaming ? "not found" : "disconnected\(error.map { " (\($0))" } ?? "")"
+            }
         }
         updatePeer()
     }
