@@ -14,6 +14,11 @@ FAIL with the figures it judged; the last line is "N passed, N failed".
              monitor carries about 660 Hz (the microphone, not the synthetic tone). Then the tone
              is unlinked from the source: within 5 s and a bit the sender says "Your microphone
              isn't picking anything up".
+  mix        two sharers into one viewer: Ana sends the synthetic 440 Hz tone, Cy her microphone
+             (the 660 Hz tone), both with `--audio-output none`: the viewer's one playback stream
+             carries both at their levels (each tone's amplitude on the sink's monitor, by the
+             Goertzel filter, within 25 % of what was sent times the monitor's stereo-to-mono gain
+             measured by the playout gate, √2; a 1 kHz control stays near zero).
   mic-unknown `--audio mic:no-such-node`: nothing is captured from another node in its place; the
              sender says it was not found.
   no-sink    PipeWire and WirePlumber up with no sink at all: the viewer says it counts
@@ -299,6 +304,44 @@ def gate_mic(stack):
         terminate(stack.player)
 
 
+def tone_amplitude(samples, frequency):
+    """The amplitude of one frequency in `samples` (Goertzel), in sample units."""
+    if not samples:
+        return 0.0
+    k = 2 * math.cos(2 * math.pi * frequency / 48000)
+    s1 = s2 = 0.0
+    for x in samples:
+        s1, s2 = x + k * s1 - s2, s1
+    power = s1 * s1 + s2 * s2 - k * s1 * s2
+    return 2 * math.sqrt(max(power, 0.0)) / len(samples)
+
+
+def gate_mix(stack):
+    stack.play_tone()
+    # The sharers hear each other too: they play nothing (--audio-output none), so the sink carries
+    # only the viewer's mix.
+    call = Call("mix", ["--audio", "synthetic", "--audio-output", "none"], stack.env)
+    cy = call.run("cy", ["share", "--room", call.invite, "--size", "320x180", "--fps", "5", "--audio", "mic",
+                         "--audio-output", "none"])
+    try:
+        both = wait_for(lambda: all(((call.peer("bo", n).get("audio") or {}).get("samplesDecoded", 0) > 48000)
+                                    for n in ("ana", "cy")), 40)
+        samples = stack.record_sink(3, call.path("sink.wav"))[48000:]  # the last two seconds
+        a440, a660, a1000 = (tone_amplitude(samples, f) for f in (440, 660, 1000))
+        levels = {n: (call.peer("bo", n).get("audio") or {}).get("levelDbfs") for n in ("ana", "cy")}
+        want440, want660 = 3277 * math.sqrt(2), 8000 * math.sqrt(2)  # −20 dBFS and the 8000 tone, L+R at −3 dB
+        ok = (both and abs(a440 / want440 - 1) < 0.25 and abs(a660 / want660 - 1) < 0.25
+              and a1000 < 0.05 * min(a440, a660))
+        record("mix", ok, f"viewer decodes ana {levels['ana']} dBFS and cy {levels['cy']} dBFS; the sink's monitor: "
+                          f"440 Hz amplitude {a440:.0f}, 660 Hz {a660:.0f}, 1 kHz {a1000:.0f} "
+                          f"(want {want440:.0f} and {want660:.0f} ± 25 %, the control under 5 % of them); "
+                          f"audioOutput {call.last('bo').get('audioOutput')!r}")
+    finally:
+        terminate(cy)
+        call.close()
+        terminate(stack.player)
+
+
 def gate_mic_unknown(stack):
     stack.play_tone()
     call = Call("mic-unknown", ["--audio", "mic:no-such-node"], stack.env)
@@ -360,12 +403,13 @@ def gate_no_daemon():
 
 
 def main():
-    wanted = set(sys.argv[1:]) or {"playout", "mic", "mic-unknown", "no-sink", "no-daemon"}
-    if wanted & {"playout", "mic", "mic-unknown"}:
+    stacked = {"playout", "mic", "mix", "mic-unknown"}
+    wanted = set(sys.argv[1:]) or stacked | {"no-sink", "no-daemon"}
+    if wanted & stacked:
         try:
             stack = AudioStack()
         except Exception as error:  # noqa: BLE001 - reported as the gates' failure
-            for name in sorted(wanted & {"playout", "mic", "mic-unknown"}):
+            for name in sorted(wanted & stacked):
                 record(name, False, f"the PipeWire stack did not start: {error}")
             stack = None
         if stack:
@@ -374,6 +418,8 @@ def main():
                     gate_playout(stack)
                 if "mic" in wanted:
                     gate_mic(stack)
+                if "mix" in wanted:
+                    gate_mix(stack)
                 if "mic-unknown" in wanted:
                     gate_mic_unknown(stack)
             finally:
