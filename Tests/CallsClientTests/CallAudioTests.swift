@@ -1,5 +1,9 @@
 import CallsClient
+import Foundation
+import RTPWire
 import ShareCore
+import Synchronization
+import VideoSend
 import Testing
 
 /// The pure parts of call audio through PipeWire: the playout mixer, cutting captured audio into
@@ -136,5 +140,59 @@ import Testing
         #expect(!output.isLive)
         #expect(output.status == "counted (no PipeWire output: turned off)")
         output.leave(member)
+    }
+}
+
+/// A scripted frame source: each entry says how old the frame is when the send thread takes it
+/// (stale frames stand for a send thread that fell behind). Then no more frames.
+private final class ScriptedAudioSource: AudioFrameSource {
+    let channels = 1
+    let description = "scripted"
+    private let script: Mutex<[Duration]>
+    private let level: Int16
+    init(ages: [Duration], level: Int16) {
+        script = Mutex(ages)
+        self.level = level
+    }
+    func start() {}
+    func stop() {}
+    func nextFrame() -> CaptureFrameSlicer.Frame? {
+        guard let age = script.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+            Thread.sleep(forTimeInterval: 0.01)
+            return nil
+        }
+        return .init(samples: [Int16](repeating: level, count: 960), end: .now - age)
+    }
+    var done: Bool { script.withLock { $0.isEmpty } }
+}
+
+@Suite struct AudioSendThreadTests {
+    @Test func framesPastTheirDeadlineAreDroppedAndTheirTimestampsSkipped() throws {
+        let sent = Mutex<[RTPPacket]>([])
+        let sender = RTPStreamSender(configuration: .init(ssrc: 7, payloadType: 111, clockRate: 48_000, keepsHistory: false),
+                                     transportSequence: nil) { bytes in
+            if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
+            return true
+        }
+        let source = ScriptedAudioSource(ages: [.zero, .milliseconds(150), .milliseconds(500), .zero, .milliseconds(10)],
+                                         level: 1000)
+        let thread = AudioSendThread(sender: sender, source: source, logger: Logger(label: "test", level: .error))
+        try thread.start()
+        let deadline = ContinuousClock.now + .seconds(20)  // a hang guard only
+        while ContinuousClock.now < deadline, thread.snapshot.framesEncoded + thread.snapshot.framesDropped < 5 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        thread.stop()
+        let counters = thread.snapshot
+        #expect(counters.framesDropped == 2 && counters.framesEncoded == 3)
+        let packets = sent.withLock { $0 }
+        #expect(packets.count == 3)
+        if packets.count == 3 {
+            #expect(packets[1].timestamp &- packets[0].timestamp == 3 * 960, "two dropped frames leave a 60 ms gap")
+            #expect(packets[2].timestamp &- packets[1].timestamp == 960)
+            #expect(packets[1].sequenceNumber &- packets[0].sequenceNumber == 1)
+        }
+        #expect(counters.levelDbfs > -31 && counters.levelDbfs < -29, "1000 of 32768 is −30.3 dBFS")
+        #expect(!counters.silent)
     }
 }

@@ -11,6 +11,11 @@ public struct CaptureFrameSlicer: Sendable {
         public var samples: [Int16]
         /// When the frame's last sample was captured.
         public var end: ContinuousClock.Instant
+
+        public init(samples: [Int16], end: ContinuousClock.Instant) {
+            self.samples = samples
+            self.end = end
+        }
     }
 
     public struct Counters: Sendable, Equatable {
