@@ -3,7 +3,8 @@
 a private D-Bus bus), inside the gates' network namespace. The stack has a null sink
 "sharectl-gate-sink" (the only sink: the default output) and a virtual source "sharectl-gate-mic"
 (the only source: the default microphone) into which `pw-cat` plays a 660 Hz tone at −12 dBFS
-when a gate asks for it. The sink's monitor is read with `pw-record`. Each gate prints PASS or
+when a gate asks for it. The sink's monitor is read with `pw-record` for 3 s, of which the last 2
+are judged (the graph reconfigures while the recorder joins: whole quanta of silence come then). Each gate prints PASS or
 FAIL with the figures it judged; the last line is "N passed, N failed".
 
   playout    `share --room --audio synthetic` (440 Hz at −20 dBFS) and `watch`: the viewer says
@@ -261,13 +262,13 @@ def gate_playout(stack):
         audio = wait_for(call.heard, 30)
         output = wait_for(lambda: call.last("bo").get("audioOutput", "").startswith("pipewire:")
                           and call.last("bo")["audioOutput"], 10) or call.last("bo").get("audioOutput")
-        samples = stack.record_sink(3, call.path("sink.wav"))
+        samples = stack.record_sink(3, call.path("sink.wav"))[48000:]  # the last two seconds: the graph settles first
         dbfs, pitch, glitches = level_and_pitch(samples)
         ok = (audio is not None and output == f"pipewire: {SINK}" and dbfs > -40 and abs(pitch - 440) < 15)
         record("playout", ok, f"audioOutput {output!r}, decoded {audio and audio['samplesDecoded']} samples at "
                               f"{audio and audio['levelDbfs']} dBFS; the sink's monitor: {len(samples)} samples, "
                               f"peak {dbfs:.1f} dBFS, {pitch:.0f} Hz (want > −40 dBFS, 440 ± 15 Hz), "
-                              f"{glitches} of {len(samples) // 4800} blocks of 100 ms off it; the output's short reads "
+                              f"{glitches} of its last {len(samples) // 4800} blocks of 100 ms off it; the output's short reads "
                               f"{call.last('bo').get('audioOutputShortReads')}")
     finally:
         call.close()
@@ -283,14 +284,14 @@ def gate_mic(stack):
         level = wait_for(lambda: (a := (call.peer("bo", "ana").get("audio") or {})).get("levelDbfs", -120) > -30
                          and a["levelDbfs"], 10) or (call.peer("bo", "ana").get("audio") or {}).get("levelDbfs")
         sent = call.peer("ana", "bo").get("audioSent") or {}
-        samples = stack.record_sink(3, call.path("sink.wav"))
+        samples = stack.record_sink(3, call.path("sink.wav"))[48000:]  # the last two seconds: the graph settles first
         dbfs, pitch, glitches = level_and_pitch(samples)
         ok = (audio is not None and level is not None and -16 < level < -9 and sent.get("source") == f"microphone: {MIC}"
               and abs(pitch - 660) < 15 and not sent.get("silent"))
         record("mic", ok, f"sender: source {sent.get('source')!r}, {sent.get('framesSent')} frames sent at "
                           f"{sent.get('levelDbfs')} dBFS, {sent.get('framesDropped')} dropped; viewer decodes "
                           f"{level} dBFS (want about −12); the sink's monitor {dbfs:.1f} dBFS at {pitch:.0f} Hz (want 660 ± 15), "
-                          f"{glitches} of {len(samples) // 4800} blocks of 100 ms off it")
+                          f"{glitches} of its last {len(samples) // 4800} blocks of 100 ms off it")
         stack.unlink_tone()
         t0 = time.time()
         silent = wait_for(lambda: (call.peer("ana", "bo").get("audioSent") or {}).get("silent"), 15)
@@ -351,7 +352,7 @@ def gate_mic_unknown(stack):
                           and call.peer("ana", "bo")["audioSent"]["source"], 20)
         time.sleep(2)
         sent = call.peer("ana", "bo").get("audioSent") or {}
-        linked = [l.strip() for l in stack.output(["pw-link", "-l"]).splitlines() if "input_MONO" in l and "sharectl:" in l]
+        linked = [l.strip() for l in stack.output(["pw-link", "-l"]).splitlines() if "sharectl-microphone:" in l]
         ok = bool(source) and "not found" in source and sent.get("framesSent", 0) == 0 and MIC not in (sent.get("source") or "")
         record("mic-unknown", ok, f"source {sent.get('source')!r}, {sent.get('framesSent')} frames sent (want 0); "
                                   f"capture links: {linked or 'none'}")

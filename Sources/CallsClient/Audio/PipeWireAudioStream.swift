@@ -159,6 +159,7 @@ private final class AudioStreamCore {
             "media.type=Audio media.category=\(role) media.role=Communication node.latency=960/48000") else {
             throw .init(description: "pipewire: cannot make the stream's properties")
         }
+        pw_properties_set(properties, "node.name", name)
         if let target {
             // A named node only: WirePlumber must not fall back to the default one when it is missing.
             pw_properties_set(properties, "target.object", target)
