@@ -4,7 +4,7 @@ import ShareCore
 import Synchronization
 
 /// One incoming Opus stream: packets go into the jitter buffer (`AudioJitterBuffer`) as they
-/// arrive; a playout thread takes one 20 ms frame from it every 20 ms, decodes it (or conceals a
+/// arrive; a playout thread takes one 20 ms frame from it at a time, decodes it (or conceals a
 /// missing one with Opus PLC), measures its level (peak dBFS of the frame, and the loudest so far)
 /// and plays it out.
 ///
