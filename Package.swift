@@ -72,7 +72,7 @@ let package = Package(
             name: "CallsClient",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
                            "ScreenWatchdog", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL", "COpus",
-                           "CShareOpus", "CSoup", "CShareSoup", "CAVCodec"],
+                           "CShareOpus", "CSoup", "CShareSoup", "CAVCodec", "CPipeWire", "CSharePipeWire"],
             swiftSettings: swift6),
         .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
                 resources: [.copy("Client")], swiftSettings: swift6),

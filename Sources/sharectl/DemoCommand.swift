@@ -35,7 +35,8 @@ enum DemoCommand {
         say("""
             sharectl demo — a room call on this machine: the room server, a synthetic 1280×720 screen and a
             440 Hz tone shared into the room by "sharectl", and the built-in viewer "viewer" decoding them
-            (ICE, DTLS-SRTP, H.264 and Opus; decoded audio is \(AudioReceiver.output)).
+            (ICE, DTLS-SRTP, H.264 and Opus; the viewer plays the call's audio through PipeWire when there is an
+            output, else it counts it).
 
             Room: \(invite)
             Open the link in a browser on this machine to join the call. \

@@ -1,11 +1,12 @@
 import CallsClient
 import Foundation
+import ScreenCapture
 import ShareCore
 import Synchronization
 import VideoSend
 
 /// `sharectl share --room ROOM-URL --name NAME [--source synthetic] [--camera none|synthetic|auto|DEVICE|synthetic:NAME]
-/// [--audio synthetic|none] [--duration S] [--stats-json PATH] [--size WxH] [--fps N]
+/// [--audio synthetic|mic[:NODE]|none] [--audio-output NODE|none] [--duration S] [--stats-json PATH] [--size WxH] [--fps N]
 /// [--bitrate KBPS] [--codec h264|vp8] [--share-for S]`: joins a room of `sharectl serve` and shares the
 /// screen into it (one connection per participant), with a status line per participant each second.
 /// SIGUSR1 stops or restarts the share while staying in the call; `--share-for S` stops it after S s.
@@ -52,13 +53,21 @@ enum RoomOptions {
         let camera = arguments.value("camera") ?? "none"
         options.camera = CallSession.CameraSource(rawValue: camera) ?? .none
         if usesDirector(arguments) { _ = try CameraCommand.parseDevices(camera) }
-        let audio = arguments.value("audio") ?? defaultAudio.rawValue
-        guard let audioSource = CallSession.AudioSource(rawValue: audio) else {
-            throw Arguments.UsageError(description: audio == "microphone" || audio == "mic" || audio.hasPrefix("pipewire")
-                ? "--audio \(audio): microphone capture through PipeWire is not built yet; use --audio synthetic or none"
-                : "--audio wants synthetic or none, not '\(audio)'")
+        let audio = arguments.value("audio") ?? defaultAudio.argument
+        guard let audioSource = CallSession.AudioSource(argument: audio) else {
+            throw Arguments.UsageError(description: "--audio wants synthetic, mic, mic:NODE or none, not '\(audio)'")
         }
         options.audio = arguments.has("no-audio") ? .none : audioSource
+        if case .microphone = options.audio, let why = PipeWireCapture.probeDaemon() {
+            throw Arguments.UsageError(description: "--audio \(audio): \(why); start PipeWire, or use --audio synthetic or none")
+        }
+        switch arguments.value("audio-output") {
+        case nil: break
+        case "none"?: AudioOutput.shared.configure(target: nil, enabled: false)
+        case let node?:
+            guard !node.isEmpty else { throw Arguments.UsageError(description: "--audio-output wants a node name or none") }
+            AudioOutput.shared.configure(target: node)
+        }
         if let codec = arguments.value("codec") {
             guard let parsed = VideoCodec(argument: codec) else {
                 throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")

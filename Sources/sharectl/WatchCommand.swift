@@ -2,7 +2,8 @@ import CallsClient
 import Foundation
 import ShareCore
 
-/// `sharectl watch ROOM-URL [--name NAME] [--duration S] [--stats-json PATH] [--snapshot DIR]`:
+/// `sharectl watch ROOM-URL [--name NAME] [--duration S] [--stats-json PATH] [--snapshot DIR]
+/// [--audio-output NODE|none]`:
 /// the built-in viewer. Joins the room as a receiver (sends no media), decodes every screen and
 /// camera, sends the same `media` reports the browser client does, prints per-participant figures
 /// each second and, with --snapshot, saves the last decoded picture of each view as PNG every 5 s.
@@ -14,7 +15,8 @@ enum WatchCommand {
         var plain = arguments
         if plain.value("camera") == nil { plain.set("camera", "none") }
         let options = try RoomOptions.parse(plain, invite: invite, defaultName: "viewer", defaultAudio: .none)
-        say("Watching \(invite) as \(options.name) (decoded audio is \(AudioReceiver.output))…")
+        say("Watching \(invite) as \(options.name) (call audio plays through PipeWire when there is an output, "
+            + "else it is counted; the stats' audioOutput says which)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger)
     }
 }

@@ -40,15 +40,20 @@ let usage = """
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
       share --room ROOM-URL --name NAME
                                 share the synthetic screen into a room of `sharectl serve`
-                                [--camera none|synthetic|auto|DEVICE|synthetic:NAME] [--audio synthetic|none]
+                                [--camera none|synthetic|auto|DEVICE|synthetic:NAME] [--audio synthetic|mic[:NODE]|none]
                                 [--duration S] [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
                                 (synthetic: the synthetic pattern; a camera goes through the camera
                                 director; either is capped at 500 kbit/s and 360 lines while the
                                 screen is shared)
                                 (SIGUSR1 stops or restarts the share; the call goes on)
+                                --audio: the 440 Hz tone (synthetic, the default), the default
+                                PipeWire source (mic) or a named node (mic:NODE), or nothing;
+                                the microphone is only used when asked for
+                                [--audio-output NODE|none] where call audio plays (default: the
+                                default PipeWire sink; counted when there is none)
       watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
                                 figures each second [--name NAME] [--duration S]
-                                [--stats-json PATH] [--snapshot DIR]
+                                [--stats-json PATH] [--snapshot DIR] [--audio-output NODE|none]
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids
@@ -73,7 +78,7 @@ let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", 
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
                                "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
-                               "audio", "snapshot", "share-for"]
+                               "audio", "snapshot", "share-for", "audio-output"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write"]
 
 do {

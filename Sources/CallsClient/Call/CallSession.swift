@@ -23,7 +23,32 @@ import VideoSend
 /// never crosses it (see `PeerConnection`).
 public actor CallSession {
     public enum CameraSource: String, Sendable, CaseIterable { case none, synthetic }
-    public enum AudioSource: String, Sendable, CaseIterable { case none, synthetic }
+    /// What a participant sends as audio: nothing, the synthetic tone, or a microphone through
+    /// PipeWire (the default source, or the node named).
+    public enum AudioSource: Sendable, Hashable {
+        case none, synthetic
+        case microphone(node: String?)
+
+        /// `none`, `synthetic`, `mic` or `mic:NODE`.
+        public init?(argument: String) {
+            switch argument {
+            case "none": self = .none
+            case "synthetic": self = .synthetic
+            case "mic", "microphone": self = .microphone(node: nil)
+            default:
+                guard argument.hasPrefix("mic:"), argument.count > 4 else { return nil }
+                self = .microphone(node: String(argument.dropFirst(4)))
+            }
+        }
+
+        public var argument: String {
+            switch self {
+            case .none: "none"
+            case .synthetic: "synthetic"
+            case .microphone(let node): node.map { "mic:\($0)" } ?? "mic"
+            }
+        }
+    }
 
     public struct Options: Sendable {
         /// The invite link: `http[s]://HOST:PORT/r/ROOM?t=TOKEN`.
@@ -485,9 +510,13 @@ public actor CallSession {
     private func attachMedia(_ participant: Participant) async {
         let pc = participant.connection
         do {
-            if options.audio == .synthetic, participant.audio.negotiated?.direction.sends == true,
+            if options.audio != .none, participant.audio.negotiated?.direction.sends == true,
                await !pc.isSending(on: participant.audio) {
-                try await pc.attachAudioTone(to: participant.audio, toneLevelDbfs: -20)
+                if case .microphone(let node) = options.audio {
+                    try await pc.attachAudio(MicrophoneSource(node: node, logger: logger), to: participant.audio)
+                } else {
+                    try await pc.attachAudioTone(to: participant.audio, toneLevelDbfs: -20)
+                }
             }
             if sendsCamera, participant.camera.negotiated?.direction.sends == true, await !pc.isSending(on: participant.camera) {
                 // The director's camera (30 fps at most), or the synthetic pattern (15 fps, 500 kbit/s, 640 wide).
@@ -613,7 +642,9 @@ public actor CallSession {
                                         maxKbps: camera.maxBitrate / 1000, capped: participant.cameraSent?.besideScreen)
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.sent {
-                peer.audioSent = .init(framesSent: audio.audioFramesSent, levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence)
+                peer.audioSent = .init(framesSent: audio.audioFramesSent, levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence,
+                                       framesDropped: audio.audioFramesDropped, source: audio.audioSource ?? "",
+                                       silent: audio.audioSilent)
             }
             if let theirs = participant.theirReport, let me = myID {
                 peer.theirView = .init(screenFramesDecoded: theirs.screens.first { $0.from == me }?.framesDecoded,

@@ -45,6 +45,10 @@ public struct CallStatistics: Sendable {
     public struct AudioSent: Sendable {
         public var framesSent = 0
         public var levelDbfs = -120.0
+        public var framesDropped = 0
+        public var source = ""
+        /// "Your microphone isn't picking anything up" (under −90 dBFS for 5 s while sending).
+        public var silent = false
     }
 
     public struct Connection: Sendable {
@@ -118,6 +122,7 @@ public struct CallStatistics: Sendable {
             if let c = peer.cameraSent, c.framesSent > 0 {
                 parts.append("sent camera \(c.width)×\(c.height)\(c.capped == true ? " (capped beside the screen)" : "")")
             }
+            if let s = peer.audioSent, s.silent { parts.append(SilenceMonitor.message) }
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
@@ -150,7 +155,8 @@ public struct CallStatistics: Sendable {
                 "audio": p.audio.map { ["samplesDecoded": $0.samplesDecoded, "framesConcealed": $0.framesConcealed,
                                         "levelDbfs": ($0.levelDbfs * 10).rounded() / 10, "hearing": $0.hearing] as [String: Any] } ?? NSNull(),
                 "video": sent(p.video), "cameraSent": sent(p.cameraSent),
-                "audioSent": p.audioSent.map { ["framesSent": $0.framesSent, "levelDbfs": ($0.levelDbfs * 10).rounded() / 10] as [String: Any] } ?? NSNull(),
+                "audioSent": p.audioSent.map { ["framesSent": $0.framesSent, "levelDbfs": ($0.levelDbfs * 10).rounded() / 10,
+                                                "framesDropped": $0.framesDropped, "source": $0.source, "silent": $0.silent] as [String: Any] } ?? NSNull(),
                 "connection": ["state": p.connection.state, "pair": p.connection.pair ?? NSNull(),
                                "rttMs": p.connection.rttMs ?? NSNull()] as [String: Any],
             ]
@@ -164,6 +170,7 @@ public struct CallStatistics: Sendable {
             "t": (t * 1000).rounded() / 1000, "id": id ?? NSNull(), "signalling": signalling, "reconnecting": reconnecting,
             "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
             "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
+            "audioOutputShortReads": AudioOutput.shared.mixerCounters.shortReads,
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

@@ -459,6 +459,21 @@ public actor PeerConnection {
         }
     }
 
+    /// Sends the frames of an audio source (a microphone) as Opus on a negotiated audio transceiver
+    /// that sends. Starts when the connection is up.
+    public func attachAudio(_ source: any AudioFrameSource, to transceiver: Transceiver) throws(PeerConnectionError) {
+        guard let media = transceiver.media else {
+            throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send audio")
+        }
+        do {
+            try media.attachAudio(source: source)
+        } catch let error as PeerConnectionError {
+            throw error
+        } catch {
+            throw .localFailure("audio: \(error)")
+        }
+    }
+
     /// True when a source (video) or the tone (audio) is attached to the transceiver's current media.
     public func isSending(on transceiver: Transceiver) -> Bool {
         guard let media = transceiver.media else { return false }
@@ -549,6 +564,8 @@ public actor PeerConnection {
             sent.audioFramesSent = a.framesEncoded
             sent.audioFramesDropped = a.framesDropped
             sent.audioLevelDbfs = a.levelDbfs
+            sent.audioSource = a.sourceFailure.map { "\(audio.source.description) (\($0))" } ?? audio.source.description
+            sent.audioSilent = a.silent
         }
         return (sent, media.rtcp?.figures)
     }

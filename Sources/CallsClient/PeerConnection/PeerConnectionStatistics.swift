@@ -38,6 +38,10 @@ public struct PeerConnectionStatistics: Sendable {
         public var keyframeResponseMaxMs: Double?
         /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
         public var audioFramesSent = 0
+        /// What the audio is taken from ("tone 440 Hz", "microphone: NODE"), and whether it has been
+        /// under −90 dBFS for 5 s.
+        public var audioSource: String?
+        public var audioSilent = false
         public var audioFramesDropped = 0
         public var audioLevelDbfs: Double?
     }

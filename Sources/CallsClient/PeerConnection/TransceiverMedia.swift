@@ -89,7 +89,7 @@ final class TransceiverMedia: Sendable {
                 audioReceiver = nil
             } else {
                 videoReceiver = nil
-                let receiver = kind == .audio ? try AudioReceiver() : nil
+                let receiver = kind == .audio ? try AudioReceiver(logger: logger) : nil
                 receiver?.start()
                 audioReceiver = receiver
             }
@@ -151,8 +151,13 @@ final class TransceiverMedia: Sendable {
 
     /// Attaches the synthetic tone (or silence with nil) through the Opus send thread.
     func attachAudio(toneLevelDbfs: Double?) throws {
+        try attachAudio(source: SyntheticAudioSource(levelDbfs: toneLevelDbfs))
+    }
+
+    /// Attaches an audio source (the tone, a microphone) through the Opus send thread.
+    func attachAudio(source: any AudioFrameSource) throws {
         guard kind == .audio, let sender else { throw PeerConnectionError.notSending("this transceiver does not send audio") }
-        let audio = AudioSendThread(sender: sender, toneLevelDbfs: toneLevelDbfs, logger: logger)
+        let audio = AudioSendThread(sender: sender, source: source, logger: logger)
         let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
             guard s.audio == nil else { throw .notSending("audio is already attached") }
             s.audio = audio

@@ -4,12 +4,13 @@ import ShareCore
 import Synchronization
 
 /// One incoming Opus stream: packets go into the jitter buffer (`AudioJitterBuffer`) as they
-/// arrive; a playout thread takes one 20 ms frame from it every 20 ms, decodes it (or conceals a
+/// arrive; a playout thread takes one 20 ms frame from it at a time, decodes it (or conceals a
 /// missing one with Opus PLC), measures its level (peak dBFS of the frame, and the loudest so far)
 /// and plays it out.
 ///
-/// Playout: the decoded samples are counted at the playout clock's pace (`samplesPlayed`); they
-/// are not written to a PipeWire output yet (`output` says so).
+/// Playout: into the process's PipeWire playback stream (`AudioOutput`, mixed with the other
+/// participants) at that stream's pace; without one, the samples are counted at the playout
+/// thread's own 20 ms pace (`samplesPlayed`). `output` says which.
 ///
 /// Thread-safe: the buffer and counters sit behind a lock, the decoder belongs to the playout
 /// thread. `start` begins the playout thread, `stop` joins it.
@@ -35,8 +36,8 @@ public final class AudioReceiver: Sendable {
         public var hearingPeakDbfs = AudioLevel.silence
     }
 
-    /// Where decoded audio goes.
-    public static let output = "counted (no PipeWire playback yet)"
+    /// Where decoded audio goes: `pipewire: NODE`, or `counted (no PipeWire output: WHY)`.
+    public static var output: String { AudioOutput.shared.status }
 
     private struct Shared: Sendable {
         var buffer = AudioJitterBuffer<[UInt8]>()
@@ -48,9 +49,14 @@ public final class AudioReceiver: Sendable {
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let channels: Int
+    private let output: AudioOutput?
+    private let logger: Logger
 
-    public init(channels: Int = 2) throws {
+    /// `output` nil: count only (no PipeWire).
+    public init(channels: Int = 2, output: AudioOutput? = .shared, logger: Logger) throws {
         self.channels = channels
+        self.output = output
+        self.logger = logger
         decoderBox = DecoderHandOff(try OpusAudioDecoder(channels: channels))
     }
 
@@ -81,47 +87,79 @@ public final class AudioReceiver: Sendable {
     private func playout(_ decoder: OpusAudioDecoder?) {
         defer { finished.signal() }
         guard let decoder else { return }
+        let member = output?.join(logger: logger)
+        defer { if let member { output?.leave(member) } }
         let clock = ContinuousClock()
         var tick = clock.now
-        var levels: [Double] = []  // one per 20 ms tick, the last three seconds
+        var levels: [Double] = []  // one per 20 ms frame, the last three seconds
         while running.load(ordering: .acquiring) {
+            if let output, let member, output.isLive {
+                // The PipeWire stream sets the pace: refill this participant's queue each time it
+                // takes from it.
+                _ = member.wake.wait(timeout: .now() + .milliseconds(100))
+                while running.load(ordering: .acquiring), output.isLive, output.queued(member) < output.queueTarget() {
+                    output.push(member, playOneFrame(decoder, clock: clock, levels: &levels))
+                }
+                tick = clock.now
+                continue
+            }
+            // No output: our own 20 ms clock, and the frames are only counted.
             tick += .milliseconds(20)
             let wait = tick - clock.now
             if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
             if clock.now - tick > .milliseconds(200) { tick = clock.now }  // fell far behind (suspended): catch up
-            let pull = shared.withLock { $0.buffer.pull(now: clock.now) }
-            var pcm: [Int16]?
-            var failed = false
-            switch pull {
-            case .frame(let payload):
-                do { pcm = try decoder.decode(payload) } catch { failed = true }
-            case .conceal:
-                pcm = try? decoder.decode(nil)
-            case .buffering:
-                break
-            }
-            let level = pcm.map { AudioLevel.peakDbfs($0) }
-            levels.append(level ?? AudioLevel.silence)
-            if levels.count > 150 { levels.removeFirst(levels.count - 150) }
-            let recent = levels.suffix(50).max() ?? AudioLevel.silence, hearing = levels.max() ?? AudioLevel.silence
-            shared.withLock { s in
-                let b = s.buffer.counters
-                s.counters.underruns = b.underruns
-                s.counters.droppedLate = b.droppedLate
-                s.counters.droppedOverflow = b.droppedOverflow
-                s.counters.jitterTargetMs = Int(s.buffer.target.components.attoseconds / 1_000_000_000_000_000
-                                                + s.buffer.target.components.seconds * 1000)
-                s.counters.samplesPlayed += 960
-                s.counters.recentPeakDbfs = recent
-                s.counters.hearingPeakDbfs = hearing
-                if failed { s.counters.decodeErrors += 1 }
-                guard let pcm, let level else { return }
-                if case .conceal = pull { s.counters.framesConcealed += 1 } else { s.counters.framesDecoded += 1 }
-                s.counters.samplesDecoded += pcm.count / channels
-                s.counters.levelDbfs = level
-                s.counters.peakDbfs = max(s.counters.peakDbfs, level)
-            }
+            _ = playOneFrame(decoder, clock: clock, levels: &levels)
         }
+    }
+
+    /// Takes one 20 ms frame from the jitter buffer, decodes (or conceals) it, measures it and
+    /// counts it as played; returns it (silence while buffering) in the output's channel layout.
+    private func playOneFrame(_ decoder: OpusAudioDecoder, clock: ContinuousClock, levels: inout [Double]) -> [Int16] {
+        let pull = shared.withLock { $0.buffer.pull(now: clock.now) }
+        var pcm: [Int16]?
+        var failed = false
+        switch pull {
+        case .frame(let payload):
+            do { pcm = try decoder.decode(payload) } catch { failed = true }
+        case .conceal:
+            pcm = try? decoder.decode(nil)
+        case .buffering:
+            break
+        }
+        let level = pcm.map { AudioLevel.peakDbfs($0) }
+        levels.append(level ?? AudioLevel.silence)
+        if levels.count > 150 { levels.removeFirst(levels.count - 150) }
+        let recent = levels.suffix(50).max() ?? AudioLevel.silence, hearing = levels.max() ?? AudioLevel.silence
+        shared.withLock { s in
+            let b = s.buffer.counters
+            s.counters.underruns = b.underruns
+            s.counters.droppedLate = b.droppedLate
+            s.counters.droppedOverflow = b.droppedOverflow
+            s.counters.jitterTargetMs = Int(s.buffer.target.components.attoseconds / 1_000_000_000_000_000
+                                            + s.buffer.target.components.seconds * 1000)
+            s.counters.samplesPlayed += 960
+            s.counters.recentPeakDbfs = recent
+            s.counters.hearingPeakDbfs = hearing
+            if failed { s.counters.decodeErrors += 1 }
+            guard let pcm, let level else { return }
+            if case .conceal = pull { s.counters.framesConcealed += 1 } else { s.counters.framesDecoded += 1 }
+            s.counters.samplesDecoded += pcm.count / channels
+            s.counters.levelDbfs = level
+            s.counters.peakDbfs = max(s.counters.peakDbfs, level)
+        }
+        return AudioReceiver.frame(pcm, channels: channels, outputChannels: AudioOutput.channels)
+    }
+
+    /// A decoded frame in the output's layout: silence for nil, mono spread to both channels.
+    static func frame(_ pcm: [Int16]?, channels: Int, outputChannels: Int) -> [Int16] {
+        let frames = OpusAudioEncoder.frameSamples
+        guard let pcm, pcm.count == frames * channels else { return [Int16](repeating: 0, count: frames * outputChannels) }
+        if channels == outputChannels { return pcm }
+        var out = [Int16](repeating: 0, count: frames * outputChannels)
+        for i in 0..<frames {
+            for c in 0..<outputChannels { out[i * outputChannels + c] = pcm[i * channels + min(c, channels - 1)] }
+        }
+        return out
     }
 }
 

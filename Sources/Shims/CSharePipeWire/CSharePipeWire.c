@@ -174,3 +174,28 @@ int CSharePipeWire_dmabuf_sync(int fd, int start) {
     do { result = ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync); } while (result < 0 && (errno == EINTR || errno == EAGAIN));
     return result < 0 ? -errno : 0;
 }
+
+#include <spa/param/audio/format-utils.h>
+
+const struct spa_pod *CSharePipeWire_build_audio_format(uint8_t *buffer, uint32_t size, uint32_t rate,
+                                                        uint32_t channels) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_audio_info_raw info = SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16, .rate = rate,
+                                                             .channels = channels);
+    if (channels == 1) {
+        info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+    } else {
+        info.position[0] = SPA_AUDIO_CHANNEL_FL;
+        info.position[1] = SPA_AUDIO_CHANNEL_FR;
+    }
+    return spa_format_audio_raw_build(&b, SPA_PARAM_EnumFormat, &info);
+}
+
+struct pw_registry *CSharePipeWire_core_get_registry(struct pw_core *core) {
+    return pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+}
+
+int CSharePipeWire_registry_add_listener(struct pw_registry *registry, struct spa_hook *hook,
+                                         const struct pw_registry_events *events, void *data) {
+    return pw_registry_add_listener(registry, hook, events, data);
+}

@@ -69,3 +69,14 @@ void CSharePipeWire_read_buffer(struct spa_buffer *buffer, struct CSharePipeWire
 // DMA_BUF_IOCTL_SYNC is an ioctl macro: bracket CPU reads of a mapped DMA-BUF (start 1: begin a
 // read, 0: end it). Returns 0 or -errno.
 int CSharePipeWire_dmabuf_sync(int fd, int start);
+
+// --- Audio streams (call playout and microphone capture) ---
+
+// spa_format_audio_raw_build is inline over SPA_AUDIO_INFO_RAW_INIT: an EnumFormat for
+// interleaved signed 16-bit native-endian samples at `rate` with 1 (MONO) or 2 (FL FR) channels.
+const struct spa_pod *CSharePipeWire_build_audio_format(uint8_t *buffer, uint32_t size, uint32_t rate,
+                                                        uint32_t channels);
+// pw_core_get_registry and pw_registry_add_listener are macros over method tables.
+struct pw_registry *CSharePipeWire_core_get_registry(struct pw_core *core);
+int CSharePipeWire_registry_add_listener(struct pw_registry *registry, struct spa_hook *hook,
+                                         const struct pw_registry_events *events, void *data);

@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""Audio gates: call audio through a real PipeWire daemon (pipewire + WirePlumber, headless, with
+a private D-Bus bus), inside the gates' network namespace. The stack has a null sink
+"sharectl-gate-sink" (the only sink: the default output) and a virtual source "sharectl-gate-mic"
+(the only source: the default microphone) into which `pw-cat` plays a 660 Hz tone at −12 dBFS
+when a gate asks for it. The sink's monitor is read with `pw-record` for 3 s, of which the last 2
+are judged (the graph reconfigures while the recorder joins: whole quanta of silence come then). Each gate prints PASS or
+FAIL with the figures it judged; the last line is "N passed, N failed".
+
+  playout    `share --room --audio synthetic` (440 Hz at −20 dBFS) and `watch`: the viewer says
+             `audioOutput: "pipewire: sharectl-gate-sink"`, and the sink's monitor carries the
+             tone: its level is above silence and its pitch is about 440 Hz.
+  mic        `share --room --audio mic` captures the default source (the 660 Hz tone): the sender
+             says which node it captures, the viewer decodes it at about −12 dBFS, and the sink's
+             monitor carries about 660 Hz (the microphone, not the synthetic tone). Then the tone
+             is unlinked from the source: within 5 s and a bit the sender says "Your microphone
+             isn't picking anything up".
+  mix        two sharers into one viewer: Ana sends the synthetic 440 Hz tone, Cy her microphone
+             (the 660 Hz tone), both with `--audio-output none`: the viewer's one playback stream
+             carries both at their levels (each tone's amplitude on the sink's monitor, by the
+             Goertzel filter, within 25 % of what was sent times the monitor's stereo-to-mono gain
+             measured by the playout gate, √2; a 1 kHz control stays near zero).
+  mic-unknown `--audio mic:no-such-node`: nothing is captured from another node in its place; the
+             sender says it was not found.
+  no-sink    PipeWire and WirePlumber up with no sink at all: the viewer says it counts
+             ("counted (no PipeWire output: no node available)", WirePlumber's reason) and still
+             decodes the tone.
+  no-daemon  no PipeWire daemon at all: the viewer says it counts ("counted (no PipeWire output:
+             no PipeWire daemon …)") and still decodes the tone above silence; `share --room
+             --audio mic` refuses with a clear error (exit 2).
+"""
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import wave
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
+WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
+os.makedirs(WORK, exist_ok=True)
+SINK, MIC, PLAYER = "sharectl-gate-sink", "sharectl-gate-mic", "sharectl-gate-tone"
+results = []
+
+
+def record(name, ok, detail):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def terminate(process, grace=3.0):
+    if process is None or process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
+    except ProcessLookupError:
+        pass
+
+
+def wait_for(condition, timeout, interval=0.25):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    return condition()
+
+
+class AudioStack:
+    """dbus-daemon, pipewire and WirePlumber under one temporary directory, with the null sink and
+    the virtual source made by `pw-cli create-node`. `close()` stops everything it started."""
+
+    def __init__(self, nodes=True):
+        self.nodes = nodes
+        self.dir = tempfile.mkdtemp(prefix="sharectl-audio.", dir=WORK)
+        run = os.path.join(self.dir, "run")
+        os.makedirs(run, mode=0o700)
+        self.env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.dir, "XDG_RUNTIME_DIR": run,
+                    "PIPEWIRE_RUNTIME_DIR": run, "XDG_CONFIG_HOME": os.path.join(self.dir, "cfg"),
+                    "XDG_STATE_HOME": os.path.join(self.dir, "state"), "LANG": "C.UTF-8",
+                    "DBUS_SESSION_BUS_ADDRESS": f"unix:path={run}/bus"}
+        self.processes = []
+        self.player = None
+        try:
+            self.start(run)
+        except BaseException:
+            self.close()
+            raise
+
+    def spawn(self, name, args):
+        log = open(os.path.join(self.dir, f"{name}.log"), "w")
+        process = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def output(self, args):
+        try:
+            return subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+
+    def start(self, run):
+        self.spawn("dbus", ["dbus-daemon", "--session", f"--address=unix:path={run}/bus", "--nofork", "--nopidfile"])
+        if not wait_for(lambda: os.path.exists(f"{run}/bus"), 10):
+            raise RuntimeError("dbus-daemon did not come up")
+        self.spawn("pipewire", ["pipewire"])
+        if not wait_for(lambda: os.path.exists(f"{run}/pipewire-0"), 10):
+            raise RuntimeError("pipewire did not come up")
+        self.spawn("wireplumber", ["wireplumber"])
+        if not wait_for(lambda: '"WirePlumber"' in self.output(["pw-cli", "ls", "Client"]), 10):
+            raise RuntimeError("WirePlumber did not come up")
+        if not self.nodes:
+            return
+        for props in (f"node.name={SINK} media.class=Audio/Sink audio.position=[FL FR]",
+                      f"node.name={MIC} media.class=Audio/Source/Virtual audio.position=[MONO]"):
+            self.output(["pw-cli", "create-node", "adapter",
+                         f"{{ factory.name=support.null-audio-sink {props} object.linger=true }}"])
+        if not wait_for(lambda: SINK in self.output(["wpctl", "status"]) and MIC in self.output(["wpctl", "status"]), 10):
+            raise RuntimeError("the null sink and the virtual source did not appear")
+        tone = os.path.join(self.dir, "tone660.wav")
+        write_tone(tone, 660, 8000, 120)
+        self.tone = tone
+
+    def play_tone(self):
+        """pw-cat plays the 660 Hz tone into the virtual source (linked by hand: WirePlumber links
+        playback streams to sinks only)."""
+        self.player = self.spawn("tone", ["pw-cat", "--playback", "--channels", "1", "-P",
+                                          f"{{ node.autoconnect=false node.name={PLAYER} }}", self.tone])
+        return wait_for(lambda: subprocess.run(["pw-link", f"{PLAYER}:output_MONO", f"{MIC}:input_MONO"], env=self.env,
+                                               capture_output=True).returncode == 0
+                        or f"{PLAYER}:output_MONO" in self.output(["pw-link", "-l"]), 10)
+
+    def unlink_tone(self):
+        subprocess.run(["pw-link", "-d", f"{PLAYER}:output_MONO", f"{MIC}:input_MONO"], env=self.env, capture_output=True)
+
+    def record_sink(self, seconds, path):
+        """The sink's monitor for `seconds`, mono S16 at 48 kHz."""
+        if os.path.exists(path):
+            os.remove(path)
+        subprocess.run(["timeout", str(seconds), "pw-record", "-P", "{ stream.capture.sink=true }", "--target", SINK,
+                        "--rate", "48000", "--channels", "1", "--format", "s16", path], env=self.env, capture_output=True)
+        return read_wav(path)
+
+    def close(self):
+        for process in reversed(self.processes):
+            terminate(process)
+        self.processes = []
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def write_tone(path, frequency, amplitude, seconds):
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(48000)
+        w.writeframes(b"".join(struct.pack("<h", int(amplitude * math.sin(2 * math.pi * frequency * i / 48000)))
+                               for i in range(48000 * seconds)))
+
+
+def read_wav(path):
+    try:
+        with wave.open(path) as w:
+            data = w.readframes(w.getnframes())
+        return list(struct.unpack(f"<{len(data) // 2}h", data))
+    except (OSError, EOFError, wave.Error, struct.error):
+        return []
+
+
+def level_and_pitch(samples):
+    """Peak dBFS; the pitch (the median over 100 ms blocks of their zero crossings, so a click or a
+    concealed frame does not move it); and how many blocks were silent or off that pitch by more
+    than 10 % (glitches: underruns, concealment, clicks)."""
+    if not samples:
+        return -120.0, 0.0, 0
+    peak = max(abs(s) for s in samples)
+    dbfs = 20 * math.log10(peak / 32768) if peak else -120.0
+    pitches = []
+    for i in range(0, len(samples) - 4800 + 1, 4800):
+        block = samples[i:i + 4800]
+        pitches.append(sum(1 for a, b in zip(block, block[1:]) if (a < 0) != (b < 0)) / 2 / 0.1)
+    if not pitches:
+        return dbfs, 0.0, 0
+    pitch = sorted(pitches)[len(pitches) // 2]
+    return dbfs, pitch, sum(1 for p in pitches if abs(p - pitch) > 0.1 * pitch)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Call:
+    """`sharectl serve` with `share --room` (args) and `watch`, each read through --stats-json."""
+
+    def __init__(self, tag, share_args, env):
+        self.tag, self.env = tag, env
+        self.serve = subprocess.Popen([SHARECTL, "serve", "--listen", f"127.0.0.1:{free_port()}", "--room", "audio"],
+                                      stdout=subprocess.PIPE, stderr=open(self.path("serve.log"), "w"), text=True,
+                                      env=env, start_new_session=True)
+        first = self.serve.stdout.readline().strip()
+        if not first.startswith("Room: "):
+            terminate(self.serve)
+            raise RuntimeError(f"serve said {first!r}")
+        self.invite = first.split(" ", 1)[1]
+        self.sharer = self.run("ana", ["share", "--room", self.invite, "--size", "320x180", "--fps", "5", *share_args])
+        self.viewer = self.run("bo", ["watch", self.invite])
+
+    def path(self, name):
+        return os.path.join(WORK, f"audio.{self.tag}.{name}")
+
+    def run(self, name, args):
+        stats = self.path(f"{name}.jsonl")
+        if os.path.exists(stats):
+            os.remove(stats)
+        return subprocess.Popen([SHARECTL, *args, "--name", name, "--stats-json", stats],
+                                stdout=open(self.path(f"{name}.log"), "w"), stderr=subprocess.STDOUT,
+                                env=self.env, start_new_session=True)
+
+    def last(self, name):
+        try:
+            lines = [json.loads(l) for l in open(self.path(f"{name}.jsonl")) if l.strip()]
+            return lines[-1] if lines else {}
+        except (OSError, ValueError):
+            return {}
+
+    def peer(self, name, other):
+        return next((p for p in self.last(name).get("peers", []) if p.get("name") == other), {})
+
+    def heard(self):
+        """The viewer's figures for the sharer's audio once it decodes more than a second of it."""
+        audio = self.peer("bo", "ana").get("audio") or {}
+        return audio if audio.get("samplesDecoded", 0) > 48000 else None
+
+    def log(self, name):
+        try:
+            return open(self.path(f"{name}.log")).read()
+        except OSError:
+            return ""
+
+    def close(self):
+        for process in (self.viewer, self.sharer, self.serve):
+            terminate(process)
+
+
+def gate_playout(stack):
+    call = Call("playout", ["--audio", "synthetic"], stack.env)
+    try:
+        audio = wait_for(call.heard, 30)
+        output = wait_for(lambda: call.last("bo").get("audioOutput", "").startswith("pipewire:")
+                          and call.last("bo")["audioOutput"], 10) or call.last("bo").get("audioOutput")
+        samples = stack.record_sink(3, call.path("sink.wav"))[48000:]  # the last two seconds: the graph settles first
+        dbfs, pitch, glitches = level_and_pitch(samples)
+        ok = (audio is not None and output == f"pipewire: {SINK}" and dbfs > -40 and abs(pitch - 440) < 15)
+        record("playout", ok, f"audioOutput {output!r}, decoded {audio and audio['samplesDecoded']} samples at "
+                              f"{audio and audio['levelDbfs']} dBFS; the sink's monitor: {len(samples)} samples, "
+                              f"peak {dbfs:.1f} dBFS, {pitch:.0f} Hz (want > −40 dBFS, 440 ± 15 Hz), "
+                              f"{glitches} of its last {len(samples) // 4800} blocks of 100 ms off it; the output's short reads "
+                              f"{call.last('bo').get('audioOutputShortReads')}")
+    finally:
+        call.close()
+
+
+def gate_mic(stack):
+    if not stack.play_tone():
+        record("mic", False, "the tone could not be linked into the virtual source")
+        return
+    call = Call("mic", ["--audio", "mic"], stack.env)
+    try:
+        audio = wait_for(call.heard, 30)
+        level = wait_for(lambda: (a := (call.peer("bo", "ana").get("audio") or {})).get("levelDbfs", -120) > -30
+                         and a["levelDbfs"], 10) or (call.peer("bo", "ana").get("audio") or {}).get("levelDbfs")
+        sent = call.peer("ana", "bo").get("audioSent") or {}
+        samples = stack.record_sink(3, call.path("sink.wav"))[48000:]  # the last two seconds: the graph settles first
+        dbfs, pitch, glitches = level_and_pitch(samples)
+        ok = (audio is not None and level is not None and -16 < level < -9 and sent.get("source") == f"microphone: {MIC}"
+              and abs(pitch - 660) < 15 and not sent.get("silent"))
+        record("mic", ok, f"sender: source {sent.get('source')!r}, {sent.get('framesSent')} frames sent at "
+                          f"{sent.get('levelDbfs')} dBFS, {sent.get('framesDropped')} dropped; viewer decodes "
+                          f"{level} dBFS (want about −12); the sink's monitor {dbfs:.1f} dBFS at {pitch:.0f} Hz (want 660 ± 15), "
+                          f"{glitches} of its last {len(samples) // 4800} blocks of 100 ms off it")
+        stack.unlink_tone()
+        t0 = time.time()
+        silent = wait_for(lambda: (call.peer("ana", "bo").get("audioSent") or {}).get("silent"), 15)
+        waited = time.time() - t0
+        said = "Your microphone isn't picking anything up" in call.log("ana")
+        record("mic-silent", bool(silent) and said,
+               f"tone unlinked: audioSent.silent {bool(silent)} after {waited:.1f} s, the warning "
+               f"{'said' if said else 'not said'} (want both, after about 5 s)")
+    finally:
+        call.close()
+        terminate(stack.player)
+
+
+def tone_amplitude(samples, frequency):
+    """The amplitude of one frequency in `samples` (Goertzel), in sample units."""
+    if not samples:
+        return 0.0
+    k = 2 * math.cos(2 * math.pi * frequency / 48000)
+    s1 = s2 = 0.0
+    for x in samples:
+        s1, s2 = x + k * s1 - s2, s1
+    power = s1 * s1 + s2 * s2 - k * s1 * s2
+    return 2 * math.sqrt(max(power, 0.0)) / len(samples)
+
+
+def gate_mix(stack):
+    stack.play_tone()
+    # The sharers hear each other too: they play nothing (--audio-output none), so the sink carries
+    # only the viewer's mix.
+    call = Call("mix", ["--audio", "synthetic", "--audio-output", "none"], stack.env)
+    cy = call.run("cy", ["share", "--room", call.invite, "--size", "320x180", "--fps", "5", "--audio", "mic",
+                         "--audio-output", "none"])
+    try:
+        both = wait_for(lambda: all(((call.peer("bo", n).get("audio") or {}).get("samplesDecoded", 0) > 48000)
+                                    for n in ("ana", "cy")), 40)
+        samples = stack.record_sink(3, call.path("sink.wav"))[48000:]  # the last two seconds
+        a440, a660, a1000 = (tone_amplitude(samples, f) for f in (440, 660, 1000))
+        levels = {n: (call.peer("bo", n).get("audio") or {}).get("levelDbfs") for n in ("ana", "cy")}
+        want440, want660 = 3277 * math.sqrt(2), 8000 * math.sqrt(2)  # −20 dBFS and the 8000 tone, L+R at −3 dB
+        ok = (both and abs(a440 / want440 - 1) < 0.25 and abs(a660 / want660 - 1) < 0.25
+              and a1000 < 0.05 * min(a440, a660))
+        record("mix", ok, f"viewer decodes ana {levels['ana']} dBFS and cy {levels['cy']} dBFS; the sink's monitor: "
+                          f"440 Hz amplitude {a440:.0f}, 660 Hz {a660:.0f}, 1 kHz {a1000:.0f} "
+                          f"(want {want440:.0f} and {want660:.0f} ± 25 %, the control under 5 % of them); "
+                          f"audioOutput {call.last('bo').get('audioOutput')!r}")
+    finally:
+        terminate(cy)
+        call.close()
+        terminate(stack.player)
+
+
+def gate_mic_unknown(stack):
+    stack.play_tone()
+    call = Call("mic-unknown", ["--audio", "mic:no-such-node"], stack.env)
+    try:
+        source = wait_for(lambda: "no-such-node" in ((call.peer("ana", "bo").get("audioSent") or {}).get("source") or "")
+                          and "(" in call.peer("ana", "bo")["audioSent"]["source"]
+                          and call.peer("ana", "bo")["audioSent"]["source"], 20)
+        time.sleep(2)
+        sent = call.peer("ana", "bo").get("audioSent") or {}
+        linked = [l.strip() for l in stack.output(["pw-link", "-l"]).splitlines() if "sharectl-microphone:" in l]
+        ok = bool(source) and "not found" in source and sent.get("framesSent", 0) == 0 and MIC not in (sent.get("source") or "")
+        record("mic-unknown", ok, f"source {sent.get('source')!r}, {sent.get('framesSent')} frames sent (want 0); "
+                                  f"capture links: {linked or 'none'}")
+    finally:
+        call.close()
+        terminate(stack.player)
+
+
+def gate_no_sink():
+    try:
+        stack = AudioStack(nodes=False)
+    except Exception as error:  # noqa: BLE001 - reported as the gate's failure
+        record("no-sink", False, f"the PipeWire stack did not start: {error}")
+        return
+    call = Call("no-sink", ["--audio", "synthetic"], stack.env)
+    try:
+        audio = wait_for(call.heard, 30)
+        output = call.last("bo").get("audioOutput", "")
+        # WirePlumber fails a stream it cannot link ("no node available"); before it does, the stream
+        # is only not linked.
+        ok = (audio is not None and audio["levelDbfs"] > -30
+              and output in ("counted (no PipeWire output: no node available)",
+                             "counted (no PipeWire output: no audio sink linked)"))
+        record("no-sink", ok, f"audioOutput {output!r}; decoded {audio and audio['samplesDecoded']} samples at "
+                              f"{audio and audio['levelDbfs']} dBFS")
+    finally:
+        call.close()
+        stack.close()
+
+
+def gate_no_daemon():
+    base = tempfile.mkdtemp(prefix="sharectl-nopw.", dir=WORK)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": base, "XDG_RUNTIME_DIR": base,
+           "PIPEWIRE_RUNTIME_DIR": base, "LANG": "C.UTF-8"}
+    call = Call("no-daemon", ["--audio", "synthetic"], env)
+    try:
+        audio = wait_for(call.heard, 30)
+        output = call.last("bo").get("audioOutput", "")
+        refused = subprocess.run([SHARECTL, "share", "--room", call.invite, "--name", "cy", "--audio", "mic",
+                                  "--duration", "2"], env=env, capture_output=True, text=True, timeout=30)
+        ok = (audio is not None and audio["levelDbfs"] > -30 and output.startswith("counted (no PipeWire output: no PipeWire daemon")
+              and refused.returncode == 2 and "PipeWire" in refused.stderr)
+        record("no-daemon", ok, f"audioOutput {output!r}; decoded {audio and audio['samplesDecoded']} samples at "
+                                f"{audio and audio['levelDbfs']} dBFS; --audio mic exits {refused.returncode}: "
+                                f"{refused.stderr.strip()[:160]!r}")
+    finally:
+        call.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main():
+    stacked = {"playout", "mic", "mix", "mic-unknown"}
+    wanted = set(sys.argv[1:]) or stacked | {"no-sink", "no-daemon"}
+    if wanted & stacked:
+        try:
+            stack = AudioStack()
+        except Exception as error:  # noqa: BLE001 - reported as the gates' failure
+            for name in sorted(wanted & stacked):
+                record(name, False, f"the PipeWire stack did not start: {error}")
+            stack = None
+        if stack:
+            try:
+                if "playout" in wanted:
+                    gate_playout(stack)
+                if "mic" in wanted:
+                    gate_mic(stack)
+                if "mix" in wanted:
+                    gate_mix(stack)
+                if "mic-unknown" in wanted:
+                    gate_mic_unknown(stack)
+            finally:
+                stack.close()
+    if "no-sink" in wanted:
+        gate_no_sink()
+    if "no-daemon" in wanted:
+        gate_no_daemon()
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    sys.exit(0 if passed == len(results) else 1)
+
+
+if __name__ == "__main__":
+    main()
