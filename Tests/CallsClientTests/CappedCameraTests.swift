@@ -25,7 +25,7 @@ import VideoSend
         let defaults = CappedCamera.Defaults(bitrate: 1_200_000, longSide: 1280)
         let camera = CappedCamera(feed, connection: a, transceiver: sent, defaults: defaults, besideScreen: true)
         try await a.attachVideoSource(camera, to: sent, bitrate: defaults.bitrate, framesPerSecond: 15,
-                                      maxLongSide: defaults.longSide, content: .camera)
+                                      maxLongSide: defaults.longSide, policy: .detail, content: .camera)
         try await a.waitUntilConnected()
         try await b.waitUntilConnected()
 

@@ -26,7 +26,7 @@ import VideoSend
         try await a.setRemoteDescription(try await b.createAnswer(), type: .answer)
         for (pc, camera) in zip([a, b], cameras) {
             try await pc.attachVideoSource(SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 15), to: camera,
-                                           bitrate: 300_000, framesPerSecond: 15)
+                                           bitrate: 300_000, framesPerSecond: 15, policy: .detail)
             let audio = try #require(await pc.allTransceivers.first { $0.kind == .audio })
             try await pc.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
@@ -49,7 +49,8 @@ import VideoSend
         let screenMid = try #require(screen.mid)
         #expect(screen.negotiated?.direction == .sendonly)
         try await a.attachVideoSource(SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15), to: screen,
-                                      bitrate: 800_000, framesPerSecond: 15)
+                                      bitrate: 800_000, framesPerSecond: 15,
+                                      policy: .detail)  // a fixed size even on a busy machine
         try await until("B decodes A's screen at 640×360 beside the camera") {
             let s = await b.statistics()
             let screenAtB = s.transceivers.first { $0.mid == screenMid }?.received

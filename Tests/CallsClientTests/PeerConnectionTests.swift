@@ -50,7 +50,8 @@ import VideoSend
         #expect(audio.negotiated?.codec == .opus && audioB.negotiated?.direction == .recvonly)
 
         try await a.attachVideoSource(SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 30), to: video,
-                                      bitrate: 1_000_000, framesPerSecond: 30)
+                                      bitrate: 1_000_000, framesPerSecond: 30,
+                                      policy: .detail)  // a fixed size even on a busy machine
         try await a.attachAudioTone(to: audio, toneLevelDbfs: -20)
         try await a.waitUntilConnected()
         try await b.waitUntilConnected()
