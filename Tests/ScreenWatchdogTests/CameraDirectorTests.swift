@@ -29,30 +29,38 @@ import Testing
     }
 
     @Test func aDyingCameraIsLeftForTheSpareAndTheSameFeedKeepsDelivering() async throws {
-        let record = Record()
-        let memory = memory()
-        // Unplugged 5 s after the cameras exist: time enough for the director to start on it even
-        // on a machine busy with other work (its script's clock starts at creation).
-        let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=5s"),
-                                                 try SyntheticCameraScript.parse("spare")])
-        let director = CameraDirector(providers: [cameras], choice: .device("synthetic:front"), memory: memory,
-                                      logger: .disabled) { step in record.steps.withLock { $0.append(step.words) } }
-        director.feed.start { frame in
-            record.frames.add(1, ordering: .relaxed)
-            record.sizes.withLock { _ = $0.insert("\(frame.width)x\(frame.height)") }
+        // The script's clock starts when the cameras are made. On a machine busy enough that the
+        // director first looks after the scripted death, the run shows a different (right) story
+        // — "isn't connected" — and cannot judge the switch: try again with a later death.
+        for dieAfter in [5, 15, 40] {
+            let record = Record()
+            let memory = memory()
+            let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=\(dieAfter)s"),
+                                                     try SyntheticCameraScript.parse("spare")])
+            let director = CameraDirector(providers: [cameras], choice: .device("synthetic:front"), memory: memory,
+                                          logger: .disabled) { step in record.steps.withLock { $0.append(step.words) } }
+            director.feed.start { frame in
+                record.frames.add(1, ordering: .relaxed)
+                record.sizes.withLock { _ = $0.insert("\(frame.width)x\(frame.height)") }
+            }
+            let task = Task { await director.run() }
+            try await waitFor("the spare", timeout: .seconds(dieAfter + 30)) {
+                record.said.contains("Using Synthetic spare (640×480 YUYV at 30 fps)")
+            }
+            let atSwitch = record.frames.load(ordering: .relaxed)
+            try await waitFor("frames from the spare") { record.frames.load(ordering: .relaxed) > atSwitch + 10 }
+            task.cancel()
+            await task.value
+            director.feed.stop()
+            if record.said.first == "synthetic:front isn't connected; using Synthetic spare" { continue }
+            #expect(record.said == ["Starting camera…", "Using Synthetic front (640×480 YUYV at 30 fps)", "Camera disconnected",
+                                    "Switching to Synthetic spare", "Starting camera…",
+                                    "Using Synthetic spare (640×480 YUYV at 30 fps)"])
+            #expect(memory.load()?.id == "synthetic:front", "the camera asked for is remembered")
+            #expect(record.sizes.withLock { $0 } == ["640x480"])
+            return
         }
-        let task = Task { await director.run() }
-        try await waitFor("the spare") { record.said.contains("Using Synthetic spare (640×480 YUYV at 30 fps)") }
-        let atSwitch = record.frames.load(ordering: .relaxed)
-        try await waitFor("frames from the spare") { record.frames.load(ordering: .relaxed) > atSwitch + 10 }
-        task.cancel()
-        await task.value
-        director.feed.stop()
-        #expect(record.said == ["Starting camera…", "Using Synthetic front (640×480 YUYV at 30 fps)", "Camera disconnected",
-                                "Switching to Synthetic spare", "Starting camera…",
-                                "Using Synthetic spare (640×480 YUYV at 30 fps)"])
-        #expect(memory.load()?.id == "synthetic:front", "the camera asked for is remembered")
-        #expect(record.sizes.withLock { $0 } == ["640x480"])
+        Issue.record("the director never started before the scripted death, even 40 s after the cameras were made")
     }
 
     @Test func theRememberedCameraIsStartedOnAndAMissingOneIsNamed() async throws {
