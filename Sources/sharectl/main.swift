@@ -45,7 +45,8 @@ let usage = """
                                 (synthetic: the synthetic pattern; a camera goes through the camera
                                 director; either is capped at 500 kbit/s and 360 lines while the
                                 screen is shared)
-                                (SIGUSR1 stops or restarts the share; the call goes on)
+                                (SIGUSR1 stops or restarts the share; the call goes on; stdin takes
+                                `fault capture-stall|encoder-stall`, `keyframe`, `stop`)
                                 --audio: the 440 Hz tone (synthetic, the default), the default
                                 PipeWire source (mic) or a named node (mic:NODE), or nothing;
                                 the microphone is only used when asked for
@@ -54,6 +55,8 @@ let usage = """
       watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
                                 figures each second [--name NAME] [--duration S]
                                 [--stats-json PATH] [--snapshot DIR] [--audio-output NODE|none]
+                                (stdin takes `fault decoder-wedge [NAME]`,
+                                `fault decoder-wedge-sticky [NAME]`, `fault clear`)
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// A room call's figures of one second, per participant: what we decode of them (screen, camera,
 /// audio), what we send them, their connection, and what they say they decode of us.
@@ -18,6 +19,9 @@ public struct CallStatistics: Sendable {
         public var decodeErrors = 0
         public var plisSent = 0
         public var codec: String?
+        /// Frames a wedged decoder swallowed (fault injection) and frames assembled for the decoder.
+        public var framesSwallowed = 0
+        public var framesAssembled = 0
     }
 
     public struct Audio: Sendable {
@@ -40,6 +44,9 @@ public struct CallStatistics: Sendable {
         public var targetKbps: Int?
         public var maxKbps: Int?
         public var capped: Bool?
+        /// The section it goes on (a rebuild moves it to another) and encoders made for it.
+        public var mid: String?
+        public var encodersMade = 0
     }
 
     public struct AudioSent: Sendable {
@@ -97,6 +104,10 @@ public struct CallStatistics: Sendable {
     public var peers: [Peer] = []
     /// Names of participants who left.
     public var left: [String] = []
+    /// The screen watchdog while we share (`watchdog.state`, `.rung`, `.lastStep`, `.recent`, `.notices`).
+    public var watchdog: WatchdogStatus?
+    /// Faults injected and in force (drills and tests): `decoder-wedge NAME`, `capture-stall`, …
+    public var faults: [String] = []
 
     public init() {}
 
@@ -126,6 +137,8 @@ public struct CallStatistics: Sendable {
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
+        // The watchdog on the second line, as in a WHIP share (its notices are printed when they come).
+        if let watchdog { lines.insert(watchdog.statusText(now: t), at: min(1, lines.count)) }
         return lines
     }
 
@@ -135,14 +148,16 @@ public struct CallStatistics: Sendable {
             var o: [String: Any] = ["framesDecoded": v.framesDecoded, "width": v.width, "height": v.height,
                                     "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled,
                                     "packets": v.packets, "framesDropped": v.framesDropped, "keyframesDecoded": v.keyframesDecoded,
-                                    "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull()]
+                                    "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull(),
+                                    "framesSwallowed": v.framesSwallowed, "framesAssembled": v.framesAssembled]
             if let mid = v.mid { o["mid"] = mid }
             return o
         }
         func sent(_ s: Sent?) -> Any {
             guard let s else { return NSNull() }
             var o: [String: Any] = ["framesSent": s.framesSent, "framesEncoded": s.framesEncoded, "width": s.width,
-                                    "height": s.height, "keyframes": s.keyframes, "encoder": s.codec ?? NSNull()]
+                                    "height": s.height, "keyframes": s.keyframes, "encoder": s.codec ?? NSNull(),
+                                    "mid": s.mid ?? NSNull(), "encodersMade": s.encodersMade]
             if let target = s.targetKbps { o["targetKbps"] = target }
             if let most = s.maxKbps { o["maxKbps"] = most }
             if let capped = s.capped { o["capped"] = capped }
@@ -163,15 +178,22 @@ public struct CallStatistics: Sendable {
             if let t = p.theirView {
                 o["theirView"] = ["screenFramesDecoded": t.screenFramesDecoded ?? NSNull(), "screenStalled": t.screenStalled ?? NSNull(),
                                   "cameraFramesDecoded": t.cameraFramesDecoded ?? NSNull(), "hearsUs": t.hearsUs] as [String: Any]
+                // What that peer last reported about our screen (the receiver-driven ladder's input).
+                o["report"] = ["screenStalled": t.screenStalled ?? NSNull(), "framesDecoded": t.screenFramesDecoded ?? NSNull()] as [String: Any]
             }
             return o
         }
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "t": (t * 1000).rounded() / 1000, "id": id ?? NSNull(), "signalling": signalling, "reconnecting": reconnecting,
             "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
             "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
             "audioOutputShortReads": AudioOutput.shared.mixerCounters.shortReads,
+            "faults": faults,
         ]
+        if let watchdog, let data = try? JSONEncoder().encode(watchdog),
+           let value = try? JSONSerialization.jsonObject(with: data) {
+            object["watchdog"] = value
+        }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

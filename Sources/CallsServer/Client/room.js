@@ -2,7 +2,9 @@
 // loaded from elsewhere. One RTCPeerConnection per other participant: the newcomer offers, either
 // side may renegotiate, and on glare the participant with the larger id number rolls back.
 // A screen is an extra video m-line; it takes the stage, captioned "NAME's screen".
-// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events).
+// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events, faults).
+// Fault injection for drills and tests, off unless asked for: window.sharectlFault(kind, name?)
+// or ?fault=KIND@SECONDS (see "fault injection" below).
 'use strict';
 
 (() => {
@@ -19,7 +21,7 @@
     room: roomName, id: null, name: null, connected: false, joined: false,
     welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0,
     local: { audio: false, video: false, screen: false, error: null },
-    participants: {}, errors: [], events: [],
+    participants: {}, errors: [], events: [], faults: [],
   };
   const peers = new Map();         // id -> Peer
   let socket = null;
@@ -140,6 +142,7 @@
     } else {
       state.freshJoins += 1;
       note('joined', { id: state.id, peers: message.peers.map((p) => p.id) });
+      if (state.freshJoins === 1) scheduleFaultFromURL();
       for (const info of message.peers) addPeer(info, { offer: true });
       if (screenStream && !shareAnnounced) announceShare(null);
     }
@@ -178,6 +181,7 @@
       this.chain = Promise.resolve();
       this.screenTx = null;           // our own screen's transceiver on this connection
       this.stall = { frames: -1, movedAt: Date.now(), since: null };
+      this.wedge = null;              // a decoder fault on their screen: { kind, sticky, receiver }
       this.energy = { last: null, heardAt: 0 };
       this.view = { camera: null, screen: null, cameraTrack: null, screenTrack: null };
       this.info = state.participants[this.id] = {
@@ -193,7 +197,10 @@
                mid: candidate ? candidate.sdpMid : undefined });
       };
       pc.onnegotiationneeded = () => this.enqueue(() => this.offer());
-      pc.ontrack = () => this.render();
+      pc.ontrack = ({ receiver }) => {
+        if (receiver.track.kind === 'video') armReceiver(receiver);  // only when the page is armed for faults
+        this.render();
+      };
       pc.onconnectionstatechange = () => {
         this.info.connectionState = pc.connectionState;
         note('connection', { id: this.id, state: pc.connectionState });
@@ -309,6 +316,10 @@
       this.mid = on ? (mid || null) : null;
       this.info.sharing = on;
       if (!on) {
+        // Their screen is gone: a wedged decoder (sticky or not) goes with it.
+        if (this.wedge) note('fault-ended', { id: this.id, fault: this.wedge.kind, why: 'share ended' });
+        this.wedge = null;
+        updateFaults();
         this.stall = { frames: -1, movedAt: Date.now(), since: null };
         this.info.screen = { framesDecoded: 0, width: 0, height: 0, stalled: false, shown: false };
       } else {
@@ -363,9 +374,29 @@
       this.info.screen.shown = !!this.view.screen;
     }
 
+    // Keeps a decoder fault on the screen it is about: the first screen receiver gets the
+    // dropping transform; a rebuilt screen (another transceiver) ends a plain wedge and takes a
+    // sticky one along.
+    applyWedge() {
+      if (!this.wedge) return;
+      const screen = this.screenTransceiver();
+      if (!screen || this.wedge.receiver === screen.receiver) return;
+      if (this.wedge.receiver && !this.wedge.sticky) {
+        note('fault-ended', { id: this.id, fault: this.wedge.kind, why: 'screen rebuilt', mid: screen.mid });
+        this.wedge = null;
+        updateFaults();
+        return;
+      }
+      if (this.wedge.receiver) setDropping(this.wedge.receiver, false);
+      const dropping = setDropping(screen.receiver, true);
+      this.wedge.receiver = screen.receiver;
+      note(dropping ? 'fault-applied' : 'fault-not-armed', { id: this.id, fault: this.wedge.kind, mid: screen.mid });
+    }
+
     async measure(now) {
       if (this.pc.signalingState === 'closed') return null;
       this.render();
+      this.applyWedge();
       const stats = await this.pc.getStats();
       const byMid = new Map();
       let audio = null;
@@ -565,6 +596,76 @@
       note('screen-held', { hold });
     },
   };
+
+  // MARK: fault injection (drills and tests), off unless asked for
+
+  // A wedged decoder: every encoded frame of the screen's receiver is dropped before the decoder,
+  // so its decoded count stops. 'decoder-wedge' lasts until the sharer rebuilds the screen (a new
+  // transceiver, so a new receiver here); 'decoder-wedge-sticky' follows the sharer's screen across
+  // rebuilds until their share ends (a share again). It is an encoded transform (wedge-worker.js)
+  // that Chromium applies only when set as a receiver is created, so a page armed for faults
+  // (?faults=on, or ?fault=KIND@S) gives every video receiver a pass-through transform from the
+  // start, and a fault tells it to drop. An unarmed page sets no transform at all.
+  const faultsArmed = params.get('faults') === 'on' || params.has('fault');
+  const armed = new WeakMap();     // receiver -> transform id
+  let wedgeWorker = null;
+  let nextTransform = 0;
+  function armReceiver(receiver) {
+    if (!faultsArmed || armed.has(receiver) || typeof RTCRtpScriptTransform === 'undefined') return;
+    if (!wedgeWorker) {
+      wedgeWorker = new Worker('/client/wedge-worker.js');  // same origin: the page's policy allows no blob: workers
+      wedgeWorker.onmessage = ({ data }) => { state.framesSwallowed = (state.framesSwallowed || 0) + (data.dropped ? 1 : 0); };
+    }
+    nextTransform += 1;
+    receiver.transform = new RTCRtpScriptTransform(wedgeWorker, { id: nextTransform });
+    armed.set(receiver, nextTransform);
+  }
+  function setDropping(receiver, drop) {
+    const id = armed.get(receiver);
+    if (id === undefined) return false;
+    wedgeWorker.postMessage({ id, drop });
+    return true;
+  }
+  function updateFaults() {
+    state.faults = [...peers.values()].filter((p) => p.wedge).map((p) => `${p.wedge.kind} ${p.name}`);
+  }
+
+  // kind: 'decoder-wedge' | 'decoder-wedge-sticky' | 'clear'; name: whose screen (every screen if omitted).
+  // Returns what was done, in words.
+  window.sharectlFault = (kind, name) => {
+    if (kind === 'clear') {
+      for (const peer of peers.values()) {
+        if (peer.wedge && peer.wedge.receiver) setDropping(peer.wedge.receiver, false);
+        peer.wedge = null;
+      }
+      updateFaults();
+      note('fault-cleared', {});
+      return 'Fault: cleared';
+    }
+    if (kind !== 'decoder-wedge' && kind !== 'decoder-wedge-sticky') {
+      return `unknown fault '${kind}' (decoder-wedge, decoder-wedge-sticky, clear)`;
+    }
+    if (typeof RTCRtpScriptTransform === 'undefined') return 'this browser has no RTCRtpScriptTransform: no decoder wedge';
+    if (!faultsArmed) return 'faults are off on this page: open it with ?faults=on (or ?fault=KIND@S) to wedge a decoder';
+    const chosen = [...peers.values()].filter((p) => !name || p.name.toLowerCase() === String(name).toLowerCase());
+    if (chosen.length === 0) return name ? `no one called ${name} is in the call` : 'no one else is in the call';
+    for (const peer of chosen) {
+      peer.wedge = { kind, sticky: kind === 'decoder-wedge-sticky', receiver: null };
+      peer.applyWedge();
+    }
+    updateFaults();
+    note('fault', { fault: kind, name: name || null });
+    return `Fault: the decoder of ${name ? `${name}'s screen` : 'every screen'} swallows every frame`;
+  };
+
+  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining.
+  function scheduleFaultFromURL() {
+    const asked = params.get('fault');
+    if (!asked) return;
+    const [kind, seconds] = asked.split('@');
+    const delay = Math.max(0, Number(seconds) || 0) * 1000;
+    setTimeout(() => note('fault-from-url', { fault: kind, said: window.sharectlFault(kind) }), delay);
+  }
 
   $('room-title').textContent = `Room ${roomName}`;
   $('join-form').addEventListener('submit', (event) => {
