@@ -11,8 +11,10 @@ judged; the last line is "N passed, N failed".
   link-motion                the same link: motion arrives at >= 15 fps over 20 s.
   loss-5                     5% of UDP dropped at random (nftables): the view keeps decoding,
                              Chromium's nackCount > 0, our RTX sent > 0, few freezes.
-  pli-keyframe               all UDP dropped for 2 s mid-share: Chromium asks for a keyframe (PLI)
-                             and each honoured request is answered with a keyframe within 300 ms.
+  pli-keyframe               all RTP and RTCP dropped for 2 s mid-share (STUN still answered), longer
+                             than our 1.5 s retransmission history: Chromium asks for a keyframe
+                             (PLI) and each honoured request is answered with a keyframe within
+                             300 ms.
 
 Chromium's figures come from its getStats(), polled twice a second; ours from --stats-json.
 """
@@ -43,12 +45,23 @@ def uncap_link():
 
 
 def drop_udp(percent):
-    """Drops `percent` of UDP on lo at random (100: all of it)."""
+    """Drops `percent` of UDP on lo at random (100: all of it), on the way in: the sender's
+    sendmsg succeeds and the datagram vanishes, as on a real lossy path (dropped on the way out,
+    the sender would get EPERM, which libnice takes for a broken pair)."""
     clear_drops()
     sh("nft add table inet sharectl_gate")
-    sh("nft add chain inet sharectl_gate out '{ type filter hook output priority 0; }'")
+    sh("nft add chain inet sharectl_gate in '{ type filter hook input priority 0; }'")
     rule = "meta l4proto udp drop" if percent >= 100 else f"meta l4proto udp numgen random mod 100 \\< {percent} drop"
-    sh(f"nft add rule inet sharectl_gate out {rule}")
+    sh(f"nft add rule inet sharectl_gate in {rule}")
+
+
+def drop_media():
+    """Drops every RTP and RTCP datagram on lo (UDP payloads starting with version 2, RFC 7983)
+    and lets STUN and DTLS through: the media stops while connectivity checks go on answering."""
+    clear_drops()
+    sh("nft add table inet sharectl_gate")
+    sh("nft add chain inet sharectl_gate in '{ type filter hook input priority 0; }'")
+    sh("nft add rule inet sharectl_gate in meta l4proto udp @th,64,2 == 2 drop")
 
 
 def clear_drops():
@@ -260,7 +273,7 @@ def gate_pli():
     with chromium_share(name, "balanced", size="1280x720") as (receiver, share):
         receiver.watch(4)
         before = receiver.sample()
-        drop_udp(100)
+        drop_media()
         time.sleep(2)
         clear_drops()
         receiver.watch(8)
@@ -271,7 +284,7 @@ def gate_pli():
         answered, slowest = ours.get("keyframeResponses", 0), ours.get("keyframeResponseMaxMs")
         resumed = after.get("framesDecoded", 0) > before.get("framesDecoded", 0) + 30
         ok = code == 0 and plis >= 1 and answered >= 1 and slowest is not None and slowest <= 300 and resumed
-        judged(name, ok, f"after 2 s of total loss Chromium asked {plis} time(s) (PLI/FIR); we received "
+        judged(name, ok, f"after 2 s without media Chromium asked {plis} time(s) (PLI/FIR); we received "
                          f"{ours.get('pliReceived')} PLI, answered {answered} with a keyframe, slowest {slowest} ms; "
                          f"decoding resumed: {after.get('framesDecoded')} frames (was {before.get('framesDecoded')}); exit {code}",
                share)
