@@ -2,13 +2,15 @@ import Foundation
 import Synchronization
 
 /// Commands typed (or piped) on standard input while a share runs, one a line:
-/// `policy balanced|detail|motion`, `keyframe`, `fault capture-stall|encoder-stall` (drills), `stop`. A thread of its own does the blocking
+/// `policy balanced|detail|motion`, `keyframe`, `fault capture-stall|encoder-stall` (drills; in a room
+/// also `fault decoder-wedge [NAME]`, `fault decoder-wedge-sticky [NAME]`, `fault clear`), `stop`. A thread of its own does the blocking
 /// reads; the command loop takes what arrived once a tick. End of input simply ends the reader.
 final class ControlInput: Sendable {
     enum Command: Equatable, Sendable {
         case policy(String)
         case keyframe
-        case fault(String)
+        /// A fault and, for a decoder wedge, whose screen (nil: every screen).
+        case fault(String, name: String? = nil)
         case stop
     }
 
@@ -25,9 +27,10 @@ final class ControlInput: Sendable {
                 case ("policy", 2): pending.withLock { $0.append(.policy(words[1])) }
                 case ("keyframe", 1): pending.withLock { $0.append(.keyframe) }
                 case ("fault", 2): pending.withLock { $0.append(.fault(words[1])) }
+                case ("fault", 3...): pending.withLock { $0.append(.fault(words[1], name: words[2...].joined(separator: " "))) }
                 case ("stop", 1), ("quit", 1): pending.withLock { $0.append(.stop) }
                 default:
-                    complaints.withLock { $0.append("unknown command '\(line)' (policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall, stop)") }
+                    complaints.withLock { $0.append("unknown command '\(line)' (policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop)") }
                 }
             }
         }

@@ -76,7 +76,7 @@ enum RoomRun {
     /// and leaves at `--duration` or on SIGINT/SIGTERM. `shareFor` > 0 stops the share after that
     /// many seconds (the call goes on). `status` (if given) replaces the printing of status lines.
     static func run(options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
-                    quiet: Bool = false, prefix: String = "") async throws {
+                    quiet: Bool = false, prefix: String = "", readsInput: Bool = true) async throws {
         let duration = try arguments.double("duration", default: 0)
         let statsFile = try openStats(arguments.value("stats-json"))
         let snapshotDirectory = arguments.value("snapshot")
@@ -106,13 +106,30 @@ enum RoomRun {
         var shareStopped = false
         var sharing = options.shareScreen
         var seconds = 0
+        var noticesShown: Set<String> = []
+        var stopAsked = false
+        let control = readsInput ? ControlInput() : nil
+        control?.start()
         while true {
             try? await Task.sleep(for: .seconds(1))
             seconds += 1
             let stats = await session.statistics()
             if !quiet { for line in stats.statusLines { say(prefix + line) } }
+            for notice in stats.watchdog?.notices ?? [] where !noticesShown.contains(notice) { say("\(prefix)Notice: \(notice)") }
+            noticesShown = Set(stats.watchdog?.notices ?? [])
+            let (commands, complaints) = control?.take() ?? ([], [])
+            for complaint in complaints { say(prefix + complaint) }
+            for command in commands {
+                switch command {
+                case .policy(let policy): say(prefix + "policy \(policy) is not built for rooms yet")
+                case .keyframe: say(prefix + (await session.requestScreenKeyframes()))
+                case .fault(let fault, let name): say(prefix + (await session.injectFault(fault, name: name)))
+                case .stop: stopAsked = true
+                }
+            }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
             if let snapshotDirectory, seconds % 5 == 0 { await saveSnapshots(session, to: snapshotDirectory) }
+            if stopAsked { say("\(prefix)Leaving the room (stop)…"); break }
             if stop.requested { say("\(prefix)Leaving the room (signal)…"); break }
             let elapsed = ContinuousClock.now - started
             if duration > 0, elapsed >= .milliseconds(Int64(duration * 1000)) { break }

@@ -133,7 +133,7 @@ enum ShareCommand {
                     case .keyframe:
                         await session.requestKeyframe()
                         say("Keyframe asked for")
-                    case .fault(let fault):
+                    case .fault(let fault, _):
                         say(await session.injectFault(fault))
                     case .stop:
                         stopAsked = true

@@ -2,6 +2,7 @@ import Foundation
 import GLibLoop
 import SDPWire
 import ScreenCapture
+import ScreenWatchdog
 import ShareCore
 import VideoSend
 
@@ -55,6 +56,16 @@ public actor CallSession {
         case tick
         case reconnect
         case opened(RoomSocket)
+        /// A watchdog step that renegotiates (a rebuild, a share again): in order with signalling.
+        case watchdog(CallWatchdogCommand)
+    }
+
+    /// A receiver decoder fault (drills and tests): `sticky` follows the person's screen across
+    /// rebuilds; only a share again (the screen stopped and shared anew) ends it.
+    private struct Wedge {
+        var sticky: Bool
+        /// The mid of the screen section whose decoder is wedged (nil: none wedged yet).
+        var mid: String?
     }
 
     /// One other participant.
@@ -73,6 +84,10 @@ public actor CallSession {
         var screenView = ViewTracker()
         var cameraView = ViewTracker()
         var theirReport: RoomMessage.Media?
+        /// When our screen section to them started sending (the watchdog's grace period).
+        var screenSince: ContinuousClock.Instant?
+        /// Their screen's decoder is wedged by a fault.
+        var wedge: Wedge?
 
         init(id: String, name: String, connection: PeerConnection, audio: Transceiver, camera: Transceiver) {
             self.id = id
@@ -112,6 +127,15 @@ public actor CallSession {
     private var lastTick: ContinuousClock.Instant?
     private var snapshot = CallStatistics()
     private var errors: [String] = []
+    /// The one capture our screen comes from while sharing, a branch per connection.
+    private var fanout: ScreenFanout?
+    private var watchdog: ScreenWatchdog<ContinuousClock>?
+    private var watchdogLink: CallWatchdogLink?
+    private var watchdogTask: Task<Void, Never>?
+    /// Decides which screens we report as stalled (DESIGN.md "Receiver-driven ladder").
+    private var stallReporter = StallReporter()
+    /// Sender faults injected and not yet repaired.
+    private var senderFaults: [String] = []
 
     public init(options: Options, logger: Logger) throws(Failure) {
         self.options = options
@@ -160,7 +184,10 @@ public actor CallSession {
                 await self.enqueue(.tick)
             }
         }
-        if options.shareScreen { sharing = true }
+        if options.shareScreen {
+            sharing = true
+            startScreen()
+        }
         try await openSocket()
         let deadline = ContinuousClock.now + .seconds(10)
         while myID == nil, ContinuousClock.now < deadline {
@@ -178,6 +205,7 @@ public actor CallSession {
         guard !stopping else { return }
         stopping = true
         ticker?.cancel()
+        stopScreen()
         if signallingUp { socket?.send(RoomMessage.leave.text) }
         try? await Task.sleep(for: .milliseconds(100))
         socket?.close()
@@ -207,6 +235,7 @@ public actor CallSession {
         case .tick: await tick()
         case .reconnect: reconnect()
         case .opened(let socket): install(socket)
+        case .watchdog(let command): await renegotiatingStep(command)
         }
     }
 
@@ -308,7 +337,11 @@ public actor CallSession {
             guard let from, let participant = participants[from] else { return }
             participant.sharing = on
             participant.sharingMid = on ? mid : nil
-            if !on { participant.screenView.reset() }
+            if !on {
+                participant.screenView.reset()
+                // Their screen is gone: a wedged decoder (sticky or not) goes with it.
+                participant.wedge = nil
+            }
             logger.notice("\(participant.name) \(on ? "shares a screen" : "stopped sharing")")
         case .media(let media):
             guard let from = media.from, let participant = participants[from] else { return }
@@ -419,6 +452,7 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
+                await applyWedge(participant)
                 await flushCandidates(participant)
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
@@ -482,9 +516,10 @@ public actor CallSession {
                                                to: participant.camera, bitrate: 500_000, framesPerSecond: 15, maxLongSide: 640)
             }
             if let screen = participant.screen, screen.negotiated?.direction.sends == true, await !pc.isSending(on: screen) {
-                try await pc.attachVideoSource(
-                    SyntheticScreenSource(width: options.screenWidth, height: options.screenHeight, framesPerSecond: options.framesPerSecond),
-                    to: screen, bitrate: options.screenBitrate, framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+                let fanout = startScreen()
+                try await pc.attachVideoSource(fanout.branch(), to: screen, bitrate: options.screenBitrate,
+                                               framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+                participant.screenSince = .now
             }
         } catch {
             logger.warning("could not send to \(participant.name): \(error)")
@@ -497,6 +532,7 @@ public actor CallSession {
         guard on != sharing else { return }
         sharing = on
         logger.notice(on ? "sharing the screen" : "stopping the share")
+        if on { startScreen() } else { stopScreen() }
         for id in order {
             guard let participant = participants[id] else { continue }
             if on {
@@ -526,6 +562,213 @@ public actor CallSession {
         send(.share(from: nil, on: true, mid: mid))
     }
 
+    // MARK: The screen and its watchdog
+
+    /// The capture (started once for every connection) and the watchdog, while sharing.
+    @discardableResult
+    private func startScreen() -> ScreenFanout {
+        let fanout = self.fanout ?? ScreenFanout(capture: SupervisedSource(SyntheticScreenSource(
+            width: options.screenWidth, height: options.screenHeight, framesPerSecond: options.framesPerSecond)))
+        self.fanout = fanout
+        fanout.start()
+        if watchdog == nil {
+            let link = CallWatchdogLink(target: self)
+            let dog = ScreenWatchdog(probe: link, effector: link, logger: logger, origin: .now)
+            watchdogLink = link
+            watchdog = dog
+            watchdogTask = Task { try? await dog.run() }
+        }
+        return fanout
+    }
+
+    private func stopScreen() {
+        watchdogTask?.cancel()
+        watchdogTask = nil
+        watchdogLink?.detach()
+        watchdogLink = nil
+        watchdog = nil
+        fanout?.stop()
+        fanout = nil
+        senderFaults = []
+    }
+
+    /// For the watchdog, once a second: the capture's count and, per person our screen goes to,
+    /// the counters of their screen section and what they last reported of it.
+    public func watchdogFigures() async -> CallWatchdogFigures {
+        var people: [CallWatchdogFigures.Person] = []
+        let now = ContinuousClock.now
+        for id in order {
+            guard sharing, let participant = participants[id], let screen = participant.screen,
+                  screen.negotiated?.direction.sends == true, let since = participant.screenSince,
+                  let encoder = screen.media?.encoder else { continue }
+            let figures = await participant.connection.statistics()
+            let sent = figures.transceivers.first { $0.mid == screen.mid }?.sent
+            let congestion = figures.congestion
+            let linkLimited = (congestion?.pacedQueueMillis ?? 0) > 250 || (congestion.map { $0.targetBitrate <= 150_000 } ?? false)
+            let theirs = participant.theirReport?.screens.first { $0.from == myID }
+            people.append(.init(id: id, name: participant.name, framesIn: encoder.counters.framesIn,
+                                framesEncoded: sent?.framesEncoded ?? 0, framesSent: sent?.framesSent ?? 0,
+                                keyframesSent: sent?.keyframesEncoded ?? 0, linkLimited: linkLimited,
+                                sendingFor: now - since, reportsStalled: theirs?.screenStalled))
+        }
+        return CallWatchdogFigures(captureFrames: fanout?.capture.frameCount, people: people)
+    }
+
+    /// Carries out one watchdog step. A keyframe or a fresh encoder touches one encoder at once; a
+    /// rebuild or a share again renegotiates, so it joins the job queue behind any exchange under way.
+    public func watchdogCarryOut(_ command: CallWatchdogCommand) async throws {
+        switch command {
+        case .restartCapture:
+            guard let fanout else { throw Failure(description: "no capture is running") }
+            fanout.capture.restart()
+            senderFaults.removeAll { $0 == "capture-stall" }
+        case .keyframe(let id):
+            guard let participant = participants[id], let screen = participant.screen else {
+                throw Failure(description: "no screen goes to \(id)")
+            }
+            await participant.connection.requestKeyframe(on: screen)
+        case .freshEncoder(let id, let scale, let seconds):
+            guard let encoder = participants[id]?.screen?.media?.encoder else {
+                throw Failure(description: "no screen encoder for \(id)")
+            }
+            encoder.rebuildEncoder(scale: scale, forSeconds: seconds)
+            if !anyEncoderStalled { senderFaults.removeAll { $0 == "encoder-stall" } }
+        case .rebuild(let id):
+            guard sharing, participants[id]?.screen != nil else { throw Failure(description: "no screen goes to \(id)") }
+            enqueue(.watchdog(command))
+        case .shareAgain:
+            guard sharing else { throw Failure(description: "the screen is not shared") }
+            enqueue(.watchdog(command))
+        }
+    }
+
+    /// A keyframe on every screen section we send (typed `keyframe`).
+    public func requestScreenKeyframes() async -> String {
+        var asked = 0
+        for participant in participants.values {
+            guard let screen = participant.screen, screen.media?.encoder != nil else { continue }
+            await participant.connection.requestKeyframe(on: screen)
+            asked += 1
+        }
+        return asked == 0 ? "no screen encoder is running" : "Keyframe asked for (\(asked) connections)"
+    }
+
+    private var anyEncoderStalled: Bool {
+        participants.values.contains { $0.screen?.media?.encoder?.isStalled == true }
+    }
+
+    /// A rebuild: a new screen section to one person (the old one inactive), so a new encoder
+    /// here and a new decoder there. A share again: the same for everyone, said with `share` off
+    /// and on, from the same capture.
+    private func renegotiatingStep(_ command: CallWatchdogCommand) async {
+        guard sharing else { return }
+        switch command {
+        case .rebuild(let id):
+            guard let participant = participants[id] else { return }
+            await replaceScreen(of: participant)
+            logger.notice("rebuilt the screen for \(participant.name): a new section, so a new encoder here and a new decoder there")
+        case .shareAgain:
+            for id in order {
+                guard let participant = participants[id] else { continue }
+                await replaceScreen(of: participant)
+            }
+            sharesSent += 1
+            send(.share(from: nil, on: false, mid: nil))
+            shareAnnounced = false
+            announceShare(mid: participants.values.lazy.compactMap { $0.screen?.mid }.first)
+            logger.notice("shared the screen again to everyone from the same capture")
+        default:
+            break
+        }
+        senderFaults.removeAll { $0 == "encoder-stall" }
+    }
+
+    private func replaceScreen(of participant: Participant) async {
+        let pc = participant.connection
+        if let old = participant.screen { await pc.setDirection(.inactive, of: old) }
+        participant.screen = try? await pc.addTransceiver(kind: .video, direction: .sendonly, trackID: "screen")
+        participant.screenSince = nil
+        await negotiate(participant)
+        // The section numbers itself at the offer; say which one it is when the offer had to wait.
+    }
+
+    /// Fault injection for drills and tests, off unless asked for. The sharer's: `capture-stall`,
+    /// `encoder-stall`; the viewer's: `decoder-wedge [NAME]`, `decoder-wedge-sticky [NAME]`,
+    /// `clear`. Returns what was done, in words.
+    public func injectFault(_ fault: String, name: String? = nil) async -> String {
+        switch fault {
+        case "capture-stall":
+            guard sharing, let fanout else { return "no screen is shared" }
+            fanout.capture.injectStall()
+            senderFaults.append(fault)
+            logger.notice("fault injected: the screen capture stops delivering")
+            return "Fault: the screen capture stops delivering frames"
+        case "encoder-stall":
+            guard sharing else { return "no screen is shared" }
+            var stalled = 0
+            for participant in participants.values {
+                guard let encoder = participant.screen?.media?.encoder else { continue }
+                encoder.injectStall()
+                stalled += 1
+            }
+            guard stalled > 0 else { return "no screen encoder is running yet" }
+            senderFaults.append(fault)
+            return "Fault: the screen's encoders stop producing (\(stalled))"
+        case "decoder-wedge", "decoder-wedge-sticky":
+            let sticky = fault.hasSuffix("sticky")
+            var wedged: [String] = []
+            var matched = 0
+            for id in order {
+                guard let participant = participants[id], Self.matches(participant.name, name) else { continue }
+                participant.wedge = Wedge(sticky: sticky, mid: nil)
+                await applyWedge(participant)
+                if participant.wedge?.mid != nil { wedged.append(participant.name) }
+                matched += 1
+            }
+            logger.notice("fault injected: \(fault) of \(name.map { "\($0)'s screen" } ?? "every screen")")
+            let whose = name.map { "\($0)'s screen" } ?? "every screen"
+            guard matched > 0 else { return name.map { "no one called \($0) is in the call" } ?? "no one else is in the call" }
+            return "Fault: the decoder of \(whose) swallows every frame"
+                + (sticky ? " (sticky: across rebuilds until shared again)" : " (until it is rebuilt)")
+                + (wedged.isEmpty ? "; no such screen decodes yet, it wedges when one does" : "")
+        case "clear":
+            for participant in participants.values {
+                participant.wedge = nil
+                for transceiver in await participant.connection.allTransceivers where transceiver.kind == .video {
+                    await participant.connection.setDecoderWedged(false, on: transceiver)
+                }
+            }
+            return "Fault: cleared"
+        default:
+            return "unknown fault '\(fault)' (capture-stall, encoder-stall, decoder-wedge [NAME], decoder-wedge-sticky [NAME], clear)"
+        }
+    }
+
+    private static func matches(_ name: String, _ wanted: String?) -> Bool {
+        guard let wanted else { return true }
+        return name.caseInsensitiveCompare(wanted) == .orderedSame
+    }
+
+    /// Keeps a decoder fault on the screen it is about: a wedge waiting for a screen wedges the
+    /// first that decodes; a screen rebuilt (another section) ends a plain wedge and takes a
+    /// sticky one along; the sharer's share ending (a share again included) ends either.
+    private func applyWedge(_ participant: Participant) async {
+        guard var wedge = participant.wedge, participant.sharing,
+              let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil else { return }
+        if let mid = wedge.mid, mid != screen.mid {
+            guard wedge.sticky else {
+                participant.wedge = nil
+                logger.notice("\(participant.name)'s screen was rebuilt: its new decoder is not wedged")
+                return
+            }
+            logger.notice("\(participant.name)'s screen was rebuilt: the sticky wedge takes its new decoder too")
+        }
+        guard wedge.mid != screen.mid || screen.media?.videoReceiver?.isWedged == false else { return }
+        await participant.connection.setDecoderWedged(true, on: screen)
+        wedge.mid = screen.mid
+        participant.wedge = wedge
+    }
+
     // MARK: Once a second
 
     private func tick() async {
@@ -542,6 +785,7 @@ public actor CallSession {
         stats.resumes = resumes
         var report = RoomMessage.Media()
         var healthy = true
+        var decoded: [String: Int] = [:]
         for id in order {
             guard let participant = participants[id] else { continue }
             let figures = await participant.connection.statistics()
@@ -561,19 +805,17 @@ public actor CallSession {
                 peer.camera = Self.view(camera, tracker: participant.cameraView, codec: participant.camera.negotiated?.codec)
                 report.cameras.append(.init(from: id, framesDecoded: camera.framesDecoded))
             }
+            await applyWedge(participant)
             let remote = participant.sharing ? await remoteScreen(of: participant) : nil
             if let screen = remote, let received = figures.transceivers.first(where: { $0.mid == screen.mid })?.received {
                 participant.screenView.update(frames: received.framesDecoded, now: now, elapsed: elapsed)
-                let stalled = participant.screenView.stalled(now: now)
                 peer.screen = Self.view(received, tracker: participant.screenView, codec: screen.negotiated?.codec)
-                peer.screen?.stalled = stalled
                 peer.screen?.mid = screen.mid
-                report.screens.append(.init(from: id, framesDecoded: received.framesDecoded, screenStalled: stalled))
+                decoded[id] = received.framesDecoded
             } else if participant.sharing {
                 participant.screenView.update(frames: 0, now: now, elapsed: elapsed)
-                let stalled = participant.screenView.stalled(now: now)
-                peer.screen = .init(stalled: stalled)
-                report.screens.append(.init(from: id, framesDecoded: 0, screenStalled: stalled))
+                peer.screen = .init()
+                decoded[id] = 0
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.received {
                 let hearing = (audio.audioHearingPeakDbfs ?? AudioLevel.silence) > -70
@@ -585,6 +827,8 @@ public actor CallSession {
             if let screen = participant.screen, let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent {
                 peer.video = .init(framesSent: sent.framesSent, framesEncoded: sent.framesEncoded, width: sent.width,
                                    height: sent.height, keyframes: sent.keyframesEncoded, codec: sent.encoder)
+                peer.video?.mid = screen.mid
+                peer.video?.encodersMade = sent.encodersMade
             }
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
                 peer.cameraSent = .init(framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
@@ -602,6 +846,19 @@ public actor CallSession {
             }
             stats.peers.append(peer)
         }
+        // Which screens we report stalled: 4 s without any change of the decoded count, held up
+        // to 3 minutes (a rebuilt screen's count restarting at zero is a change).
+        let stalled = stallReporter.tick(now: now, decoded: decoded)
+        for index in stats.peers.indices {
+            let id = stats.peers[index].id
+            guard let frames = decoded[id] else { continue }
+            stats.peers[index].screen?.stalled = stalled.contains(id)
+            report.screens.append(.init(from: id, framesDecoded: frames, screenStalled: stalled.contains(id)))
+        }
+        stats.watchdog = watchdog?.status
+        stats.faults = order.compactMap { id in
+            participants[id]?.wedge.map { "decoder-wedge\($0.sticky ? "-sticky" : "") \(participants[id]?.name ?? id)" }
+        } + senderFaults
         if signallingUp, myID != nil { send(.media(report)) }
         await watch.connections(healthy: healthy, now: now)
         await watch.signalling(up: signallingUp, now: now)
@@ -666,3 +923,6 @@ public actor CallSession {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
+
+/// The watchdog reads the call and carries its steps out through `CallWatchdogLink`.
+extension CallSession: CallWatchdogTarget {}

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// A room call's figures of one second, per participant: what we decode of them (screen, camera,
 /// audio), what we send them, their connection, and what they say they decode of us.
@@ -36,6 +37,9 @@ public struct CallStatistics: Sendable {
         public var height = 0
         public var keyframes = 0
         public var codec: String?
+        /// The section it goes on (a rebuild moves it to another) and encoders made for it.
+        public var mid: String?
+        public var encodersMade = 0
     }
 
     public struct AudioSent: Sendable {
@@ -89,6 +93,10 @@ public struct CallStatistics: Sendable {
     public var peers: [Peer] = []
     /// Names of participants who left.
     public var left: [String] = []
+    /// The screen watchdog while we share (`watchdog.state`, `.rung`, `.lastStep`, `.recent`, `.notices`).
+    public var watchdog: WatchdogStatus?
+    /// Faults injected and in force (drills and tests): `decoder-wedge NAME`, `capture-stall`, …
+    public var faults: [String] = []
 
     public init() {}
 
@@ -114,6 +122,8 @@ public struct CallStatistics: Sendable {
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
+        // The watchdog on the second line, as in a WHIP share (its notices are printed when they come).
+        if let watchdog { lines.insert(watchdog.statusText(now: t), at: min(1, lines.count)) }
         return lines
     }
 
@@ -130,7 +140,8 @@ public struct CallStatistics: Sendable {
         func sent(_ s: Sent?) -> Any {
             guard let s else { return NSNull() }
             return ["framesSent": s.framesSent, "framesEncoded": s.framesEncoded, "width": s.width, "height": s.height,
-                    "keyframes": s.keyframes, "encoder": s.codec ?? NSNull()] as [String: Any]
+                    "keyframes": s.keyframes, "encoder": s.codec ?? NSNull(), "mid": s.mid ?? NSNull(),
+                    "encodersMade": s.encodersMade] as [String: Any]
         }
         let peerObjects: [[String: Any]] = peers.map { p in
             var o: [String: Any] = [
@@ -146,14 +157,21 @@ public struct CallStatistics: Sendable {
             if let t = p.theirView {
                 o["theirView"] = ["screenFramesDecoded": t.screenFramesDecoded ?? NSNull(), "screenStalled": t.screenStalled ?? NSNull(),
                                   "cameraFramesDecoded": t.cameraFramesDecoded ?? NSNull(), "hearsUs": t.hearsUs] as [String: Any]
+                // What that peer last reported about our screen (the receiver-driven ladder's input).
+                o["report"] = ["screenStalled": t.screenStalled ?? NSNull(), "framesDecoded": t.screenFramesDecoded ?? NSNull()] as [String: Any]
             }
             return o
         }
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "t": (t * 1000).rounded() / 1000, "id": id ?? NSNull(), "signalling": signalling, "reconnecting": reconnecting,
             "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
             "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
+            "faults": faults,
         ]
+        if let watchdog, let data = try? JSONEncoder().encode(watchdog),
+           let value = try? JSONSerialization.jsonObject(with: data) {
+            object["watchdog"] = value
+        }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

@@ -577,6 +577,16 @@ public actor PeerConnection {
         return received
     }
 
+    /// Fault injection (drills and tests): the decoder of a receiving video transceiver swallows
+    /// every frame while wedged. Only its current decoder: media made anew by a later exchange
+    /// starts unwedged. False when there is no decoder to wedge.
+    @discardableResult
+    public func setDecoderWedged(_ on: Bool, on transceiver: Transceiver) -> Bool {
+        guard let receiver = transceiver.media?.videoReceiver else { return false }
+        receiver.setWedged(on)
+        return true
+    }
+
     /// The last picture decoded on a receiving video transceiver (for snapshots).
     public func latestPicture(on transceiver: Transceiver) -> VideoFrame? {
         transceiver.media?.videoReceiver?.latestPicture

@@ -30,6 +30,8 @@ public final class VideoReceiveThread: Sendable {
         public var height = 0
         public var waitingForKeyframe = true
         public var lastError: String?
+        /// Frames a wedged decoder swallowed (fault injection, `setWedged`).
+        public var framesSwallowed = 0
     }
 
     /// Packets waiting beyond this are dropped oldest first (the decoder then asks for a keyframe).
@@ -44,6 +46,7 @@ public final class VideoReceiveThread: Sendable {
     private let stats = Mutex(Counters())
     private let onPicture: (@Sendable (VideoFrame) -> Void)?
     private let latest = Mutex<VideoFrame?>(nil)
+    private let wedged = Atomic<Bool>(false)
 
     /// `onPicture` (optional) sees every decoded picture, on this thread.
     public init(codec: VideoCodec, logger: Logger, onPicture: (@Sendable (VideoFrame) -> Void)? = nil) {
@@ -71,6 +74,11 @@ public final class VideoReceiveThread: Sendable {
         wakeup.signal()
         finished.wait()
     }
+
+    /// Fault injection for drills and tests, off unless asked for: a wedged decoder swallows every
+    /// frame (nothing decodes, the decoded count stops) until unwedged or replaced.
+    public func setWedged(_ on: Bool) { wedged.store(on, ordering: .releasing) }
+    public var isWedged: Bool { wedged.load(ordering: .acquiring) }
 
     /// Queues one packet (in arrival order). Any thread; never blocks on decoding.
     public func push(_ packet: RTPPacket) {
@@ -120,6 +128,10 @@ public final class VideoReceiveThread: Sendable {
     }
 
     private func decode(_ frame: DepayloadedFrame, with decoder: VideoDecoder) {
+        if wedged.load(ordering: .acquiring) {
+            stats.withLock { $0.framesSwallowed += 1 }
+            return
+        }
         do {
             guard let picture = try decoder.decode(frame.bytes) else { return }
             stats.withLock { s in

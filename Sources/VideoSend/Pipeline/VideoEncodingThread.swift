@@ -165,6 +165,8 @@ public final class VideoEncodingThread: Sendable {
     }
 
     public var counters: Counters { stats.withLock { $0 } }
+    /// An injected stall is in force (until the next fresh encoder).
+    public var isStalled: Bool { control.withLock { $0.stalled } }
 
     private func run() {
         var encoder: (any VideoEncoder)?
