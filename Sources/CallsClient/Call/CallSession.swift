@@ -452,11 +452,11 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
-                await applyWedge(participant)
                 await flushCandidates(participant)
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
                 await attachMedia(participant)
+                await applyWedge(participant)
             } catch {
                 logger.warning("could not answer \(participant.name): \(error)")
                 return

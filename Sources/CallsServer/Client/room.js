@@ -2,7 +2,9 @@
 // loaded from elsewhere. One RTCPeerConnection per other participant: the newcomer offers, either
 // side may renegotiate, and on glare the participant with the larger id number rolls back.
 // A screen is an extra video m-line; it takes the stage, captioned "NAME's screen".
-// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events).
+// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events, faults).
+// Fault injection for drills and tests, off unless asked for: window.sharectlFault(kind, name?)
+// or ?fault=KIND@SECONDS (see "fault injection" below).
 'use strict';
 
 (() => {
@@ -19,7 +21,7 @@
     room: roomName, id: null, name: null, connected: false, joined: false,
     welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0,
     local: { audio: false, video: false, screen: false, error: null },
-    participants: {}, errors: [], events: [],
+    participants: {}, errors: [], events: [], faults: [],
   };
   const peers = new Map();         // id -> Peer
   let socket = null;
@@ -140,6 +142,7 @@
     } else {
       state.freshJoins += 1;
       note('joined', { id: state.id, peers: message.peers.map((p) => p.id) });
+      if (state.freshJoins === 1) scheduleFaultFromURL();
       for (const info of message.peers) addPeer(info, { offer: true });
       if (screenStream && !shareAnnounced) announceShare(null);
     }
@@ -178,6 +181,7 @@
       this.chain = Promise.resolve();
       this.screenTx = null;           // our own screen's transceiver on this connection
       this.stall = { frames: -1, movedAt: Date.now(), since: null };
+      this.wedge = null;              // a decoder fault on their screen: { kind, sticky, receiver }
       this.energy = { last: null, heardAt: 0 };
       this.view = { camera: null, screen: null, cameraTrack: null, screenTrack: null };
       this.info = state.participants[this.id] = {
@@ -309,6 +313,10 @@
       this.mid = on ? (mid || null) : null;
       this.info.sharing = on;
       if (!on) {
+        // Their screen is gone: a wedged decoder (sticky or not) goes with it.
+        if (this.wedge) note('fault-ended', { id: this.id, kind: this.wedge.kind, why: 'share ended' });
+        this.wedge = null;
+        updateFaults();
         this.stall = { frames: -1, movedAt: Date.now(), since: null };
         this.info.screen = { framesDecoded: 0, width: 0, height: 0, stalled: false, shown: false };
       } else {
@@ -363,9 +371,28 @@
       this.info.screen.shown = !!this.view.screen;
     }
 
+    // Keeps a decoder fault on the screen it is about: the first screen receiver gets the
+    // dropping transform; a rebuilt screen (another transceiver) ends a plain wedge and takes a
+    // sticky one along.
+    applyWedge() {
+      if (!this.wedge) return;
+      const screen = this.screenTransceiver();
+      if (!screen || this.wedge.receiver === screen.receiver) return;
+      if (this.wedge.receiver && !this.wedge.sticky) {
+        note('fault-ended', { id: this.id, kind: this.wedge.kind, why: 'screen rebuilt', mid: screen.mid });
+        this.wedge = null;
+        updateFaults();
+        return;
+      }
+      screen.receiver.transform = wedgeTransform();
+      this.wedge.receiver = screen.receiver;
+      note('fault-applied', { id: this.id, kind: this.wedge.kind, mid: screen.mid });
+    }
+
     async measure(now) {
       if (this.pc.signalingState === 'closed') return null;
       this.render();
+      this.applyWedge();
       const stats = await this.pc.getStats();
       const byMid = new Map();
       let audio = null;
@@ -565,6 +592,61 @@
       note('screen-held', { hold });
     },
   };
+
+  // MARK: fault injection (drills and tests), off unless asked for
+
+  // A wedged decoder: an encoded transform on the screen's receiver drops every encoded frame,
+  // so nothing reaches the decoder and its decoded count stops. 'decoder-wedge' lasts until the
+  // sharer rebuilds the screen (a new transceiver, so a new receiver here); 'decoder-wedge-sticky'
+  // follows the sharer's screen across rebuilds until their share ends (a share again).
+  const WEDGE_WORKER = 'onrtctransform = (event) => {'
+    + ' const { readable, writable } = event.transformer;'
+    + ' readable.pipeThrough(new TransformStream({ transform() {} })).pipeTo(writable); };';
+  let wedgeWorker = null;
+  function wedgeTransform() {
+    if (typeof RTCRtpScriptTransform === 'undefined') throw new Error('this browser has no RTCRtpScriptTransform');
+    if (!wedgeWorker) wedgeWorker = new Worker(URL.createObjectURL(new Blob([WEDGE_WORKER], { type: 'text/javascript' })));
+    return new RTCRtpScriptTransform(wedgeWorker, { fault: 'decoder-wedge' });
+  }
+  function updateFaults() {
+    state.faults = [...peers.values()].filter((p) => p.wedge).map((p) => `${p.wedge.kind} ${p.name}`);
+  }
+
+  // kind: 'decoder-wedge' | 'decoder-wedge-sticky' | 'clear'; name: whose screen (every screen if omitted).
+  // Returns what was done, in words.
+  window.sharectlFault = (kind, name) => {
+    if (kind === 'clear') {
+      for (const peer of peers.values()) {
+        if (peer.wedge && peer.wedge.receiver) peer.wedge.receiver.transform = null;
+        peer.wedge = null;
+      }
+      updateFaults();
+      note('fault-cleared', {});
+      return 'Fault: cleared';
+    }
+    if (kind !== 'decoder-wedge' && kind !== 'decoder-wedge-sticky') {
+      return `unknown fault '${kind}' (decoder-wedge, decoder-wedge-sticky, clear)`;
+    }
+    if (typeof RTCRtpScriptTransform === 'undefined') return 'this browser has no RTCRtpScriptTransform: no decoder wedge';
+    const chosen = [...peers.values()].filter((p) => !name || p.name.toLowerCase() === String(name).toLowerCase());
+    if (chosen.length === 0) return name ? `no one called ${name} is in the call` : 'no one else is in the call';
+    for (const peer of chosen) {
+      peer.wedge = { kind, sticky: kind === 'decoder-wedge-sticky', receiver: null };
+      peer.applyWedge();
+    }
+    updateFaults();
+    note('fault', { kind, name: name || null });
+    return `Fault: the decoder of ${name ? `${name}'s screen` : 'every screen'} swallows every frame`;
+  };
+
+  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining.
+  function scheduleFaultFromURL() {
+    const asked = params.get('fault');
+    if (!asked) return;
+    const [kind, seconds] = asked.split('@');
+    const delay = Math.max(0, Number(seconds) || 0) * 1000;
+    setTimeout(() => note('fault-from-url', { kind, said: window.sharectlFault(kind) }), delay);
+  }
 
   $('room-title').textContent = `Room ${roomName}`;
   $('join-form').addEventListener('submit', (event) => {
