@@ -431,17 +431,18 @@ final class ScenarioRunner {
         followMotion("camera \(sharer)", "\(sharer)'s camera", previous, sample)
     }
 
-    /// Says when a view starts, stands still and moves again.
+    /// Says when a view starts, stands still (under 2 fps: a stalled capture still repeats its
+    /// last frame once a second) and moves again.
     private func followMotion(_ key: String, _ what: String, _ previous: ScenarioRecord.ViewSample?,
                               _ sample: ScenarioRecord.ViewSample) {
-        guard let previous, sample.t - previous.t >= 0.5 || sample.framesDecoded != previous.framesDecoded else { return }
-        let moving = sample.framesDecoded != nil && sample.framesDecoded != previous.framesDecoded
+        guard let previous, let rate = ScenarioJudge.rate(from: previous, to: sample) else { return }
+        let moving = rate >= 2
         let size = sample.width > 0 ? " at \(sample.width)×\(sample.height)" : ""
+        let figures = sample.framesDecoded.map { "\($0) frames, \(ScenarioJudge.tenths(rate)) fps" } ?? "gone"
         switch (viewState[key], moving) {
-        case (nil, true): event("\(what) decodes\(size) (\(sample.framesDecoded ?? 0) frames)", at: sample.t)
-        case (true, false):
-            event("\(what) stands still" + (sample.framesDecoded.map { " (\($0) frames)" } ?? " (gone)"), at: previous.t)
-        case (false, true): event("\(what) moves again\(size) (\(sample.framesDecoded ?? 0) frames)", at: sample.t)
+        case (nil, true): event("\(what) decodes\(size) (\(figures))", at: sample.t)
+        case (true, false): event("\(what) stands still (\(figures))", at: previous.t)
+        case (false, true): event("\(what) moves again\(size) (\(figures))", at: sample.t)
         default: break
         }
         if viewState[key] != nil || moving { viewState[key] = moving }

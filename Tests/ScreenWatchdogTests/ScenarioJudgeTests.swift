@@ -29,13 +29,15 @@ import Testing
         scenario = try ScenarioParser.parse(Data(Self.text.utf8), file: "x.json", expectedName: "x")
     }
 
-    /// `m` adds 30 frames, `-` none, `x` the screen is gone, `0` a new screen starting from zero.
+    /// `m` adds 30 frames, `-` none, `r` one (a stalled capture repeats its last frame once a
+    /// second), `x` the screen is gone, `0` a new screen starting from zero (25 frames in).
     func view(_ marbles: String) -> [ScenarioRecord.ViewSample] {
         var count = 0
         return marbles.enumerated().map { index, marble in
             switch marble {
             case "m": count += 30
-            case "0": count = 5
+            case "r": count += 1
+            case "0": count = 25
             default: break
             }
             return ScenarioRecord.ViewSample(t: Double(index), framesDecoded: marble == "x" ? nil : count, width: 1280, height: 720)
@@ -112,6 +114,13 @@ import Testing
         #expect(!judged[0].met)
         #expect(judged[1].met, "\(judged[1].figure)")
         #expect(!judged[3].met, "giveUp is above shareAgain in the receiver-driven ladder")
+    }
+
+    @Test func aStalledCaptureRepeatingItsLastFrameIsNotMoving() {
+        let judged = ScenarioJudge.judge(scenario, record("mmmmmmmmmmmrrrrrmmmmmmmmmmmmmmmmmmmm"))
+        #expect(judged[0].met, "\(judged[0].figure)")
+        #expect(judged[0].figure.contains("moving again at 16 s"), "\(judged[0].figure)")
+        #expect(!judged[5].met, "still for about 5 s: \(judged[5].figure)")
     }
 
     @Test func aScreenThatGoesAndComesBackFromZeroIsRestored() {

@@ -206,24 +206,46 @@ public enum ScenarioJudge {
         return record.injections.filter { $0.fault == fault }.map(\.t)
     }
 
+    /// Frames a second between two looks (a count that starts again from zero counts from zero),
+    /// nil when the view is not there or the looks are too close together to say.
+    public static func rate(from previous: ScenarioRecord.ViewSample, to sample: ScenarioRecord.ViewSample) -> Double? {
+        guard let count = sample.framesDecoded else { return 0 }
+        guard sample.t - previous.t >= stillAfter else { return nil }
+        let before = previous.framesDecoded ?? 0
+        return Double(count >= before ? count - before : count) / (sample.t - previous.t)
+    }
+
+    /// What counts as moving: a quarter of the view's usual rate in the `span` seconds before
+    /// `t`, and at least 2 fps, so a stalled capture's once-a-second repeat of its last frame is
+    /// standing still, not moving.
+    public static func movingRate(_ samples: [ScenarioRecord.ViewSample], before t: Double, span: Double = 6) -> Double {
+        let window = samples.filter { $0.t <= t && $0.t >= t - span }
+        let rates = zip(window, window.dropFirst()).compactMap { rate(from: $0, to: $1) }.sorted()
+        guard !rates.isEmpty else { return 2 }
+        return max(2, rates[rates.count / 2] / 4)
+    }
+
     /// A view stood still after `start` (or went) and then moved again by `start + within`.
     static func restoration(_ samples: [ScenarioRecord.ViewSample], after start: Double,
                             within: Double) -> (met: Bool, figure: String) {
+        let threshold = movingRate(samples, before: start)
         let before = samples.last { $0.t <= start }
         let after = samples.filter { $0.t > start }
         var previous = before
         var stoppedAt: Double?
         for sample in after {
-            defer { previous = sample }
-            guard let last = previous else { continue }
-            let moved = sample.framesDecoded != nil && sample.framesDecoded != last.framesDecoded
+            guard let last = previous else { previous = sample; continue }
+            guard let rate = rate(from: last, to: sample) else { continue }
+            previous = sample
+            let moving = rate >= threshold
             if let stoppedAt {
-                guard moved else { continue }
+                guard moving else { continue }
                 let delay = sample.t - start
-                let figure = "stood still from \(n(stoppedAt)) s, moving again at \(n(sample.t)) s (\(n(delay)) s after the fault)"
+                let figure = "stood still from \(n(stoppedAt)) s, moving again at \(n(sample.t)) s (\(n(delay)) s after the fault, "
+                    + "\(n(rate)) fps)"
                 return (delay <= within, delay <= within ? figure : figure + ", later than \(n(within)) s")
             }
-            if !moved, sample.framesDecoded == nil || sample.t - last.t >= stillAfter {
+            if !moving {
                 stoppedAt = last.t
             } else if sample.t - start > within {
                 break
@@ -234,7 +256,7 @@ public enum ScenarioJudge {
             return (false, after.isEmpty ? "no figures after the fault"
                     : "the view never stood still after the fault (\(frames) more frames decoded): the fault did not take effect")
         }
-        return (false, "stood still from \(n(stoppedAt)) s and did not move again by \(n(after.last?.t ?? stoppedAt)) s")
+        return (false, "stood still from \(n(stoppedAt)) s and did not move again (over \(n(threshold)) fps) by \(n(after.last?.t ?? stoppedAt)) s")
     }
 
     /// The first time the rung (or one above it in its ladder) shows, at or after `start`.
@@ -315,17 +337,17 @@ public enum ScenarioJudge {
         return worst
     }
 
-    /// The longest time between two looks that saw new frames, less the time between looks, and
-    /// when it began: how long the picture stood still, to within a look.
+    /// The longest time between two looks that saw the view moving (see `movingRate`), less the
+    /// time between looks, and when it began: how long the picture stood still, to within a look.
     static func longestStill(_ samples: [ScenarioRecord.ViewSample]) -> (Double, Double) {
+        let threshold = movingRate(samples, before: samples.last?.t ?? 0, span: .infinity)
         var longest = 0.0, from = 0.0
-        var lastChange: ScenarioRecord.ViewSample?
-        var previous: ScenarioRecord.ViewSample?
-        for sample in samples {
-            defer { previous = sample }
-            guard let before = previous else { lastChange = sample; continue }
-            let moved = sample.framesDecoded != nil && sample.framesDecoded != before.framesDecoded
-            if moved, let change = lastChange {
+        var lastChange = samples.first
+        var previous = samples.first
+        for sample in samples.dropFirst() {
+            guard let before = previous, let rate = rate(from: before, to: sample) else { continue }
+            previous = sample
+            if rate >= threshold, let change = lastChange {
                 let still = sample.t - change.t - (sample.t - before.t)
                 if still > longest { (longest, from) = (still, change.t) }
                 lastChange = sample
