@@ -72,7 +72,7 @@ import Testing
                           notices: [(15, "bea's view of your screen stalled — recovering")])
         let judged = ScenarioJudge.judge(scenario, seen)
         #expect(judged[0].met, "\(judged[0].figure)")
-        #expect(judged[0].figure.contains("moving again at 20 s (10 s after the fault)"), "\(judged[0].figure)")
+        #expect(judged[0].figure.contains("moving again at 20 s (10 s after the fault, 25 fps)"), "\(judged[0].figure)")
         #expect(judged[1].met)
         #expect(judged[2].met, "\(judged[2].figure)")
         #expect(judged[3].met)
@@ -121,6 +121,17 @@ import Testing
         #expect(judged[0].met, "\(judged[0].figure)")
         #expect(judged[0].figure.contains("moving again at 16 s"), "\(judged[0].figure)")
         #expect(!judged[5].met, "still for about 5 s: \(judged[5].figure)")
+    }
+
+    @Test func aLookThatRepeatsTheOneBeforeIsNoStall() {
+        // Reports a second apart: one look repeats the count, the next carries two seconds.
+        var samples = view("mmmmmmmmmmmmmmmmmmmmmmmmmmmmmm")
+        samples[14].framesDecoded = samples[13].framesDecoded
+        var seen = record("mmmmmmmmmmmmmmmmmmmmmmmmmmmmmm")
+        seen.screens["bea"]?["ana"] = samples
+        let judged = ScenarioJudge.judge(scenario, seen)
+        #expect(!judged[0].met)
+        #expect(judged[0].figure.contains("did not take effect"), "\(judged[0].figure)")
     }
 
     @Test func aScreenThatGoesAndComesBackFromZeroIsRestored() {

@@ -89,6 +89,8 @@ public enum ScenarioJudge {
     /// this far apart or more (the stats come once a second; two lines read at once are not a
     /// second apart).
     static let stillAfter = 0.5
+    /// A view stood still after a fault when it did for this long at least.
+    static let minimumStill = 2.0
 
     /// The ladders' rungs in order; a rung reached means every rung below it in its ladder too.
     static let ladders: [[String]] = [["keyframe", "freshEncoder", "newTransceiver"],
@@ -233,25 +235,32 @@ public enum ScenarioJudge {
         let after = samples.filter { $0.t > start }
         var previous = before
         var stoppedAt: Double?
+        var stoodStill = false
         for sample in after {
             guard let last = previous else { previous = sample; continue }
             guard let rate = rate(from: last, to: sample) else { continue }
             previous = sample
             let moving = rate >= threshold
-            if let stoppedAt {
-                guard moving else { continue }
+            if let still = stoppedAt, moving {
+                guard stoodStill else {
+                    // A look that repeated the one before (reports and stats lines a second
+                    // apart can miss each other) is not a stall.
+                    stoppedAt = nil
+                    continue
+                }
                 let delay = sample.t - start
-                let figure = "stood still from \(n(stoppedAt)) s, moving again at \(n(sample.t)) s (\(n(delay)) s after the fault, "
+                let figure = "stood still from \(n(still)) s, moving again at \(n(sample.t)) s (\(n(delay)) s after the fault, "
                     + "\(n(rate)) fps)"
                 return (delay <= within, delay <= within ? figure : figure + ", later than \(n(within)) s")
             }
             if !moving {
-                stoppedAt = last.t
+                if stoppedAt == nil { stoppedAt = last.t }
+                if let still = stoppedAt, sample.t - still >= minimumStill { stoodStill = true }
             } else if sample.t - start > within {
                 break
             }
         }
-        guard let stoppedAt else {
+        guard let stoppedAt, stoodStill else {
             let frames = (after.last?.framesDecoded ?? 0) - (before?.framesDecoded ?? 0)
             return (false, after.isEmpty ? "no figures after the fault"
                     : "the view never stood still after the fault (\(frames) more frames decoded): the fault did not take effect")
