@@ -64,8 +64,9 @@ enum ScenarioRunCommand {
             let expectation = scenario.expect[verdict.index]
             lines.append("\(verdict.met ? "met   " : "FAILED") \(expectation.describe(in: scenario)): \(verdict.figure)")
         }
-        if !lines.isEmpty { say("Expectations:"); for line in lines { say("  " + line) } }
-        try? (outcome.timeline + (lines.isEmpty ? "" : "Expectations:\n" + lines.map { "  " + $0 + "\n" }.joined()))
+        let heading = outcome.interrupted ? "Expectations (interrupted: judged on what was seen so far):" : "Expectations:"
+        if !lines.isEmpty { say(heading); for line in lines { say("  " + line) } }
+        try? (outcome.timeline + (lines.isEmpty ? "" : heading + "\n" + lines.map { "  " + $0 + "\n" }.joined()))
             .write(toFile: "\(directory)/timeline.txt", atomically: true, encoding: .utf8)
         if let problem = outcome.problem { throw Failed(description: "scenario \(scenario.name) could not run: \(problem)") }
         if outcome.interrupted { throw Failed(description: "scenario \(scenario.name) was interrupted before its end") }

@@ -272,6 +272,8 @@ final class ScenarioRunner {
                 if isBuiltin(fault.target) {
                     byName[fault.target]?.send("fault clear")
                     event("fault \(index) ends: 'fault clear' to \(fault.target)")
+                } else {
+                    event("fault \(index) would end now, but a browser's fault from its page address lasts until a rebuild")
                 }
             case .link:
                 unshapeLink()
@@ -379,6 +381,10 @@ final class ScenarioRunner {
     }
 
     private func readSharer(_ sharer: String, _ object: [String: Any], t: Double) {
+        var names: [String: String] = [:]
+        for peer in object["peers"] as? [[String: Any]] ?? [] {
+            if let id = peer["id"] as? String, let name = peer["name"] as? String { names[id] = name }
+        }
         if let watchdog = object["watchdog"] as? [String: Any] {
             var steps = (watchdog["recent"] as? [[String: Any]] ?? []).compactMap(Self.step)
             if let last = (watchdog["lastStep"] as? [String: Any]).flatMap(Self.step), !steps.contains(where: { $0.number == last.number }) {
@@ -388,7 +394,8 @@ final class ScenarioRunner {
             record.watchdog[sharer, default: []].append(ScenarioRecord.WatchdogSample(
                 t: t, rung: watchdog["rung"] as? String ?? "none", steps: steps, notices: notices))
             for step in steps where shownSteps[sharer, default: []].insert(step.number).inserted {
-                event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(step.subject.map { " \($0)" } ?? "") — \(step.reason)", at: t)
+                let subject = step.subject.map { id in names[id].map { " \(id) (\($0))" } ?? " \(id)" } ?? ""
+                event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(subject) — \(step.reason)", at: t)
             }
             for text in notices { notice(text, by: sharer, at: t) }
         }
