@@ -350,6 +350,8 @@ final class ScenarioRunner {
             for line in process.takeLines() {
                 record.lines[process.name, default: []].append(line)
                 if line.text.hasPrefix("Notice: ") { notice(line.text.dropFirst(8).description, by: process.name, at: line.t) }
+                // The camera director's steps, as a share prints them.
+                if line.text.hasPrefix("Camera: ") { event("\(process.name): \(line.text)", at: line.t) }
             }
         }
         let t = now
