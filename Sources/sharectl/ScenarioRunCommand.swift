@@ -37,9 +37,6 @@ enum ScenarioRunCommand {
             }
             enterNamespace()
         }
-        if shapesLink, environment[namespaceVariable] == "1" {
-            try ScenarioRunner.command(["ip", "link", "set", "lo", "up"])
-        }
 
         let directory = arguments.value("out") ?? NSTemporaryDirectory() + "sharectl-scenario-\(scenario.name)-\(getpid())"
         do {
@@ -101,10 +98,12 @@ enum ScenarioRunCommand {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    /// Starts this command again as `unshare -n env SHARECTL_SCENARIO_NETNS=1 sharectl …`; does not
-    /// come back unless exec fails.
+    /// Starts this command again in a network namespace of its own with loopback up
+    /// (`unshare -n sh -c 'ip link set lo up && exec env SHARECTL_SCENARIO_NETNS=1 sharectl …'`);
+    /// does not come back unless exec fails.
     static func enterNamespace() {
-        let words = ["unshare", "-n", "env", "\(namespaceVariable)=1", executablePath()] + CommandLine.arguments.dropFirst()
+        let script = "ip link set lo up && exec env \(namespaceVariable)=1 \"$0\" \"$@\""
+        let words = ["unshare", "-n", "sh", "-c", script, executablePath()] + CommandLine.arguments.dropFirst()
         var pointers = words.map { strdup($0) } + [nil]
         execvp("unshare", &pointers)
         StandardError.write("sharectl: could not enter a network namespace (unshare -n): errno \(errno)\n")

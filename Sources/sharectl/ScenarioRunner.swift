@@ -326,19 +326,27 @@ final class ScenarioRunner {
         _ = try? Self.command(["nft", "delete", "table", "inet", "sharectl_scenario"], quiet: true)
     }
 
-    /// Runs a short command (tc, nft, ip) to its end.
+    /// Runs a short command (tc, nft) to its end: spawned and waited for directly, its errors
+    /// read from a file, so it depends on nothing but the kernel.
     static func command(_ words: [String], quiet: Bool = false) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = words
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { throw Failure(description: "could not run \(words[0]): \(error)") }
-        let said = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if process.terminationStatus != 0, !quiet {
-            throw Failure(description: "\(words.joined(separator: " ")) failed: \(String(decoding: said, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-scenario-\(getpid())-\(words[0]).err").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var arguments = words.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, words[0], &actions, nil, &arguments, environ)
+        guard spawned == 0 else { throw Failure(description: "could not run \(words[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: errors)
+        let exited = status & 0x7f == 0 && (status >> 8) & 0xff == 0
+        if !exited, !quiet {
+            throw Failure(description: "\(words.joined(separator: " ")) failed: \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 
