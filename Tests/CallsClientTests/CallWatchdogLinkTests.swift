@@ -115,7 +115,7 @@ import Testing
         #expect(call.done.count == 3)
 
         // The capture stops: restarted after 3 s of silence.
-        for _ in 0..<4 {
+        for _ in 0..<3 {
             t += 1
             await dog.tick(now: start + .seconds(t))
         }

@@ -340,7 +340,13 @@ public actor CallSession {
             if !on {
                 participant.screenView.reset()
                 // Their screen is gone: a wedged decoder (sticky or not) goes with it.
-                participant.wedge = nil
+                if participant.wedge != nil {
+                    participant.wedge = nil
+                    for transceiver in await participant.connection.allTransceivers where transceiver.kind == .video {
+                        await participant.connection.setDecoderWedged(false, on: transceiver)
+                    }
+                    logger.notice("\(participant.name) stopped sharing: the decoder fault on their screen is over")
+                }
             }
             logger.notice("\(participant.name) \(on ? "shares a screen" : "stopped sharing")")
         case .media(let media):
@@ -668,14 +674,16 @@ public actor CallSession {
             await replaceScreen(of: participant)
             logger.notice("rebuilt the screen for \(participant.name): a new section, so a new encoder here and a new decoder there")
         case .shareAgain:
+            // Off first, so every receiver lets go of the old screen before the new sections arrive.
+            sharesSent += 1
+            send(.share(from: nil, on: false, mid: nil))
+            shareAnnounced = false
             for id in order {
                 guard let participant = participants[id] else { continue }
                 await replaceScreen(of: participant)
             }
-            sharesSent += 1
-            send(.share(from: nil, on: false, mid: nil))
-            shareAnnounced = false
-            announceShare(mid: participants.values.lazy.compactMap { $0.screen?.mid }.first)
+            // The first offer announced it with its section's mid, unless no offer could go yet.
+            if !shareAnnounced { announceShare(mid: participants.values.lazy.compactMap { $0.screen?.mid }.first) }
             logger.notice("shared the screen again to everyone from the same capture")
         default:
             break

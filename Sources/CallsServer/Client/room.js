@@ -197,7 +197,10 @@
                mid: candidate ? candidate.sdpMid : undefined });
       };
       pc.onnegotiationneeded = () => this.enqueue(() => this.offer());
-      pc.ontrack = () => this.render();
+      pc.ontrack = ({ receiver }) => {
+        if (receiver.track.kind === 'video') armReceiver(receiver);  // only when the page is armed for faults
+        this.render();
+      };
       pc.onconnectionstatechange = () => {
         this.info.connectionState = pc.connectionState;
         note('connection', { id: this.id, state: pc.connectionState });
@@ -314,7 +317,7 @@
       this.info.sharing = on;
       if (!on) {
         // Their screen is gone: a wedged decoder (sticky or not) goes with it.
-        if (this.wedge) note('fault-ended', { id: this.id, kind: this.wedge.kind, why: 'share ended' });
+        if (this.wedge) note('fault-ended', { id: this.id, fault: this.wedge.kind, why: 'share ended' });
         this.wedge = null;
         updateFaults();
         this.stall = { frames: -1, movedAt: Date.now(), since: null };
@@ -379,14 +382,15 @@
       const screen = this.screenTransceiver();
       if (!screen || this.wedge.receiver === screen.receiver) return;
       if (this.wedge.receiver && !this.wedge.sticky) {
-        note('fault-ended', { id: this.id, kind: this.wedge.kind, why: 'screen rebuilt', mid: screen.mid });
+        note('fault-ended', { id: this.id, fault: this.wedge.kind, why: 'screen rebuilt', mid: screen.mid });
         this.wedge = null;
         updateFaults();
         return;
       }
-      screen.receiver.transform = wedgeTransform();
+      if (this.wedge.receiver) setDropping(this.wedge.receiver, false);
+      const dropping = setDropping(screen.receiver, true);
       this.wedge.receiver = screen.receiver;
-      note('fault-applied', { id: this.id, kind: this.wedge.kind, mid: screen.mid });
+      note(dropping ? 'fault-applied' : 'fault-not-armed', { id: this.id, fault: this.wedge.kind, mid: screen.mid });
     }
 
     async measure(now) {
@@ -595,18 +599,32 @@
 
   // MARK: fault injection (drills and tests), off unless asked for
 
-  // A wedged decoder: an encoded transform on the screen's receiver drops every encoded frame,
-  // so nothing reaches the decoder and its decoded count stops. 'decoder-wedge' lasts until the
-  // sharer rebuilds the screen (a new transceiver, so a new receiver here); 'decoder-wedge-sticky'
-  // follows the sharer's screen across rebuilds until their share ends (a share again).
-  const WEDGE_WORKER = 'onrtctransform = (event) => {'
-    + ' const { readable, writable } = event.transformer;'
-    + ' readable.pipeThrough(new TransformStream({ transform() {} })).pipeTo(writable); };';
+  // A wedged decoder: every encoded frame of the screen's receiver is dropped before the decoder,
+  // so its decoded count stops. 'decoder-wedge' lasts until the sharer rebuilds the screen (a new
+  // transceiver, so a new receiver here); 'decoder-wedge-sticky' follows the sharer's screen across
+  // rebuilds until their share ends (a share again). It is an encoded transform (wedge-worker.js)
+  // that Chromium applies only when set as a receiver is created, so a page armed for faults
+  // (?faults=on, or ?fault=KIND@S) gives every video receiver a pass-through transform from the
+  // start, and a fault tells it to drop. An unarmed page sets no transform at all.
+  const faultsArmed = params.get('faults') === 'on' || params.has('fault');
+  const armed = new WeakMap();     // receiver -> transform id
   let wedgeWorker = null;
-  function wedgeTransform() {
-    if (typeof RTCRtpScriptTransform === 'undefined') throw new Error('this browser has no RTCRtpScriptTransform');
-    if (!wedgeWorker) wedgeWorker = new Worker(URL.createObjectURL(new Blob([WEDGE_WORKER], { type: 'text/javascript' })));
-    return new RTCRtpScriptTransform(wedgeWorker, { fault: 'decoder-wedge' });
+  let nextTransform = 0;
+  function armReceiver(receiver) {
+    if (!faultsArmed || armed.has(receiver) || typeof RTCRtpScriptTransform === 'undefined') return;
+    if (!wedgeWorker) {
+      wedgeWorker = new Worker('/client/wedge-worker.js');  // same origin: the page's policy allows no blob: workers
+      wedgeWorker.onmessage = ({ data }) => { state.framesSwallowed = (state.framesSwallowed || 0) + (data.dropped ? 1 : 0); };
+    }
+    nextTransform += 1;
+    receiver.transform = new RTCRtpScriptTransform(wedgeWorker, { id: nextTransform });
+    armed.set(receiver, nextTransform);
+  }
+  function setDropping(receiver, drop) {
+    const id = armed.get(receiver);
+    if (id === undefined) return false;
+    wedgeWorker.postMessage({ id, drop });
+    return true;
   }
   function updateFaults() {
     state.faults = [...peers.values()].filter((p) => p.wedge).map((p) => `${p.wedge.kind} ${p.name}`);
@@ -617,7 +635,7 @@
   window.sharectlFault = (kind, name) => {
     if (kind === 'clear') {
       for (const peer of peers.values()) {
-        if (peer.wedge && peer.wedge.receiver) peer.wedge.receiver.transform = null;
+        if (peer.wedge && peer.wedge.receiver) setDropping(peer.wedge.receiver, false);
         peer.wedge = null;
       }
       updateFaults();
@@ -628,6 +646,7 @@
       return `unknown fault '${kind}' (decoder-wedge, decoder-wedge-sticky, clear)`;
     }
     if (typeof RTCRtpScriptTransform === 'undefined') return 'this browser has no RTCRtpScriptTransform: no decoder wedge';
+    if (!faultsArmed) return 'faults are off on this page: open it with ?faults=on (or ?fault=KIND@S) to wedge a decoder';
     const chosen = [...peers.values()].filter((p) => !name || p.name.toLowerCase() === String(name).toLowerCase());
     if (chosen.length === 0) return name ? `no one called ${name} is in the call` : 'no one else is in the call';
     for (const peer of chosen) {
@@ -635,7 +654,7 @@
       peer.applyWedge();
     }
     updateFaults();
-    note('fault', { kind, name: name || null });
+    note('fault', { fault: kind, name: name || null });
     return `Fault: the decoder of ${name ? `${name}'s screen` : 'every screen'} swallows every frame`;
   };
 
@@ -645,7 +664,7 @@
     if (!asked) return;
     const [kind, seconds] = asked.split('@');
     const delay = Math.max(0, Number(seconds) || 0) * 1000;
-    setTimeout(() => note('fault-from-url', { kind, said: window.sharectlFault(kind) }), delay);
+    setTimeout(() => note('fault-from-url', { fault: kind, said: window.sharectlFault(kind) }), delay);
   }
 
   $('room-title').textContent = `Room ${roomName}`;
