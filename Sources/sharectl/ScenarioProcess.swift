@@ -120,6 +120,11 @@ final class StatsFollower {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         do {
+            // Cut short (written again from the start): read it from the start.
+            if try handle.seekToEnd() < offset {
+                offset = 0
+                partial = Data()
+            }
             try handle.seek(toOffset: offset)
             let data = try handle.readToEnd() ?? Data()
             offset += UInt64(data.count)

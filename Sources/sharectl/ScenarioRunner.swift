@@ -112,6 +112,8 @@ final class ScenarioRunner {
         var arguments = arguments
         if let role {
             let path = "\(setup.directory)/\(name).jsonl"
+            // A file left from an earlier run in the same directory must not be read as this one's.
+            try? FileManager.default.removeItem(atPath: path)
             arguments += ["--stats-json", path]
             stats.append((name, role, StatsFollower(path: path)))
         }
