@@ -146,9 +146,10 @@ final class ScenarioRunner {
     }
 
     /// `synthetic:NAME?die=T,back=T` or `?stall=T+D` from the scenario's camera faults, in the
-    /// share's own time (it starts now).
+    /// share's own time (it starts now). A room share's camera is a scripted synthetic one for
+    /// `synthetic` and `vivid` alike (a vivid camera lives in a QEMU guest, out of the room's reach).
     private func cameraArgument(for sharer: Scenario.Sharer) -> String? {
-        guard let camera = sharer.camera else { return nil }
+        guard sharer.camera != nil else { return nil }
         var script: [String] = []
         let offset = now
         for fault in scenario.faults where fault.target == sharer.name {
@@ -164,7 +165,6 @@ final class ScenarioRunner {
                 }
             }
         }
-        _ = camera  // "synthetic" and "vivid" both become a scripted synthetic camera in a room
         return "synthetic:\(sharer.name)-camera" + (script.isEmpty ? "" : "?" + script.joined(separator: ","))
     }
 
