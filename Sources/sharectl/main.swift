@@ -41,10 +41,12 @@ let usage = """
                                 share the synthetic screen into a room of `sharectl serve`
                                 [--camera none|synthetic] [--audio synthetic|none] [--duration S]
                                 [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
-                                (SIGUSR1 stops or restarts the share; the call goes on)
+                                (SIGUSR1 stops or restarts the share; the call goes on; stdin takes
+                                `fault capture-stall|encoder-stall`, `keyframe`, `stop`)
       watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
                                 figures each second [--name NAME] [--duration S]
-                                [--stats-json PATH] [--snapshot DIR]
+                                [--stats-json PATH] [--snapshot DIR] (stdin takes `fault
+                                decoder-wedge [NAME]`, `fault decoder-wedge-sticky [NAME]`, `fault clear`)
       snapshot PATH.png         draw one frame of the synthetic screen to a PNG file
                                 [--width W --height H --frame N]
       camera list               the cameras here (V4L2), their formats (* = the one chosen) and ids

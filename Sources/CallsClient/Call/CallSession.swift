@@ -793,7 +793,7 @@ public actor CallSession {
         stats.resumes = resumes
         var report = RoomMessage.Media()
         var healthy = true
-        var decoded: [String: Int] = [:]
+        var decoded: [String: (mid: String?, frames: Int)] = [:]
         for id in order {
             guard let participant = participants[id] else { continue }
             let figures = await participant.connection.statistics()
@@ -819,11 +819,11 @@ public actor CallSession {
                 participant.screenView.update(frames: received.framesDecoded, now: now, elapsed: elapsed)
                 peer.screen = Self.view(received, tracker: participant.screenView, codec: screen.negotiated?.codec)
                 peer.screen?.mid = screen.mid
-                decoded[id] = received.framesDecoded
+                decoded[id] = (screen.mid, received.framesDecoded)
             } else if participant.sharing {
                 participant.screenView.update(frames: 0, now: now, elapsed: elapsed)
                 peer.screen = .init()
-                decoded[id] = 0
+                decoded[id] = (nil, 0)
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.received {
                 let hearing = (audio.audioHearingPeakDbfs ?? AudioLevel.silence) > -70
@@ -855,13 +855,16 @@ public actor CallSession {
             stats.peers.append(peer)
         }
         // Which screens we report stalled: 4 s without any change of the decoded count, held up
-        // to 3 minutes (a rebuilt screen's count restarting at zero is a change).
-        let stalled = stallReporter.tick(now: now, decoded: decoded)
+        // to 3 minutes. Each section is a screen of its own: a rebuilt screen (another section) is
+        // a new decoder whose count starts at zero, watched afresh.
+        let key = { (id: String, mid: String?) in "\(id) \(mid ?? "-")" }
+        let stalled = stallReporter.tick(now: now, decoded: Dictionary(uniqueKeysWithValues: decoded.map { (key($0.key, $0.value.mid), $0.value.frames) }))
         for index in stats.peers.indices {
             let id = stats.peers[index].id
-            guard let frames = decoded[id] else { continue }
-            stats.peers[index].screen?.stalled = stalled.contains(id)
-            report.screens.append(.init(from: id, framesDecoded: frames, screenStalled: stalled.contains(id)))
+            guard let screen = decoded[id] else { continue }
+            let isStalled = stalled.contains(key(id, screen.mid))
+            stats.peers[index].screen?.stalled = isStalled
+            report.screens.append(.init(from: id, framesDecoded: screen.frames, screenStalled: isStalled))
         }
         stats.watchdog = watchdog?.status
         stats.faults = order.compactMap { id in
@@ -888,6 +891,8 @@ public actor CallSession {
         view.keyframesDecoded = r.keyframesDecoded
         view.decodeErrors = r.decodeErrors
         view.plisSent = r.plisSent
+        view.framesSwallowed = r.framesSwallowed
+        view.framesAssembled = r.framesAssembled
         view.codec = codec?.rawValue
         return view
     }

@@ -19,6 +19,9 @@ public struct CallStatistics: Sendable {
         public var decodeErrors = 0
         public var plisSent = 0
         public var codec: String?
+        /// Frames a wedged decoder swallowed (fault injection) and frames assembled for the decoder.
+        public var framesSwallowed = 0
+        public var framesAssembled = 0
     }
 
     public struct Audio: Sendable {
@@ -133,7 +136,8 @@ public struct CallStatistics: Sendable {
             var o: [String: Any] = ["framesDecoded": v.framesDecoded, "width": v.width, "height": v.height,
                                     "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled,
                                     "packets": v.packets, "framesDropped": v.framesDropped, "keyframesDecoded": v.keyframesDecoded,
-                                    "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull()]
+                                    "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull(),
+                                    "framesSwallowed": v.framesSwallowed, "framesAssembled": v.framesAssembled]
             if let mid = v.mid { o["mid"] = mid }
             return o
         }

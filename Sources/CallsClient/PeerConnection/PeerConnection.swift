@@ -564,6 +564,7 @@ public actor PeerConnection {
             received.width = v.width
             received.height = v.height
             received.waitingForKeyframe = v.waitingForKeyframe
+            received.framesSwallowed = v.framesSwallowed
         }
         if let a = media.audioReceiver?.counters {
             received.audioFramesDecoded = a.framesDecoded

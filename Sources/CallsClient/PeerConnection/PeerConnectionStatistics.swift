@@ -57,6 +57,8 @@ public struct PeerConnectionStatistics: Sendable {
         public var width = 0
         public var height = 0
         public var waitingForKeyframe = false
+        /// Frames a wedged decoder swallowed (fault injection).
+        public var framesSwallowed = 0
         /// Audio: frames decoded and concealed, the level of the last and the loudest frame.
         public var audioFramesDecoded = 0
         public var audioFramesConcealed = 0
