@@ -1,17 +1,19 @@
 import ScreenWatchdog
 
 /// `sharectl scenario check FILE...`: reads each fault scenario file and says whether it is
-/// right, what it starts, puts in and expects, or what is wrong and where. (Running scenarios
-/// comes with the call session.)
+/// right, what it starts, puts in and expects, or what is wrong and where. `scenario run` is
+/// `ScenarioRunCommand`.
 enum ScenarioCommand {
     struct Failed: Error, CustomStringConvertible {
         var count: Int
         var description: String { "scenario: \(count) file\(count == 1 ? "" : "s") with problems" }
     }
 
-    static func run(_ arguments: Arguments) throws {
+    static func run(_ arguments: Arguments) async throws {
+        if arguments.positional.first == "run" { return try await ScenarioRunCommand.run(arguments) }
         guard arguments.positional.first == "check", arguments.positional.count >= 2 else {
-            throw Arguments.UsageError(description: "usage: sharectl scenario check FILE... (e.g. sharectl scenario check Scenarios/*.json)")
+            throw Arguments.UsageError(description: "usage: sharectl scenario check FILE... (e.g. sharectl scenario check Scenarios/*.json), "
+                                       + "or sharectl scenario run FILE [--out DIR] [--param NAME=VALUE]")
         }
         var failed = 0
         for path in arguments.positional.dropFirst() {

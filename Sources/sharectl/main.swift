@@ -74,6 +74,9 @@ let usage = """
       diagnose STATS.jsonl      a report (report.txt) and a plot (plot.svg) of a share's life from its
                                 --stats-json file [--out DIR] (default: STATS.diagnose beside it)
       scenario check FILE...    validate fault scenario files (Scenarios/*.json)
+      scenario run FILE         run a fault scenario: start what it names, put its faults in, print
+                                a timeline and judge its expectations (exit 1 if one failed)
+                                [--out DIR] [--param NAME=VALUE] (link faults need root)
       help                      this text
     """
 
@@ -81,7 +84,7 @@ let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", 
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
                                "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
-                               "audio", "snapshot", "share-for", "audio-output"]
+                               "audio", "snapshot", "share-for", "audio-output", "param"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write"]
 
 do {
@@ -93,7 +96,7 @@ do {
     case "bench-wire": try BenchCommand.run(arguments)
     case "bench-pipeline": try await BenchPipelineCommand.run(arguments)
     case "diagnose": try DiagnoseCommand.run(arguments)
-    case "scenario": try ScenarioCommand.run(arguments)
+    case "scenario": try await ScenarioCommand.run(arguments)
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "watch": try await WatchCommand.run(arguments, logger: makeLogger(arguments, label: "watch"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))

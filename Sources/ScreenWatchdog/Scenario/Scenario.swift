@@ -1,6 +1,6 @@
 /// A fault scenario (`Scenarios/NAME.json`): what to start, which faults to put in at which
-/// times, and what must follow. The runner that carries one out comes with the call session;
-/// `ScenarioParser` reads and checks the files now, and `sharectl scenario check` runs it.
+/// times, and what must follow. `ScenarioParser` reads and checks the files (`sharectl scenario
+/// check`), `sharectl scenario run` carries one out and `ScenarioJudge` judges what it saw.
 ///
 /// Times are seconds from the start of the scenario. Any number may be written as
 /// `"$NAME"`, a parameter declared under `parameters` with a default (the soak's length).
@@ -114,6 +114,9 @@ public struct Scenario: Codable, Sendable, Equatable {
     public enum ExpectationKind: String, Codable, Sendable, CaseIterable {
         /// The viewer's view of the screen decodes again within `within` s of each fault.
         case viewRestored
+        /// The view decodes again within `within` s of each fault, or the sharer gives up on it
+        /// with the notice "Couldn't restore NAME's view — try Stop and Share again" by then.
+        case viewRestoredOrGiveUp
         /// The sharer shows "Couldn't restore NAME's view — try Stop and Share again" within `within` s.
         case giveUpNotice
         /// The sharer's watchdog reaches `rung` (within `within` s of the fault, if given); besides
@@ -154,6 +157,7 @@ public struct Scenario: Codable, Sendable, Equatable {
             let within = self.within.map { " within \(Self.number($0)) s\(from)" } ?? ""
             switch kind {
             case .viewRestored: return "\(viewer ?? "?")'s view restored\(within)"
+            case .viewRestoredOrGiveUp: return "\(viewer ?? "?")'s view restored, or the give-up notice,\(within)"
             case .giveUpNotice: return "the give-up notice for \(viewer ?? "?")\(within)"
             case .watchdogReaches: return "the watchdog reaches \(rung ?? "?")\(within)"
             case .watchdogStaysBelow: return "the watchdog never reaches \(rung ?? "?")"

@@ -242,7 +242,7 @@ public enum ScenarioParser {
                 if !present { throw reader.error(path, "a \(kind.rawValue) expectation needs \"\(field)\"") }
             }
             switch kind {
-            case .viewRestored, .giveUpNotice:
+            case .viewRestored, .viewRestoredOrGiveUp, .giveUpNotice:
                 try need(expectation.viewer != nil, "viewer")
                 try need(expectation.within != nil, "within")
             case .watchdogReaches, .watchdogStaysBelow:

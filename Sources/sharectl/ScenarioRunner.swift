@@ -1,0 +1,510 @@
+import Foundation
+import ScreenWatchdog
+import ShareCore
+
+/// Carries out one scenario on a thread of its own: starts the room server, sharers, viewers and
+/// the browser it names, puts its faults in at their times (commands on the processes' standard
+/// input, signals, synthetic camera scripts, tc and nftables), follows their `--stats-json`
+/// files and output, prints a timeline, stops everything and judges the expectations. Confined
+/// to the thread that calls `run()`.
+final class ScenarioRunner {
+    struct Setup: Sendable {
+        var executable: String
+        var directory: String
+        var chromium = "chromium"
+        /// Shape the link (tc, nft) on `lo`: only inside a network namespace of our own.
+        var mayShapeLink = false
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let scenario: Scenario
+    let setup: Setup
+    private let stopSignal: StopSignal
+    private let started = ContinuousClock.now
+    private var processes: [ScenarioProcess] = []
+    private var stats: [(name: String, role: Role, follower: StatsFollower)] = []
+    private var byName: [String: ScenarioProcess] = [:]
+    private var record = ScenarioRecord()
+    private var timeline: [String] = []
+    private var shownSteps: [String: Set<Int>] = [:]
+    private var shownNotices: [String: Set<String>] = [:]
+    private var viewState: [String: Bool] = [:]
+    private var linkShaped = false
+    private var browserStartedAt: Double?
+
+    enum Role { case sharer, viewer }
+
+    init(scenario: Scenario, setup: Setup, stopSignal: StopSignal) {
+        self.scenario = scenario
+        self.setup = setup
+        self.stopSignal = stopSignal
+    }
+
+    var now: Double { Self.seconds(ContinuousClock.now - started) }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    struct Outcome: Sendable {
+        var verdicts: [ScenarioVerdict]
+        var interrupted: Bool
+        /// Why it could not run, if it could not.
+        var problem: String?
+        /// The timeline as printed.
+        var timeline: String
+    }
+
+    /// Runs the scenario to its end (or a signal) and judges it. Always stops what it started.
+    func run() -> Outcome {
+        var problem: String?
+        var interrupted = false
+        do {
+            try startEverything()
+            interrupted = try follow()
+        } catch {
+            problem = "\(error)"
+            event("the run stopped: \(error)")
+        }
+        stopEverything()
+        collect()
+        record.end = now
+        let verdicts = problem == nil ? ScenarioJudge.judge(scenario, record) : []
+        return Outcome(verdicts: verdicts, interrupted: interrupted, problem: problem, timeline: timelineText)
+    }
+
+    // MARK: Starting
+
+    private func startEverything() throws {
+        var invite: String?
+        if scenario.start.server {
+            let port = try Self.freePort()
+            let server = try launch("server", setup.executable,
+                                    ["serve", "--listen", "127.0.0.1:\(port)", "--room", scenario.name], stats: nil)
+            invite = try waitForInvite(server)
+            event("room server on port \(port): \(invite!)")
+        }
+        guard let invite else { throw Failure(description: "a scenario without \"server\": true has nowhere to meet") }
+        for sharer in scenario.start.sharers {
+            guard sharer.source == "synthetic" else {
+                throw Failure(description: "\(sharer.name): a room share takes only the synthetic screen for now, not '\(sharer.source)'")
+            }
+            guard sharer.fps <= 30 else { throw Failure(description: "\(sharer.name): a room share goes up to 30 fps, not \(sharer.fps)") }
+            var arguments = ["share", "--room", invite, "--name", sharer.name, "--size", "\(sharer.width)x\(sharer.height)",
+                             "--fps", "\(sharer.fps)", "--codec", sharer.codec, "--audio", "none"]
+            if let camera = cameraArgument(for: sharer) { arguments += ["--camera", camera] }
+            _ = try launch(sharer.name, setup.executable, arguments, stats: .sharer)
+        }
+        for viewer in scenario.start.viewers {
+            switch viewer.kind {
+            case "builtin":
+                _ = try launch(viewer.name, setup.executable, ["watch", invite, "--name", viewer.name], stats: .viewer)
+            default:
+                try startBrowser(viewer, invite: invite)
+            }
+        }
+    }
+
+    private func launch(_ name: String, _ executable: String, _ arguments: [String], stats role: Role?) throws -> ScenarioProcess {
+        var arguments = arguments
+        if let role {
+            let path = "\(setup.directory)/\(name).jsonl"
+            // A file left from an earlier run in the same directory must not be read as this one's.
+            try? FileManager.default.removeItem(atPath: path)
+            arguments += ["--stats-json", path]
+            stats.append((name, role, StatsFollower(path: path)))
+        }
+        let started = self.started
+        let process = ScenarioProcess(name: name, executable: executable, arguments: arguments,
+                                      log: "\(setup.directory)/\(name).log",
+                                      clock: { ScenarioRunner.seconds(ContinuousClock.now - started) })
+        do {
+            try process.start()
+        } catch {
+            throw Failure(description: "could not start \(name) (\(executable)): \(error)")
+        }
+        processes.append(process)
+        byName[name] = process
+        event("started \(name): \(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.first ?? "") (pid \(process.pid))")
+        return process
+    }
+
+    private func waitForInvite(_ server: ScenarioProcess) throws -> String {
+        let deadline = now + 20
+        while now < deadline {
+            for line in server.takeLines() {
+                record.lines["server", default: []].append(line)
+                if line.text.hasPrefix("Room: ") { return String(line.text.dropFirst(6)) }
+            }
+            if let status = server.exitStatus { throw Failure(description: "the room server exited (status \(status)) before saying its link; see \(setup.directory)/server.log") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw Failure(description: "the room server printed no 'Room: URL' line within 20 s")
+    }
+
+    /// `synthetic:NAME?die=T,back=T` or `?stall=T+D` from the scenario's camera faults, in the
+    /// share's own time (it starts now). A room share's camera is a scripted synthetic one for
+    /// `synthetic` and `vivid` alike (a vivid camera lives in a QEMU guest, out of the room's reach).
+    private func cameraArgument(for sharer: Scenario.Sharer) -> String? {
+        guard sharer.camera != nil else { return nil }
+        var script: [String] = []
+        let offset = now
+        for fault in scenario.faults where fault.target == sharer.name {
+            for at in fault.times(until: scenario.duration) {
+                let t = ScenarioJudge.tenths(max(0, at - offset))
+                switch fault.kind {
+                case .cameraUnplug:
+                    script.append("die=\(t)")
+                    if let lasting = fault.duration { script.append("back=\(ScenarioJudge.tenths(max(0, at + lasting - offset)))") }
+                case .cameraSilent:
+                    script.append("stall=\(t)" + (fault.duration.map { "+\(ScenarioJudge.tenths($0))" } ?? ""))
+                default: break
+                }
+            }
+        }
+        return "synthetic:\(sharer.name)-camera" + (script.isEmpty ? "" : "?" + script.joined(separator: ","))
+    }
+
+    private func startBrowser(_ viewer: Scenario.Viewer, invite: String) throws {
+        // Faults for the browser go in its page address: `fault=KIND@SECONDS` after it joins.
+        // Counted from its start (it joins a little later), so the judged time is never late.
+        var query = "&name=\(viewer.name)"
+        for (index, fault) in scenario.faults.enumerated() where fault.target == viewer.name {
+            let word: String
+            switch fault.kind {
+            case .decoderWedge: word = "decoder-wedge"
+            case .decoderWedgeSticky: word = "decoder-wedge-sticky"
+            default: continue
+            }
+            let after = max(0, fault.at - now)
+            query += "&fault=\(word)@\(ScenarioJudge.tenths(after))"
+            record.injections.append(ScenarioRecord.Injection(fault: index, t: fault.at))
+        }
+        let profile = "\(setup.directory)/\(viewer.name).profile"
+        try? FileManager.default.removeItem(atPath: profile)
+        browserStartedAt = now
+        _ = try launch(viewer.name, "/usr/bin/env",
+                       [setup.chromium, "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
+                        "--user-data-dir=\(profile)", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                        "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
+                        "--disable-background-timer-throttling", "--disable-renderer-backgrounding", invite + query],
+                       stats: nil)
+    }
+
+    // MARK: Following
+
+    private enum Action {
+        case inject(Int)
+        case clear(Int)
+        case reshareAgain(Int)
+    }
+
+    /// Puts the faults in at their times and follows everything until the end. True if a
+    /// signal ended it early.
+    private func follow() throws -> Bool {
+        var schedule: [(t: Double, action: Action)] = []
+        for (index, fault) in scenario.faults.enumerated() {
+            for at in fault.times(until: scenario.duration) {
+                schedule.append((at, .inject(index)))
+                if fault.kind == .reshare { schedule.append((at + 2, .reshareAgain(index))) }
+                if let lasting = fault.duration { schedule.append((at + lasting, .clear(index))) }
+            }
+        }
+        schedule.sort { $0.t < $1.t }
+        var exited = Set<String>()
+        while now < scenario.duration {
+            if stopSignal.requested {
+                event("interrupted (signal): stopping")
+                return true
+            }
+            while let next = schedule.first, next.t <= now {
+                schedule.removeFirst()
+                try carryOut(next.action)
+            }
+            collect()
+            for process in processes where !exited.contains(process.name) {
+                if let status = process.exitStatus {
+                    exited.insert(process.name)
+                    event("\(process.name) exited (status \(status)) — see \(setup.directory)/\(process.name).log")
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        return false
+    }
+
+    private func carryOut(_ action: Action) throws {
+        switch action {
+        case .inject(let index):
+            let fault = scenario.faults[index]
+            let what = "fault \(index) \(fault.kind.rawValue) on \(fault.target)"
+            switch fault.kind {
+            case .captureStall, .encoderStall:
+                let command = fault.kind == .captureStall ? "fault capture-stall" : "fault encoder-stall"
+                inject(index, what, command: command, to: fault.target)
+            case .decoderWedge, .decoderWedgeSticky:
+                guard isBuiltin(fault.target) else {
+                    event("\(what): in \(fault.target)'s page address since its start")
+                    return
+                }
+                let word = fault.kind == .decoderWedge ? "decoder-wedge" : "decoder-wedge-sticky"
+                inject(index, what, command: "fault \(word) \(fault.screenOf ?? "")", to: fault.target)
+            case .reshare:
+                record.injections.append(ScenarioRecord.Injection(fault: index, t: now))
+                byName[fault.target]?.signal(SIGUSR1)
+                event("\(what): SIGUSR1 (stop sharing; again in 2 s)")
+            case .cameraUnplug, .cameraSilent:
+                record.injections.append(ScenarioRecord.Injection(fault: index, t: now))
+                event("\(what): by the synthetic camera's script given at start")
+            case .link:
+                try shapeLink(fault)
+                record.injections.append(ScenarioRecord.Injection(fault: index, t: now))
+                event("\(what): \(linkWords(fault)) on lo (every participant's packets: they share one loopback)")
+            }
+        case .reshareAgain(let index):
+            byName[scenario.faults[index].target]?.signal(SIGUSR1)
+            event("\(scenario.faults[index].target) shares again (SIGUSR1)")
+        case .clear(let index):
+            let fault = scenario.faults[index]
+            switch fault.kind {
+            case .decoderWedge, .decoderWedgeSticky:
+                if isBuiltin(fault.target) {
+                    byName[fault.target]?.send("fault clear")
+                    event("fault \(index) ends: 'fault clear' to \(fault.target)")
+                } else {
+                    event("fault \(index) would end now, but a browser's fault from its page address lasts until a rebuild")
+                }
+            case .link:
+                unshapeLink()
+                event("fault \(index) ends: the link is free again")
+            default:
+                event("fault \(index) \(fault.kind.rawValue) ends")
+            }
+        }
+    }
+
+    private func inject(_ index: Int, _ what: String, command: String, to target: String) {
+        record.injections.append(ScenarioRecord.Injection(fault: index, t: now))
+        let sent = byName[target]?.send(command) ?? false
+        event("\(what): '\(command)' to its standard input\(sent ? "" : " — could not be written (has it exited?)")")
+    }
+
+    private func isBuiltin(_ name: String) -> Bool {
+        scenario.start.viewers.contains { $0.name == name && $0.kind == "builtin" }
+    }
+
+    // MARK: The link
+
+    private func linkWords(_ fault: Scenario.Fault) -> String {
+        [fault.rateKbit.map { "\($0) kbit/s (tc tbf)" }, fault.lossPercent.map { "\(ScenarioJudge.tenths($0))% loss (nftables)" }]
+            .compactMap { $0 }.joined(separator: ", ")
+    }
+
+    private func shapeLink(_ fault: Scenario.Fault) throws {
+        guard setup.mayShapeLink else {
+            throw Failure(description: "a link fault needs a network namespace of its own (run as root: the runner enters one)")
+        }
+        linkShaped = true
+        if let rate = fault.rateKbit {
+            try Self.command(["tc", "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "\(rate)kbit", "burst", "32kbit",
+                              "latency", "50ms"])
+        }
+        if let loss = fault.lossPercent {
+            try Self.command(["nft", "add", "table", "inet", "sharectl_scenario"])
+            try Self.command(["nft", "add", "chain", "inet", "sharectl_scenario", "out",
+                              "{ type filter hook output priority 0; }"])
+            try Self.command(["nft", "add", "rule", "inet", "sharectl_scenario", "out", "meta", "l4proto", "udp", "numgen",
+                              "random", "mod", "100", "<", "\(Int(loss.rounded()))", "drop"])
+        }
+    }
+
+    private func unshapeLink() {
+        guard linkShaped else { return }
+        linkShaped = false
+        _ = try? Self.command(["tc", "qdisc", "del", "dev", "lo", "root"], quiet: true)
+        _ = try? Self.command(["nft", "delete", "table", "inet", "sharectl_scenario"], quiet: true)
+    }
+
+    /// Runs a short command (tc, nft) to its end: spawned and waited for directly, its errors
+    /// read from a file, so it depends on nothing but the kernel.
+    static func command(_ words: [String], quiet: Bool = false) throws {
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-scenario-\(getpid())-\(words[0]).err").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var arguments = words.map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, words[0], &actions, nil, &arguments, environ)
+        guard spawned == 0 else { throw Failure(description: "could not run \(words[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: errors)
+        let exited = status & 0x7f == 0 && (status >> 8) & 0xff == 0
+        if !exited, !quiet {
+            throw Failure(description: "\(words.joined(separator: " ")) failed: \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+    }
+
+    // MARK: Reading what happens
+
+    /// Takes the new output lines and stats lines of everyone into the record and the timeline.
+    private func collect() {
+        for process in processes {
+            for line in process.takeLines() {
+                record.lines[process.name, default: []].append(line)
+                if line.text.hasPrefix("Notice: ") { notice(line.text.dropFirst(8).description, by: process.name, at: line.t) }
+                // The camera director's steps, as a share prints them.
+                if line.text.hasPrefix("Camera: ") { event("\(process.name): \(line.text)", at: line.t) }
+            }
+        }
+        let t = now
+        for (name, role, follower) in stats {
+            for object in follower.newObjects() {
+                switch role {
+                case .viewer: readViewer(name, object, t: t)
+                case .sharer: readSharer(name, object, t: t)
+                }
+            }
+        }
+    }
+
+    private func readViewer(_ viewer: String, _ object: [String: Any], t: Double) {
+        for peer in object["peers"] as? [[String: Any]] ?? [] {
+            guard let name = peer["name"] as? String else { continue }
+            let screen = peer["screen"] as? [String: Any]
+            let sample = ScenarioRecord.ViewSample(t: t, framesDecoded: screen?["framesDecoded"] as? Int,
+                                                   width: screen?["width"] as? Int ?? 0, height: screen?["height"] as? Int ?? 0)
+            addScreen(viewer: viewer, sharer: name, sample)
+            // The first built-in viewer's view of a sharer's camera stands for that camera.
+            if scenario.start.sharers.contains(where: { $0.name == name }),
+               viewer == scenario.start.viewers.first(where: { $0.kind == "builtin" })?.name {
+                let camera = peer["camera"] as? [String: Any]
+                addCamera(name, ScenarioRecord.ViewSample(t: t, framesDecoded: camera?["framesDecoded"] as? Int,
+                                                          width: camera?["width"] as? Int ?? 0, height: camera?["height"] as? Int ?? 0))
+            }
+        }
+    }
+
+    private func readSharer(_ sharer: String, _ object: [String: Any], t: Double) {
+        var names: [String: String] = [:]
+        for peer in object["peers"] as? [[String: Any]] ?? [] {
+            if let id = peer["id"] as? String, let name = peer["name"] as? String { names[id] = name }
+        }
+        if let watchdog = object["watchdog"] as? [String: Any] {
+            var steps = (watchdog["recent"] as? [[String: Any]] ?? []).compactMap(Self.step)
+            if let last = (watchdog["lastStep"] as? [String: Any]).flatMap(Self.step), !steps.contains(where: { $0.number == last.number }) {
+                steps.append(last)
+            }
+            let notices = watchdog["notices"] as? [String] ?? []
+            record.watchdog[sharer, default: []].append(ScenarioRecord.WatchdogSample(
+                t: t, rung: watchdog["rung"] as? String ?? "none", steps: steps, notices: notices))
+            for step in steps where shownSteps[sharer, default: []].insert(step.number).inserted {
+                let subject = step.subject.map { id in names[id].map { " \(id) (\($0))" } ?? " \(id)" } ?? ""
+                event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(subject) — \(step.reason)", at: t)
+            }
+            for text in notices { notice(text, by: sharer, at: t) }
+        }
+        // A browser viewer is seen through what it reports to the sharer.
+        for peer in object["peers"] as? [[String: Any]] ?? [] {
+            guard let name = peer["name"] as? String,
+                  scenario.start.viewers.contains(where: { $0.name == name && $0.kind == "browser" }) else { continue }
+            let report = (peer["report"] as? [String: Any]) ?? (peer["theirView"] as? [String: Any])
+            let frames = (report?["framesDecoded"] as? Int) ?? (report?["screenFramesDecoded"] as? Int)
+            addScreen(viewer: name, sharer: sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: frames))
+        }
+        // With no built-in viewer, the camera is judged by what the sharer sends of it.
+        if !scenario.start.viewers.contains(where: { $0.kind == "builtin" }) {
+            let sent = (object["peers"] as? [[String: Any]] ?? []).compactMap { ($0["cameraSent"] as? [String: Any])?["framesSent"] as? Int }
+            addCamera(sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: sent.isEmpty ? nil : sent.reduce(0, +)))
+        }
+    }
+
+    private static func step(_ object: [String: Any]) -> WatchdogStatus.Step? {
+        guard let number = object["number"] as? Int, let action = object["action"] as? String else { return nil }
+        return WatchdogStatus.Step(number: number, t: (object["t"] as? Double) ?? Double(object["t"] as? Int ?? 0),
+                                   action: action, subject: object["subject"] as? String, reason: object["reason"] as? String ?? "")
+    }
+
+    private func notice(_ text: String, by name: String, at t: Double) {
+        guard shownNotices[name, default: []].insert(text).inserted else { return }
+        event("\(name) shows: \(text)", at: t)
+    }
+
+    private func addScreen(viewer: String, sharer: String, _ sample: ScenarioRecord.ViewSample) {
+        let key = "\(viewer)←\(sharer)"
+        let previous = record.screens[viewer]?[sharer]?.last
+        record.screens[viewer, default: [:]][sharer, default: []].append(sample)
+        followMotion(key, "\(viewer): \(sharer)'s screen", previous, sample)
+    }
+
+    private func addCamera(_ sharer: String, _ sample: ScenarioRecord.ViewSample) {
+        let previous = record.cameras[sharer]?.last
+        record.cameras[sharer, default: []].append(sample)
+        followMotion("camera \(sharer)", "\(sharer)'s camera", previous, sample)
+    }
+
+    /// Says when a view starts, stands still (under 2 fps: a stalled capture still repeats its
+    /// last frame once a second) and moves again.
+    private func followMotion(_ key: String, _ what: String, _ previous: ScenarioRecord.ViewSample?,
+                              _ sample: ScenarioRecord.ViewSample) {
+        guard let previous, let rate = ScenarioJudge.rate(from: previous, to: sample) else { return }
+        let moving = rate >= 2
+        let size = sample.width > 0 ? " at \(sample.width)×\(sample.height)" : ""
+        let figures = sample.framesDecoded.map { "\($0) frames, \(ScenarioJudge.tenths(rate)) fps" } ?? "gone"
+        switch (viewState[key], moving) {
+        case (nil, true): event("\(what) decodes\(size) (\(figures))", at: sample.t)
+        case (true, false): event("\(what) stands still (\(figures))", at: previous.t)
+        case (false, true): event("\(what) moves again\(size) (\(figures))", at: sample.t)
+        default: break
+        }
+        if viewState[key] != nil || moving { viewState[key] = moving }
+    }
+
+    // MARK: Stopping
+
+    private func stopEverything() {
+        // Viewers and the browser first, then sharers, then the server, each given 8 s.
+        let order = processes.reversed()
+        for process in order where process.running {
+            process.stop()
+        }
+        unshapeLink()
+        if !processes.isEmpty { event("stopped everything") }
+    }
+
+    // MARK: Saying it
+
+    private func event(_ text: String, at t: Double? = nil) {
+        let line = String(format: "%7.1f s  ", t ?? now) + text
+        timeline.append(line)
+        say(line)
+    }
+
+    /// The timeline as printed, for `DIR/timeline.txt`.
+    var timelineText: String { timeline.joined(separator: "\n") + "\n" }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "no socket for a free port: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Failure(description: "could not find a free port on 127.0.0.1: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+@available(*, unavailable) extension ScenarioRunner: Sendable {}

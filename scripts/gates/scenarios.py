@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Scenario gates: `sharectl scenario run Scenarios/NAME.json` for real, inside a network namespace
+where only loopback exists (scripts/gates/run.sh enters it): the room server, `share --room` with
+the synthetic screen, the built-in viewer (`watch`) or headless Chromium, faults put in on the
+processes' standard input (or the browser's page address, or a scripted synthetic camera). The
+runner judges each expectation from the processes' --stats-json files and prints the figures;
+a gate passes when the runner exits 0. Each gate prints PASS or FAIL with those figures; the last
+line is "N passed, N failed".
+
+  capture-stall   the capture stops: the watchdog restarts it within 6 s, the view moves again
+                  within 12 s, no rebuild.
+  encoder-stall   the encoder puts out nothing: keyframe, then a fresh encoder within 15 s, the
+                  view back within 20 s, no new transceiver.
+  wedge           the viewer's decoder swallows every frame: the sharer's notice within 10 s, a
+                  rebuild within 20 s, the view restored within 30 s, no share again.
+  wedge-sticky    every new decoder wedges too: a rebuild within 20 s, then the view restored
+                  (only sharing again can do it) or the give-up notice within 40 s.
+  camera-unplug   the camera beside the screen dies (a scripted synthetic camera): "Camera
+                  disconnected" within 5 s, the screen never still over 3 s, no watchdog step.
+  wedge-browser   wedge with headless Chromium as the receiver (its encoded transform drops the
+                  screen's frames), judged from what it reports to the sharer.
+"""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
+WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
+os.makedirs(WORK, exist_ok=True)
+GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser"]
+results = []
+
+
+def record(name, ok, detail):
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def run(name):
+    out = os.path.join(WORK, f"scenario-{name}")
+    log = os.path.join(WORK, f"scenario-{name}.log")
+    try:
+        with open(log, "w") as sink:
+            code = subprocess.run([SHARECTL, "scenario", "run", f"Scenarios/{name}.json", "--out", out],
+                                  stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT, timeout=180).returncode
+    except subprocess.TimeoutExpired:
+        record(name, False, f"the runner did not end within 180 s (see {log})")
+        return
+    text = open(log).read()
+    judged = [line.strip() for line in text.splitlines() if line.startswith("  met") or line.startswith("  FAILED")]
+    problem = [line for line in text.splitlines() if line.startswith("sharectl:")]
+    detail = "; ".join(judged) or "; ".join(problem) or f"no verdicts (see {log})"
+    if code != 0 and problem and judged:
+        detail += f" [{problem[-1]}]"
+    record(name, code == 0 and bool(judged), f"{detail} (timeline: {out}/timeline.txt)")
+
+
+def main():
+    chosen = sys.argv[1:] or GATES
+    unknown = [name for name in chosen if name not in GATES]
+    if unknown:
+        print(f"scenarios: no gate {unknown} (have: {', '.join(GATES)})")
+        return 2
+    for name in chosen:
+        run(name)
+    passed = sum(results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
