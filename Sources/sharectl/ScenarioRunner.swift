@@ -257,7 +257,9 @@ final class ScenarioRunner {
                 byName[fault.target]?.signal(SIGUSR1)
                 event("\(what): SIGUSR1 (stop sharing; again in 2 s)")
             case .cameraUnplug, .cameraSilent:
-                record.injections.append(ScenarioRecord.Injection(fault: index, t: now))
+                // The camera's own script acts at the scheduled time (its clock started with the
+                // sharer, at the run's start); the runner only notes it, a moment later or earlier.
+                record.injections.append(ScenarioRecord.Injection(fault: index, t: min(now, fault.at)))
                 event("\(what): by the synthetic camera's script given at start")
             case .link:
                 try shapeLink(fault)
