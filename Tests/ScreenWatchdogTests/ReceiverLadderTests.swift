@@ -6,6 +6,7 @@ import Testing
 ///   `k` stall reported, frames leave, one of them a keyframe
 ///   `x` stall reported, nothing leaves     `0` stall reported, the counters start again from zero
 ///       (a rebuilt transceiver), frames leave
+///   `c` no stall reported, but their count of our (rebuilt) screen says 0 decoded, frames leave
 /// The expected line: `-` no step, `K` keyframe, `R` rebuild, `A` share again, `G` give up,
 /// `h` a due step held or skipped, `r` recovered (notices are checked on their own).
 @Suite struct ReceiverLadderTests {
@@ -37,8 +38,9 @@ import Testing
                 if event != "x" { person.framesSent += 30 }
                 if event == "k" { person.keyframesSent += 1 }
                 people[id] = person
-                observed[id] = PersonObservation(name: person.name, stalled: event != "-", framesSent: person.framesSent,
-                                                 keyframesSent: person.keyframesSent)
+                observed[id] = PersonObservation(name: person.name, stalled: event != "-" && event != "c",
+                                                 framesSent: person.framesSent, keyframesSent: person.keyframesSent,
+                                                 framesDecoded: event == "c" ? 0 : nil)
             }
             let steps = result.ladder.tick(now: startAt + .seconds(second), people: observed)
             result.steps += steps
@@ -92,6 +94,15 @@ import Testing
         let run = single("sksssssss0ss---")
         #expect(run.marbles["bea"] == "K-K-K-KR----r--")
         #expect(run.ladder.rung == .none)
+    }
+
+    /// A sticky wedge: the rebuilt screen decodes nothing either, but the viewer counts its count
+    /// going back to zero as movement and clears its report for a while. That is not a recovery:
+    /// the ladder keeps its rung, and the share again comes 10 s after the rebuild.
+    @Test func aReportClearedOnlyByTheRebuildsZeroDoesNotEndTheLadder() {
+        let run = single("sksssssss0cccssssssssssss")
+        #expect(run.marbles["bea"] == "K-K-K-KR---------A-------")
+        #expect(!run.steps.contains { $0.action == .recovered("bea") })
     }
 
     @Test func theSixSecondsCountFromTheFirstKeyframeThatLeft() {

@@ -664,7 +664,8 @@ public actor CallSession {
             people.append(.init(id: id, name: participant.name, framesIn: encoder.counters.framesIn,
                                 framesEncoded: sent?.framesEncoded ?? 0, framesSent: sent?.framesSent ?? 0,
                                 keyframesSent: sent?.keyframesEncoded ?? 0, linkLimited: linkLimited,
-                                sendingFor: now - since, reportsStalled: theirs?.screenStalled))
+                                sendingFor: now - since, reportsStalled: theirs?.screenStalled,
+                                reportsDecoded: theirs?.framesDecoded))
         }
         return CallWatchdogFigures(captureFrames: fanout?.capture.frameCount, people: people)
     }

@@ -20,9 +20,11 @@ public struct CallWatchdogFigures: Sendable, Equatable {
         public var sendingFor: Duration
         /// Their latest media report lists our screen as stalled (nil: no report of it yet).
         public var reportsStalled: Bool?
+        /// What they say they decoded of our screen (nil: not said).
+        public var reportsDecoded: Int?
 
         public init(id: String, name: String, framesIn: Int, framesEncoded: Int, framesSent: Int, keyframesSent: Int,
-                    linkLimited: Bool = false, sendingFor: Duration, reportsStalled: Bool?) {
+                    linkLimited: Bool = false, sendingFor: Duration, reportsStalled: Bool?, reportsDecoded: Int? = nil) {
             self.id = id
             self.name = name
             self.framesIn = framesIn
@@ -32,6 +34,7 @@ public struct CallWatchdogFigures: Sendable, Equatable {
             self.linkLimited = linkLimited
             self.sendingFor = sendingFor
             self.reportsStalled = reportsStalled
+            self.reportsDecoded = reportsDecoded
         }
     }
 
@@ -89,7 +92,8 @@ public final class CallWatchdogLink: WatchdogProbe, WatchdogEffector {
                                                         framesSent: person.framesSent, linkLimited: person.linkLimited,
                                                         age: person.sendingFor)
             people[person.id] = PersonObservation(name: person.name, stalled: person.reportsStalled ?? false,
-                                                  framesSent: person.framesSent, keyframesSent: person.keyframesSent)
+                                                  framesSent: person.framesSent, keyframesSent: person.keyframesSent,
+                                                  framesDecoded: person.reportsDecoded)
         }
         return WatchdogReading(sender: SenderCounters(captureFrames: figures.captureFrames, connections: connections),
                                people: people)

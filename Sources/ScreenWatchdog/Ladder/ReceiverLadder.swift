@@ -15,7 +15,9 @@
 /// and the next rung comes at its usual time, so the give-up notice is never later than it would
 /// be. Neither rebuild nor share again is taken unless frames left for that person since the last
 /// step: then the ladder holds (the sender-side watchdog owns a screen that is not leaving).
-/// A report that clears ends the ladder for that person (`recovered`, notice taken away).
+/// A report that clears ends the ladder for that person (`recovered`, notice taken away) — but not
+/// when it clears only because a rebuilt screen's count started again at zero and nothing of the
+/// new screen has been decoded: then the ladder keeps its place.
 ///
 /// The sender-side steps (fresh encoder, new transceiver) are not this ladder's: `SenderLadder`
 /// takes them from the sharer's own counters, so they happen only when the screen has stopped
@@ -96,6 +98,10 @@ public struct ReceiverLadder: Sendable {
 
         guard seen.stalled else {
             guard person.rung != .none else { return [] }
+            // A receiver counts its rebuilt screen's count going back to zero as movement and
+            // clears its report; with nothing decoded on the new screen that is not a recovery,
+            // and the climb goes on from where it is when the report comes back.
+            if person.rung >= .rebuild, seen.framesDecoded == 0 { return [] }
             let was = person.rung
             person.rung = .none
             person.firstKeyframeAt = nil
@@ -206,11 +212,15 @@ public struct PersonObservation: Sendable, Equatable {
     /// Video frames and keyframes that left for this person (they start again at a rebuild).
     public var framesSent: Int
     public var keyframesSent: Int
+    /// The frames of our screen they say they decoded (nil: not said). After a rebuild or a
+    /// share again the count starts from zero.
+    public var framesDecoded: Int?
 
-    public init(name: String, stalled: Bool, framesSent: Int, keyframesSent: Int) {
+    public init(name: String, stalled: Bool, framesSent: Int, keyframesSent: Int, framesDecoded: Int? = nil) {
         self.name = name
         self.stalled = stalled
         self.framesSent = framesSent
         self.keyframesSent = keyframesSent
+        self.framesDecoded = framesDecoded
     }
 }
