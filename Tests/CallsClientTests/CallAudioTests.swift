@@ -178,7 +178,7 @@ private final class ScriptedAudioSource: AudioFrameSource {
                                          level: 1000)
         let thread = AudioSendThread(sender: sender, source: source, logger: Logger(label: "test", level: .error))
         try thread.start()
-        let deadline = ContinuousClock.now + .seconds(20)  // a hang guard only
+        let deadline = ContinuousClock.now + .seconds(90)  // a hang guard only
         while ContinuousClock.now < deadline, thread.snapshot.framesEncoded + thread.snapshot.framesDropped < 5 {
             Thread.sleep(forTimeInterval: 0.01)
         }

@@ -16,7 +16,7 @@ import Testing
         var said: [String] { steps.withLock { $0 } }
     }
 
-    func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool) async throws {
+    func waitFor(_ what: String, timeout: Duration = .seconds(120), _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
             guard ContinuousClock.now < deadline else { throw CameraError("timed out waiting for \(what)") }
@@ -44,7 +44,7 @@ import Testing
                 record.sizes.withLock { _ = $0.insert("\(frame.width)x\(frame.height)") }
             }
             let task = Task { await director.run() }
-            try await waitFor("the spare", timeout: .seconds(dieAfter + 30)) {
+            try await waitFor("the spare", timeout: .seconds(dieAfter + 120)) {
                 record.said.contains("Using Synthetic spare (640×480 YUYV at 30 fps)")
             }
             let atSwitch = record.frames.load(ordering: .relaxed)
@@ -87,7 +87,7 @@ import Testing
             record.steps.withLock { $0.append(step.words) }
         }
         let task = Task { await director.run() }
-        try await waitFor("no signal", timeout: .seconds(40)) {
+        try await waitFor("no signal", timeout: .seconds(150)) {
             record.said.contains("No signal from Synthetic dark — check its input")
         }
         let status = await director.status

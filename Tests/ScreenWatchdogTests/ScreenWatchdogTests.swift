@@ -108,7 +108,7 @@ import Testing
 
     /// Waits for a condition, polling; a generous hang guard instead of a timing assertion.
     func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(90)
         while !condition() {
             guard ContinuousClock.now < deadline else { Issue.record("condition not met within the hang guard"); return }
             try await Task.sleep(for: .milliseconds(1))
