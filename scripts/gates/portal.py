@@ -101,14 +101,16 @@ def moving(stack):
     token = open(TOKEN).read().strip() if os.path.exists(TOKEN) else ""
     # The compositor's rate is what the portal delivered (its output repaints at the content's 30 fps
     # when the machine keeps up). The receiver must decode close to all we sent, and we must send
-    # close to all that came — unless the share said the machine was what held it back (the
-    # balanced policy then lowers size and rate, and says "limited by cpu").
-    cpu_limited = any(l["video"].get("limitedBy") == "cpu" for l in lines)
+    # close to all that came — unless the share said what held it back (the machine, or the
+    # link: aiortc's REMB on loopback sometimes asks for a few hundred kbit/s; the balanced policy
+    # then lowers size and rate, and says "limited by cpu" or "limited by bandwidth").
+    limits = sorted({l["video"].get("limitedBy") for l in lines} - {None, "none"})
+    cpu_limited = bool(limits)
     ok = (code == 0 and captured > 0 and capture_rate >= 10 and sent > 0 and decoded >= 0.9 * sent
           and (sent >= 0.9 * captured or cpu_limited) and bool(token) and session.get("deleted"))
     record(name, ok, f"exit {code}, the portal delivered {captured} frames ({capture_rate:.1f} fps), sent {sent} "
                      f"({sent_rate(lines):.1f} fps while sending), aiortc decoded {decoded} at "
-                     f"{v.get('width')}x{v.get('height')}, limited by cpu at times: {cpu_limited}, token saved: "
+                     f"{v.get('width')}x{v.get('height')}, limited at times by: {', '.join(limits) or 'nothing'}, token saved: "
                      f"{bool(token)}, DELETE {session.get('deleted')}")
     if not ok:
         print(log[-3000:])
