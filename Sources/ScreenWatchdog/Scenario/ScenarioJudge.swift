@@ -312,9 +312,15 @@ public enum ScenarioJudge {
     }
 
     /// When `text` first showed among the sharer's notices or printed lines, at or after `start`.
+    /// A fault noted by the runner and what a process printed about it are stamped by different
+    /// clocks half a second apart at worst (a camera's script starts with its process): a notice
+    /// up to `skew` before the fault's note still answers it.
+    static let skew = 0.5
+
     static func noticeTime(_ text: String, sharer: String, _ record: ScenarioRecord, from start: Double) -> Double? {
-        let fromStats = record.watchdog[sharer]?.first { $0.t >= start && $0.notices.contains { $0.contains(text) } }?.t
-        let fromLines = record.lines[sharer]?.first { $0.t >= start && $0.text.contains(text) }?.t
+        let earliest = start - skew
+        let fromStats = record.watchdog[sharer]?.first { $0.t >= earliest && $0.notices.contains { $0.contains(text) } }?.t
+        let fromLines = record.lines[sharer]?.first { $0.t >= earliest && $0.text.contains(text) }?.t
         return [fromStats, fromLines].compactMap { $0 }.min()
     }
 
