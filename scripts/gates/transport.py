@@ -126,10 +126,11 @@ def chromium_gate(codec):
         energy = audio.get("totalAudioEnergy", 0) or 0
         samples = audio.get("totalSamplesReceived", 0) or 0
         # The size Chromium shows is the size we last sent: 1280x720 unless this machine was too
-        # busy to encode it (the balanced policy then takes the size down, and says so).
+        # busy to encode it or the receiver's estimate held the rate down (the balanced policy
+        # then takes the size down, and says which).
         want = (last["video"]["width"], last["video"]["height"]) if last else (1280, 720)
         ok = (code == 0 and sent > 0 and decoded >= 0.9 * sent and (video.get("frameWidth"), video.get("frameHeight")) == want
-              and (want == (1280, 720) or last["video"]["limitedBy"] == "cpu") and video.get("freezeCount", 1) == 0
+              and (want == (1280, 720) or last["video"]["limitedBy"] in ("cpu", "bandwidth")) and video.get("freezeCount", 1) == 0
               and bool(video.get("decoderImplementation")) and samples > 0 and energy > 1e-4 and session.get("deleted"))
         record(name, ok, f"exit {code}, sent {sent}, Chromium decoded {decoded} at {video.get('frameWidth')}x{video.get('frameHeight')} "
                          f"with {video.get('decoderImplementation')}, freezes {video.get('freezeCount')}, "
@@ -154,7 +155,7 @@ def aiortc_gate(codec):
         sent = last["video"]["framesSent"] if last else 0
         want = (last["video"]["width"], last["video"]["height"]) if last else (1280, 720)
         ok = (code == 0 and sent > 0 and v.get("framesDecoded", 0) >= 0.9 * sent and (v.get("width"), v.get("height")) == want
-              and (want == (1280, 720) or last["video"]["limitedBy"] == "cpu") and s.get("deleted") is True
+              and (want == (1280, 720) or last["video"]["limitedBy"] in ("cpu", "bandwidth")) and s.get("deleted") is True
               and (s.get("audio") or {}).get("samplesDecoded", 0) > 0)
         record(name, ok, f"exit {code}, sent {sent}, aiortc decoded {v.get('framesDecoded')} at {v.get('width')}x{v.get('height')} "
                          f"({v.get('codec')}), audio samples {(s.get('audio') or {}).get('samplesDecoded')}, DELETE {s.get('deleted')}")
