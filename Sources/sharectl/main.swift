@@ -105,14 +105,24 @@ do {
     case "help", "--help", "-h": say(usage)
     default:
         StandardError.write("sharectl: unknown command '\(arguments.command)'\n\(usage)\n")
-        exit(2)
+        leave(2)
     }
+    leave(0)
 } catch let error as Arguments.UsageError {
     StandardError.write("sharectl: \(error.description)\n")
-    exit(2)
+    leave(2)
 } catch {
     StandardError.write("sharectl: \(error)\n")
-    exit(1)
+    leave(1)
+}
+
+/// Ends the process once a command has stopped what it started (media, connections, loops, files
+/// written and closed; all output here is unbuffered): `_exit`, not `exit`. `exit` runs the C
+/// libraries' exit-time cleanup (OpenSSL, GLib, PipeWire) while threads they own may still be
+/// winding down, and twice in gate runs that ended with glibc's heap-corruption abort after a
+/// share had ended cleanly.
+func leave(_ code: Int32) -> Never {
+    _exit(code)
 }
 
 /// Only the command line decides log levels: warnings by default, `--verbose` for info, or
