@@ -18,7 +18,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transport import ROOT, SHARECTL, WORK, record, results, share, start_aiortc, stop, wait_http  # noqa: E402
+from transport import ROOT, SHARECTL, WORK, record, run_suite, share, start_aiortc, stop, wait_http  # noqa: E402
 
 
 def run(*args):
@@ -88,16 +88,7 @@ def scenario_check():
 def main():
     only = set(sys.argv[1:])
     gates = [("share-diagnose", share_diagnose), ("diagnose-broken", diagnose_broken), ("scenario-check", scenario_check)]
-    for name, gate in gates:
-        if only and name not in only:
-            continue
-        try:
-            gate()
-        except Exception as error:  # a gate that breaks is a failed gate, with its reason
-            record(name, False, f"the gate itself failed: {error!r}")
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return run_suite(gates, only)
 
 
 if __name__ == "__main__":

@@ -290,12 +290,18 @@ def main():
         ("turn-from-link", lambda: turn_gate(True)),
         ("turn-from-config", lambda: turn_gate(False)),
     ]
+    return run_suite(gates, only)
+
+
+def run_suite(gates, only):
+    """Runs the named gates (all when `only` is empty) and prints "N passed, N failed". Every
+    suite ends through here: a gate that breaks is a failed gate, with its reason."""
     for name, gate in gates:
         if only and name not in only:
             continue
         try:
             gate()
-        except Exception as error:  # a gate that breaks is a failed gate, with its reason
+        except Exception as error:
             record(name, False, f"the gate itself failed: {error!r}")
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
