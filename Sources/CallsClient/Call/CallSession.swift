@@ -121,6 +121,8 @@ public actor CallSession {
         var screenSince: ContinuousClock.Instant?
         /// Their screen's decoder is wedged by a fault.
         var wedge: Wedge?
+        /// Our screen's frames and bytes sent to them at the last tick (the rates of the status line).
+        var screenSentBefore: (mid: String?, frames: Int, bytes: Int)?
 
         init(id: String, name: String, connection: PeerConnection, audio: Transceiver, camera: Transceiver) {
             self.id = id
@@ -887,6 +889,18 @@ public actor CallSession {
                                    height: sent.height, keyframes: sent.keyframesEncoded, codec: sent.encoder)
                 peer.video?.mid = screen.mid
                 peer.video?.encodersMade = sent.encodersMade
+                peer.video?.codecName = screen.negotiated?.codec?.rawValue
+                peer.video?.targetKbps = sent.targetBitrate / 1000
+                peer.video?.limitedBy = sent.limitedBy
+                peer.video?.policy = sent.policy
+                // Rates over the last tick; a rebuild (another section) starts them afresh.
+                if let before = participant.screenSentBefore, before.mid == screen.mid, elapsed > 0 {
+                    peer.video?.fps = Double(max(0, sent.framesSent - before.frames)) / elapsed
+                    peer.video?.bitrateKbps = Int(Double(max(0, sent.bytes - before.bytes)) * 8 / elapsed / 1000)
+                }
+                participant.screenSentBefore = (screen.mid, sent.framesSent, sent.bytes)
+            } else {
+                participant.screenSentBefore = nil
             }
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
                 peer.cameraSent = .init(framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
