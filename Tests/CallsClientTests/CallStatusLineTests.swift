@@ -55,3 +55,14 @@ import Testing
         #expect(!(stats.statusLines.first ?? "").hasPrefix("Screen"))
     }
 }
+
+/// An offer from a new connection is told by its DTLS fingerprint.
+@Suite struct CallFingerprintTests {
+    @Test func readsTheFirstFingerprintLine() {
+        let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
+            + "a=fingerprint:sha-256 AB:CD:EF\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=fingerprint:sha-256 AB:CD:EF\r\n"
+        #expect(CallSession.fingerprint(in: sdp) == "sha-256 ab:cd:ef")
+        #expect(CallSession.fingerprint(in: "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n") == nil)
+        #expect(CallSession.fingerprint(in: "") == nil)
+    }
+}

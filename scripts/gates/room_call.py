@@ -16,6 +16,11 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   ids stay, nobody shares again, and sharectl never says "Reconnecting…".
   long-outage     the server stays away for 6 s: sharectl says "Reconnecting…" (signalling down
                   over 4 s) while media keeps flowing, and stops saying it once resumed.
+  udp-outage      every UDP datagram is dropped for 65 s (nftables, on the way in): every media
+                  connection fails (Chromium's after about 30 s, sharectl's after 50 s without an
+                  answer to its checks) while the signalling (TCP) stays up. Once UDP flows again
+                  each failed connection is made anew (the smaller id offers after 2 s, the other
+                  after 15 s) and Bo and Cy decode Ana's screen, Ana Bo's and Cy's cameras again.
   share-off       Ana stops sharing (SIGUSR1): Bo's screen view goes (not frozen on the last
                   frame, no stall reported) and Cy's too, while Ana's camera and audio go on.
 
@@ -366,6 +371,50 @@ async def gate_long_outage(call):
            + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before))
 
 
+def sh(command):
+    subprocess.run(command, shell=True, check=True, cwd=ROOT)
+
+
+async def gate_udp_outage(call):
+    before = await readings(call)
+    renewed_before = (call.ana.last().get("connectionsRenewed", 0), call.cy.last().get("connectionsRenewed", 0),
+                      (await call.bo.state()).get("connectionsRenewed", 0))
+    sh("nft add table inet sharectl_outage")
+    sh("nft add chain inet sharectl_outage in '{ type filter hook input priority 0; }'")
+    sh("nft add rule inet sharectl_outage in meta l4proto udp drop")
+    try:
+        async def all_failed():
+            states = [(call.ana.peer("Bo").get("connection") or {}).get("state", ""),
+                      (call.ana.peer("Cy").get("connection") or {}).get("state", ""),
+                      (await call.bo.peer("Ana")).get("connectionState", "")]
+            return states if all(s.startswith("failed") or s == "connecting" or s == "checking" for s in states[:2]) \
+                and states[2] in ("failed", "new", "connecting") else None
+
+        failed = await wait_for(all_failed, 65, interval=1.0)
+        await asyncio.sleep(max(0.0, 3.0))
+    finally:
+        sh("nft delete table inet sharectl_outage")
+    outage_end = await readings(call)
+
+    async def back():
+        now = await readings(call)
+        states = [(call.ana.peer("Bo").get("connection") or {}).get("state"),
+                  (call.ana.peer("Cy").get("connection") or {}).get("state"),
+                  (await call.bo.peer("Ana")).get("connectionState")]
+        ok = all(now[k] > outage_end[k] + 10 for k in now) and states == ["connected", "connected", "connected"]
+        return (now, states) if ok else None
+
+    got = await wait_for(back, 90, interval=1.0)
+    now, states = got or (await readings(call), None)
+    renewed = (call.ana.last().get("connectionsRenewed", 0), call.cy.last().get("connectionsRenewed", 0),
+               (await call.bo.state()).get("connectionsRenewed", 0))
+    ok = got is not None and failed is not None and sum(renewed) > sum(renewed_before)
+    record("udp-outage", ok,
+           f"connections while UDP was dropped: {failed}; after it flowed again: {states}; connections renewed "
+           f"(Ana, Cy, Bo) {renewed_before}→{renewed}; "
+           + ", ".join(f"{k} {before[k]}→{outage_end[k]}→{now[k]}" for k in before))
+
+
 async def gate_share_off(call):
     before = await readings(call)
     camera_before = frames((await call.bo.peer("Ana")).get("camera"))
@@ -400,7 +449,7 @@ async def gate_share_off(call):
 async def main():
     only = set(sys.argv[1:])
     gates = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
-             ("long-outage", gate_long_outage), ("share-off", gate_share_off)]
+             ("long-outage", gate_long_outage), ("udp-outage", gate_udp_outage), ("share-off", gate_share_off)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_call: no gate {sorted(unknown)}")

@@ -123,6 +123,12 @@ public actor CallSession {
         var wedge: Wedge?
         /// Our screen's frames and bytes sent to them at the last tick (the rates of the status line).
         var screenSentBefore: (mid: String?, frames: Int, bytes: Int)?
+        /// Since when the connection has been failed (ICE lost for good), and the DTLS fingerprint
+        /// of their side of it: an offer with another fingerprint comes from a new connection.
+        var failedSince: ContinuousClock.Instant?
+        var remoteFingerprint: String?
+        /// Connections made for them since one last connected (each waits twice as long).
+        var renewals = 0
 
         init(id: String, name: String, connection: PeerConnection, audio: Transceiver, camera: Transceiver) {
             self.id = id
@@ -172,6 +178,8 @@ public actor CallSession {
     private var stallReporter = StallReporter()
     /// Sender faults injected and not yet repaired.
     private var senderFaults: [String] = []
+    /// Connections made again after one failed (ours or theirs).
+    private var connectionsRenewed = 0
 
     public init(options: Options, logger: Logger) throws(Failure) {
         self.options = options
@@ -461,6 +469,51 @@ public actor CallSession {
         await participant.connection.close()
     }
 
+    /// A failed connection is made again from nothing (new ICE agent, new DTLS), as for someone
+    /// who just joined: what they were (name, sharing, a decoder fault in force) carries over.
+    /// With `offer`, ours is offered at once; else an offer of theirs is about to be answered.
+    private func renew(_ old: Participant, reason: String, offer: Bool) async -> Participant? {
+        participants.removeValue(forKey: old.id)
+        order.removeAll { $0 == old.id }
+        connectionsRenewed += 1
+        logger.notice(reason)
+        await old.connection.stopSending()
+        await old.connection.close()
+        guard let fresh = await participant(old.id, name: old.name) else { return nil }
+        fresh.sharing = old.sharing
+        fresh.sharingMid = nil  // its screen's mid on the new connection is not the old one
+        fresh.theirReport = old.theirReport
+        fresh.wedge = old.wedge
+        fresh.renewals = old.renewals + 1
+        if offer { await negotiate(fresh) }
+        return fresh
+    }
+
+    /// Renews connections that failed: the side that keeps its offer in glare (the smaller id)
+    /// after 2 s, the other after 15 s if nothing new came (one side noticing alone), each
+    /// attempt since the last connection twice as late (at most 60 s: a network that stays away
+    /// is tried once a minute), and only while the signalling is up (the offer has to reach them).
+    private func renewFailedConnections(now: ContinuousClock.Instant) async {
+        guard signallingUp, myID != nil else { return }
+        for id in order {
+            guard let participant = participants[id], let since = participant.failedSince else { continue }
+            let base = Self.number(myID) < Self.number(id) ? 2 : 15
+            let wait = Duration.seconds(min(60, base << min(participant.renewals, 5)))
+            guard since.duration(to: now) >= wait else { continue }
+            let why: String
+            if case .failed(let reason) = participant.connection.state { why = reason } else { why = "failed" }
+            _ = await renew(participant, reason: "the connection to \(participant.name) failed (\(why)); connecting again", offer: true)
+        }
+    }
+
+    /// The `a=fingerprint` value of an SDP (the session's or its first section's).
+    static func fingerprint(in sdp: String) -> String? {
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=fingerprint:") {
+            return line.dropFirst("a=fingerprint:".count).trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        return nil
+    }
+
     // MARK: Offer and answer
 
     /// Sends an offer to `participant`, or remembers to once the exchange under way ends.
@@ -481,7 +534,13 @@ public actor CallSession {
     }
 
     private func handle(_ signal: RoomMessage.Signal) async {
-        let known = participants[signal.peer]
+        var known = participants[signal.peer]
+        if let old = known, signal.kind == .offer, let theirs = old.remoteFingerprint,
+           let offered = Self.fingerprint(in: signal.sdp ?? ""), offered != theirs {
+            // They made a new connection (theirs failed): ours goes too, and the offer is answered
+            // on a new one.
+            known = await renew(old, reason: "\(old.name) connected again from a new connection", offer: false)
+        }
         let made = known == nil ? await participant(signal.peer, name: signal.peer) : nil
         guard let participant = known ?? made else { return }
         let pc = participant.connection
@@ -498,6 +557,7 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
+                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
                 await flushCandidates(participant)
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
@@ -510,6 +570,7 @@ public actor CallSession {
         case .answer:
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .answer)
+                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
                 await flushCandidates(participant)
                 await attachMedia(participant)
             } catch {
@@ -855,7 +916,13 @@ public actor CallSession {
             peer.connection.state = state.description
             peer.connection.pair = figures.transport.selectedPair
             peer.connection.rttMs = figures.transport.rttMs
-            if case .failed = state { healthy = false }
+            if case .failed = state {
+                healthy = false
+                participant.failedSince = participant.failedSince ?? now
+            } else {
+                participant.failedSince = nil
+                if state == .connected { participant.renewals = 0 }
+            }
 
             // What they send us.
             peer.camera = .init()
@@ -943,7 +1010,9 @@ public actor CallSession {
         stats.reconnecting = await watch.isReconnecting
         stats.reconnectingShown = await watch.timesShown
         stats.left = departed.map { $0.value }.sorted()
+        stats.connectionsRenewed = connectionsRenewed
         snapshot = stats
+        await renewFailedConnections(now: now)
     }
 
     private static func view(_ r: PeerConnectionStatistics.Received, tracker: ViewTracker, codec: MediaCodec?) -> CallStatistics.View {

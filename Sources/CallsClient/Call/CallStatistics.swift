@@ -111,6 +111,8 @@ public struct CallStatistics: Sendable {
     public var peers: [Peer] = []
     /// Names of participants who left.
     public var left: [String] = []
+    /// Connections made again after one failed.
+    public var connectionsRenewed = 0
     /// The screen watchdog while we share (`watchdog.state`, `.rung`, `.lastStep`, `.recent`, `.notices`).
     public var watchdog: WatchdogStatus?
     /// Faults injected and in force (drills and tests): `decoder-wedge NAME`, `capture-stall`, …
@@ -226,7 +228,7 @@ public struct CallStatistics: Sendable {
             "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
             "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
             "audioOutputShortReads": AudioOutput.shared.mixerCounters.shortReads,
-            "faults": faults,
+            "faults": faults, "connectionsRenewed": connectionsRenewed,
         ]
         if let watchdog, let data = try? JSONEncoder().encode(watchdog),
            let value = try? JSONSerialization.jsonObject(with: data) {
