@@ -84,13 +84,10 @@ import Testing
         serverLoop.stop()
     }
 
-    /// Disabled: in about half of the in-process runs the share-again section's receiver assembles
-    /// no frame (packets arrive on the right section, PLIs go out and keyframes come back, yet
-    /// `framesAssembled` stays 0 after one dropped frame): a receive-path fault of a renegotiated
-    /// section, not yet found. The same drill by hand (`sharectl watch`, `fault decoder-wedge-sticky`)
-    /// and in the browser restored the view every time.
-    @Test(.disabled("a renegotiated section's receiver sometimes assembles nothing; see the comment"))
-    func aStickyWedgeOutlivesTheRebuildAndEndsWithTheShareAgain() async throws {
+    /// Once failed in about half of the runs: the share-again section's receiver assembled no frame
+    /// because the replaced section's last packets were routed to it (see the router regressions
+    /// in `PeerConnectionPartsTests`).
+    @Test func aStickyWedgeOutlivesTheRebuildAndEndsWithTheShareAgain() async throws {
         let (server, serverLoop, invite) = try await server()
         let (sharer, viewer) = try await call(invite)
         let first = try #require(await anasScreen(viewer)?.mid)
