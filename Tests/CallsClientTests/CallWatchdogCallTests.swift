@@ -85,10 +85,11 @@ import Testing
     }
 
     /// Every new decoder wedges too, so only the share again (the same capture, the same section
-    /// made to send anew) restores the view. This once failed about half the time: the section's
-    /// new sender started its RTP numbers afresh on the old SSRC and SRTP refused them.
-    @Test
-    func aStickyWedgeOutlivesTheRebuildAndEndsWithTheShareAgain() async throws {
+    /// made to send anew) restores the view. This once failed about half the time, for two reasons
+    /// now mended: the section's new sender started its RTP numbers afresh on the old SSRC (SRTP
+    /// refused them), and the replaced section's last packets were routed to the new one (see the
+    /// router tests in `PeerConnectionPartsTests`).
+    @Test func aStickyWedgeOutlivesTheRebuildAndEndsWithTheShareAgain() async throws {
         let (server, serverLoop, invite) = try await server()
         let (sharer, viewer) = try await call(invite)
         let first = try #require(await anasScreen(viewer)?.mid)

@@ -874,8 +874,10 @@ public actor CallSession {
     /// first that decodes; a screen rebuilt (another section) ends a plain wedge and takes a
     /// sticky one along; the sharer's share ending (a share again included) ends either.
     private func applyWedge(_ participant: Participant) async {
-        guard var wedge = participant.wedge, participant.sharing,
-              let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil else { return }
+        guard participant.wedge != nil, participant.sharing,
+              let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil,
+              // Read after the wait: their share may have ended meanwhile, and the fault with it.
+              var wedge = participant.wedge else { return }
         if let mid = wedge.mid, mid != screen.mid {
             guard wedge.sticky else {
                 participant.wedge = nil
@@ -886,6 +888,11 @@ public actor CallSession {
         }
         guard wedge.mid != screen.mid || screen.media?.videoReceiver?.isWedged == false else { return }
         await participant.connection.setDecoderWedged(true, on: screen)
+        guard participant.wedge != nil else {
+            // Their share ended while this decoder was being wedged: the fault is over.
+            await participant.connection.setDecoderWedged(false, on: screen)
+            return
+        }
         wedge.mid = screen.mid
         participant.wedge = wedge
     }
