@@ -19,6 +19,8 @@ line is "N passed, N failed".
                   disconnected" within 5 s, the screen never still over 3 s, no watchdog step.
   wedge-browser   wedge with headless Chromium as the receiver (its encoded transform drops the
                   screen's frames), judged from what it reports to the sharer.
+  reshare         the sharer stops and shares again by hand, twice (the same section sends anew):
+                  the view is back within 10 s each time and the ladder takes no step.
 """
 import os
 import subprocess
@@ -28,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
 WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
 os.makedirs(WORK, exist_ok=True)
-GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser"]
+GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser", "reshare"]
 results = []
 
 
