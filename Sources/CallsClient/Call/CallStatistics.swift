@@ -22,6 +22,10 @@ public struct CallStatistics: Sendable {
         /// Frames a wedged decoder swallowed (fault injection) and frames assembled for the decoder.
         public var framesSwallowed = 0
         public var framesAssembled = 0
+        /// Repair: NACKs sent, packets RTX brought back, frames given up (a packet never came).
+        public var nacksSent = 0
+        public var rtxRecovered = 0
+        public var framesGivenUp = 0
     }
 
     public struct Audio: Sendable {
@@ -149,7 +153,8 @@ public struct CallStatistics: Sendable {
                                     "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled,
                                     "packets": v.packets, "framesDropped": v.framesDropped, "keyframesDecoded": v.keyframesDecoded,
                                     "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull(),
-                                    "framesSwallowed": v.framesSwallowed, "framesAssembled": v.framesAssembled]
+                                    "framesSwallowed": v.framesSwallowed, "framesAssembled": v.framesAssembled,
+                                    "nacksSent": v.nacksSent, "rtxRecovered": v.rtxRecovered, "framesGivenUp": v.framesGivenUp]
             if let mid = v.mid { o["mid"] = mid }
             return o
         }
