@@ -9,8 +9,8 @@ import VideoSend
 /// frame takes milliseconds (tens for a large keyframe), and the loop thread also carries ICE
 /// checks, DTLS and every outgoing packet, so it must never wait for a decoder.
 ///
-/// Packets go through the `VideoReorderBuffer`, which holds the frames after a missing packet
-/// while its retransmission may still come (`RetransmissionTiming`, from the round-trip time the
+/// Packets go through a `VideoFrameBuffer`, which holds the frames after a missing packet while
+/// its retransmission may still come (`RetransmissionTiming`, from the round-trip time the
 /// connection passes in), so frames reach the decoder whole and in order. A frame given up (a
 /// packet never came) is dropped, and so is every frame after it until a keyframe: a P-frame
 /// whose reference is missing would only decode into garbage.
@@ -66,6 +66,8 @@ public final class VideoReceiveThread: Sendable {
     private let wedged = Atomic<Bool>(false)
     /// The connection's round-trip time in microseconds, or -1 while none is known.
     private let roundTrip = Atomic<Int64>(-1)
+    /// Packets were thrown away before the thread saw them (the queue overflowed).
+    private let overflowed = Atomic<Bool>(false)
 
     /// `onPicture` (optional) sees every decoded picture, on this thread.
     public init(codec: VideoCodec, logger: Logger, onPicture: (@Sendable (VideoFrame) -> Void)? = nil) {
@@ -116,97 +118,70 @@ public final class VideoReceiveThread: Sendable {
             q.removeFirst(q.count - Self.queueLimit)
             return true
         }
-        if overflow { stats.withLock { $0.queueOverflow += 1; $0.waitingForKeyframe = true } }
+        if overflow {
+            overflowed.store(true, ordering: .releasing)
+            stats.withLock { $0.queueOverflow += 1; $0.waitingForKeyframe = true }
+        }
         wakeup.signal()
     }
 
     private func run(_ decoder: VideoDecoder) {
-        var depayloader = VideoDepayloader(codec: codec)
-        // Packets come out in sequence order; a hole waits for a late or retransmitted packet.
-        var reorder = VideoReorderBuffer<RTPPacket>(wait: .microseconds(retransmissionTiming.holdMicros))
-        var ssrc: UInt32?
-        var newStreams = 0
+        var buffer = VideoFrameBuffer(codec: codec, holdMicros: retransmissionTiming.holdMicros)
         var timeout = Duration.milliseconds(200)
         while running.load(ordering: .acquiring) {
             let millis = Int(max(1, min(200, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
             _ = wakeup.wait(timeout: .now() + .milliseconds(millis))
             let arrived = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            if overflowed.exchange(false, ordering: .acquiringAndReleasing) { buffer.lostPackets() }
             let now = ContinuousClock.now
-            let hold = retransmissionTiming.holdMicros
-            reorder.wait = .microseconds(hold)
-            var packets: [RTPPacket] = []
-            for packet in arrived {
-                if let current = ssrc, current != packet.ssrc {
-                    // A new stream: what the old one left goes out first, its holes given up.
-                    packets += reorder.release(now: now) + reorder.drain()
-                    newStreams += 1
-                }
-                ssrc = packet.ssrc
-                reorder.insert(sequence: packet.sequenceNumber, packet, now: now)
-            }
-            packets += reorder.release(now: now)
-            timeout = reorder.nextDeadline.map { $0 - now } ?? .milliseconds(200)
-            let repair = reorder.counters
+            buffer.holdMicros = retransmissionTiming.holdMicros
+            for packet in arrived { buffer.insert(packet, now: now) }
+            buffer.release(now: now) { decode($0, with: decoder) }
+            timeout = buffer.nextDeadline.map { $0 - now } ?? .milliseconds(200)
+            let c = buffer.counters, waiting = buffer.waitingForKeyframe, hold = buffer.holdMicros
             stats.withLock { s in
-                s.packetsRecovered = repair.reordered
-                s.packetsGivenUp = repair.skipped
-                s.restarts = repair.restarts + newStreams
+                s.packets = c.packets
+                s.framesAssembled = c.framesAssembled
+                s.keyframesAssembled = c.keyframesAssembled
+                s.framesDropped = c.framesGivenUp
+                s.gaps = c.gaps
+                s.malformed = c.malformed
+                s.packetsRecovered = c.packetsRecovered
+                s.packetsGivenUp = c.packetsGivenUp
+                s.framesGivenUp = c.framesGivenUp
+                s.framesSkippedForKeyframe = c.framesSkippedForKeyframe
+                s.restarts = c.restarts
                 s.holdMs = Int(hold / 1000)
-            }
-            for packet in packets {
-                let before = depayloader.counters
-                var frames: [DepayloadedFrame] = []
-                var failure: String?
-                do { frames = try depayloader.push(packet) } catch { failure = "\(error)" }
-                let after = depayloader.counters
-                stats.withLock { s in
-                    s.packets += 1
-                    s.framesAssembled = after.frames
-                    s.keyframesAssembled = after.keyframes
-                    s.framesDropped = after.dropped
-                    s.gaps = after.gaps
-                    s.malformed = after.malformed
-                    if after.dropped > before.dropped || after.malformed > before.malformed {
-                        s.framesGivenUp += max(after.dropped - before.dropped, 1)
-                        s.waitingForKeyframe = true
-                    }
-                    if let failure { s.lastError = failure }
-                }
-                for frame in frames { decode(frame, with: decoder) }
+                s.waitingForKeyframe = waiting
+                if let error = c.lastError { s.lastError = error }
             }
         }
         finished.signal()
     }
 
-    private func decode(_ frame: DepayloadedFrame, with decoder: VideoDecoder) {
+    private func decode(_ frame: DepayloadedFrame, with decoder: VideoDecoder) -> VideoFrameBuffer.Decoded {
         if wedged.load(ordering: .acquiring) {
             stats.withLock { $0.framesSwallowed += 1 }
-            return
+            return .nothing
         }
-        // After a lost frame only a keyframe decodes into a true picture.
-        let skip = stats.withLock { s -> Bool in
-            guard s.waitingForKeyframe, !frame.isKeyframe else { return false }
-            s.framesSkippedForKeyframe += 1
-            return true
-        }
-        if skip { return }
         do {
-            guard let picture = try decoder.decode(frame.bytes) else { return }
+            guard let picture = try decoder.decode(frame.bytes) else { return .nothing }
             stats.withLock { s in
                 s.framesDecoded += 1
-                if frame.isKeyframe { s.keyframesDecoded += 1; s.waitingForKeyframe = false }
+                if frame.isKeyframe { s.keyframesDecoded += 1 }
                 s.width = picture.width
                 s.height = picture.height
             }
             latest.withLock { $0 = picture }
             onPicture?(picture)
+            return .picture
         } catch {
             stats.withLock { s in
                 s.decodeErrors += 1
-                s.waitingForKeyframe = true
                 s.lastError = "\(error)"
             }
             logger.debug("a received \(codec) frame did not decode: \(error)")
+            return .failed
         }
     }
 }
