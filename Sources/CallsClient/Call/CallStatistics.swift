@@ -26,6 +26,12 @@ public struct CallStatistics: Sendable {
         public var nacksSent = 0
         public var rtxRecovered = 0
         public var framesGivenUp = 0
+
+        /// ", repair: 12 NACKs, 11 by RTX, 1 frame given up" once anything was asked for.
+        var repairText: String {
+            guard nacksSent > 0 || framesGivenUp > 0 else { return "" }
+            return ", repair: \(nacksSent) NACKs, \(rtxRecovered) by RTX, \(framesGivenUp) frame\(framesGivenUp == 1 ? "" : "s") given up"
+        }
     }
 
     public struct Audio: Sendable {
@@ -124,7 +130,7 @@ public struct CallStatistics: Sendable {
             var parts: [String] = []
             if let s = peer.screen {
                 parts.append(s.framesDecoded > 0
-                             ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")"
+                             ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")\(s.repairText)"
                              : "screen shared, nothing decoded yet\(s.stalled ? " (stalled)" : "")")
             }
             if let c = peer.camera, c.framesDecoded > 0 {
