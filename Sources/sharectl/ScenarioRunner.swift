@@ -316,9 +316,11 @@ final class ScenarioRunner {
         }
         if let loss = fault.lossPercent {
             try Self.command(["nft", "add", "table", "inet", "sharectl_scenario"])
-            try Self.command(["nft", "add", "chain", "inet", "sharectl_scenario", "out",
-                              "{ type filter hook output priority 0; }"])
-            try Self.command(["nft", "add", "rule", "inet", "sharectl_scenario", "out", "meta", "l4proto", "udp", "numgen",
+            // On the way in: the sender's sendmsg succeeds and the datagram vanishes, as on a lossy
+            // path (dropped on the way out, the sender would see EPERM instead).
+            try Self.command(["nft", "add", "chain", "inet", "sharectl_scenario", "in",
+                              "{ type filter hook input priority 0; }"])
+            try Self.command(["nft", "add", "rule", "inet", "sharectl_scenario", "in", "meta", "l4proto", "udp", "numgen",
                               "random", "mod", "100", "<", "\(Int(loss.rounded()))", "drop"])
         }
     }

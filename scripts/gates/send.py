@@ -55,16 +55,6 @@ def drop_udp(percent):
     sh(f"nft add rule inet sharectl_gate in {rule}")
 
 
-def drop_media_at_random(percent):
-    """Drops `percent` of RTP and RTCP datagrams on lo at random, on the way in; STUN and DTLS pass.
-    (Random loss of every UDP datagram can also take libnice's consent checks, and libnice then
-    ends the connection: a limit of this build noted in the README, not what this gate judges.)"""
-    clear_drops()
-    sh("nft add table inet sharectl_gate")
-    sh("nft add chain inet sharectl_gate in '{ type filter hook input priority 0; }'")
-    sh(f"nft add rule inet sharectl_gate in meta l4proto udp @th,64,2 == 2 numgen random mod 100 \\< {percent} drop")
-
-
 def drop_media():
     """Drops every RTP and RTCP datagram on lo (UDP payloads starting with version 2, RFC 7983)
     and lets STUN and DTLS through: the media stops while connectivity checks go on answering."""
@@ -263,7 +253,7 @@ def gate_motion():
 def gate_loss():
     name = "loss-5"
     with chromium_share(name, "balanced", size="1280x720") as (receiver, share):
-        drop_media_at_random(5)
+        drop_udp(5)
         receiver.watch(20)
         fps, _ = receiver.window(5)
         video = receiver.sample()

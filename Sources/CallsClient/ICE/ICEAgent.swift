@@ -3,7 +3,8 @@ import ShareCore
 
 /// One ICE agent per call leg (RFC 8445, libnice 0.1.21 in RFC 5245 compatibility mode): one
 /// stream with one component, as BUNDLE and rtcp-mux need. Trickles both ways (RFC 8838), restarts
-/// (§9), checks consent (RFC 7675), and carries datagrams for the DTLS/SRTP layer above.
+/// (§9), keeps checking the selected pair (lost after 50 s unanswered, or at once when the peer
+/// revokes consent) and carries datagrams for the DTLS/SRTP layer above.
 ///
 /// Thread-safe. libnice lives on the `GLibLoop` passed in: every libnice call runs on the loop
 /// thread, reached without blocking through `invoke`; events and incoming datagrams arrive there.

@@ -33,8 +33,9 @@ extension ICEAgent {
         public var isFailed: Bool { if case .failed = self { true } else { false } }
     }
 
-    /// The reason given when a connected pair stops answering (RFC 7675 consent freshness).
-    public static let consentLostReason = "consent lost: the peer stopped answering connectivity checks"
+    /// The reason given when a connected pair stops answering its checks for 50 s, or the peer
+    /// revokes consent (a 403 to a check, RFC 7675 §5.2).
+    public static let consentLostReason = "connection lost: the peer stopped answering connectivity checks for 50 s, or revoked consent"
 
     /// RFC 8445 §5.1.1 candidate types.
     public enum CandidateType: String, Sendable, Equatable { case host, srflx, prflx, relay }

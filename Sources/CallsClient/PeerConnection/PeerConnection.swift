@@ -745,7 +745,7 @@ public actor PeerConnection {
             guard let mid = transceiver.mid else { continue }
             let previous = transceiver.media
             guard let settled = negotiation.media[mid], settled.kind == transceiver.kind.mediaKind else {
-                previous?.stop()
+                transceiver.retire(previous)
                 transceiver.setNegotiated(.init(mid: mid, direction: .inactive, extensions: HeaderExtensionIDs(), feedback: []),
                                           media: nil)
                 continue
@@ -754,11 +754,12 @@ public actor PeerConnection {
             if let previous, Self.sameMedia(previous.negotiated, settled) {
                 media = previous
             } else {
-                previous?.stop()
+                transceiver.retire(previous)
                 if settled.direction != .inactive {
                     do {
                         media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
-                                                     localRTXSSRC: transceiver.localRTXSSRC, writer: leg.congestion.writer,
+                                                     localRTXSSRC: transceiver.localRTXSSRC,
+                                                     continuing: transceiver.continuedSequences, writer: leg.congestion.writer,
                                                      logger: logger)
                     } catch {
                         throw .localFailure("the \(transceiver.kind) media could not start: \(error)")

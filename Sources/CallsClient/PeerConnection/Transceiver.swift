@@ -46,6 +46,10 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     let localSSRC: UInt32
     let localRTXSSRC: UInt32?
     private let state: Mutex<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
+    /// Where the next sender on our SSRCs carries on numbering, once a sender has stopped (a
+    /// section that stopped sending and sends again, a codec renegotiated): the same SSRC with
+    /// numbers from elsewhere would be refused by SRTP about half the time (an index it passed).
+    private let sequences = Mutex<(media: UInt16, rtx: UInt16)?>(nil)
 
     init(index: Int, kind: Kind, direction: MediaDirection, trackID: String? = nil) {
         self.index = index
@@ -83,4 +87,15 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     }
 
     var media: TransceiverMedia? { state.withLock { $0.media } }
+
+    /// Stops `media` (this transceiver's, being replaced or ended), keeping where its sender's
+    /// numbering got to.
+    func retire(_ media: TransceiverMedia?) {
+        guard let media else { return }
+        if let sender = media.sender { sequences.withLock { $0 = sender.nextSequenceNumbers } }
+        media.stop()
+    }
+
+    /// The numbers a new sender starts from: where the last one stopped, or nil for a first sender.
+    var continuedSequences: (media: UInt16, rtx: UInt16)? { sequences.withLock { $0 } }
 }

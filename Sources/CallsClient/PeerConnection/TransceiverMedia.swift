@@ -63,8 +63,9 @@ final class TransceiverMedia: Sendable {
     private let sending = LockedBox(Sending())
     private let receiving: Mutex<ReceiveCounters>
 
+    /// `continuing`: the sequence numbers an earlier sender on these SSRCs stopped at.
     init(negotiated: SessionNegotiation.Media, kind: Transceiver.Kind, localSSRC: UInt32, localRTXSSRC: UInt32?,
-         writer: @escaping PacketWriter, logger: Logger) throws {
+         continuing: (media: UInt16, rtx: UInt16)? = nil, writer: @escaping PacketWriter, logger: Logger) throws {
         self.negotiated = negotiated
         self.kind = kind
         self.logger = logger
@@ -85,6 +86,8 @@ final class TransceiverMedia: Sendable {
                                      rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
                                      extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
                                      keepsHistory: isVideo),
+                firstSequence: continuing?.media ?? .random(in: 0...0x7FFF),
+                firstRTXSequence: continuing?.rtx ?? .random(in: 0...0x7FFF),
                 writer: writer)
             sendingSender = sender
         } else {

@@ -22,7 +22,7 @@ void CShareNice_set_force_relay(NiceAgent *agent, gboolean enabled) { g_object_s
 
 void CShareNice_set_check_timing(NiceAgent *agent, unsigned initial_ms, unsigned retransmissions, unsigned reliable_ms) { g_object_set(G_OBJECT(agent), "stun-initial-timeout", initial_ms, "stun-max-retransmissions", retransmissions, "stun-reliable-timeout", reliable_ms, NULL); }
 
-gboolean CShareNice_get_consent_freshness(NiceAgent *agent) { gboolean on = FALSE; g_object_get(G_OBJECT(agent), "consent-freshness", &on, NULL); return on; }
+void CShareNice_set_keepalive_conncheck(NiceAgent *agent, gboolean enabled) { g_object_set(G_OBJECT(agent), "keepalive-conncheck", enabled, NULL); }
 
 gboolean CShareGLib_object_has_property(gpointer object, const char *name) { return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL; }
 

@@ -83,11 +83,20 @@ public final class RTPStreamSender: Sendable {
     private let state: Mutex<State>
 
     /// `writer` is the next send stage (a pacer, or the transport stamp directly).
-    public init(configuration: Configuration, firstSequence: UInt16 = .random(in: 0...0x7FFF), writer: @escaping PacketWriter) {
+    /// `firstSequence` and `firstRTXSequence` continue a stream an earlier sender of the same
+    /// SSRCs left off (see `nextSequenceNumbers`): RFC 3550 numbers one SSRC's packets in one run,
+    /// and SRTP refuses to protect a number it has already passed.
+    public init(configuration: Configuration, firstSequence: UInt16 = .random(in: 0...0x7FFF),
+                firstRTXSequence: UInt16 = .random(in: 0...0x7FFF), writer: @escaping PacketWriter) {
         self.configuration = configuration
         self.writer = writer
         history = RetransmissionHistory()
-        state = Mutex(State(sequence: firstSequence, rtxSequence: .random(in: 0...0x7FFF)))
+        state = Mutex(State(sequence: firstSequence, rtxSequence: firstRTXSequence))
+    }
+
+    /// The numbers the next packet and the next retransmission would carry.
+    public var nextSequenceNumbers: (media: UInt16, rtx: UInt16) {
+        state.withLock { ($0.sequence, $0.rtxSequence) }
     }
 
     /// Unpaced: packets are stamped and written to `output` (serialized RTP; SRTP and ICE) at once.

@@ -17,8 +17,9 @@ void CShareNice_set_upnp(NiceAgent *agent, gboolean enabled);
 void CShareNice_set_force_relay(NiceAgent *agent, gboolean enabled);
 // g_object_set is variadic: connectivity-check timing (first retransmission ms, retransmissions, TCP ms).
 void CShareNice_set_check_timing(NiceAgent *agent, unsigned initial_ms, unsigned retransmissions, unsigned reliable_ms);
-// g_object_get is variadic: reads back "consent-freshness", a construct-only property.
-gboolean CShareNice_get_consent_freshness(NiceAgent *agent);
+// "keepalive-conncheck": connectivity checks (not indications) on the selected pair, which fail
+// the component when they go unanswered.
+void CShareNice_set_keepalive_conncheck(NiceAgent *agent, gboolean enabled);
 // G_OBJECT_GET_CLASS is a macro: asks whether this libnice build has a property before relying on it.
 gboolean CShareGLib_object_has_property(gpointer object, const char *name);
 // G_OBJECT and friends are macros.
