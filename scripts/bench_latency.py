@@ -23,25 +23,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/release/sharectl"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(args, log):
-    return subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
-
-
-def stop(process):
-    if process and process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+sys.path.insert(0, os.path.join(ROOT, "scripts", "gates"))
+from transport import free_port, start, stop  # noqa: E402  (the gates' process helpers)
 
 
 def read_json(path):

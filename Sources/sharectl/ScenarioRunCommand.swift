@@ -38,6 +38,10 @@ enum ScenarioRunCommand {
             enterNamespace()
         }
 
+        if let problem = loopbackProblem() {
+            throw Failed(description: "scenario \(scenario.name) cannot run here: \(problem)")
+        }
+
         let directory = arguments.value("out") ?? NSTemporaryDirectory() + "sharectl-scenario-\(scenario.name)-\(getpid())"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -91,6 +95,25 @@ enum ScenarioRunCommand {
             }
         }
         return values
+    }
+
+    /// Everything a scenario starts talks over 127.0.0.1; in a network namespace whose loopback is
+    /// down nothing could connect (and the runner could not even follow its processes), so say so
+    /// before starting any. Nil when a UDP socket can reach 127.0.0.1.
+    static func loopbackProblem() -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return "no UDP socket (errno \(errno))" }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(9).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result != 0 else { return nil }
+        let reason = String(cString: strerror(errno))
+        return "127.0.0.1 is unreachable (\(reason)): the loopback interface is down in this network namespace; bring it up with `ip link set lo up`"
     }
 
     /// This sharectl binary, for the processes the scenario starts.

@@ -78,4 +78,63 @@ import VideoSend
         let unnamed = RTPPacket(marker: false, payloadType: 96, sequenceNumber: 6, timestamp: 0, ssrc: 56, payload: [1])
         #expect(router.route(unnamed) == .init(index: 1, isRTX: false), "no MID: by payload type as before")
     }
+
+    /// Regression: after a share again the last packets of the replaced screen section (SSRC
+    /// announced for mid 3, now inactive) reached the new section's receiver (mid 4, the only one
+    /// receiving payload type 96) through a router made afresh that had forgotten that SSRC. One
+    /// packet of the old stream set the new receiver's reorder buffer to its sequence numbers; the
+    /// new stream's then counted as late and were all dropped (no frame assembled). The router
+    /// after a renegotiation follows the last one: a stream of a section that stopped receiving is
+    /// dropped unless its MID says where it goes.
+    @Test func aStreamOfASectionThatStoppedReceivingIsNotTakenByTheSectionAfterIt() throws {
+        var before = RTPRouter(entries: [
+            .init(index: 3, mid: "3", payloadType: 96, rtxPayloadType: 97, ssrc: 3951, rtxSSRC: 3952),
+        ], midExtensionID: 3)
+        #expect(before.route(try packet(ssrc: 3951, pt: 96)) == .init(index: 3, isRTX: false))
+        // The share again: mid 3 inactive, mid 4 receives the new screen.
+        var after = RTPRouter(entries: [
+            .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: 2796, rtxSSRC: 2797),
+        ], midExtensionID: 3).following(before)
+        #expect(after.route(try packet(ssrc: 3951, pt: 96)) == nil, "the old screen without a MID")
+        #expect(after.route(try packet(ssrc: 3952, pt: 97)) == nil, "the old screen's RTX without a MID")
+        #expect(after.route(try packet(ssrc: 3951, pt: 96, mid: "3")) == nil, "the old screen naming its mid")
+        #expect(after.route(try packet(ssrc: 2796, pt: 96)) == .init(index: 4, isRTX: false), "the new screen")
+        #expect(after.route(try packet(ssrc: 8000, pt: 96)) == .init(index: 4, isRTX: false),
+                "a stream never seen: by payload type as before")
+        // Another exchange: what was retired stays so, unless a MID naming a receiving section says otherwise.
+        var later = RTPRouter(entries: [
+            .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil),
+        ], midExtensionID: 3).following(after)
+        #expect(later.route(try packet(ssrc: 3951, pt: 96)) == nil, "still retired")
+        #expect(later.route(try packet(ssrc: 3952, pt: 96, mid: "4")) == .init(index: 4, isRTX: false), "named by its MID")
+        #expect(later.route(try packet(ssrc: 3952, pt: 96)) == .init(index: 4, isRTX: false), "and learned again")
+        // A section that announces another SSRC for itself retires the one it had.
+        var reannounced = RTPRouter(entries: [
+            .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: 7000, rtxSSRC: 7001),
+        ], midExtensionID: 3).following(later)
+        #expect(reannounced.route(try packet(ssrc: 2796, pt: 96)) == nil, "mid 4's stream before")
+        #expect(reannounced.route(try packet(ssrc: 7000, pt: 96)) == .init(index: 4, isRTX: false))
+    }
+
+    /// A renegotiation that keeps a section receiving keeps the streams learned for it: without a
+    /// MID (a sender that writes it only at first) and with its payload type shared by another
+    /// section, a router made afresh could no longer place them.
+    @Test func aRenegotiationKeepsTheStreamsLearnedForASectionThatStillReceives() throws {
+        let camera = RTPRouter.Entry(index: 1, mid: "1", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)
+        var before = RTPRouter(entries: [camera], midExtensionID: 3)
+        #expect(before.route(try packet(ssrc: 55, pt: 96, mid: "1")) == .init(index: 1, isRTX: false))
+        var after = RTPRouter(entries: [camera, .init(index: 2, mid: "2", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)],
+                              midExtensionID: 3).following(before)
+        #expect(after.route(try packet(ssrc: 55, pt: 96)) == .init(index: 1, isRTX: false))
+        var changed = camera
+        changed.payloadType = 98
+        var recoded = RTPRouter(entries: [changed], midExtensionID: 3).following(before)
+        #expect(recoded.route(try packet(ssrc: 55, pt: 96)) == nil, "another payload type now: learned anew, and 96 is not it")
+    }
+
+    private func packet(ssrc: UInt32, pt: UInt8, mid: String? = nil) throws -> RTPPacket {
+        var p = RTPPacket(marker: false, payloadType: pt, sequenceNumber: 20_315, timestamp: 0, ssrc: ssrc, payload: [1])
+        if let mid { try p.setHeaderExtensionElements([HeaderExtensionElement(id: 3, data: Array(mid.utf8))]) }
+        return p
+    }
 }

@@ -16,6 +16,11 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   ids stay, nobody shares again, and sharectl never says "Reconnecting…".
   long-outage     the server stays away for 6 s: sharectl says "Reconnecting…" (signalling down
                   over 4 s) while media keeps flowing, and stops saying it once resumed.
+  udp-outage      every UDP datagram is dropped for 65 s (nftables, on the way in): every media
+                  connection fails (Chromium's after about 30 s, sharectl's after 50 s without an
+                  answer to its checks) while the signalling (TCP) stays up. Once UDP flows again
+                  each failed connection is made anew (the smaller id offers after 2 s, the other
+                  after 15 s) and Bo and Cy decode Ana's screen, Ana Bo's and Cy's cameras again.
   share-off       Ana stops sharing (SIGUSR1): Bo's screen view goes (not frozen on the last
                   frame, no stall reported) and Cy's too, while Ana's camera and audio go on.
 
@@ -39,59 +44,20 @@ except ImportError:  # the gates runner uses the system python; aiohttp lives in
         os.execv(VENV_PY, [VENV_PY, *sys.argv])
     raise
 
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
-os.makedirs(WORK, exist_ok=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from room_gate import SHARECTL, WORK, Server, free_port, stop, wait_for  # noqa: E402
+from room_gate import Browser as RoomBrowser  # noqa: E402
+
 results = []
+
+
+def Browser(name, url, extra_query=""):
+    return RoomBrowser(name, url, extra_query, prefix="call")
 
 
 def record(name, ok, detail):
     results.append(ok)
     print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(process, sig=signal.SIGTERM):
-    if process and process.poll() is None:
-        os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=8)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-
-
-class Server:
-    """`sharectl serve` on a fixed port with a state file, so a restart keeps the room."""
-
-    def __init__(self):
-        self.port = free_port()
-        self.state = os.path.join(WORK, "call.state.json")
-        if os.path.exists(self.state):
-            os.remove(self.state)
-        self.process = None
-        self.starts = 0
-
-    def start(self):
-        self.starts += 1
-        log = open(os.path.join(WORK, f"call.serve{self.starts}.log"), "w")
-        self.process = subprocess.Popen(
-            [SHARECTL, "serve", "--listen", f"127.0.0.1:{self.port}", "--room", "call", "--grace", "15",
-             "--state", self.state],
-            stdout=subprocess.PIPE, stderr=log, cwd=ROOT, start_new_session=True, text=True)
-        first = self.process.stdout.readline().strip()
-        if not first.startswith("Room: "):
-            raise RuntimeError(f"serve's first line was {first!r}, not 'Room: <URL>'")
-        return first.split(" ", 1)[1]
-
-    def kill(self):
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=5)
 
 
 class Sharectl:
@@ -130,95 +96,13 @@ class Sharectl:
         stop(self.process, signal.SIGINT)
 
 
-class Browser:
-    """Headless Chromium on the invite link, driven through the DevTools protocol."""
-
-    def __init__(self, name, url, extra_query=""):
-        self.name = name
-        self.debug_port = free_port()
-        profile = os.path.join(WORK, f"call.{name}.profile")
-        subprocess.run(["rm", "-rf", profile])
-        self.process = subprocess.Popen(
-            ["chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
-             f"--user-data-dir={profile}", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-             "--auto-accept-this-tab-capture", "--autoplay-policy=no-user-gesture-required",
-             "--allow-loopback-in-peer-connection",
-             "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-             f"--remote-debugging-port={self.debug_port}", "--remote-allow-origins=*", f"{url}&name={name}{extra_query}"],
-            stdout=open(os.path.join(WORK, f"call.{name}.chromium.log"), "w"), stderr=subprocess.STDOUT,
-            start_new_session=True)
-        self.ws = None
-        self.session = None
-        self.next_id = 0
-
-    async def connect(self, timeout=20):
-        self.session = aiohttp.ClientSession()
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                async with self.session.get(f"http://127.0.0.1:{self.debug_port}/json/list") as response:
-                    pages = [p for p in await response.json() if p.get("type") == "page" and "/r/" in p.get("url", "")]
-                if pages:
-                    self.ws = await self.session.ws_connect(pages[0]["webSocketDebuggerUrl"], max_msg_size=0)
-                    return
-            except (aiohttp.ClientError, OSError, ValueError):
-                pass
-            await asyncio.sleep(0.3)
-        raise RuntimeError(f"Chromium ({self.name}) offered no DevTools page")
-
-    async def evaluate(self, expression):
-        self.next_id += 1
-        ident = self.next_id
-        await self.ws.send_str(json.dumps({"id": ident, "method": "Runtime.evaluate",
-                                           "params": {"expression": expression, "returnByValue": True,
-                                                      "awaitPromise": True}}))
-        while True:
-            message = await asyncio.wait_for(self.ws.receive(), 10)
-            if message.type != aiohttp.WSMsgType.TEXT:
-                raise RuntimeError(f"DevTools socket of {self.name} closed")
-            data = json.loads(message.data)
-            if data.get("id") == ident:
-                return data.get("result", {}).get("result", {}).get("value")
-
-    async def state(self):
-        text = await self.evaluate("JSON.stringify(window.sharectlState || null)")
-        return (json.loads(text) if text else None) or {}
-
-    async def peer(self, name):
-        for info in ((await self.state()).get("participants") or {}).values():
-            if info.get("name") == name:
-                return info
-        return {}
-
-    async def stage_figures(self):
-        """Screens of others on the stage (a browser that shares shows its own preview there too)."""
-        return await self.evaluate("document.querySelectorAll('#stage figure:not([data-peer=\"self\"])').length")
-
-    async def close(self):
-        if self.ws is not None:
-            await self.ws.close()
-        if self.session is not None:
-            await self.session.close()
-        stop(self.process)
-
-
-async def wait_for(condition, timeout, interval=0.5):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = await condition()
-        if value:
-            return value
-        await asyncio.sleep(interval)
-    return None
-
-
 def frames(view):
     return (view or {}).get("framesDecoded", 0) or 0
 
 
 class Call:
     def __init__(self):
-        self.server = Server()
+        self.server = Server("call")
         self.url = None
         self.ana = self.bo = self.cy = None
 
@@ -366,6 +250,50 @@ async def gate_long_outage(call):
            + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before))
 
 
+def sh(command):
+    subprocess.run(command, shell=True, check=True, cwd=ROOT)
+
+
+async def gate_udp_outage(call):
+    before = await readings(call)
+    renewed_before = (call.ana.last().get("connectionsRenewed", 0), call.cy.last().get("connectionsRenewed", 0),
+                      (await call.bo.state()).get("connectionsRenewed", 0))
+    sh("nft add table inet sharectl_outage")
+    sh("nft add chain inet sharectl_outage in '{ type filter hook input priority 0; }'")
+    sh("nft add rule inet sharectl_outage in meta l4proto udp drop")
+    try:
+        async def all_failed():
+            states = [(call.ana.peer("Bo").get("connection") or {}).get("state", ""),
+                      (call.ana.peer("Cy").get("connection") or {}).get("state", ""),
+                      (await call.bo.peer("Ana")).get("connectionState", "")]
+            return states if all(s.startswith("failed") or s == "connecting" or s == "checking" for s in states[:2]) \
+                and states[2] in ("failed", "new", "connecting") else None
+
+        failed = await wait_for(all_failed, 65, interval=1.0)
+        await asyncio.sleep(max(0.0, 3.0))
+    finally:
+        sh("nft delete table inet sharectl_outage")
+    outage_end = await readings(call)
+
+    async def back():
+        now = await readings(call)
+        states = [(call.ana.peer("Bo").get("connection") or {}).get("state"),
+                  (call.ana.peer("Cy").get("connection") or {}).get("state"),
+                  (await call.bo.peer("Ana")).get("connectionState")]
+        ok = all(now[k] > outage_end[k] + 10 for k in now) and states == ["connected", "connected", "connected"]
+        return (now, states) if ok else None
+
+    got = await wait_for(back, 90, interval=1.0)
+    now, states = got or (await readings(call), None)
+    renewed = (call.ana.last().get("connectionsRenewed", 0), call.cy.last().get("connectionsRenewed", 0),
+               (await call.bo.state()).get("connectionsRenewed", 0))
+    ok = got is not None and failed is not None and sum(renewed) > sum(renewed_before)
+    record("udp-outage", ok,
+           f"connections while UDP was dropped: {failed}; after it flowed again: {states}; connections renewed "
+           f"(Ana, Cy, Bo) {renewed_before}→{renewed}; "
+           + ", ".join(f"{k} {before[k]}→{outage_end[k]}→{now[k]}" for k in before))
+
+
 async def gate_share_off(call):
     before = await readings(call)
     camera_before = frames((await call.bo.peer("Ana")).get("camera"))
@@ -400,7 +328,7 @@ async def gate_share_off(call):
 async def main():
     only = set(sys.argv[1:])
     gates = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
-             ("long-outage", gate_long_outage), ("share-off", gate_share_off)]
+             ("long-outage", gate_long_outage), ("udp-outage", gate_udp_outage), ("share-off", gate_share_off)]
     unknown = only - {n for n, _ in gates}
     if unknown:
         print(f"room_call: no gate {sorted(unknown)}")

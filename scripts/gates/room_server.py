@@ -43,10 +43,15 @@ except ImportError:  # the gates runner uses the system python; aiohttp lives in
         os.execv(VENV_PY, [VENV_PY, *sys.argv])
     raise
 
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
-os.makedirs(WORK, exist_ok=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from room_gate import SHARECTL, WORK, Browser, free_port, stop, wait_for  # noqa: E402
+from room_gate import Server as RoomServer  # noqa: E402
+
 results = []
+
+
+def Server():
+    return RoomServer("gate", ["--log-level", "debug"])
 
 
 def record(name, ok, detail):
@@ -54,133 +59,11 @@ def record(name, ok, detail):
     print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(process):
-    if process and process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-
-
-class Server:
-    """`sharectl serve` on a fixed port with a state file, so a restart keeps the room."""
-
-    def __init__(self):
-        self.port = free_port()
-        self.state = os.path.join(WORK, "room.state.json")
-        if os.path.exists(self.state):
-            os.remove(self.state)
-        self.process = None
-        self.url = None
-        self.starts = 0
-
-    def start(self):
-        self.starts += 1
-        log = open(os.path.join(WORK, f"room.serve{self.starts}.log"), "w")
-        self.process = subprocess.Popen(
-            [SHARECTL, "serve", "--listen", f"127.0.0.1:{self.port}", "--room", "gate", "--grace", "15",
-             "--state", self.state, "--log-level", "debug"],
-            stdout=subprocess.PIPE, stderr=log, cwd=ROOT, start_new_session=True, text=True)
-        first = self.process.stdout.readline().strip()
-        if not first.startswith("Room: "):
-            raise RuntimeError(f"serve's first line was {first!r}, not 'Room: <URL>'")
-        self.url = first.split(" ", 1)[1]
-        return self.url
-
-    def kill(self):
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=5)
-
-    def stop(self):
-        stop(self.process)
-
-
-class Browser:
-    """Headless Chromium on the invite link, driven through the DevTools protocol."""
-
-    def __init__(self, name, url, extra_query=""):
-        self.name = name
-        self.debug_port = free_port()
-        profile = os.path.join(WORK, f"room.{name}.profile")
-        subprocess.run(["rm", "-rf", profile])
-        self.process = subprocess.Popen(
-            ["chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
-             f"--user-data-dir={profile}", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-             "--auto-accept-this-tab-capture", "--autoplay-policy=no-user-gesture-required",
-             "--allow-loopback-in-peer-connection", "--disable-background-timer-throttling",
-             "--disable-renderer-backgrounding", f"--remote-debugging-port={self.debug_port}",
-             "--remote-allow-origins=*", f"{url}&name={name}{extra_query}"],
-            stdout=open(os.path.join(WORK, f"room.{name}.chromium.log"), "w"), stderr=subprocess.STDOUT,
-            start_new_session=True)
-        self.ws = None
-        self.session = None
-        self.next_id = 0
-
-    async def connect(self, timeout=20):
-        self.session = aiohttp.ClientSession()
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                async with self.session.get(f"http://127.0.0.1:{self.debug_port}/json/list") as response:
-                    pages = [p for p in await response.json() if p.get("type") == "page" and "/r/" in p.get("url", "")]
-                if pages:
-                    self.ws = await self.session.ws_connect(pages[0]["webSocketDebuggerUrl"], max_msg_size=0)
-                    return
-            except (aiohttp.ClientError, OSError, ValueError):
-                pass
-            await asyncio.sleep(0.3)
-        raise RuntimeError(f"Chromium ({self.name}) offered no DevTools page")
-
-    async def evaluate(self, expression):
-        self.next_id += 1
-        ident = self.next_id
-        await self.ws.send_str(json.dumps({"id": ident, "method": "Runtime.evaluate",
-                                           "params": {"expression": expression, "returnByValue": True,
-                                                      "awaitPromise": True, "userGesture": True}}))
-        while True:
-            message = await asyncio.wait_for(self.ws.receive(), 10)
-            if message.type != aiohttp.WSMsgType.TEXT:
-                raise RuntimeError(f"DevTools socket of {self.name} closed")
-            data = json.loads(message.data)
-            if data.get("id") == ident:
-                result = data.get("result", {}).get("result", {})
-                return result.get("value")
-
-    async def state(self):
-        text = await self.evaluate("JSON.stringify(window.sharectlState || null)")
-        return json.loads(text) if text else None
-
-    async def close(self):
-        if self.ws is not None:
-            await self.ws.close()
-        if self.session is not None:
-            await self.session.close()
-        stop(self.process)
-
-
 def peer_of(state, name):
     for ident, info in ((state or {}).get("participants") or {}).items():
         if info.get("name") == name:
             return ident, info
     return None, None
-
-
-async def wait_for(condition, timeout, interval=0.5):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = await condition()
-        if value:
-            return value
-        await asyncio.sleep(interval)
-    return None
 
 
 async def figures(ana, bo):

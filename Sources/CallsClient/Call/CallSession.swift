@@ -121,6 +121,14 @@ public actor CallSession {
         var screenSince: ContinuousClock.Instant?
         /// Their screen's decoder is wedged by a fault.
         var wedge: Wedge?
+        /// Our screen's frames and bytes sent to them at the last tick (the rates of the status line).
+        var screenSentBefore: (mid: String?, frames: Int, bytes: Int)?
+        /// Since when the connection has been failed (ICE lost for good), and the DTLS fingerprint
+        /// of their side of it: an offer with another fingerprint comes from a new connection.
+        var failedSince: ContinuousClock.Instant?
+        var remoteFingerprint: String?
+        /// Connections made for them since one last connected (each waits twice as long).
+        var renewals = 0
 
         init(id: String, name: String, connection: PeerConnection, audio: Transceiver, camera: Transceiver) {
             self.id = id
@@ -170,6 +178,8 @@ public actor CallSession {
     private var stallReporter = StallReporter()
     /// Sender faults injected and not yet repaired.
     private var senderFaults: [String] = []
+    /// Connections made again after one failed (ours or theirs).
+    private var connectionsRenewed = 0
 
     public init(options: Options, logger: Logger) throws(Failure) {
         self.options = options
@@ -459,6 +469,51 @@ public actor CallSession {
         await participant.connection.close()
     }
 
+    /// A failed connection is made again from nothing (new ICE agent, new DTLS), as for someone
+    /// who just joined: what they were (name, sharing, a decoder fault in force) carries over.
+    /// With `offer`, ours is offered at once; else an offer of theirs is about to be answered.
+    private func renew(_ old: Participant, reason: String, offer: Bool) async -> Participant? {
+        participants.removeValue(forKey: old.id)
+        order.removeAll { $0 == old.id }
+        connectionsRenewed += 1
+        logger.notice(reason)
+        await old.connection.stopSending()
+        await old.connection.close()
+        guard let fresh = await participant(old.id, name: old.name) else { return nil }
+        fresh.sharing = old.sharing
+        fresh.sharingMid = nil  // its screen's mid on the new connection is not the old one
+        fresh.theirReport = old.theirReport
+        fresh.wedge = old.wedge
+        fresh.renewals = old.renewals + 1
+        if offer { await negotiate(fresh) }
+        return fresh
+    }
+
+    /// Renews connections that failed: the side that keeps its offer in glare (the smaller id)
+    /// after 2 s, the other after 15 s if nothing new came (one side noticing alone), each
+    /// attempt since the last connection twice as late (at most 60 s: a network that stays away
+    /// is tried once a minute), and only while the signalling is up (the offer has to reach them).
+    private func renewFailedConnections(now: ContinuousClock.Instant) async {
+        guard signallingUp, myID != nil else { return }
+        for id in order {
+            guard let participant = participants[id], let since = participant.failedSince else { continue }
+            let base = Self.number(myID) < Self.number(id) ? 2 : 15
+            let wait = Duration.seconds(min(60, base << min(participant.renewals, 5)))
+            guard since.duration(to: now) >= wait else { continue }
+            let why: String
+            if case .failed(let reason) = participant.connection.state { why = reason } else { why = "failed" }
+            _ = await renew(participant, reason: "the connection to \(participant.name) failed (\(why)); connecting again", offer: true)
+        }
+    }
+
+    /// The `a=fingerprint` value of an SDP (the session's or its first section's).
+    static func fingerprint(in sdp: String) -> String? {
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=fingerprint:") {
+            return line.dropFirst("a=fingerprint:".count).trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        return nil
+    }
+
     // MARK: Offer and answer
 
     /// Sends an offer to `participant`, or remembers to once the exchange under way ends.
@@ -479,7 +534,13 @@ public actor CallSession {
     }
 
     private func handle(_ signal: RoomMessage.Signal) async {
-        let known = participants[signal.peer]
+        var known = participants[signal.peer]
+        if let old = known, signal.kind == .offer, let theirs = old.remoteFingerprint,
+           let offered = Self.fingerprint(in: signal.sdp ?? ""), offered != theirs {
+            // They made a new connection (theirs failed): ours goes too, and the offer is answered
+            // on a new one.
+            known = await renew(old, reason: "\(old.name) connected again from a new connection", offer: false)
+        }
         let made = known == nil ? await participant(signal.peer, name: signal.peer) : nil
         guard let participant = known ?? made else { return }
         let pc = participant.connection
@@ -496,6 +557,7 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
+                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
                 await flushCandidates(participant)
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
@@ -508,6 +570,7 @@ public actor CallSession {
         case .answer:
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .answer)
+                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
                 await flushCandidates(participant)
                 await attachMedia(participant)
             } catch {
@@ -811,8 +874,10 @@ public actor CallSession {
     /// first that decodes; a screen rebuilt (another section) ends a plain wedge and takes a
     /// sticky one along; the sharer's share ending (a share again included) ends either.
     private func applyWedge(_ participant: Participant) async {
-        guard var wedge = participant.wedge, participant.sharing,
-              let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil else { return }
+        guard participant.wedge != nil, participant.sharing,
+              let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil,
+              // Read after the wait: their share may have ended meanwhile, and the fault with it.
+              var wedge = participant.wedge else { return }
         if let mid = wedge.mid, mid != screen.mid {
             guard wedge.sticky else {
                 participant.wedge = nil
@@ -823,6 +888,11 @@ public actor CallSession {
         }
         guard wedge.mid != screen.mid || screen.media?.videoReceiver?.isWedged == false else { return }
         await participant.connection.setDecoderWedged(true, on: screen)
+        guard participant.wedge != nil else {
+            // Their share ended while this decoder was being wedged: the fault is over.
+            await participant.connection.setDecoderWedged(false, on: screen)
+            return
+        }
         wedge.mid = screen.mid
         participant.wedge = wedge
     }
@@ -853,7 +923,13 @@ public actor CallSession {
             peer.connection.state = state.description
             peer.connection.pair = figures.transport.selectedPair
             peer.connection.rttMs = figures.transport.rttMs
-            if case .failed = state { healthy = false }
+            if case .failed = state {
+                healthy = false
+                participant.failedSince = participant.failedSince ?? now
+            } else {
+                participant.failedSince = nil
+                if state == .connected { participant.renewals = 0 }
+            }
 
             // What they send us.
             peer.camera = .init()
@@ -887,6 +963,18 @@ public actor CallSession {
                                    height: sent.height, keyframes: sent.keyframesEncoded, codec: sent.encoder)
                 peer.video?.mid = screen.mid
                 peer.video?.encodersMade = sent.encodersMade
+                peer.video?.codecName = screen.negotiated?.codec?.rawValue
+                peer.video?.targetKbps = sent.targetBitrate / 1000
+                peer.video?.limitedBy = sent.limitedBy
+                peer.video?.policy = sent.policy
+                // Rates over the last tick; a rebuild (another section) starts them afresh.
+                if let before = participant.screenSentBefore, before.mid == screen.mid, elapsed > 0 {
+                    peer.video?.fps = Double(max(0, sent.framesSent - before.frames)) / elapsed
+                    peer.video?.bitrateKbps = Int(Double(max(0, sent.bytes - before.bytes)) * 8 / elapsed / 1000)
+                }
+                participant.screenSentBefore = (screen.mid, sent.framesSent, sent.bytes)
+            } else {
+                participant.screenSentBefore = nil
             }
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
                 peer.cameraSent = .init(framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
@@ -929,7 +1017,9 @@ public actor CallSession {
         stats.reconnecting = await watch.isReconnecting
         stats.reconnectingShown = await watch.timesShown
         stats.left = departed.map { $0.value }.sorted()
+        stats.connectionsRenewed = connectionsRenewed
         snapshot = stats
+        await renewFailedConnections(now: now)
     }
 
     private static func view(_ r: PeerConnectionStatistics.Received, tracker: ViewTracker, codec: MediaCodec?) -> CallStatistics.View {

@@ -57,6 +57,13 @@ public struct CallStatistics: Sendable {
         /// The section it goes on (a rebuild moves it to another) and encoders made for it.
         public var mid: String?
         public var encodersMade = 0
+        /// Our screen to them: the negotiated codec ("VP8"), frames and kbit/s sent over the last
+        /// second, what holds it back (`none`, `bandwidth`, `cpu`) and the send policy.
+        public var codecName: String?
+        public var fps = 0.0
+        public var bitrateKbps = 0
+        public var limitedBy: String?
+        public var policy: String?
     }
 
     public struct AudioSent: Sendable {
@@ -114,6 +121,8 @@ public struct CallStatistics: Sendable {
     public var peers: [Peer] = []
     /// Names of participants who left.
     public var left: [String] = []
+    /// Connections made again after one failed.
+    public var connectionsRenewed = 0
     /// The screen watchdog while we share (`watchdog.state`, `.rung`, `.lastStep`, `.recent`, `.notices`).
     public var watchdog: WatchdogStatus?
     /// Faults injected and in force (drills and tests): `decoder-wedge NAME`, `capture-stall`, …
@@ -121,9 +130,11 @@ public struct CallStatistics: Sendable {
 
     public init() {}
 
-    /// One status line per participant, and one for the call when something is wrong.
+    /// While we share, the screen's headline (as a WHIP share prints it), then one status line per
+    /// participant, and one for the call when something is wrong.
     public var statusLines: [String] {
         var lines: [String] = []
+        if let headline = screenHeadline { lines.append(headline) }
         if reconnecting { lines.append("Reconnecting…") }
         if peers.isEmpty { lines.append("Waiting for others to join (\(signalling == "up" ? "in the room" : "signalling \(signalling)"))") }
         for peer in peers {
@@ -152,6 +163,32 @@ public struct CallStatistics: Sendable {
         return lines
     }
 
+    /// `Screen: 1280×720 at 30 fps, 1.4 Mbit/s, direct (VP8 libvpx) to bea`, or with several
+    /// people, what each gets when it differs: `Screen to 2 people: bea 1280×720 at 30 fps; cy
+    /// 640×360 at 15 fps, limited by bandwidth; 2.1 Mbit/s in all, direct (VP8 libvpx)`. Nil
+    /// when we share to nobody.
+    var screenHeadline: String? {
+        let sends = peers.compactMap { peer in peer.video.map { (peer, $0) } }
+        guard sharing, let first = sends.first?.1 else { return nil }
+        func picture(_ v: Sent) -> String {
+            let limit = v.limitedBy.map { $0 == "none" || $0.isEmpty ? "" : ", limited by \($0)" } ?? ""
+            return "\(v.width)×\(v.height) at \(Int(v.fps.rounded())) fps\(limit)"
+        }
+        let paths = Set(sends.map { peer, _ in
+            peer.connection.state != "connected" ? peer.connection.state
+                : (peer.connection.pair?.contains("relay") ?? false) ? "relayed" : "direct"
+        })
+        let path = paths.sorted().joined(separator: " and ")
+        let codec = [first.codecName, first.codec].compactMap { $0 }.joined(separator: " ")
+        let total = ShareStats.rate(kbps: sends.reduce(0) { $0 + $1.1.bitrateKbps })
+        if sends.count == 1 {
+            return "Screen: \(picture(first)), \(total), \(path) (\(codec)) to \(sends[0].0.name)"
+        }
+        let pictures = sends.map { picture($0.1) }
+        let each = Set(pictures).count == 1 ? pictures[0] : zip(sends, pictures).map { "\($0.0.name) \($1)" }.joined(separator: "; ")
+        return "Screen to \(sends.count) people: \(each); \(total) in all, \(path) (\(codec))"
+    }
+
     public func jsonLine() -> String {
         func view(_ v: View?) -> Any {
             guard let v else { return NSNull() }
@@ -168,7 +205,10 @@ public struct CallStatistics: Sendable {
             guard let s else { return NSNull() }
             var o: [String: Any] = ["framesSent": s.framesSent, "framesEncoded": s.framesEncoded, "width": s.width,
                                     "height": s.height, "keyframes": s.keyframes, "encoder": s.codec ?? NSNull(),
-                                    "mid": s.mid ?? NSNull(), "encodersMade": s.encodersMade]
+                                    "mid": s.mid ?? NSNull(), "encodersMade": s.encodersMade,
+                                    "fps": (s.fps * 10).rounded() / 10, "bitrateKbps": s.bitrateKbps,
+                                    "limitedBy": s.limitedBy ?? NSNull(), "policy": s.policy ?? NSNull(),
+                                    "codecName": s.codecName ?? NSNull()]
             if let target = s.targetKbps { o["targetKbps"] = target }
             if let most = s.maxKbps { o["maxKbps"] = most }
             if let capped = s.capped { o["capped"] = capped }
@@ -199,7 +239,7 @@ public struct CallStatistics: Sendable {
             "reconnectingShown": reconnectingShown, "sharing": sharing, "sharesSent": sharesSent, "welcomes": welcomes,
             "resumes": resumes, "peers": peerObjects, "left": left, "audioOutput": AudioReceiver.output,
             "audioOutputShortReads": AudioOutput.shared.mixerCounters.shortReads,
-            "faults": faults,
+            "faults": faults, "connectionsRenewed": connectionsRenewed,
         ]
         if let watchdog, let data = try? JSONEncoder().encode(watchdog),
            let value = try? JSONSerialization.jsonObject(with: data) {

@@ -60,12 +60,13 @@ final class CallLegMedia: Sendable {
     var counters: Counters { routing.withLock { $0.counters } }
 
     /// Called when an exchange is complete (again after each renegotiation): the transceivers (with their media) and the router
-    /// for what they receive. Starts the report and PLI timers. `iceFailed` hears, once, that ICE
-    /// failed after connecting (consent lost): the reports timer looks each second.
+    /// for what they receive, told what the last one knew (`RTPRouter.following`). Starts the
+    /// report and PLI timers. `iceFailed` hears, once, that ICE failed after connecting (consent
+    /// lost): the reports timer looks each second.
     func configure(transceivers: [Transceiver], router: RTPRouter, iceFailed: @escaping @Sendable (String) -> Void) {
         routing.withLock {
             $0.transceivers = transceivers
-            $0.router = router
+            $0.router = router.following($0.router)
         }
         congestion.pacer.start()
         let told = Atomic<Bool>(false)

@@ -5,6 +5,13 @@ import RTPWire
 /// extension (a MID no receiving transceiver has is dropped); else, for a packet without a MID, by
 /// payload type when exactly one transceiver receives it. What a packet teaches
 /// is kept, so later packets of the stream are routed by SSRC alone. A pure value.
+///
+/// A renegotiation makes a new router `following` the last one: a stream the last one routed to a
+/// section that receives nothing now (a screen section replaced by a rebuild or a share again), or
+/// one the peer now announces another SSRC for, is retired. Its packets still in flight are dropped
+/// unless their MID names a receiving section: without a MID (RTX, a sender that stopped writing
+/// it) the new section for the same payload type would take them, and one packet of another
+/// stream sets that receiver's sequence numbers astray.
 public struct RTPRouter: Sendable, Equatable {
     /// One receiving transceiver's routing facts.
     public struct Entry: Sendable, Equatable {
@@ -39,6 +46,8 @@ public struct RTPRouter: Sendable, Equatable {
 
     private var entries: [Entry]
     private var bySSRC: [UInt32: Route] = [:]
+    /// Streams of sections that stopped receiving (see `following`).
+    private var retired: Set<UInt32> = []
     /// The `sdes:mid` extension id of the bundle (the same in every section JSEP writes).
     public let midExtensionID: UInt8?
 
@@ -51,6 +60,29 @@ public struct RTPRouter: Sendable, Equatable {
         }
     }
 
+    /// This router after a renegotiation, told what `previous` (the router of the last exchange)
+    /// knew. A stream it routed (announced or learned) to a section that still receives with the
+    /// same payload types, and announces no other SSRC, keeps its route; one of a section that no
+    /// longer receives, or now announces another SSRC, is retired. Streams retired before stay so
+    /// unless announced again.
+    public func following(_ previous: RTPRouter?) -> RTPRouter {
+        guard let previous else { return self }
+        var next = self
+        next.retired = previous.retired
+        for (ssrc, route) in previous.bySSRC where next.bySSRC[ssrc] == nil {
+            let was = previous.entries.first { $0.index == route.index }
+            let now = entries.first { $0.index == route.index && $0.mid == was?.mid }
+            let announced = route.isRTX ? now?.rtxSSRC : now?.ssrc
+            if let now, announced == nil || announced == ssrc {
+                if now.payloadType == was?.payloadType, now.rtxPayloadType == was?.rtxPayloadType { next.bySSRC[ssrc] = route }
+            } else {
+                next.retired.insert(ssrc)
+            }
+        }
+        next.retired.subtract(next.bySSRC.keys)
+        return next
+    }
+
     /// The route for `packet`, or nil when it belongs to no receiving transceiver.
     public mutating func route(_ packet: RTPPacket) -> Route? {
         if let known = bySSRC[packet.ssrc] { return known }
@@ -60,6 +92,9 @@ public struct RTPRouter: Sendable, Equatable {
             // stopped, its last packets still arriving) is not a stream for another section.
             guard let named = entries.first(where: { $0.mid == mid }) else { return nil }
             entry = named
+        } else if retired.contains(packet.ssrc) {
+            // A stream of a section that stopped receiving, without a MID to say otherwise.
+            return nil
         }
         if entry == nil {
             let matching = entries.filter { $0.payloadType == packet.payloadType || $0.rtxPayloadType == packet.payloadType }
@@ -70,6 +105,7 @@ public struct RTPRouter: Sendable, Equatable {
         guard isRTX || entry.payloadType == packet.payloadType else { return nil }
         let route = Route(index: entry.index, isRTX: isRTX)
         bySSRC[packet.ssrc] = route
+        retired.remove(packet.ssrc)
         return route
     }
 

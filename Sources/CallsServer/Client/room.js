@@ -19,7 +19,7 @@
   const $ = (id) => document.getElementById(id);
   const state = window.sharectlState = {
     room: roomName, id: null, name: null, connected: false, joined: false,
-    welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0,
+    welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0, connectionsRenewed: 0,
     local: { audio: false, video: false, screen: false, error: null },
     participants: {}, errors: [], events: [], faults: [],
   };
@@ -92,7 +92,12 @@
       case 'joined': return addPeer(message.peer, { offer: false });
       case 'left': return removePeer(message.id, 'left');
       case 'signal': {
-        const peer = peers.get(message.from);
+        let peer = peers.get(message.from);
+        if (peer && message.kind === 'offer' && peer.pc.remoteDescription) {
+          // An offer with another DTLS fingerprint comes from a new connection (theirs failed).
+          const theirs = fingerprint(peer.pc.remoteDescription.sdp), offered = fingerprint(message.sdp || '');
+          if (theirs && offered && theirs !== offered) peer = renewPeer(peer, 'they connected again', false);
+        }
         if (peer) peer.enqueue(() => peer.signal(message));
         return;
       }
@@ -169,6 +174,24 @@
     note('peer-removed', { id, why });
   }
 
+  // A failed connection is made again from nothing, as for someone who just joined: with
+  // `offer`, ours is offered at once; else an offer of theirs is about to be answered.
+  function renewPeer(old, why, offer) {
+    peers.delete(old.id);
+    old.close();
+    const peer = new Peer({ id: old.id, name: old.name, sharing: old.sharing, mid: null }, offer);
+    peer.renewals = old.renewals + 1;
+    peers.set(old.id, peer);
+    state.connectionsRenewed += 1;
+    note('peer-renewed', { id: old.id, why });
+    return peer;
+  }
+
+  function fingerprint(sdp) {
+    const line = sdp.split(/\r?\n/).find((l) => l.startsWith('a=fingerprint:'));
+    return line ? line.slice('a=fingerprint:'.length).trim().toLowerCase() : null;
+  }
+
   class Peer {
     constructor(info, offer) {
       this.id = info.id;
@@ -176,6 +199,7 @@
       this.sharing = !!info.sharing;
       this.mid = info.mid || null;
       this.polite = number(state.id) > number(this.id);  // the larger id rolls back on glare
+      this.renewals = 0;                // connections made anew since one last connected
       this.makingOffer = false;
       this.ignoreOffer = false;
       this.chain = Promise.resolve();
@@ -204,6 +228,17 @@
       pc.onconnectionstatechange = () => {
         this.info.connectionState = pc.connectionState;
         note('connection', { id: this.id, state: pc.connectionState });
+        if (pc.connectionState === 'connected') this.renewals = 0;
+        if (pc.connectionState !== 'failed') return;
+        // Renewed by the side that keeps its offer in glare after 2 s, by the other after 15 s
+        // if nothing new came, each attempt since the last connection twice as late (at most
+        // 60 s); only while the signalling is up.
+        const renewLater = () => {
+          if (peers.get(this.id) !== this || this.pc.connectionState !== 'failed') return;
+          if (!state.joined) { setTimeout(renewLater, 1000); return; }
+          renewPeer(this, 'the connection failed', true);
+        };
+        setTimeout(renewLater, Math.min(60000, (this.polite ? 15000 : 2000) * 2 ** Math.min(this.renewals, 5)));
       };
       this.tile = figure(`${this.name}`);
       $('tiles').append(this.tile.figure);

@@ -1,0 +1,68 @@
+@testable import CallsClient
+import Testing
+
+/// The room share's headline: the screen as a WHIP share says it, to one person or to several.
+@Suite struct CallStatusLineTests {
+    private func peer(_ name: String, width: Int, height: Int, fps: Double, kbps: Int, limitedBy: String = "none",
+                      pair: String = "127.0.0.1:1 host <-> 127.0.0.1:2 host udp") -> CallStatistics.Peer {
+        var peer = CallStatistics.Peer(id: name, name: name)
+        var sent = CallStatistics.Sent()
+        sent.width = width
+        sent.height = height
+        sent.fps = fps
+        sent.bitrateKbps = kbps
+        sent.limitedBy = limitedBy
+        sent.codecName = "VP8"
+        sent.codec = "libvpx"
+        sent.framesSent = 300
+        peer.video = sent
+        peer.connection.state = "connected"
+        peer.connection.pair = pair
+        return peer
+    }
+
+    @Test func oneViewer() {
+        var stats = CallStatistics()
+        stats.sharing = true
+        stats.peers = [peer("bea", width: 1280, height: 720, fps: 29.6, kbps: 1400)]
+        #expect(stats.statusLines.first == "Screen: 1280×720 at 30 fps, 1.4 Mbit/s, direct (VP8 libvpx) to bea")
+        #expect(stats.statusLines[1].hasPrefix("bea: "))
+    }
+
+    @Test func severalViewersGettingTheSame() {
+        var stats = CallStatistics()
+        stats.sharing = true
+        stats.peers = [peer("bea", width: 1280, height: 720, fps: 30, kbps: 1400),
+                       peer("cy", width: 1280, height: 720, fps: 30, kbps: 900)]
+        #expect(stats.statusLines.first == "Screen to 2 people: 1280×720 at 30 fps; 2.3 Mbit/s in all, direct (VP8 libvpx)")
+    }
+
+    @Test func severalViewersOneHeldBackAndRelayed() {
+        var stats = CallStatistics()
+        stats.sharing = true
+        stats.peers = [peer("bea", width: 1280, height: 720, fps: 30, kbps: 1400),
+                       peer("cy", width: 640, height: 360, fps: 15, kbps: 300, limitedBy: "bandwidth",
+                            pair: "10.0.0.1:1 relay <-> 10.0.0.2:2 host udp")]
+        #expect(stats.statusLines.first
+                == "Screen to 2 people: bea 1280×720 at 30 fps; cy 640×360 at 15 fps, limited by bandwidth; 1.7 Mbit/s in all, direct and relayed (VP8 libvpx)")
+    }
+
+    @Test func noHeadlineWhenNotSharingOrToNobody() {
+        var stats = CallStatistics()
+        stats.peers = [CallStatistics.Peer(id: "p2", name: "bea")]
+        #expect(!(stats.statusLines.first ?? "").hasPrefix("Screen"))
+        stats.sharing = true
+        #expect(!(stats.statusLines.first ?? "").hasPrefix("Screen"))
+    }
+}
+
+/// An offer from a new connection is told by its DTLS fingerprint.
+@Suite struct CallFingerprintTests {
+    @Test func readsTheFirstFingerprintLine() {
+        let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
+            + "a=fingerprint:sha-256 AB:CD:EF\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=fingerprint:sha-256 AB:CD:EF\r\n"
+        #expect(CallSession.fingerprint(in: sdp) == "sha-256 ab:cd:ef")
+        #expect(CallSession.fingerprint(in: "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n") == nil)
+        #expect(CallSession.fingerprint(in: "") == nil)
+    }
+}
