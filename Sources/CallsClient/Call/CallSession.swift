@@ -1036,6 +1036,9 @@ public actor CallSession {
         view.plisSent = r.plisSent
         view.framesSwallowed = r.framesSwallowed
         view.framesAssembled = r.framesAssembled
+        view.nacksSent = r.nacksSent
+        view.rtxRecovered = r.rtxRecovered
+        view.framesGivenUp = r.framesGivenUp
         view.codec = codec?.rawValue
         return view
     }

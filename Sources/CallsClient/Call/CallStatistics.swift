@@ -22,6 +22,16 @@ public struct CallStatistics: Sendable {
         /// Frames a wedged decoder swallowed (fault injection) and frames assembled for the decoder.
         public var framesSwallowed = 0
         public var framesAssembled = 0
+        /// Repair: NACKs sent, packets RTX brought back, frames given up (a packet never came).
+        public var nacksSent = 0
+        public var rtxRecovered = 0
+        public var framesGivenUp = 0
+
+        /// ", repair: 12 NACKs, 11 by RTX, 1 frame given up" once anything was asked for.
+        var repairText: String {
+            guard nacksSent > 0 || framesGivenUp > 0 else { return "" }
+            return ", repair: \(nacksSent) NACKs, \(rtxRecovered) by RTX, \(framesGivenUp) frame\(framesGivenUp == 1 ? "" : "s") given up"
+        }
     }
 
     public struct Audio: Sendable {
@@ -131,7 +141,7 @@ public struct CallStatistics: Sendable {
             var parts: [String] = []
             if let s = peer.screen {
                 parts.append(s.framesDecoded > 0
-                             ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")"
+                             ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")\(s.repairText)"
                              : "screen shared, nothing decoded yet\(s.stalled ? " (stalled)" : "")")
             }
             if let c = peer.camera, c.framesDecoded > 0 {
@@ -186,7 +196,8 @@ public struct CallStatistics: Sendable {
                                     "fps": (v.fps * 10).rounded() / 10, "freezes": v.freezes, "stalled": v.stalled,
                                     "packets": v.packets, "framesDropped": v.framesDropped, "keyframesDecoded": v.keyframesDecoded,
                                     "decodeErrors": v.decodeErrors, "plisSent": v.plisSent, "codec": v.codec ?? NSNull(),
-                                    "framesSwallowed": v.framesSwallowed, "framesAssembled": v.framesAssembled]
+                                    "framesSwallowed": v.framesSwallowed, "framesAssembled": v.framesAssembled,
+                                    "nacksSent": v.nacksSent, "rtxRecovered": v.rtxRecovered, "framesGivenUp": v.framesGivenUp]
             if let mid = v.mid { o["mid"] = mid }
             return o
         }

@@ -10,7 +10,8 @@ import VideoSend
 /// transceiver's `RTCPReceiver` and its sender reports to the receiving ones; every second our
 /// sender reports (SR + SDES) and receiver reports (RR + SDES) leave; every 100 ms each video
 /// receiver that waits for a keyframe may send a PLI (at most once per 300 ms), and transport-wide
-/// feedback on what arrived leaves. What we send goes
+/// feedback on what arrived leaves; every 20 ms each video receiver that negotiated `nack` asks
+/// for its missing packets (generic NACK). What we send goes
 /// through the `CongestionController`'s pacer; transport-wide feedback and REMB go to its estimate,
 /// and each second its target to the encoders.
 ///
@@ -24,6 +25,7 @@ final class CallLegMedia: Sendable {
         var senderReportsSent = 0
         var receiverReportsSent = 0
         var plisSent = 0
+        var nacksSent = 0
         var transportFeedbackSent = 0
     }
 
@@ -85,8 +87,13 @@ final class CallLegMedia: Sendable {
             self.sendTransportFeedback()
             return true
         }
+        let nacks = loop.repeating(every: .milliseconds(Int(RetransmissionTiming.minimumRetryMicros / 1000))) { [weak self] in
+            guard let self else { return false }
+            self.sendNegativeAcknowledgements()
+            return true
+        }
         let replaced = timers.withLock { t in
-            defer { t = [reports, keyframes] }
+            defer { t = [reports, keyframes, nacks] }
             return t
         }
         for timer in replaced { timer.cancel() }
@@ -182,6 +189,21 @@ final class CallLegMedia: Sendable {
             if let bytes = try? RTCPCompound.serialize([.pictureLossIndication(pli)]), transport.sendRTCP(bytes) {
                 routing.withLock { $0.counters.plisSent += 1 }
             }
+        }
+    }
+
+    /// Generic NACKs (RTPFB FMT=1) for missing video packets, every 20 ms, timed by the round trip
+    /// our sender reports measured when we send anything on this leg.
+    private func sendNegativeAcknowledgements() {
+        let medias = routing.withLock { $0.transceivers }.compactMap(\.media)
+        guard medias.contains(where: { $0.receivesWithNACK }) else { return }
+        let now = Clocks.monotonicMicros()
+        let ssrc = reportingSSRC(medias)
+        let rtt = medias.lazy.compactMap { $0.rtcp?.figures.rttMs }.first.map { Int64($0 * 1000) }
+        for media in medias where media.receivesWithNACK {
+            guard let nack = media.negativeAcknowledgement(senderSSRC: ssrc, nowMicros: now, rttMicros: rtt),
+                  let bytes = try? RTCPCompound.serialize([.genericNACK(nack)]), transport.sendRTCP(bytes) else { continue }
+            routing.withLock { $0.counters.nacksSent += 1 }
         }
     }
 

@@ -581,6 +581,9 @@ public actor PeerConnection {
         received.senderReports = r.senderReports
         received.receiverReportsSent = r.receiverReportsSent
         received.plisSent = r.plisSent
+        received.nacksSent = r.nacksSent
+        received.packetsNacked = r.nacks?.requested ?? 0
+        received.rtxRecovered = r.rtxRecovered
         if let v = media.videoReceiver?.counters {
             received.framesAssembled = v.framesAssembled
             received.framesDropped = v.framesDropped
@@ -591,6 +594,11 @@ public actor PeerConnection {
             received.height = v.height
             received.waitingForKeyframe = v.waitingForKeyframe
             received.framesSwallowed = v.framesSwallowed
+            received.packetsRecovered = v.packetsRecovered
+            received.packetsGivenUp = v.packetsGivenUp
+            received.framesGivenUp = v.framesGivenUp
+            received.framesSkippedForKeyframe = v.framesSkippedForKeyframe
+            received.holdMs = v.holdMs
         }
         if let a = media.audioReceiver?.counters {
             received.audioFramesDecoded = a.framesDecoded

@@ -66,6 +66,18 @@ public struct PeerConnectionStatistics: Sendable {
         public var waitingForKeyframe = false
         /// Frames a wedged decoder swallowed (fault injection).
         public var framesSwallowed = 0
+        /// Video repair: generic NACKs sent and the packets they asked for (each try), missing
+        /// packets an RTX packet brought, packets that filled a hole in time and packets given up,
+        /// frames lost to them and frames passed over until the next keyframe, and how long a hole
+        /// holds the frames after it (milliseconds).
+        public var nacksSent = 0
+        public var packetsNacked = 0
+        public var rtxRecovered = 0
+        public var packetsRecovered = 0
+        public var packetsGivenUp = 0
+        public var framesGivenUp = 0
+        public var framesSkippedForKeyframe = 0
+        public var holdMs = 0
         /// Audio: frames decoded and concealed, the level of the last and the loudest frame.
         public var audioFramesDecoded = 0
         public var audioFramesConcealed = 0

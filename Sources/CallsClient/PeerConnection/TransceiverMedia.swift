@@ -11,8 +11,9 @@ import VideoSend
 ///   `RTCPReceiver` that applies the peer's feedback to it, and once a source is attached the
 ///   `VideoEncodingThread` + `VideoPayloader` chain (video) or the `AudioSendThread` (audio);
 /// - receiving: the stream's `ReceptionStatistics` for our receiver reports, the
-///   `VideoReceiveThread` (depayload and decode on its own thread) or the `AudioReceiver`, and the
-///   `KeyframeRequestPolicy` deciding PLIs.
+///   `VideoReceiveThread` (depayload and decode on its own thread) or the `AudioReceiver`, the
+///   `KeyframeRequestPolicy` deciding PLIs, and for video whose section negotiated `nack` the
+///   `NACKGenerator` deciding generic NACKs (RTX packets count with their original numbers).
 ///
 /// Thread-safe. Packets arrive on the loop thread; media threads send from their own threads;
 /// statistics are read from anywhere. Per-packet state is behind short locks.
@@ -28,6 +29,11 @@ final class TransceiverMedia: Sendable {
         var reception: ReceptionStatistics?
         var remoteRTXSSRC: UInt32?
         var keyframes = KeyframeRequestPolicy()
+        /// Video whose section negotiated `nack` (RFC 4585): the missing packets to ask again for.
+        var nacks: NACKGenerator?
+        /// NACK messages sent, and missing packets an RTX packet brought.
+        var nacksSent = 0
+        var rtxRecovered = 0
     }
 
     private struct Sending: Sendable {
@@ -51,6 +57,8 @@ final class TransceiverMedia: Sendable {
     let keyframeResponse = KeyframeResponse()
     let videoReceiver: VideoReceiveThread?
     let audioReceiver: AudioReceiver?
+    /// Received video whose section negotiated generic NACK: the NACK timer asks for its losses.
+    let receivesWithNACK: Bool
     private let logger: Logger
     private let sending = LockedBox(Sending())
     private let receiving: Mutex<ReceiveCounters>
@@ -66,6 +74,8 @@ final class TransceiverMedia: Sendable {
         if let ssrc = negotiated.remoteSSRC {
             counters.reception = ReceptionStatistics(ssrc: ssrc, clockRate: Int(negotiated.codec.clockRate))
         }
+        receivesWithNACK = Self.asksForRetransmissions(negotiated, kind: kind)
+        counters.nacks = receivesWithNACK ? NACKGenerator() : nil
         receiving = Mutex(counters)
         let sendingSender: RTPStreamSender?
         if negotiated.direction.sends {
@@ -245,12 +255,15 @@ final class TransceiverMedia: Sendable {
                     return false
                 }
                 packet = original
+                if r.nacks?.received(packet.sequenceNumber, nowMicros: nowMicros) == true { r.rtxRecovered += 1 }
                 return true
             }
             r.packets += 1
             if r.reception?.ssrc != packet.ssrc {
                 r.reception = ReceptionStatistics(ssrc: packet.ssrc, clockRate: Int(negotiated.codec.clockRate))
+                if r.nacks != nil { r.nacks = NACKGenerator() }  // a new stream: nothing of the old is missing
             }
+            r.nacks?.received(packet.sequenceNumber, nowMicros: nowMicros)
             r.reception?.received(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, bytes: size,
                                   arrivalMicros: nowMicros)
             return true
@@ -278,6 +291,24 @@ final class TransceiverMedia: Sendable {
             guard r.reception?.packetsReceived ?? 0 > 0 else { return nil }
             r.receiverReportsSent += 1
             return r.reception?.report(nowMicros: nowMicros)
+        }
+    }
+
+    /// Video that negotiated generic NACK (`a=rtcp-fb:PT nack`) and which we receive.
+    static func asksForRetransmissions(_ negotiated: SessionNegotiation.Media, kind: Transceiver.Kind) -> Bool {
+        kind == .video && negotiated.direction.receives && negotiated.feedback.contains("nack")
+    }
+
+    /// The generic NACK to send now for the video we receive, if packets are missing; the timing
+    /// (retries, when to give up) follows the round-trip time when known.
+    func negativeAcknowledgement(senderSSRC: UInt32, nowMicros: Int64, rttMicros: Int64?) -> GenericNACK? {
+        let timing = RetransmissionTiming(rttMicros: rttMicros)
+        videoReceiver?.setRoundTrip(micros: rttMicros)
+        return receiving.withLock { r in
+            guard let media = r.reception?.ssrc, let due = r.nacks?.due(nowMicros: nowMicros, timing: timing),
+                  !due.isEmpty else { return nil }
+            r.nacksSent += 1
+            return GenericNACK(senderSSRC: senderSSRC, mediaSSRC: media, lostSequenceNumbers: due)
         }
     }
 

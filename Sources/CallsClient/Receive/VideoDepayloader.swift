@@ -32,6 +32,15 @@ public struct VideoDepayloader: Sendable {
 
     /// The frames this packet completes. A malformed payload is counted and treated as lost.
     public mutating func push(_ packet: RTPPacket) throws(WireError) -> [DepayloadedFrame] {
+        try settle(packet).compactMap { event in
+            if case .frame(let frame) = event { return frame }
+            return nil
+        }
+    }
+
+    /// What this packet settled, in order: gaps, frames lost and frames completed. A malformed
+    /// payload is counted and treated as lost.
+    public mutating func settle(_ packet: RTPPacket) throws(WireError) -> [DepayloadEvent] {
         let events: [DepayloadEvent]
         do {
             switch inner {
@@ -48,17 +57,15 @@ public struct VideoDepayloader: Sendable {
             counters.malformed += 1
             throw error
         }
-        var frames: [DepayloadedFrame] = []
         for event in events {
             switch event {
             case .frame(let frame):
                 counters.frames += 1
                 if frame.isKeyframe { counters.keyframes += 1 }
-                frames.append(frame)
             case .dropped: counters.dropped += 1
             case .gap: counters.gaps += 1
             }
         }
-        return frames
+        return events
     }
 }

@@ -9,10 +9,16 @@ import VideoSend
 /// frame takes milliseconds (tens for a large keyframe), and the loop thread also carries ICE
 /// checks, DTLS and every outgoing packet, so it must never wait for a decoder.
 ///
-/// Counts what it assembles, drops and decodes, remembers the last decoded picture's size, and
-/// says when it waits for a keyframe (none decoded yet, or a frame was dropped or failed to decode
-/// since the last one) so the receiver can send a PLI. Thread-safe: the queue and the counters are
-/// behind locks; the depayloader and decoder belong to the thread.
+/// Packets go through a `VideoFrameBuffer`, which holds the frames after a missing packet while
+/// its retransmission may still come (`RetransmissionTiming`, from the round-trip time the
+/// connection passes in), so frames reach the decoder whole and in order. A frame given up (a
+/// packet never came) is dropped, and so is every frame after it until a keyframe: a P-frame
+/// whose reference is missing would only decode into garbage.
+///
+/// Counts what it assembles, repairs, gives up, drops and decodes, remembers the last decoded
+/// picture's size, and says when it waits for a keyframe (none decoded yet, or a frame was dropped
+/// or failed to decode since the last one) so the receiver can send a PLI. Thread-safe: the queue
+/// and the counters are behind locks; the depayloader and decoder belong to the thread.
 public final class VideoReceiveThread: Sendable {
     public struct Counters: Sendable, Equatable {
         public var packets = 0
@@ -32,6 +38,17 @@ public final class VideoReceiveThread: Sendable {
         public var lastError: String?
         /// Frames a wedged decoder swallowed (fault injection, `setWedged`).
         public var framesSwallowed = 0
+        /// Packets that filled a hole in time (retransmitted or late), and packets given up.
+        public var packetsRecovered = 0
+        public var packetsGivenUp = 0
+        /// Frames lost to packets given up (or malformed), and whole frames passed over while
+        /// waiting for a keyframe after one.
+        public var framesGivenUp = 0
+        public var framesSkippedForKeyframe = 0
+        /// The sender started numbering afresh (a new SSRC or a jump in sequence numbers).
+        public var restarts = 0
+        /// How long a hole holds the frames after it now, milliseconds.
+        public var holdMs = 0
     }
 
     /// Packets waiting beyond this are dropped oldest first (the decoder then asks for a keyframe).
@@ -47,6 +64,10 @@ public final class VideoReceiveThread: Sendable {
     private let onPicture: (@Sendable (VideoFrame) -> Void)?
     private let latest = Mutex<VideoFrame?>(nil)
     private let wedged = Atomic<Bool>(false)
+    /// The connection's round-trip time in microseconds, or -1 while none is known.
+    private let roundTrip = Atomic<Int64>(-1)
+    /// Packets were thrown away before the thread saw them (the queue overflowed).
+    private let overflowed = Atomic<Bool>(false)
 
     /// `onPicture` (optional) sees every decoded picture, on this thread.
     public init(codec: VideoCodec, logger: Logger, onPicture: (@Sendable (VideoFrame) -> Void)? = nil) {
@@ -80,6 +101,15 @@ public final class VideoReceiveThread: Sendable {
     public func setWedged(_ on: Bool) { wedged.store(on, ordering: .releasing) }
     public var isWedged: Bool { wedged.load(ordering: .acquiring) }
 
+    /// The round-trip time to the sender, when the connection knows it: how long to wait for a
+    /// retransmission follows from it.
+    public func setRoundTrip(micros: Int64?) { roundTrip.store(micros ?? -1, ordering: .relaxed) }
+
+    var retransmissionTiming: RetransmissionTiming {
+        let rtt = roundTrip.load(ordering: .relaxed)
+        return RetransmissionTiming(rttMicros: rtt >= 0 ? rtt : nil)
+    }
+
     /// Queues one packet (in arrival order). Any thread; never blocks on decoding.
     public func push(_ packet: RTPPacket) {
         let overflow = queue.withLock { q -> Bool in
@@ -88,67 +118,70 @@ public final class VideoReceiveThread: Sendable {
             q.removeFirst(q.count - Self.queueLimit)
             return true
         }
-        if overflow { stats.withLock { $0.queueOverflow += 1; $0.waitingForKeyframe = true } }
+        if overflow {
+            overflowed.store(true, ordering: .releasing)
+            stats.withLock { $0.queueOverflow += 1; $0.waitingForKeyframe = true }
+        }
         wakeup.signal()
     }
 
     private func run(_ decoder: VideoDecoder) {
-        var depayloader = VideoDepayloader(codec: codec)
-        // Packets come out in sequence order; a hole waits up to 100 ms for a late or retransmitted one.
-        var reorder = VideoReorderBuffer<RTPPacket>(wait: .milliseconds(100))
+        var buffer = VideoFrameBuffer(codec: codec, holdMicros: retransmissionTiming.holdMicros)
         var timeout = Duration.milliseconds(200)
         while running.load(ordering: .acquiring) {
             let millis = Int(max(1, min(200, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
             _ = wakeup.wait(timeout: .now() + .milliseconds(millis))
             let arrived = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            if overflowed.exchange(false, ordering: .acquiringAndReleasing) { buffer.lostPackets() }
             let now = ContinuousClock.now
-            for packet in arrived { reorder.insert(sequence: packet.sequenceNumber, packet, now: now) }
-            let packets = reorder.release(now: now)
-            timeout = reorder.nextDeadline.map { $0 - now } ?? .milliseconds(200)
-            for packet in packets {
-                let before = depayloader.counters
-                var frames: [DepayloadedFrame] = []
-                var failure: String?
-                do { frames = try depayloader.push(packet) } catch { failure = "\(error)" }
-                let after = depayloader.counters
-                stats.withLock { s in
-                    s.packets += 1
-                    s.framesAssembled = after.frames
-                    s.keyframesAssembled = after.keyframes
-                    s.framesDropped = after.dropped
-                    s.gaps = after.gaps
-                    s.malformed = after.malformed
-                    if after.dropped > before.dropped || after.malformed > before.malformed { s.waitingForKeyframe = true }
-                    if let failure { s.lastError = failure }
-                }
-                for frame in frames { decode(frame, with: decoder) }
+            buffer.holdMicros = retransmissionTiming.holdMicros
+            for packet in arrived { buffer.insert(packet, now: now) }
+            buffer.release(now: now) { decode($0, with: decoder) }
+            timeout = buffer.nextDeadline.map { $0 - now } ?? .milliseconds(200)
+            let c = buffer.counters, waiting = buffer.waitingForKeyframe, hold = buffer.holdMicros
+            stats.withLock { s in
+                s.packets = c.packets
+                s.framesAssembled = c.framesAssembled
+                s.keyframesAssembled = c.keyframesAssembled
+                s.framesDropped = c.framesGivenUp
+                s.gaps = c.gaps
+                s.malformed = c.malformed
+                s.packetsRecovered = c.packetsRecovered
+                s.packetsGivenUp = c.packetsGivenUp
+                s.framesGivenUp = c.framesGivenUp
+                s.framesSkippedForKeyframe = c.framesSkippedForKeyframe
+                s.restarts = c.restarts
+                s.holdMs = Int(hold / 1000)
+                s.waitingForKeyframe = waiting
+                if let error = c.lastError { s.lastError = error }
             }
         }
         finished.signal()
     }
 
-    private func decode(_ frame: DepayloadedFrame, with decoder: VideoDecoder) {
+    private func decode(_ frame: DepayloadedFrame, with decoder: VideoDecoder) -> VideoFrameBuffer.Decoded {
         if wedged.load(ordering: .acquiring) {
             stats.withLock { $0.framesSwallowed += 1 }
-            return
+            return .nothing
         }
         do {
-            guard let picture = try decoder.decode(frame.bytes) else { return }
+            guard let picture = try decoder.decode(frame.bytes) else { return .nothing }
             stats.withLock { s in
                 s.framesDecoded += 1
-                if frame.isKeyframe { s.keyframesDecoded += 1; s.waitingForKeyframe = false }
+                if frame.isKeyframe { s.keyframesDecoded += 1 }
                 s.width = picture.width
                 s.height = picture.height
             }
             latest.withLock { $0 = picture }
             onPicture?(picture)
+            return .picture
         } catch {
             stats.withLock { s in
                 s.decodeErrors += 1
-                s.waitingForKeyframe = true
                 s.lastError = "\(error)"
             }
             logger.debug("a received \(codec) frame did not decode: \(error)")
+            return .failed
         }
     }
 }
