@@ -21,6 +21,9 @@ line is "N passed, N failed".
                   screen's frames), judged from what it reports to the sharer.
   reshare         the sharer stops and shares again by hand, twice (the same section sends anew):
                   the view is back within 10 s each time and the ladder takes no step.
+  loss-10         10 % of every UDP datagram lost at random on loopback from the start: NACK and
+                  RTX keep the view at 10 fps or more, never still over 4 s, and the ladder below
+                  rebuild.
 """
 import os
 import subprocess
@@ -30,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
 WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
 os.makedirs(WORK, exist_ok=True)
-GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser", "reshare"]
+GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser", "reshare", "loss-10"]
 results = []
 
 
