@@ -1,12 +1,13 @@
 import CallsClient
 import Foundation
 import GLibLoop
+import ScreenCapture
 import ShareCore
 import VideoSend
 
 /// `sharectl share --source synthetic|portal[:window|:virtual]|pipewire:NODE [--unattended]
 /// [--restore-token-file PATH] [--no-cursor] --whip URL [--token T] [--codec h264|vp8] [--duration S]
-/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--encoder E] [--no-audio] [--relay-only]
+/// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--encoder E] [--no-audio] [--relay-only] [--reconnect]
 /// [--camera auto|DEVICE|synthetic:NAME] (beside the screen, capped; with `--source none` alone)
 /// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
 enum ShareCommand {
@@ -94,8 +95,6 @@ enum ShareCommand {
             options.videoSource = capture
             options.loop = captureLoop
         }
-        let session = WHIPShareSession(options: options, logger: logger)
-        FinishedSessions.keep(session)
         let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
             say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(endpoint)…")
@@ -105,17 +104,76 @@ enum ShareCommand {
         } else {
             say("Sharing the camera to \(endpoint)…")
         }
-        do {
-            try await session.start()
-        } catch {
-            throw ShareFailure(description: "could not start the share: \(error)")
-        }
+        let reconnect = arguments.has("reconnect")
         let stop = StopSignal()
         let control = ControlInput()
         control.start()
-        var previous: ShareStats?
         let started = ContinuousClock.now
+        var publishes = 0
+        var backoff = Duration.seconds(2)
         var failure: String?
+        while true {
+            let session = WHIPShareSession(options: options, logger: logger)
+            FinishedSessions.keep(session)
+            publishes += 1
+            do {
+                try await session.start()
+            } catch {
+                guard publishes > 1 else { throw ShareFailure(description: "could not start the share: \(error)") }
+                say("Publishing again failed: \(error)")
+                if await waitBeforePublishing(backoff, stop: stop, control: control) { break }
+                backoff = min(backoff * 2, .seconds(60))
+                continue
+            }
+            if publishes > 1 { say("Published again (session \(publishes)).") }
+            let publishedAt = ContinuousClock.now
+            let ending = await follow(session, capture: capture, camera: camera, stop: stop, control: control,
+                                      statsFile: statsFile, started: started, duration: duration)
+            await session.stop()
+            guard case .connectionLost(let reason) = ending, reconnect else {
+                if case .failed(let reason) = ending { failure = reason }
+                if case .connectionLost(let reason) = ending { failure = "the connection was lost: \(reason)" }
+                break
+            }
+            // A share that stayed up a minute starts its waits from the shortest again.
+            if publishedAt.duration(to: .now) >= .seconds(60) { backoff = .seconds(2) }
+            say("The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
+                + "\(backoff.components.seconds) s…")
+            if await waitBeforePublishing(backoff, stop: stop, control: control) { break }
+            backoff = min(backoff * 2, .seconds(60))
+            if let capture {
+                // The last session's end closed the capture: open it again (a portal by its
+                // restore token, no picker where one was saved).
+                do {
+                    try await capture.prepare()
+                } catch {
+                    failure = "the screen capture could not be opened again: \(error)"
+                    break
+                }
+            }
+        }
+        if let capture {
+            say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
+                + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
+        }
+        try? statsFile?.close()
+        if let failure { throw ShareFailure(description: failure) }
+        say("Share ended; the WHIP session was deleted.")
+    }
+
+    enum Ending {
+        /// Asked to stop (signal, `stop` typed, `--duration` over).
+        case stopped
+        case failed(String)
+        case connectionLost(String)
+    }
+
+    /// Runs one WHIP session's status loop: typed commands, the status lines and `--stats-json`
+    /// each second, until it is asked to stop or something ends it.
+    static func follow(_ session: WHIPShareSession, capture: ScreenCaptureSource?, camera: ShareCamera?, stop: StopSignal,
+                       control: ControlInput, statsFile: FileHandle?, started: ContinuousClock.Instant,
+                       duration: Double) async -> Ending {
+        var previous: ShareStats?
         var stopAsked = false
         while true {
             // Typed commands take effect within a tenth of a second; figures come once a second.
@@ -149,26 +207,26 @@ enum ShareCommand {
             for line in stats.statusLines { say(line) }
             if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
             for notice in capture?.takeNotices() ?? [] { say(notice) }
-            if let ended = capture?.failure {
-                failure = "the screen capture ended: \(ended)"
-                break
-            }
-            if stop.requested { say("Stopping (signal)…"); break }
-            if stopAsked { say("Stopping…"); break }
-            if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
-            if !(await session.isConnected) {
-                failure = "the connection was lost: \(await session.connectionState)"
-                break
+            if let ended = capture?.failure { return .failed("the screen capture ended: \(ended)") }
+            if stop.requested { say("Stopping (signal)…"); return .stopped }
+            if stopAsked { say("Stopping…"); return .stopped }
+            if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { return .stopped }
+            if !(await session.isConnected) { return .connectionLost(await session.connectionState) }
+        }
+    }
+
+    /// Waits `delay` before publishing again; true if asked to stop meanwhile.
+    static func waitBeforePublishing(_ delay: Duration, stop: StopSignal, control: ControlInput) async -> Bool {
+        let end = ContinuousClock.now + delay
+        while ContinuousClock.now < end {
+            try? await Task.sleep(for: .milliseconds(100))
+            if stop.requested { say("Stopping (signal)…"); return true }
+            if control.take().commands.contains(where: { if case .stop = $0 { true } else { false } }) {
+                say("Stopping…")
+                return true
             }
         }
-        await session.stop()
-        if let capture {
-            say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
-                + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
-        }
-        try? statsFile?.close()
-        if let failure { throw ShareFailure(description: failure) }
-        say("Share ended; the WHIP session was deleted.")
+        return false
     }
 }
 

@@ -18,6 +18,9 @@ let usage = """
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
                                 [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
                                 [--no-audio] [--relay-only] [--verbose]
+                                [--reconnect] (a connection lost is published again: a new WHIP
+                                session after 2 s, backing off to once a minute; a portal reopened
+                                by its restore token)
                                 [--camera auto|DEVICE|synthetic:NAME] (a camera through the camera
                                 director, on a video track beside the screen at most 500 kbit/s and
                                 360 lines; with --source none the camera alone)
@@ -85,7 +88,8 @@ let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", 
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
                                "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
                                "audio", "snapshot", "share-for", "audio-output", "param"]
-let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write"]
+let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write",
+                                "reconnect"]
 
 do {
     let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()), valueFlags: valueFlags, switchFlags: switchFlags)

@@ -7,16 +7,21 @@ the network namespace scripts/gates/run.sh makes. The last line is "N passed, N 
                  and the endpoint decodes new frames again.
   encoder-stall  the encoder takes frames and produces none: keyframe, then a fresh encoder a third
                  smaller, and the endpoint decodes new frames again at the smaller size.
+  reconnect      `share --reconnect`, and every UDP datagram dropped for about a minute (nftables,
+                 on the way in): the connection is lost (50 s without an answer to its checks),
+                 the WHIP session deleted, and once UDP flows again a new session is published
+                 and the endpoint decodes it.
 """
 import json
 import os
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import transport  # noqa: E402
 from transport import last_session, record, start_aiortc, stop, wait_http  # noqa: E402
-from send import Share  # noqa: E402
+from send import Share, sh  # noqa: E402
 
 
 def decoded(stats_path):
@@ -64,6 +69,53 @@ def drill(name, fault, judge):
         stop(endpoint)
 
 
+def sessions(stats_path):
+    return (transport.read_json(stats_path) or {}).get("sessions") or []
+
+
+def gate_reconnect():
+    name = "reconnect"
+    endpoint, port, stats_path = start_aiortc(name)
+    share = None
+    try:
+        if not wait_http(port):
+            return record(name, False, "the aiortc endpoint did not start")
+        share = Share(name, f"http://127.0.0.1:{port}/whip", "balanced", size="960x540", duration=170,
+                      extra=["--reconnect"])
+        time.sleep(8)
+        first = decoded(stats_path)
+        sh("nft add table inet sharectl_reconnect")
+        sh("nft add chain inet sharectl_reconnect in '{ type filter hook input priority 0; }'")
+        sh("nft add rule inet sharectl_reconnect in meta l4proto udp drop")
+        try:
+            deadline = time.time() + 75
+            while time.time() < deadline and "The connection was lost" not in share.log():
+                time.sleep(1)
+            lost = "The connection was lost" in share.log()
+            time.sleep(4)
+        finally:
+            sh("nft delete table inet sharectl_reconnect")
+        deadline = time.time() + 75
+        while time.time() < deadline and not (len(sessions(stats_path)) >= 2 and decoded(stats_path) > 30):
+            time.sleep(1)
+        all_sessions = sessions(stats_path)
+        again = decoded(stats_path) if len(all_sessions) >= 2 else 0
+        code = share.finish()
+        text = share.log()
+        said = [line for line in text.splitlines() if "connection was lost" in line or "Published again" in line
+                or "Publishing again failed" in line][:4]
+        ok = lost and len(all_sessions) >= 2 and again > 30 and code == 0 and "Published again" in text
+        record(name, ok, f"decoded {first} before UDP was dropped; lost and said so: {lost}; WHIP sessions at the "
+                         f"endpoint {len(all_sessions)}, the last decoded {again} frames; said {said}; exit {code}")
+        if not ok:
+            print(text[-2500:])
+    finally:
+        if share and share.process.poll() is None:
+            share.process.kill()
+        subprocess.run("nft delete table inet sharectl_reconnect", shell=True, stderr=subprocess.DEVNULL)
+        stop(endpoint)
+
+
 def judge_capture(taken, injected_at, before, after, final, last):
     restart = next((s for s in taken if s["action"] == "restartCapture"), None)
     moving = final > after > before
@@ -87,6 +139,7 @@ def judge_encoder(taken, injected_at, before, after, final, last):
 GATES = {
     "capture-stall": lambda: drill("capture-stall", "capture-stall", judge_capture),
     "encoder-stall": lambda: drill("encoder-stall", "encoder-stall", judge_encoder),
+    "reconnect": gate_reconnect,
 }
 
 
