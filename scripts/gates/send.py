@@ -9,8 +9,11 @@ judged; the last line is "N passed, N failed".
                              arrives to 1920x1080 with no renegotiation (one WHIP session, no PATCH),
                              and detail arrives at 1920x1080 over the next 15 s.
   link-motion                the same link: motion arrives at >= 15 fps over 20 s.
-  loss-5                     5% of RTP/RTCP dropped at random (nftables): the view keeps decoding,
-                             Chromium's nackCount > 0, our RTX sent > 0, few freezes.
+  loss-5                     5% of every UDP datagram dropped at random (nftables): the view keeps
+                             decoding, Chromium's nackCount > 0, our RTX sent > 0, and it is frozen
+                             under a tenth of the 20 s watched (Chromium's totalFreezesDuration
+                             ≤ 2 s; how many freezes that makes varies with the machine's load:
+                             0, 2 and 4 were seen, 0.45–0.91 s in all).
   pli-keyframe               all RTP and RTCP dropped for 2 s mid-share (STUN still answered), longer
                              than our 1.5 s retransmission history: Chromium asks for a keyframe
                              (PLI) and each honoured request is answered with a keyframe within
@@ -262,7 +265,8 @@ def gate_loss():
         ours = share.last().get("video", {})
         code = share.finish()
         nacks, rtx, freezes = video.get("nackCount", 0), ours.get("rtxSent", 0), video.get("freezeCount", 0)
-        ok = code == 0 and fps >= 5 and nacks > 0 and rtx > 0 and freezes <= 3
+        frozen = video.get("totalFreezesDuration") or 0
+        ok = code == 0 and fps >= 5 and nacks > 0 and rtx > 0 and frozen <= 2.0
         judged(name, ok, f"under 5% loss: still decoding at {fps:.1f} fps over the last 5 s, {size_of(video)}; Chromium "
                          f"nackCount {nacks}, freezes {freezes} ({video.get('totalFreezesDuration')} s); ours: NACKs "
                          f"{ours.get('nacksReceived')}, RTX sent {rtx}, target {ours.get('targetKbps')} kbit/s; exit {code}", share)
