@@ -69,6 +69,8 @@ public final class DTLSTransport {
     /// Datagrams handed to `send` and taken by `receive`, for statistics.
     public private(set) var datagramsSent = 0
     public private(set) var datagramsReceived = 0
+    /// Records left out before OpenSSL saw them (`DTLSRecordFilter`): invalid, so dropped silently.
+    public private(set) var recordsDropped = 0
 
     private let context: DTLSContext
     /// `SSL *`, freed in deinit (it owns both BIOs).
@@ -142,8 +144,9 @@ public final class DTLSTransport {
         drain()
     }
 
-    /// One datagram from the peer (already demultiplexed as DTLS). Anything that is not a valid
-    /// record is dropped by OpenSSL; datagrams after a failure or close are ignored.
+    /// One datagram from the peer (already demultiplexed as DTLS). Records that cannot be valid
+    /// for this connection are dropped before OpenSSL sees them (`DTLSRecordFilter`), the rest by
+    /// OpenSSL itself; none of them ends the association. Datagrams after a failure or close are ignored.
     public func receive(_ datagram: [UInt8]) {
         switch state {
         case .failed, .closed: return
@@ -225,7 +228,14 @@ public final class DTLSTransport {
         while !inbox.isEmpty {
             let datagram = inbox.removeFirst()
             guard state == .connecting || state == .connected else { inbox.removeAll(); break }
-            datagram.withUnsafeBytes { bytes in
+            let filtered = DTLSRecordFilter(handshakeComplete: state == .connected).filter(datagram)
+            if !filtered.rejections.isEmpty {
+                recordsDropped += filtered.rejections.count
+                logger.debug("DTLS record dropped before OpenSSL",
+                             ["dtls.reason": filtered.rejections.map(\.description).joined(separator: "; ")])
+            }
+            guard !filtered.kept.isEmpty else { continue }
+            filtered.kept.withUnsafeBytes { bytes in
                 _ = BIO_write(incomingBIO, bytes.baseAddress, Int32(bytes.count))
             }
             advance()
