@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 BIN          := .build/debug/sharectl
 
-.PHONY: all setup build test demo bench fuzz fuzz-smoke gates notices clean
+.PHONY: all setup build test demo bench fuzz fuzz-smoke gates sanitize notices clean
 
 all: build
 
@@ -44,6 +44,11 @@ gates:
 	@scripts/setup.sh test
 	@$(SWIFT) build 2>&1 | scripts/swift-output.sh
 	@scripts/gates/run.sh
+
+# The Swift tests under AddressSanitizer and ThreadSanitizer; the transport and room gates on the ASan build.
+sanitize:
+	@scripts/setup.sh test
+	@scripts/sanitize.sh
 
 fuzz-smoke:
 	@FUZZ_SECONDS=$(SMOKE_SECONDS) scripts/fuzz.sh
