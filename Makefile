@@ -21,6 +21,7 @@ build:
 test:
 	@scripts/setup.sh test
 	@$(SWIFT) build --build-tests 2>&1 | scripts/swift-output.sh
+	@$(BIN) version  # the C libraries this run tests against
 	@$(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@scripts/gates/run.sh

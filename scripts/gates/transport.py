@@ -4,7 +4,7 @@ only loopback exists (scripts/gates/run.sh enters it). Each gate prints PASS or 
 figures it judged; the last line is "N passed, N failed".
 
   chromium-h264, chromium-vp8  headless Chromium (a WHIP bridge to a receiver page) decodes our
-                               1280x720 30 fps for 10 s: >= 90% of frames sent, no freeze, its
+                               1280x720 30 fps for 10 s: >= 90% of frames sent, frozen under 1 s, its
                                decoder named; our Opus decoded above silence.
   aiortc-h264, aiortc-vp8      aiortc as a WHIP endpoint decodes >= 90% of what we sent, at the
                                sent size, and DELETE ends its session.
@@ -129,11 +129,14 @@ def chromium_gate(codec):
         # busy to encode it or the receiver's estimate held the rate down (the balanced policy
         # then takes the size down, and says which).
         want = (last["video"]["width"], last["video"]["height"]) if last else (1280, 720)
+        # Frozen for under a tenth of the 10 s share: Chromium counts a freeze for one late frame
+        # (0.24 s, on a machine busy building beside the gate), so the count alone swings with load.
+        frozen = video.get("totalFreezesDuration", 10) or 0
         ok = (code == 0 and sent > 0 and decoded >= 0.9 * sent and (video.get("frameWidth"), video.get("frameHeight")) == want
-              and (want == (1280, 720) or last["video"]["limitedBy"] in ("cpu", "bandwidth")) and video.get("freezeCount", 1) == 0
+              and (want == (1280, 720) or last["video"]["limitedBy"] in ("cpu", "bandwidth")) and frozen <= 1.0
               and bool(video.get("decoderImplementation")) and samples > 0 and energy > 1e-4 and session.get("deleted"))
         record(name, ok, f"exit {code}, sent {sent}, Chromium decoded {decoded} at {video.get('frameWidth')}x{video.get('frameHeight')} "
-                         f"with {video.get('decoderImplementation')}, freezes {video.get('freezeCount')}, "
+                         f"with {video.get('decoderImplementation')}, freezes {video.get('freezeCount')} ({frozen} s), "
                          f"{video.get('codec')}; audio {samples} samples, energy {energy:.4f}; DELETE {session.get('deleted')}")
         if not ok:
             print(log[-2000:])
