@@ -14,14 +14,18 @@ public struct RoomServerConfiguration: Sendable {
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
     public var limits: RoomLimits
+    /// Web origins (`https://example.org`) whose pages may open the room's WebSocket besides the
+    /// server's own; a request without `Origin` (not from a browser) is always let through.
+    public var allowedOrigins: [String]
 
     public init(host: String, port: Int, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-                limits: RoomLimits = RoomLimits()) {
+                limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = []) {
         self.host = host
         self.port = port
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsKeyPath = tlsKeyPath
         self.limits = limits
+        self.allowedOrigins = allowedOrigins
     }
 }
 
@@ -31,6 +35,7 @@ public enum RoomServerError: Error, CustomStringConvertible, Sendable {
     case tls(reason: String)
     case stateFile(String, reason: String)
     case badRoomName(String)
+    case tooManyRooms(Int)
     case clientFilesMissing(String)
     case notStarted
 
@@ -40,7 +45,8 @@ public enum RoomServerError: Error, CustomStringConvertible, Sendable {
         case .listen(let address, let reason): "room server: could not listen on \(address): \(reason)"
         case .tls(let reason): "room server: the TLS certificate or key could not be loaded: \(reason)"
         case .stateFile(let path, let reason): "room server: the state file \(path) could not be used: \(reason)"
-        case .badRoomName(let name): "room server: '\(name)' is not a room name (letters, digits, '-' and '_', at most 64)"
+        case .badRoomName(let name): "room server: '\(escapedForLog(name))' is not a room name (letters, digits, '-' and '_', at most 64)"
+        case .tooManyRooms(let limit): "room server: it already holds \(limit) rooms, its limit (RoomLimits.maxRooms)"
         case .clientFilesMissing(let looked): "room server: the browser client's files were not found (looked in \(looked))"
         case .notStarted: "room server: not listening"
         }
@@ -56,12 +62,14 @@ public enum RoomServerError: Error, CustomStringConvertible, Sendable {
 public final class RoomServer: Sendable {
     private let loop: GLibLoop
     private let state: ServerBox
+    private let writer: StateFileWriter
     private let logger: Logger
 
     public init(loop: GLibLoop, client: ClientFiles, logger: Logger = .disabled) {
         self.loop = loop
         self.logger = logger
-        state = ServerBox(ServerState(client: client, logger: logger))
+        writer = StateFileWriter(logger: logger)
+        state = ServerBox(ServerState(client: client, writer: writer, logger: logger))
     }
 
     deinit {
@@ -81,13 +89,36 @@ public final class RoomServer: Sendable {
     /// returns its invite link.
     public func addRoom(named name: String, stateFile: String? = nil) async throws -> String {
         let state = self.state
-        return try await onLoop { try state.value.addRoom(named: name, stateFile: stateFile) }
+        let saved: Data? = if let stateFile { try await writer.read(stateFile) } else { nil }
+        let (invite, snapshot) = try await onLoop { try state.value.addRoom(named: name, stateFile: stateFile, saved: saved) }
+        if let stateFile, let snapshot {
+            do {
+                try await writer.writeNow(snapshot, to: stateFile)
+            } catch {
+                _ = try? await onLoop { state.value.removeRoom(named: name) }
+                throw error
+            }
+        }
+        return invite
     }
 
     /// Closes every connection (1001) and stops listening. The loop keeps running for its owner.
     public func stop() async {
         let state = self.state
         _ = try? await onLoop { state.value.stop() }
+        await writer.drain()
+    }
+
+    /// The ids of the participants connected to `room` now (for tests).
+    func presentIDs(inRoom room: String) async -> [String] {
+        let state = self.state
+        return (try? await onLoop { state.value.rooms[room]?.room.presentIDs ?? [] }) ?? []
+    }
+
+    /// How many times a state file has been written (for tests).
+    func stateFileWrites() async -> Int {
+        let state = self.state
+        return (try? await onLoop { state.value.stateFileWrites }) ?? 0
     }
 
     private func onLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -115,11 +146,12 @@ private struct ServerBox: @unchecked Sendable {
     init(_ value: ServerState) { self.value = value }
 }
 
-/// One hosted room: the `Room` value and where its snapshot is kept.
+/// One hosted room: the `Room` value, where its snapshot is kept and when it is next written.
 final class HostedRoom {
     var room: Room
     let stateFile: String?
-    var savedRevision = -1
+    var seenRevision = -1
+    var schedule = SaveSchedule()
     init(room: Room, stateFile: String?) {
         self.room = room
         self.stateFile = stateFile
@@ -131,15 +163,20 @@ final class ServerState {
     private var server: UnsafeMutablePointer<SoupServer>?
     private var baseURL = ""
     private var limits = RoomLimits()
-    private var rooms: [String: HostedRoom] = [:]
+    private var allowedOrigins: Set<String> = []
+    private var scheme = "http"
+    private(set) var rooms: [String: HostedRoom] = [:]
+    private(set) var stateFileWrites = 0
     private var sockets: [ConnectionID: RoomSocket] = [:]
     private var nextConnection = 1
     private var timer: UnsafeMutablePointer<GSource>?
     private let client: ClientFiles
+    private let writer: StateFileWriter
     let logger: Logger
 
-    init(client: ClientFiles, logger: Logger) {
+    init(client: ClientFiles, writer: StateFileWriter, logger: Logger) {
         self.client = client
+        self.writer = writer
         self.logger = logger
     }
 
@@ -151,6 +188,7 @@ final class ServerState {
 
     func listen(_ configuration: RoomServerConfiguration) throws -> String {
         limits = configuration.limits
+        allowedOrigins = Set(configuration.allowedOrigins.map(Self.normalizedOrigin))
         guard (0...65535).contains(configuration.port),
               let address = g_inet_socket_address_new_from_string(configuration.host, guint(configuration.port)) else {
             throw RoomServerError.badAddress("\(configuration.host):\(configuration.port)")
@@ -168,6 +206,12 @@ final class ServerState {
             g_object_unref(certificate)
             options = SOUP_SERVER_LISTEN_HTTPS
         }
+        // Every request is judged on its headers first, so a refused body is never read.
+        let onRequest: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, message, data in
+            ServerState.from(callbackUserData: data).requestStarted(message!)
+        }
+        g_signal_connect_data(UnsafeMutableRawPointer(server), "request-started", unsafeBitCast(onRequest, to: GCallback.self),
+                              userData, nil, GConnectFlags(0))
         soup_server_add_handler(server, nil, { _, message, path, query, data in
             ServerState.from(callbackUserData: data).http(message!, path: path.map { String(cString: $0) } ?? "/", query: query)
         }, userData, nil)
@@ -176,7 +220,7 @@ final class ServerState {
             ServerState.from(callbackUserData: data).http(message!, path: path.map { String(cString: $0) } ?? "/", query: query)
         }, userData, nil)
         soup_server_add_websocket_handler(server, "/ws", nil, nil, { _, message, path, connection, data in
-            ServerState.from(callbackUserData: data).accepted(connection!, path: path.map { String(cString: $0) } ?? "")
+            ServerState.from(callbackUserData: data).accepted(connection!, message: message!, path: path.map { String(cString: $0) } ?? "")
         }, userData, nil)
         var error: UnsafeMutablePointer<GError>?
         guard soup_server_listen(server, address, options, &error) != 0 else {
@@ -189,7 +233,7 @@ final class ServerState {
             if let first = uris.pointee.data { port = Int(g_uri_get_port(OpaquePointer(first))) }
             g_slist_free_full(uris) { g_uri_unref(OpaquePointer($0)) }
         }
-        let scheme = options == SOUP_SERVER_LISTEN_HTTPS ? "https" : "http"
+        scheme = options == SOUP_SERVER_LISTEN_HTTPS ? "https" : "http"
         // A wildcard address is no place to send anyone: the link names this machine instead.
         let named = ["0.0.0.0", "::"].contains(configuration.host) ? ProcessInfo.processInfo.hostName : configuration.host
         let host = named.contains(":") ? "[\(named)]" : named
@@ -199,30 +243,35 @@ final class ServerState {
         return baseURL
     }
 
-    func addRoom(named name: String, stateFile: String?) throws -> String {
+    /// Opens the room (restored from `saved`, the state file's bytes, when there are some); returns
+    /// its invite link and the snapshot to write before anyone is told of it.
+    func addRoom(named name: String, stateFile: String?, saved: Data?) throws -> (String, Data?) {
         guard Self.isRoomName(name) else { throw RoomServerError.badRoomName(name) }
+        guard rooms[name] != nil || rooms.count < limits.maxRooms else { throw RoomServerError.tooManyRooms(limits.maxRooms) }
         var room = Room(name: name, limits: limits)
-        if let stateFile, FileManager.default.fileExists(atPath: stateFile) {
+        if let stateFile, let saved {
+            let snapshot: RoomSnapshot
             do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: stateFile))
-                let snapshot = try JSONDecoder().decode(RoomSnapshot.self, from: data)
-                guard snapshot.name == name else {
-                    throw RoomServerError.stateFile(stateFile, reason: "it holds room '\(snapshot.name)', not '\(name)'")
-                }
-                room = Room(restoring: snapshot, limits: limits, now: .now)
-                logger.info("room \(name) restored with \(snapshot.participants.count) participants within their grace period")
-            } catch let error as RoomServerError {
-                throw error
-            } catch is DecodingError {
-                throw RoomServerError.stateFile(stateFile, reason: "it is not a room state written by sharectl serve")
+                snapshot = try JSONDecoder().decode(RoomSnapshot.self, from: saved)
             } catch {
-                throw RoomServerError.stateFile(stateFile, reason: error.localizedDescription)
+                throw RoomServerError.stateFile(stateFile, reason: "it is not a room state written by sharectl serve")
             }
+            guard snapshot.name == name else {
+                throw RoomServerError.stateFile(stateFile, reason: "it holds room '\(escapedForLog(snapshot.name))', not '\(name)'")
+            }
+            room = Room(restoring: snapshot, limits: limits, now: .now)
+            logger.info("room \(name) restored with \(snapshot.participants.count) participants within their grace period")
         }
         let hosted = HostedRoom(room: room, stateFile: stateFile)
+        hosted.seenRevision = room.revision
+        _ = hosted.schedule.changed(now: .now)
         rooms[name] = hosted
-        try save(hosted)
-        return "\(baseURL)/r/\(name)?t=\(room.token)"
+        return ("\(baseURL)/r/\(name)?t=\(room.token)", try snapshot(of: hosted))
+    }
+
+    /// Takes back a room whose first state-file write failed.
+    func removeRoom(named name: String) {
+        rooms[name] = nil
     }
 
     func stop() {
@@ -232,7 +281,7 @@ final class ServerState {
             self.timer = nil
         }
         for socket in sockets.values { socket.close(code: 1001, reason: "server stopping") }
-        for hosted in rooms.values { try? save(hosted) }
+        for hosted in rooms.values where hosted.schedule.waiting { save(hosted) }
         if let server {
             soup_server_disconnect(server)
             g_object_unref(UnsafeMutableRawPointer(server))
@@ -243,21 +292,73 @@ final class ServerState {
 
     // MARK: HTTP
 
+    private func requestStarted(_ message: OpaquePointer) {
+        let onHeaders: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { message, data in
+            ServerState.from(callbackUserData: data).headersArrived(message!)
+        }
+        g_signal_connect_data(UnsafeMutableRawPointer(message), "got-headers", unsafeBitCast(onHeaders, to: GCallback.self),
+                              userData, nil, GConnectFlags(0))
+    }
+
+    /// Runs once a request's headers are in (after libsoup's own checks), before any of its body
+    /// is read: only GET and HEAD without a body go on; anything else is answered and the
+    /// connection closed, the body unread.
+    private func headersArrived(_ message: OpaquePointer) {
+        guard soup_server_message_get_status(message) == 0 else { return }  // libsoup has refused it already
+        let method = soup_server_message_get_method(message).map { String(cString: $0) } ?? ""
+        let headers = soup_server_message_get_request_headers(message)
+        let path = soup_server_message_get_uri(message).flatMap { g_uri_get_path($0) }.map { String(cString: $0) } ?? ""
+        if method != "GET" && method != "HEAD" {
+            logger.notice("refused a \(escapedForLog(method, limit: 16)) request for \(escapedForLog(path)): only GET is served")
+            return answerAndClose(message, 405, "Method Not Allowed", "Only GET is served here.\n", extra: ["Allow: GET, HEAD"])
+        }
+        let encoding = soup_message_headers_get_encoding(headers)
+        let length = encoding == SOUP_ENCODING_CONTENT_LENGTH ? Int(soup_message_headers_get_content_length(headers)) : 0
+        if encoding != SOUP_ENCODING_NONE && encoding != SOUP_ENCODING_CONTENT_LENGTH || length > limits.maxRequestBodyBytes {
+            logger.notice("refused a request for \(escapedForLog(path)) with a body")
+            return answerAndClose(message, 413, "Content Too Large", "A request here has no body.\n")
+        }
+    }
+
+    /// Writes a whole response on the connection, taken from libsoup, and closes it.
+    private func answerAndClose(_ message: OpaquePointer, _ status: Int, _ reason: String, _ body: String, extra: [String] = []) {
+        var lines = ["HTTP/1.1 \(status) \(reason)", "Connection: close", "Content-Type: text/plain; charset=utf-8",
+                     "Content-Length: \(body.utf8.count)"]
+        lines += policyHeaders(for: message).map { "\($0.0): \($0.1)" } + extra
+        let response = Array((lines.joined(separator: "\r\n") + "\r\n\r\n" + body).utf8)
+        response.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { CShareSoup_answer_and_close(message, $0.baseAddress, $0.count) }
+        }
+    }
+
     private func http(_ message: OpaquePointer, path: String, query: OpaquePointer?) {
         let method = soup_server_message_get_method(message).map { String(cString: $0) } ?? ""
         let token = query.flatMap { g_hash_table_lookup($0, "t") }.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard method == "GET" || method == "HEAD" else {
+        guard method == "GET" || method == "HEAD" else {  // refused at its headers already
             return respond(message, 405, "text/plain; charset=utf-8", Array("Only GET is served here.\n".utf8))
         }
         switch parts.first {
         case "ws", "r":
             guard parts.count == 2, let hosted = rooms[parts[1]], let token, hosted.room.accepts(token: token) else {
-                logger.notice("refused \(path): no such room, or the token is not the room's")
+                logger.notice("refused \(escapedForLog(path)): no such room, or the token is not the room's")
                 return respond(message, 403, "text/plain; charset=utf-8",
                                Array("Refused: no such room, or the invite token is not this room's.\n".utf8))
             }
-            if parts[0] == "ws" { return }  // no status: the WebSocket upgrade goes on
+            if parts[0] == "ws" {
+                if let origin = header(message, "Origin"), !originAllowed(origin, host: header(message, "Host")) {
+                    logger.notice("refused a WebSocket from the page origin \(escapedForLog(origin))")
+                    return respond(message, 403, "text/plain; charset=utf-8",
+                                   Array("Refused: pages from another site may not open this room (see sharectl serve --allow-origin).\n".utf8))
+                }
+                let address = Self.remoteHost(message)
+                if sockets.values.count(where: { $0.address == address }) >= limits.maxSocketsPerAddress {
+                    logger.notice("refused a WebSocket from \(escapedForLog(address)): it has \(limits.maxSocketsPerAddress) open")
+                    return respond(message, 429, "text/plain; charset=utf-8",
+                                   Array("Refused: too many connections from your address.\n".utf8))
+                }
+                return  // no status: the WebSocket upgrade goes on
+            }
             guard let page = client.file("room.html") else { return respond(message, 500, "text/plain", Array("client missing\n".utf8)) }
             respond(message, 200, page.contentType, page.bytes)
         case "client":
@@ -273,27 +374,69 @@ final class ServerState {
     private func respond(_ message: OpaquePointer, _ status: UInt32, _ contentType: String, _ body: [UInt8]) {
         soup_server_message_set_status(message, status, nil)
         let headers = soup_server_message_get_response_headers(message)
-        soup_message_headers_replace(headers, "Cache-Control", "no-store")
-        soup_message_headers_replace(headers, "X-Content-Type-Options", "nosniff")
-        soup_message_headers_replace(headers, "Content-Security-Policy",
-                                     "default-src 'self'; connect-src 'self' ws: wss:; media-src 'self' blob: mediastream:; img-src 'self' data:")
+        for (name, value) in policyHeaders(for: message) { soup_message_headers_replace(headers, name, value) }
         body.withUnsafeBufferPointer { buffer in
             soup_server_message_set_response(message, contentType, SOUP_MEMORY_COPY, buffer.baseAddress, gsize(buffer.count))
         }
     }
 
+    /// The headers on every response. The page's address holds the room's token: no referrer
+    /// carries it away, no other site frames the page, and the page connects only back here.
+    private func policyHeaders(for message: OpaquePointer) -> [(String, String)] {
+        let host = header(message, "Host").flatMap { Self.isHostHeader($0) ? $0 : nil }
+            ?? baseURL.split(separator: "/").dropFirst().first.map(String.init) ?? "localhost"
+        let socketScheme = scheme == "https" ? "wss" : "ws"
+        let policy = "default-src 'self'; connect-src 'self' \(socketScheme)://\(host); media-src 'self' blob: mediastream:; "
+            + "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+        return [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+                ("Content-Security-Policy", policy)]
+    }
+
+    /// A page may open the room's socket when it came from this server (its origin names the host
+    /// the request was sent to) or from an origin given with --allow-origin.
+    private func originAllowed(_ origin: String, host: String?) -> Bool {
+        let origin = Self.normalizedOrigin(origin)
+        if let host, origin == "\(scheme)://\(host.lowercased())" { return true }
+        return allowedOrigins.contains(origin)
+    }
+
+    static func normalizedOrigin(_ origin: String) -> String {
+        var origin = origin.lowercased()
+        while origin.hasSuffix("/") { origin.removeLast() }
+        return origin
+    }
+
+    /// A `Host` header fit to be named in a policy: a name or address and a port, nothing more.
+    static func isHostHeader(_ host: String) -> Bool {
+        !host.isEmpty && host.utf8.count <= 255
+            && host.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0)) }
+    }
+
+    private func header(_ message: OpaquePointer, _ name: String) -> String? {
+        soup_message_headers_get_one(soup_server_message_get_request_headers(message), name).map { String(cString: $0) }
+    }
+
+    private static func remoteHost(_ message: OpaquePointer) -> String {
+        soup_server_message_get_remote_host(message).map { String(cString: $0) } ?? "unknown"
+    }
+
     // MARK: WebSockets
 
-    private func accepted(_ connection: OpaquePointer, path: String) {
+    private func accepted(_ connection: OpaquePointer, message: OpaquePointer, path: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard parts.count == 2, let hosted = rooms[parts[1]] else {
             soup_websocket_connection_close(connection, 1008, "no such room")
             return
         }
+        let address = Self.remoteHost(message)
+        guard sockets.values.count(where: { $0.address == address }) < limits.maxSocketsPerAddress else {
+            soup_websocket_connection_close(connection, 1008, "too many connections")
+            return
+        }
         let id = nextConnection
         nextConnection += 1
-        let socket = RoomSocket(id: id, roomName: parts[1], connection: connection, owner: self,
-                                maxPayload: limits.maxFrameBytes)
+        let socket = RoomSocket(id: id, roomName: parts[1], address: address, connection: connection, owner: self,
+                                limits: limits, now: .now)
         sockets[id] = socket
         hosted.room.connected(id, now: .now)
         logger.debug("connection \(id) opened in room \(parts[1])")
@@ -310,23 +453,39 @@ final class ServerState {
     }
 
     func closed(_ socket: RoomSocket) {
+        guard sockets[socket.id] === socket else { return }
         sockets[socket.id] = nil
         logger.debug("connection \(socket.id) closed (code \(socket.closeCode))")
         guard let hosted = rooms[socket.roomName] else { return }
         apply(hosted.room.disconnected(socket.id, now: .now), in: hosted)
     }
 
+    /// Ends a connection whose peer is not keeping up (not reading, or not answering pings) at
+    /// once: its participant is absent from now on, and what is sent to it waits in the room's
+    /// queue, which is capped, rather than in the socket's, which is not.
+    private func drop(_ socket: RoomSocket, why: String) {
+        logger.notice("connection \(socket.id) closed: \(why)", ["room.connection": "\(socket.id)"])
+        socket.close(code: 1008, reason: why)
+        closed(socket)  // the socket goes with the last reference to it; libsoup closes its stream
+    }
+
     private func apply(_ outputs: [RoomOutput], in hosted: HostedRoom) {
+        var behind: [RoomSocket] = []
         for output in outputs {
             switch output {
-            case .send(let id, let text): sockets[id]?.send(text)
+            case .send(let id, let text):
+                if let socket = sockets[id], !socket.send(text) { behind.append(socket) }
             case .close(let id, let code, let reason): sockets[id]?.close(code: code, reason: reason)
             }
         }
-        if hosted.room.revision != hosted.savedRevision {
-            let who = hosted.room.participants.map { "\($0.name) (\($0.id)\($0.sharing ? ", sharing" : ""))" }
+        for socket in behind where sockets[socket.id] === socket {
+            drop(socket, why: "more than \(limits.maxSocketOutputBytes) bytes unread")
+        }
+        if hosted.room.revision != hosted.seenRevision {
+            hosted.seenRevision = hosted.room.revision
+            let who = hosted.room.participants.map { "\(escapedForLog($0.name)) (\($0.id)\($0.sharing ? ", sharing" : ""))" }
             logger.info("room \(hosted.room.name): \(who.isEmpty ? "nobody" : who.joined(separator: ", "))")
-            do { try save(hosted) } catch { logger.warning("\(error)") }
+            if hosted.schedule.changed(now: .now) { save(hosted) }
         }
     }
 
@@ -342,25 +501,33 @@ final class ServerState {
 
     private func tick() {
         let now = ContinuousClock.now
-        for hosted in rooms.values { apply(hosted.room.tick(now: now), in: hosted) }
+        let silent = sockets.values.filter { now - $0.lastPong > limits.keepaliveInterval + limits.pongTimeout }
+        for socket in silent.sorted(by: { $0.id < $1.id }) { drop(socket, why: "no pong") }
+        for hosted in rooms.values {
+            apply(hosted.room.tick(now: now), in: hosted)
+            if hosted.schedule.due(now: now) { save(hosted) }
+        }
     }
 
-    /// Writes the room's snapshot (to a new file, then renamed over the old one).
-    private func save(_ hosted: HostedRoom) throws {
-        hosted.savedRevision = hosted.room.revision
+    /// Hands the room's snapshot to the writer's queue (never written on the loop thread).
+    private func save(_ hosted: HostedRoom) {
         guard let path = hosted.stateFile else { return }
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            guard let data = try snapshot(of: hosted) else { return }
+            writer.write(data, to: path)
+        } catch {
+            logger.warning("\(error)")
+        }
+    }
+
+    private func snapshot(of hosted: HostedRoom) throws -> Data? {
+        guard let path = hosted.stateFile else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
             let data = try encoder.encode(hosted.room.snapshot)
-            let temporary = path + ".new"
-            try data.write(to: URL(fileURLWithPath: temporary))
-            chmod(temporary, 0o600)
-            guard rename(temporary, path) == 0 else {
-                throw RoomServerError.stateFile(path, reason: String(cString: strerror(errno)))
-            }
-        } catch let error as RoomServerError {
-            throw error
+            stateFileWrites += 1
+            return data
         } catch {
             throw RoomServerError.stateFile(path, reason: "\(error)")
         }
@@ -382,28 +549,54 @@ final class ServerState {
 
 /// One accepted WebSocket: owns a reference to the `SoupWebsocketConnection` and its signal
 /// handlers, released in `deinit`. Loop thread only.
+///
+/// libsoup 3.2 keeps a socket's output in a queue without a bound and says nothing of its length,
+/// so the socket counts what it hands over and asks the kernel how much the peer's TCP has
+/// acknowledged: the difference, output not yet taken by the peer, is capped. (Over TLS the
+/// acknowledged bytes include the records' overhead, so the count is a little low.)
 final class RoomSocket {
     let id: ConnectionID
     let roomName: String
+    /// The peer's address, as libsoup gives it.
+    let address: String
     private let connection: OpaquePointer
     private unowned let owner: ServerState
     private var handlers: [gulong] = []
     private(set) var closeCode = 0
+    /// When the peer last answered a ping (at first: when the socket was accepted).
+    private(set) var lastPong: ContinuousClock.Instant
+    private let maxUnread: Int
+    private let descriptor: Int32
+    private let ackedAtStart: Int64
+    private var handedOver: Int64 = 0
 
-    init(id: ConnectionID, roomName: String, connection: OpaquePointer, owner: ServerState, maxPayload: Int) {
+    init(id: ConnectionID, roomName: String, address: String, connection: OpaquePointer, owner: ServerState,
+         limits: RoomLimits, now: ContinuousClock.Instant) {
         self.id = id
         self.roomName = roomName
+        self.address = address
         self.connection = connection
         self.owner = owner
+        lastPong = now
+        maxUnread = limits.maxSocketOutputBytes
         g_object_ref(UnsafeMutableRawPointer(connection))
-        // The room refuses frames over `maxPayload` with a clean close (1009) once it has them.
+        // libsoup keeps the socket under the stolen stream (soup_server_connection_steal).
+        let stream = soup_websocket_connection_get_io_stream(connection)
+        let socket = stream.flatMap { g_object_get_data(UnsafeMutableRawPointer($0).assumingMemoryBound(to: GObject.self), "GSocket") }
+        descriptor = socket.map { g_socket_get_fd($0.assumingMemoryBound(to: GSocket.self)) } ?? -1
+        ackedAtStart = descriptor >= 0 ? max(0, CShareSoup_tcp_bytes_acked(descriptor)) : 0
+        // The room refuses frames over `maxFrameBytes` with a clean close (1009) once it has them.
         // libsoup's own ceiling sits above that, so such a frame still arrives whole, while a
         // huge one is cut off by libsoup before it is held (an abrupt close, without the code).
-        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(maxPayload) * 4)
-        soup_websocket_connection_set_keepalive_interval(connection, 10)
+        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(limits.maxFrameBytes) * 4)
+        // A ping goes out behind the output already queued: its pong says the peer has read it all.
+        soup_websocket_connection_set_keepalive_interval(connection, guint(max(1, limits.keepaliveInterval.components.seconds)))
         let data = Unmanaged.passUnretained(self).toOpaque()
         let onMessage: @convention(c) (OpaquePointer?, gint, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, type, bytes, data in
             RoomSocket.from(callbackUserData: data).message(type: type, bytes: bytes)
+        }
+        let onPong: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, _, data in
+            RoomSocket.from(callbackUserData: data).lastPong = .now
         }
         let onClosed: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
             RoomSocket.from(callbackUserData: data).closedByLibsoup()
@@ -411,6 +604,7 @@ final class RoomSocket {
         let instance = UnsafeMutableRawPointer(connection)
         handlers = [
             g_signal_connect_data(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data, nil, GConnectFlags(0)),
+            g_signal_connect_data(instance, "pong", unsafeBitCast(onPong, to: GCallback.self), data, nil, GConnectFlags(0)),
             g_signal_connect_data(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data, nil, GConnectFlags(0)),
         ]
     }
@@ -427,11 +621,22 @@ final class RoomSocket {
 
     private var isOpen: Bool { soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN }
 
-    func send(_ text: String) {
-        guard isOpen else { return }
-        soup_websocket_connection_send_text(connection, text)
+    /// Output handed to libsoup that the peer has not acknowledged yet (0 when the kernel does not say).
+    var unreadBytes: Int {
+        guard descriptor >= 0 else { return 0 }
+        let acked = CShareSoup_tcp_bytes_acked(descriptor)
+        guard acked >= 0 else { return 0 }
+        return Int(max(0, handedOver - (acked - ackedAtStart)))
     }
 
+    /// Queues a text frame; false when the peer has fallen more than the limit behind.
+    func send(_ text: String) -> Bool {
+        guard isOpen else { return true }
+        soup_websocket_connection_send_text(connection, text)
+        let payload = text.utf8.count
+        handedOver += Int64(payload + (payload < 126 ? 2 : payload < 65536 ? 4 : 10))
+        return unreadBytes <= maxUnread
+    }
     func close(code: UInt16, reason: String) {
         guard isOpen else { return }
         soup_websocket_connection_close(connection, gushort(code), reason)

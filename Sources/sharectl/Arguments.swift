@@ -2,6 +2,7 @@
 struct Arguments {
     var command: String
     private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
     private var switches: Set<String> = []
     var positional: [String] = []
 
@@ -28,6 +29,7 @@ struct Arguments {
             } else if valueFlags.contains(name) {
                 guard let value = inline ?? rest.popFirst() else { throw UsageError(description: "--\(name) needs a value") }
                 values[name] = value
+                repeated[name, default: []].append(value)
             } else {
                 throw UsageError(description: "unknown option --\(name) for '\(command)' (see: sharectl help)")
             }
@@ -35,6 +37,8 @@ struct Arguments {
     }
 
     func value(_ name: String) -> String? { values[name] }
+    /// Every value of a flag given more than once, in order (`value` is the last).
+    func values(_ name: String) -> [String] { repeated[name] ?? [] }
     mutating func set(_ name: String, _ value: String) { values[name] = value }
     func has(_ name: String) -> Bool { switches.contains(name) }
 

@@ -4,7 +4,7 @@ import GLibLoop
 import ShareCore
 
 /// `sharectl serve --listen HOST:PORT --room NAME [--grace S] [--state PATH]
-/// [--tls-cert PEM --tls-key PEM]`: the room server and its browser client. The first line it
+/// [--tls-cert PEM --tls-key PEM] [--allow-origin ORIGIN]...`: the room server and its browser client. The first line it
 /// prints is `Room: <invite link>`; it runs until SIGINT or SIGTERM.
 enum ServeCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
@@ -22,8 +22,16 @@ enum ServeCommand {
         guard (certificate == nil) == (key == nil) else {
             throw Arguments.UsageError(description: "--tls-cert and --tls-key go together")
         }
+        let origins = arguments.values("allow-origin")
+        for origin in origins {
+            guard let url = URL(string: origin), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+                  url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil else {
+                throw Arguments.UsageError(description: "--allow-origin wants a web origin such as https://example.org (scheme, host and port only), not '\(escapedForLog(origin))'")
+            }
+        }
         var configuration = RoomServerConfiguration(host: host, port: port, tlsCertificatePath: certificate, tlsKeyPath: key,
-                                                    limits: RoomLimits(grace: .milliseconds(Int64(grace * 1000))))
+                                                    limits: RoomLimits(grace: .milliseconds(Int64(grace * 1000))),
+                                                    allowedOrigins: origins)
         configuration.limits.grace = .milliseconds(Int64(grace * 1000))
 
         let stop = StopSignal()

@@ -2,6 +2,11 @@ import Foundation
 import ShareCore
 
 /// sharectl — share a Linux screen into calls. Each command is one function; `help` lists them.
+
+// A reader that goes away (`sharectl serve | head -1`) makes a write fail with EPIPE, never ends
+// the process: SIGPIPE is ignored process-wide, before anything is written.
+signal(SIGPIPE, SIG_IGN)
+
 let usage = """
     usage: sharectl COMMAND [OPTIONS]
 
@@ -41,6 +46,9 @@ let usage = """
                                 the room server and its browser client; prints "Room: <URL>" first
                                 [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
+                                [--allow-origin ORIGIN] (repeatable: another site whose pages may open
+                                the room's WebSocket, e.g. https://example.org; the server's own pages
+                                and clients that send no Origin, such as sharectl, always may)
       share --room ROOM-URL --name NAME
                                 share the synthetic screen into a room of `sharectl serve`
                                 [--camera none|synthetic|auto|DEVICE|synthetic:NAME] [--audio synthetic|mic[:NODE]|none]
@@ -87,7 +95,7 @@ let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", 
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
                                "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
-                               "audio", "snapshot", "share-for", "audio-output", "param"]
+                               "audio", "snapshot", "share-for", "audio-output", "param", "allow-origin"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write",
                                 "reconnect"]
 

@@ -94,4 +94,20 @@ import Testing
         #expect(parsed > 0 && refused > 0)
         #expect(room.participants.count >= 1)
     }
+
+    @Test func namesAreCountedInBytesAndRefuseInvisibleCharacters() {
+        func refused(_ name: String) -> Bool {
+            if case .failure = ClientMessage.parse(JSONValue.object(["type": .string("join"), "name": .string(name)]).text) { return true }
+            return false
+        }
+        #expect(refused("e" + String(repeating: "\u{301}", count: 50_000)))  // one character, 100,001 bytes
+        #expect(refused(String(repeating: "画", count: 22)))  // 22 characters, 66 bytes
+        #expect(!refused(String(repeating: "画", count: 21)))  // 63 bytes
+        #expect(!refused(String(repeating: "a", count: 64)))
+        #expect(refused(String(repeating: "a", count: 65)))
+        for invisible in ["\u{202E}", "\u{200B}", "\u{200E}", "\u{200F}", "\u{2066}", "\u{2069}", "\u{FEFF}", "\u{85}", "\u{1B}"] {
+            #expect(refused("An\(invisible)a"), "U+\(String(invisible.unicodeScalars.first!.value, radix: 16))")
+        }
+        #expect(!refused("Zoë 🎉"))
+    }
 }

@@ -308,4 +308,69 @@ import Testing
         #expect(closes(outputs).map(\.1) == [1008])
         #expect(closes(room.tick(now: at(30))).isEmpty)  // once; Ana, joined, is never touched
     }
+
+    /// A signal of exactly `bytes` bytes from `from` to `to`, its sdp padded to fit.
+    func signal(to: String, bytes: Int) -> String {
+        func text(_ sdp: String) -> String {
+            JSONValue.object(["type": .string("signal"), "to": .string(to), "kind": .string("offer"), "sdp": .string(sdp)]).text
+        }
+        return text(String(repeating: "v", count: bytes - text("").utf8.count))
+    }
+
+    @Test func aRelayNeverGoesOverTheFrameLimit() {
+        var limits = RoomLimits()
+        limits.maxFrameBytes = 1000
+        var room = Room(name: "demo", limits: limits, secrets: .seeded(7))
+        _ = join(&room, 1, "Ana")
+        _ = join(&room, 2, "Bo")
+        let atTheLimit = signal(to: "p2", bytes: 1000)
+        #expect(atTheLimit.utf8.count == 1000)
+        let outputs = room.received(atTheLimit, from: 1, now: at(1))  // relayed with "from", it would be 1002
+        #expect(sent(outputs, to: 2).isEmpty)
+        #expect(sent(outputs, to: 1).first?["code"] == .string("too-large"))
+        #expect(closes(outputs).isEmpty)
+        let media = JSONValue.object(["type": .string("media"), "pad": .string(String(repeating: "m", count: 970))]).text
+        #expect(sent(room.received(media, from: 1, now: at(1)), to: 2).isEmpty)
+        let fits = signal(to: "p2", bytes: 990)
+        for output in room.received(fits, from: 1, now: at(1)) {
+            if case .send(let connection, let text) = output {
+                #expect(connection == 2)
+                #expect(text.utf8.count <= 1000)
+            }
+        }
+    }
+
+    @Test func anAbsentParticipantsQueueIsCappedInBytes() {
+        var limits = RoomLimits()
+        limits.maxQueuedBytes = 10_000
+        var room = Room(name: "demo", limits: limits, secrets: .seeded(7))
+        _ = join(&room, 1, "Ana")
+        _ = join(&room, 2, "Bo")
+        _ = room.disconnected(2, now: at(1))
+        #expect(sent(room.received(signal(to: "p2", bytes: 4000), from: 1, now: at(1)), to: 1).isEmpty)
+        #expect(sent(room.received(signal(to: "p2", bytes: 4000), from: 1, now: at(1)), to: 1).isEmpty)
+        let third = room.received(signal(to: "p2", bytes: 4000), from: 1, now: at(1))
+        #expect(sent(third, to: 1) == [.object(["type": .string("left"), "id": .string("p2")])])
+        #expect(room.participants.map(\.id) == ["p1"])
+    }
+
+    @Test func shareMessagesAreRateLimited() {
+        var limits = RoomLimits()
+        limits.maxShareMessagesPerSecond = 2
+        var room = Room(name: "demo", limits: limits, secrets: .seeded(7))
+        _ = join(&room, 1, "Ana")
+        _ = join(&room, 2, "Bo")
+        var relayed = 0, refused = 0
+        for flip in 0..<10 {
+            let outputs = room.received(#"{"type":"share","on":\#(flip % 2 == 0)}"#, from: 1, now: at(1 + Double(flip) * 0.01))
+            relayed += sent(outputs, to: 2).count
+            refused += sent(outputs, to: 1).filter { $0["code"] == .string("rate") }.count
+        }
+        #expect(relayed == 2)
+        #expect(refused == 8)
+        #expect(room.participants[0].sharing == false)  // on, off; the rest refused
+        #expect(sent(room.received(#"{"type":"share","on":true}"#, from: 1, now: at(2.1)), to: 2).count == 1)
+        // The window moved: a second message in it is still let through.
+        #expect(sent(room.received(#"{"type":"share","on":true}"#, from: 1, now: at(2.1)), to: 1).isEmpty)
+    }
 }

@@ -12,7 +12,8 @@ public enum ClientMessage: Hashable, Sendable {
         case offer, answer, candidate
     }
 
-    public static let maxNameCharacters = 64
+    /// Names are counted in UTF-8 bytes: one character can carry any number of combining marks.
+    public static let maxNameBytes = 64
     public static let maxResumeCharacters = 128
     public static let maxIDCharacters = 32
     public static let maxMidCharacters = 32
@@ -38,11 +39,16 @@ public enum ClientMessage: Hashable, Sendable {
         guard let raw = field.stringValue else { return .failure(.wrongType(field: "name", in: "join", want: "a string")) }
         let name = raw.trimmingWhitespace
         guard !name.isEmpty else { return .failure(.invalid(field: "name", in: "join", why: "it is empty")) }
-        guard name.count <= maxNameCharacters else {
-            return .failure(.invalid(field: "name", in: "join", why: "it is longer than \(maxNameCharacters) characters"))
+        guard name.utf8.count <= maxNameBytes else {
+            return .failure(.invalid(field: "name", in: "join", why: "it is longer than \(maxNameBytes) bytes in UTF-8"))
         }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        let categories = name.unicodeScalars.map(\.properties.generalCategory)
+        guard !categories.contains(where: { [.control, .lineSeparator, .paragraphSeparator].contains($0) }) else {
             return .failure(.invalid(field: "name", in: "join", why: "it holds control characters"))
+        }
+        // Bidi overrides and isolates, zero-width characters: they make a name read as another.
+        guard !categories.contains(.format) else {
+            return .failure(.invalid(field: "name", in: "join", why: "it holds invisible formatting characters (bidi or zero-width)"))
         }
         var resume: String?
         switch object["resume"] {

@@ -2,19 +2,38 @@
 /// resumes comes back on a new connection).
 public typealias ConnectionID = Int
 
-/// What a room allows (docs/room-protocol.md).
+/// What a room, and the server around it, allows (docs/room-protocol.md, "Limits").
 public struct RoomLimits: Hashable, Sendable {
     /// How long a participant whose connection dropped keeps its place.
     public var grace: Duration = .seconds(15)
-    /// A text frame over this closes its connection (1009).
+    /// A text frame over this closes its connection (1009); no relayed message is sent larger.
     public var maxFrameBytes = 256 * 1024
     /// More messages than this in one second from one connection close it (1008).
     public var maxMessagesPerSecond = 200
-    /// Messages kept for an absent participant; past this it loses its place.
+    /// Share messages (on, off, another mid) one participant may send in one second; more are
+    /// refused with an error and change nothing.
+    public var maxShareMessagesPerSecond = 4
+    /// Messages kept for an absent participant; past this, or past `maxQueuedBytes`, it loses its place.
     public var maxQueued = 1000
+    public var maxQueuedBytes = 2 * 1024 * 1024
     public var maxParticipants = 32
     /// A connection that has not joined within this long is closed (1008).
     public var joinTimeout: Duration = .seconds(10)
+
+    // The server's own limits, around the rooms.
+    /// Output queued for one WebSocket and not yet taken by its peer; past this the peer is not
+    /// reading and its connection is closed.
+    public var maxSocketOutputBytes = 4 * 1024 * 1024
+    /// Open WebSockets from one remote address, over all rooms.
+    public var maxSocketsPerAddress = 16
+    /// Rooms one server holds.
+    public var maxRooms = 64
+    /// A request body over this (or any chunked one) is refused with 413 before it is read.
+    public var maxRequestBodyBytes = 0
+    /// Pings go out this often (whole seconds); a peer that has not answered one within
+    /// `pongTimeout` of the next is closed.
+    public var keepaliveInterval: Duration = .seconds(10)
+    public var pongTimeout: Duration = .seconds(20)
 
     public init(grace: Duration = .seconds(15)) { self.grace = grace }
 }
@@ -71,15 +90,35 @@ public struct Room: Sendable {
         var connection: ConnectionID?
         var absentSince: ContinuousClock.Instant?
         var queue: [String] = []
+        var queuedBytes = 0
+        var shareMessages: RateWindow?
     }
 
     private struct Link: Sendable {
         var participantID: String?
         var joined = false
         var openedAt: ContinuousClock.Instant
-        var windowStart: ContinuousClock.Instant
-        var count = 0
+        var messages: RateWindow
         var closing = false
+    }
+
+    /// Counts events in one-second windows: the first event opens a window, and a window a second
+    /// old or more starts again at the next event.
+    struct RateWindow: Sendable {
+        var start: ContinuousClock.Instant
+        var count = 0
+
+        init(start: ContinuousClock.Instant) { self.start = start }
+
+        /// Counts one event at `now`; false when it is over `limit` in its window.
+        mutating func admit(now: ContinuousClock.Instant, limit: Int) -> Bool {
+            if now - start >= .seconds(1) {
+                start = now
+                count = 0
+            }
+            count += 1
+            return count <= limit
+        }
     }
 
     public init(name: String, limits: RoomLimits = RoomLimits(), secrets: SecretSource = .system) {
@@ -119,7 +158,7 @@ public struct Room: Sendable {
 
     /// A WebSocket was accepted for this room (its token already checked).
     public mutating func connected(_ connection: ConnectionID, now: ContinuousClock.Instant) {
-        links[connection] = Link(participantID: nil, openedAt: now, windowStart: now)
+        links[connection] = Link(participantID: nil, openedAt: now, messages: RateWindow(start: now))
     }
 
     /// A connection's WebSocket is gone (closed by either side, or dropped). Its participant keeps
@@ -183,23 +222,47 @@ public struct Room: Sendable {
             var relayed = body
             relayed["to"] = nil
             relayed["from"] = .string(id)
-            return deliver(JSONValue.object(relayed).text, to: to, queueing: true)
+            let text = JSONValue.object(relayed).text
+            if let refused = oversized(text, from: connection) { return refused }
+            return deliver(text, to: to, queueing: true)
         case .share(let on, let mid, let body):
+            var relayed = body
+            relayed["from"] = .string(id)
+            if !on { relayed["mid"] = nil }
+            let text = JSONValue.object(relayed).text
+            if let refused = oversized(text, from: connection) { return refused }
+            // Each share message is told to everyone, and a change is written to the state file: a
+            // few a second at most.
+            var window = members[index].shareMessages ?? RateWindow(start: now)
+            let admitted = window.admit(now: now, limit: limits.maxShareMessagesPerSecond)
+            members[index].shareMessages = window
+            guard admitted else {
+                return [error(to: connection, code: "rate",
+                              "more than \(limits.maxShareMessagesPerSecond) share messages in one second; this one is refused")]
+            }
             if members[index].participant.sharing != on || members[index].participant.shareMid != mid {
                 members[index].participant.sharing = on
                 members[index].participant.shareMid = mid
                 revision += 1
             }
-            var relayed = body
-            relayed["from"] = .string(id)
-            if !on { relayed["mid"] = nil }
-            return broadcast(JSONValue.object(relayed).text, except: id, queueing: true)
+            return broadcast(text, except: id, queueing: true)
         case .media(let body):
             var relayed = body
             relayed["from"] = .string(id)
+            let text = JSONValue.object(relayed).text
+            if let refused = oversized(text, from: connection) { return refused }
             // Reports are about now: an absent participant gets fresh ones when it is back.
-            return broadcast(JSONValue.object(relayed).text, except: id, queueing: false)
+            return broadcast(text, except: id, queueing: false)
         }
+    }
+
+    /// A relayed message is never larger than a client accepts (`maxFrameBytes`), counted as it
+    /// goes out, with the sender's id added: one at the limit coming in may not fit going out.
+    private func oversized(_ text: String, from connection: ConnectionID) -> [RoomOutput]? {
+        let size = text.utf8.count
+        guard size > limits.maxFrameBytes else { return nil }
+        return [error(to: connection, code: "too-large",
+                      "relayed with your id the message would be \(size) bytes, over the \(limits.maxFrameBytes)-byte limit")]
     }
 
     // MARK: Steps
@@ -212,13 +275,9 @@ public struct Room: Sendable {
             return [error(to: connection, code: "too-large", "a message of \(byteCount) bytes is over the \(limits.maxFrameBytes)-byte limit"),
                     .close(connection, code: 1009, reason: "message too large")]
         }
-        if now - link.windowStart >= .seconds(1) {
-            link.windowStart = now
-            link.count = 0
-        }
-        link.count += 1
+        let admitted = link.messages.admit(now: now, limit: limits.maxMessagesPerSecond)
         links[connection] = link
-        if link.count > limits.maxMessagesPerSecond {
+        if !admitted {
             links[connection]?.closing = true
             return [error(to: connection, code: "rate", "more than \(limits.maxMessagesPerSecond) messages in one second"),
                     .close(connection, code: 1008, reason: "too many messages")]
@@ -245,6 +304,7 @@ public struct Room: Sendable {
             links[connection]?.joined = true
             let queued = members[index].queue
             members[index].queue = []
+            members[index].queuedBytes = 0
             out.append(.send(connection, welcome(for: index)))
             out += queued.map { .send(connection, $0) }
             return out
@@ -293,13 +353,16 @@ public struct Room: Sendable {
     }
 
     /// Sends to a present participant, or keeps the message for an absent one (in order). An absent
-    /// participant whose queue overflows is too far behind to catch up: it leaves.
+    /// participant whose queue overflows (in messages or in bytes) is too far behind to catch up: it leaves.
     private mutating func deliver(_ text: String, to id: String, queueing: Bool) -> [RoomOutput] {
         guard let index = index(of: id) else { return [] }
         if let connection = members[index].connection { return [.send(connection, text)] }
         guard queueing else { return [] }
         members[index].queue.append(text)
-        if members[index].queue.count > limits.maxQueued { return remove(id) }
+        members[index].queuedBytes += text.utf8.count
+        if members[index].queue.count > limits.maxQueued || members[index].queuedBytes > limits.maxQueuedBytes {
+            return remove(id)
+        }
         return []
     }
 

@@ -7,3 +7,12 @@ SoupSession *CShareSoup_session_new(unsigned timeoutSeconds);
 
 // soup_server_new is variadic: a server that names itself in its Server header.
 SoupServer *CShareSoup_server_new(const char *header);
+
+// Answers a request from its headers alone and closes the connection, so its body is never read:
+// libsoup 3.2 reads a whole request body before any handler's answer goes out, even a refusal.
+// `response` is the complete HTTP response (status line, headers, body); it is copied.
+void CShareSoup_answer_and_close(SoupServerMessage *msg, const char *response, size_t length);
+
+// The bytes of a TCP socket's output its peer has acknowledged (TCP_INFO's tcpi_bytes_acked, which
+// glibc's struct tcp_info lacks); -1 when the kernel does not say.
+long long CShareSoup_tcp_bytes_acked(int fd);
