@@ -11,9 +11,11 @@ import ShareCore
 
 /// One WHIP session with one endpoint: publish an offer, trickle candidates, restart ICE, stop.
 ///
-/// - The bearer token goes on every request, including after a 307/308 redirect, which is followed
-///   here (not by libsoup) with the same method and body, at most `maxRedirects` times, never back
-///   to a URL already visited nor to another scheme.
+/// - The bearer token goes on every request, and only to the endpoint's origin (scheme, host and
+///   port). A 307/308 redirect is followed here (not by libsoup) with the same method, body and
+///   token, at most `maxRedirects` times, never back to a URL already visited. A redirect or a
+///   201's Location to another origin (another host or port, or https to http) is refused before
+///   any request goes there.
 /// - A 503 with Retry-After (seconds or an HTTP date) is waited out, at most `maxRetryAfter` at a
 ///   time and `maxAttempts` POSTs in all.
 /// - Trickle is tried until the server says it has none (405, 501 or 422 to the first PATCH);
@@ -124,6 +126,10 @@ public actor WHIPClient {
         guard let location = response.headers["Location"] else { throw .missingLocation(url: url) }
         guard let resource = Self.resolve(location, against: url) else {
             throw .badLocation(url: url, location: location)
+        }
+        guard HTTPOrigin(resource) == HTTPOrigin(configuration.endpoint) else {
+            // Ending that session would take the token there: the server ends it when no media comes.
+            throw .locationLeavesOrigin(url: url, status: response.status, location: resource)
         }
         let problem: WHIPError? = {
             guard response.mediaType == "application/sdp" else {
@@ -243,9 +249,11 @@ public actor WHIPClient {
 
     // MARK: - HTTP with WHIP's redirect rules
 
-    /// One request, following 307/308 with the same method, body and token.
+    /// One request, following 307/308 with the same method, body and token within the endpoint's
+    /// origin.
     private func send(_ method: String, _ start: String, headers: HTTPHeaders, body: [UInt8])
         async throws(WHIPError) -> HTTPResponse {
+        let home = HTTPOrigin(configuration.endpoint)
         var url = start
         var visited: Set<String> = [start]
         var redirects = 0
@@ -268,8 +276,8 @@ public actor WHIPClient {
                 guard let next = Self.resolve(location, against: url) else {
                     throw .badLocation(url: url, location: location)
                 }
-                guard Self.httpScheme(of: next) == Self.httpScheme(of: url) else {
-                    throw .redirectChangesScheme(from: url, to: next)
+                guard HTTPOrigin(next) == home else {
+                    throw .locationLeavesOrigin(url: url, status: response.status, location: next)
                 }
                 guard !visited.contains(next) else { throw .redirectLoop(url: next) }
                 redirects += 1

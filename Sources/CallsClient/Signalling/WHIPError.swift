@@ -20,7 +20,9 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidAnswer(url: String, firstLine: String)
     case answerTooLarge(url: String, limit: Int)
     case redirectWithoutLocation(url: String, status: Int)
-    case redirectChangesScheme(from: String, to: String)
+    /// A redirect (307/308) or a 201's Location to another origin than the endpoint's (another
+    /// scheme, host or port): refused before any request, and so the token, goes there.
+    case locationLeavesOrigin(url: String, status: Int, location: String)
     case redirectLoop(url: String)
     case tooManyRedirects(url: String, limit: Int)
     /// 503 every time, or a 503 without a usable Retry-After.
@@ -70,8 +72,16 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
             return "WHIP: the answer from \(url) is larger than \(limit) bytes; refused"
         case .redirectWithoutLocation(let url, let status):
             return "WHIP: \(url) answered \(status) (a redirect) without a Location header"
-        case .redirectChangesScheme(let from, let to):
-            return "WHIP: \(from) redirected to \(to), which changes the scheme; refused (the token must not cross schemes)"
+        case .locationLeavesOrigin(let url, let status, let location):
+            let here = HTTPOrigin(url), there = HTTPOrigin(location)
+            let what = status == 201 ? "answered 201 Created with a Location on" : "redirected (\(status)) to"
+            let place = there.map { "\($0)" } ?? "another origin"
+            if here?.scheme == "https", there?.scheme == "http" {
+                return "WHIP: \(url) \(what) plain http (\(place)); refused: the bearer token and the session "
+                    + "would travel unencrypted"
+            }
+            return "WHIP: \(url) \(what) another origin (\(place)); refused: the bearer token goes only to "
+                + "\(here.map { "\($0)" } ?? "the endpoint's origin"), where the endpoint is"
         case .redirectLoop(let url):
             return "WHIP: the redirects loop back to \(url); refused"
         case .tooManyRedirects(let url, let limit):
