@@ -107,7 +107,7 @@ public actor WHIPClient {
             }
             guard attempt < configuration.maxAttempts else { throw .busy(url: endpoint, attempts: attempt) }
             let wait = min(delay, configuration.maxRetryAfter)
-            logger.notice("WHIP: \(endpoint) is busy (503); trying again in \(wait.secondsText)",
+            logger.notice("WHIP: \(redactedURL(endpoint)) is busy (503); trying again in \(wait.secondsText)",
                           ["whip.attempt": "\(attempt)", "whip.retry_after": value])
             do { try await sleep(wait) } catch { throw .cancelled(url: endpoint) }
         }
@@ -144,7 +144,7 @@ public actor WHIPClient {
         if let problem {
             // The server made a session we cannot use: end it, so it does not wait for media.
             logger.warning("WHIP: refusing the answer; ending the session it created",
-                           ["whip.resource": resource, "whip.problem": problem.description])
+                           ["whip.resource": redactedURL(resource), "whip.problem": problem.description])
             await delete(resource)
             throw problem
         }
@@ -155,7 +155,7 @@ public actor WHIPClient {
         self.session = session
         etag = session.etag
         trickleSupport = .unknown
-        logger.info("WHIP: session created", ["whip.resource": resource, "whip.ice_servers": "\(links.servers.count)"])
+        logger.info("WHIP: session created", ["whip.resource": redactedURL(resource), "whip.ice_servers": "\(links.servers.count)"])
         return session
     }
 
@@ -178,7 +178,7 @@ public actor WHIPClient {
         case let status where [405, 501, 422].contains(status) && trickleSupport == .unknown:
             trickleSupport = .unsupported
             logger.info("WHIP: the server has no trickle ICE (\(response.status)); candidates go only in the offer",
-                        ["whip.resource": session.resourceURL])
+                        ["whip.resource": redactedURL(session.resourceURL)])
             return .notSupported
         case 412:
             throw .etagMismatch(url: session.resourceURL)
@@ -218,7 +218,7 @@ public actor WHIPClient {
         }
         if let newTag = response.headers["ETag"] { etag = newTag }
         trickleSupport = .supported
-        logger.info("WHIP: ICE restarted", ["whip.resource": url])
+        logger.info("WHIP: ICE restarted", ["whip.resource": redactedURL(url)])
         return remote
     }
 
@@ -238,12 +238,12 @@ public actor WHIPClient {
         do {
             let response = try await send("DELETE", resource, headers: [:], body: [])
             if (200...299).contains(response.status) {
-                logger.info("WHIP: session ended", ["whip.resource": resource])
+                logger.info("WHIP: session ended", ["whip.resource": redactedURL(resource)])
             } else {
-                logger.warning("WHIP: ending the session failed: \(refusal(response))", ["whip.resource": resource])
+                logger.warning("WHIP: ending the session failed: \(refusal(response))", ["whip.resource": redactedURL(resource)])
             }
         } catch {
-            logger.warning("WHIP: ending the session failed: \(error)", ["whip.resource": resource])
+            logger.warning("WHIP: ending the session failed: \(error)", ["whip.resource": redactedURL(resource)])
         }
     }
 
@@ -284,7 +284,7 @@ public actor WHIPClient {
                 guard redirects <= configuration.maxRedirects else {
                     throw .tooManyRedirects(url: start, limit: configuration.maxRedirects)
                 }
-                logger.info("WHIP: \(method) redirected (\(response.status))", ["whip.from": url, "whip.to": next])
+                logger.info("WHIP: \(method) redirected (\(response.status))", ["whip.from": redactedURL(url), "whip.to": redactedURL(next)])
                 visited.insert(next)
                 url = next
             case 300...399:
