@@ -14,7 +14,8 @@ let usage = """
       version                   the C libraries this build links, with their versions
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
-                                [--token TOKEN] [--codec h264|vp8] [--duration SECONDS]
+                                [--token-file PATH] (or WHIP_TOKEN; --token TOKEN works but
+                                other users can read it in ps) [--codec h264|vp8] [--duration SECONDS]
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
                                 [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
                                 [--no-audio] [--relay-only] [--verbose]
@@ -25,7 +26,7 @@ let usage = """
                                 director, on a video track beside the screen at most 500 kbit/s and
                                 360 lines; with --source none the camera alone)
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
-                                 --turn-user USER --turn-credential SECRET]
+                                 --turn-user USER --turn-credential-file PATH (or --turn-credential SECRET)]
                                 (--relay-only: connect only through TURN relays, yours or the ones
                                 the endpoint names in its Link headers; while sharing, type
                                 "policy balanced|detail|motion", "keyframe", "stop", or for a drill
@@ -41,8 +42,10 @@ let usage = """
                                 the room server and its browser client; prints "Room: <URL>" first
                                 [--grace SECONDS] (default 15) [--state PATH] (keeps the room's
                                 token and participants across restarts) [--tls-cert PEM --tls-key PEM]
-      share --room ROOM-URL --name NAME
-                                share the synthetic screen into a room of `sharectl serve`
+      share --room-file PATH --name NAME
+                                share the synthetic screen into a room of `sharectl serve`; the
+                                room link comes from the file, SHARECTL_ROOM_URL, or --room URL
+                                (a link on the command line can be read by other users in ps)
                                 [--camera none|synthetic|auto|DEVICE|synthetic:NAME] [--audio synthetic|mic[:NODE]|none]
                                 [--duration S] [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
                                 (synthetic: the synthetic pattern; a camera goes through the camera
@@ -55,7 +58,8 @@ let usage = """
                                 the microphone is only used when asked for
                                 [--audio-output NODE|none] where call audio plays (default: the
                                 default PipeWire sink; counted when there is none)
-      watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
+      watch ROOM-URL | --room-file PATH (or SHARECTL_ROOM_URL)
+                                the built-in viewer: join, decode every screen and camera, print
                                 figures each second [--name NAME] [--duration S]
                                 [--stats-json PATH] [--snapshot DIR] [--audio-output NODE|none]
                                 (stdin takes `fault decoder-wedge [NAME]`,
@@ -86,7 +90,7 @@ let usage = """
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
-                               "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
+                               "tls-cert", "tls-key", "restore-token-file", "token-file", "turn-credential-file", "room-file", "device", "camera", "frames", "content",
                                "audio", "snapshot", "share-for", "audio-output", "param"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write",
                                 "reconnect"]
