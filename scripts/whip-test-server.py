@@ -31,6 +31,7 @@ The path of a POST picks the behaviour (a query string tunes it):
   /endless-body          201 with a body that never ends, no Content-Length
   /error-400             400 with a two-line text body
   /ice-servers           201 with several Link headers (comma-joined lists, quoted strings)
+  /many-ice-servers      201 with 20 Link headers, each a STUN server (s1 ... s20.example.net)
   /slow                  never answers
   /empty-answer          201 with an empty application/sdp body
   /not-v0                201 with a body that is not SDP
@@ -265,6 +266,9 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(400, "bad offer: no H.264 in the offer\nsecond line\n", content_type="text/plain")
         elif path == "/ice-servers":
             self.created(self.new_session("ice"), extra=[("Link", v) for v in LINKS])
+        elif path == "/many-ice-servers":
+            links = [("Link", '<stun:s%d.example.net>; rel="ice-server"' % n) for n in range(1, 21)]
+            self.created(self.new_session("ice"), extra=links)
         elif path == "/slow":
             time.sleep(120)
         elif path == "/empty-answer":

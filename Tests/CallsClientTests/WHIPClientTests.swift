@@ -291,6 +291,21 @@ import Testing
         await whip.stop()
     }
 
+    /// A server cannot make the client resolve and try any number of servers: the first 8 are
+    /// kept, the rest ignored with one warning.
+    @Test func iceServersFromLinkHeadersAreCappedWithOneWarning() async throws {
+        let server = try await WHIPTestServer.start()
+        defer { server.stop() }
+        let capture = LogCapture()
+        let whip = try client(server, "/many-ice-servers", logger: capture.logger())
+        let session = try await whip.publish(offer: Self.offer)
+        #expect(session.iceServers.map(\.host) == (1...8).map { "s\($0).example.net" })
+        let warnings = capture.all.filter { $0.level == .warning }.map(\.message)
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("20") == true, "\(warnings)")
+        await whip.stop()
+    }
+
     @Test func headerNamesAndMediaTypesMatchWhateverTheirCase() async throws {
         let server = try await WHIPTestServer.start()
         defer { server.stop() }

@@ -34,6 +34,9 @@ public actor WHIPClient {
         public var maxAttempts = 4
         /// The longest wait a Retry-After can ask for; longer asks are cut to this.
         public var maxRetryAfter: Duration = .seconds(30)
+        /// ICE servers taken from the 201's Link headers; the rest are ignored with one warning
+        /// (each is resolved and tried, so a server must not be able to ask for hundreds).
+        public var maxICEServers = 8
 
         public init(endpoint: String, bearerToken: String? = nil) {
             self.endpoint = endpoint
@@ -47,7 +50,7 @@ public actor WHIPClient {
         public var resourceURL: String
         /// The SDP answer, as received.
         public var answer: String
-        /// STUN/TURN servers from the Link headers, in order.
+        /// STUN/TURN servers from the Link headers, in order, at most `maxICEServers`.
         public var iceServers: [WHIPICEServer]
         /// The ETag of the 201, if the server sent one.
         public var etag: String?
@@ -149,13 +152,23 @@ public actor WHIPClient {
             throw problem
         }
         let links = WHIPICEServer.parse(linkFields: response.headers.values("Link"))
-        for reason in links.skipped { logger.warning("WHIP: ignoring an ICE server: \(reason)") }
-        let session = Session(resourceURL: resource, answer: response.text, iceServers: links.servers,
+        let limit = max(0, configuration.maxICEServers)
+        for reason in links.skipped.prefix(limit) { logger.warning("WHIP: ignoring an ICE server: \(reason)") }
+        if links.skipped.count > limit {
+            logger.warning("WHIP: ignoring \(links.skipped.count - limit) more ICE servers the answer names that "
+                           + "could not be used")
+        }
+        if links.servers.count > limit {
+            logger.warning("WHIP: the answer names \(links.servers.count) ICE servers; using the first \(limit) and "
+                           + "ignoring the rest", ["whip.ice_servers": "\(links.servers.count)"])
+        }
+        let servers = Array(links.servers.prefix(limit))
+        let session = Session(resourceURL: resource, answer: response.text, iceServers: servers,
                               etag: response.headers["ETag"])
         self.session = session
         etag = session.etag
         trickleSupport = .unknown
-        logger.info("WHIP: session created", ["whip.resource": redactedURL(resource), "whip.ice_servers": "\(links.servers.count)"])
+        logger.info("WHIP: session created", ["whip.resource": redactedURL(resource), "whip.ice_servers": "\(servers.count)"])
         return session
     }
 
