@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A scriptable, sometimes hostile WHIP endpoint (RFC 9725) for sharectl's tests.
 
-Standard library only (no virtualenv needed). Listens on 127.0.0.1, prints "PORT <n>" on stdout
-once it accepts connections, and exits when its standard input closes (so a test that dies takes
-its server with it).
+Standard library only (no virtualenv needed). Listens on 127.0.0.1 and on 127.0.0.2 (another
+origin on the same port, for the redirect rules), prints "PORT <n>" on stdout once it accepts
+connections, and exits when its standard input closes (so a test that dies takes its server with
+it).
 
 The path of a POST picks the behaviour (a query string tunes it):
   /ok                    201 + absolute Location + ETag + SDP answer
@@ -14,6 +15,9 @@ The path of a POST picks the behaviour (a query string tunes it):
   /redirect-chain?left=N 307 -> left=N-1 ... left=0 behaves like /ok
   /redirect-loop         307 -> /redirect-loop-b -> 307 -> /redirect-loop
   /redirect-scheme       307 -> https://... (another scheme)
+  /redirect-other-host   307 -> http://127.0.0.2:PORT/needs-token (another origin)
+  /redirect-other-port   307 -> http://127.0.0.1:PORT+1/needs-token (another origin)
+  /location-other-host   201 + Location http://127.0.0.2:PORT/resource/... (another origin)
   /redirect-no-location  307 without Location
   /redirect-302          302 -> /ok (not allowed for WHIP)
   /no-trickle            session answers PATCH with 405
@@ -27,6 +31,7 @@ The path of a POST picks the behaviour (a query string tunes it):
   /endless-body          201 with a body that never ends, no Content-Length
   /error-400             400 with a two-line text body
   /ice-servers           201 with several Link headers (comma-joined lists, quoted strings)
+  /many-ice-servers      201 with 20 Link headers, each a STUN server (s1 ... s20.example.net)
   /slow                  never answers
   /empty-answer          201 with an empty application/sdp body
   /not-v0                201 with a body that is not SDP
@@ -35,7 +40,8 @@ The path of a POST picks the behaviour (a query string tunes it):
   /delete-fails          its session answers DELETE with 500
 Sessions live under /resource/... or .../sessions/...; DELETE on them answers 200.
 
-GET /_log returns every other request received, as JSON: method, path, headers, body.
+GET /_log returns every other request received, as JSON: host (the address it arrived on),
+method, path, headers, body.
 """
 
 import json
@@ -119,6 +125,7 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, body):
         with State.lock:
             State.log.append({
+                "host": self.server.server_address[0],
                 "method": self.command,
                 "path": self.path,
                 "headers": [[k, v] for k, v in self.headers.items()],
@@ -206,6 +213,14 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(307, headers=[("Location", "/redirect-loop")])
         elif path == "/redirect-scheme":
             self.reply(307, headers=[("Location", "https://127.0.0.1:%d/ok" % self.server.server_address[1])])
+        elif path == "/redirect-other-host":
+            self.reply(307, headers=[("Location", "http://127.0.0.2:%d/needs-token" % self.server.server_address[1])])
+        elif path == "/redirect-other-port":
+            self.reply(307, headers=[("Location", "http://127.0.0.1:%d/needs-token"
+                                      % (self.server.server_address[1] + 1))])
+        elif path == "/location-other-host":
+            session = self.new_session("other-host")
+            self.created("http://127.0.0.2:%d%s" % (self.server.server_address[1], session), etag='"oh-1"')
         elif path == "/redirect-no-location":
             self.reply(307)
         elif path == "/redirect-302":
@@ -251,6 +266,9 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(400, "bad offer: no H.264 in the offer\nsecond line\n", content_type="text/plain")
         elif path == "/ice-servers":
             self.created(self.new_session("ice"), extra=[("Link", v) for v in LINKS])
+        elif path == "/many-ice-servers":
+            links = [("Link", '<stun:s%d.example.net>; rel="ice-server"' % n) for n in range(1, 21)]
+            self.created(self.new_session("ice"), extra=links)
         elif path == "/slow":
             time.sleep(120)
         elif path == "/empty-answer":
@@ -313,11 +331,25 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, "no such session\n", content_type="text/plain")
 
 
+def listen():
+    """A server on 127.0.0.1 with a free port, and one on 127.0.0.2 with the same port."""
+    for _ in range(20):
+        first = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        try:
+            second = ThreadingHTTPServer(("127.0.0.2", first.server_address[1]), Handler)
+        except OSError:
+            first.server_close()
+            continue
+        return first, second
+    raise SystemExit("no port free on both 127.0.0.1 and 127.0.0.2")
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    sys.stdout.write("PORT %d\n" % server.server_address[1])
+    servers = listen()
+    for server in servers:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdout.write("PORT %d\n" % servers[0].server_address[1])
     sys.stdout.flush()
     # Runs until the test closes our standard input (or dies).
     while sys.stdin.buffer.read(4096):

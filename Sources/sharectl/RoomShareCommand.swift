@@ -5,7 +5,7 @@ import ShareCore
 import Synchronization
 import VideoSend
 
-/// `sharectl share --room ROOM-URL --name NAME [--source synthetic] [--camera none|synthetic|auto|DEVICE|synthetic:NAME]
+/// `sharectl share --room-file PATH|--room ROOM-URL|$SHARECTL_ROOM_URL --name NAME [--source synthetic] [--camera none|synthetic|auto|DEVICE|synthetic:NAME]
 /// [--audio synthetic|mic[:NODE]|none] [--audio-output NODE|none] [--duration S] [--stats-json PATH] [--size WxH] [--fps N]
 /// [--bitrate KBPS] [--codec h264|vp8] [--share-for S]`: joins a room of `sharectl serve` and shares the
 /// screen into it (one connection per participant), with a status line per participant each second.
@@ -15,7 +15,9 @@ import VideoSend
 /// the screen is shared and given its defaults back when the share stops.
 enum RoomShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
-        guard let invite = arguments.value("room") else { throw Arguments.UsageError(description: "--room needs the room link") }
+        guard let invite = try SecretArguments.roomLink(arguments) else {
+            throw Arguments.UsageError(description: "share needs the room link: --room-file PATH, SHARECTL_ROOM_URL or --room URL")
+        }
         var options = try RoomOptions.parse(arguments, invite: invite, defaultName: "sharectl", defaultAudio: .synthetic)
         options.shareScreen = true
         if let size = arguments.value("size") {
@@ -31,7 +33,7 @@ enum RoomShareCommand {
         guard options.screenBitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
         let shareFor = try arguments.double("share-for", default: 0)
         say("Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps) "
-            + "into \(invite) as \(options.name)…")
+            + "into \(redactedURL(invite)) as \(options.name)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger, shareFor: shareFor)
     }
 }

@@ -85,7 +85,7 @@ final class ScenarioRunner {
             let server = try launch("server", setup.executable,
                                     ["serve", "--listen", "127.0.0.1:\(port)", "--room", scenario.name], stats: nil)
             invite = try waitForInvite(server)
-            event("room server on port \(port): \(invite!)")
+            event("room server on port \(port): \(redactedURL(invite!))")
         }
         guard let invite else { throw Failure(description: "a scenario without \"server\": true has nowhere to meet") }
         for sharer in scenario.start.sharers {

@@ -6,17 +6,18 @@ import ShareCore
 import VideoSend
 
 /// `sharectl share --source synthetic|portal[:window|:virtual]|pipewire:NODE [--unattended]
-/// [--restore-token-file PATH] [--no-cursor] --whip URL [--token T] [--codec h264|vp8] [--duration S]
+/// [--restore-token-file PATH] [--no-cursor] --whip URL [--token-file PATH | --token T | $WHIP_TOKEN] [--codec h264|vp8] [--duration S]
 /// [--stats-json PATH] [--size WxH] [--fps N] [--bitrate KBPS] [--policy P] [--encoder E] [--no-audio] [--relay-only] [--reconnect]
 /// [--camera auto|DEVICE|synthetic:NAME] (beside the screen, capped; with `--source none` alone)
-/// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U --turn-credential C]`
+/// [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp] --turn-user U
+/// --turn-credential-file PATH | --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.value("source") ?? "synthetic"
         guard source != "none" || arguments.value("camera") != nil else {
             throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
-        if arguments.value("room") != nil { return try await RoomShareCommand.run(arguments, logger: logger) }
+        if SecretArguments.wantsRoom(arguments) { return try await RoomShareCommand.run(arguments, logger: logger) }
         if arguments.value("camera") == "synthetic" {
             throw Arguments.UsageError(description: "--camera synthetic is a room call's test pattern; over WHIP name a "
                                        + "synthetic camera for the camera director: --camera synthetic:NAME")
@@ -28,7 +29,7 @@ enum ShareCommand {
         guard let endpoint = arguments.value("whip") else {
             throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
         }
-        var options = WHIPShareSession.Options(endpoint: endpoint, token: arguments.value("token"))
+        var options = WHIPShareSession.Options(endpoint: endpoint, token: try SecretArguments.whipToken(arguments))
         if let codec = arguments.value("codec") {
             guard let parsed = VideoCodec(argument: codec) else {
                 throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")
@@ -63,8 +64,10 @@ enum ShareCommand {
             }
         }
         if let turn = arguments.value("turn") {
-            guard let user = arguments.value("turn-user"), let credential = arguments.value("turn-credential") else {
-                throw Arguments.UsageError(description: "--turn needs --turn-user and --turn-credential")
+            guard let user = arguments.value("turn-user"), let credential = try SecretArguments.turnCredential(arguments)
+            else {
+                throw Arguments.UsageError(description: "--turn needs --turn-user and --turn-credential-file "
+                                           + "(or --turn-credential)")
             }
             do { options.turnServers = [try ICEAgent.TURNServer(url: turn, username: user, credential: credential)] } catch {
                 throw Arguments.UsageError(description: "--turn: \(error)")
@@ -97,12 +100,12 @@ enum ShareCommand {
         }
         let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
-            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(endpoint)…")
+            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…")
         } else if options.screen {
             say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
-                + "\(options.policy.label))\(besideText) to \(endpoint)…")
+                + "\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…")
         } else {
-            say("Sharing the camera to \(endpoint)…")
+            say("Sharing the camera to \(redactedURL(endpoint))…")
         }
         let reconnect = arguments.has("reconnect")
         let stop = StopSignal()

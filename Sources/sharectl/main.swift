@@ -19,7 +19,8 @@ let usage = """
       version                   the C libraries this build links, with their versions
       share --source synthetic --whip URL
                                 send the synthetic screen and a tone to a WHIP endpoint (RFC 9725)
-                                [--token TOKEN] [--codec h264|vp8] [--duration SECONDS]
+                                [--token-file PATH] (or WHIP_TOKEN; --token TOKEN works but
+                                other users can read it in ps) [--codec h264|vp8] [--duration SECONDS]
                                 [--stats-json PATH] [--size WxH] [--fps N] [--bitrate MAX-KBPS]
                                 [--policy balanced|detail|motion] [--encoder auto|x264|vaapi|nvenc]
                                 [--no-audio] [--relay-only] [--verbose]
@@ -30,7 +31,7 @@ let usage = """
                                 director, on a video track beside the screen at most 500 kbit/s and
                                 360 lines; with --source none the camera alone)
                                 [--stun stun:HOST[:PORT]] [--turn turn:HOST[:PORT][?transport=udp|tcp]
-                                 --turn-user USER --turn-credential SECRET]
+                                 --turn-user USER --turn-credential-file PATH (or --turn-credential SECRET)]
                                 (--relay-only: connect only through TURN relays, yours or the ones
                                 the endpoint names in its Link headers; while sharing, type
                                 "policy balanced|detail|motion", "keyframe", "stop", or for a drill
@@ -49,8 +50,10 @@ let usage = """
                                 [--allow-origin ORIGIN] (repeatable: another site whose pages may open
                                 the room's WebSocket, e.g. https://example.org; the server's own pages
                                 and clients that send no Origin, such as sharectl, always may)
-      share --room ROOM-URL --name NAME
-                                share the synthetic screen into a room of `sharectl serve`
+      share --room-file PATH --name NAME
+                                share the synthetic screen into a room of `sharectl serve`; the
+                                room link comes from the file, SHARECTL_ROOM_URL, or --room URL
+                                (a link on the command line can be read by other users in ps)
                                 [--camera none|synthetic|auto|DEVICE|synthetic:NAME] [--audio synthetic|mic[:NODE]|none]
                                 [--duration S] [--stats-json PATH] [--size WxH] [--fps N] [--share-for S]
                                 (synthetic: the synthetic pattern; a camera goes through the camera
@@ -63,7 +66,8 @@ let usage = """
                                 the microphone is only used when asked for
                                 [--audio-output NODE|none] where call audio plays (default: the
                                 default PipeWire sink; counted when there is none)
-      watch ROOM-URL            the built-in viewer: join, decode every screen and camera, print
+      watch ROOM-URL | --room-file PATH (or SHARECTL_ROOM_URL)
+                                the built-in viewer: join, decode every screen and camera, print
                                 figures each second [--name NAME] [--duration S]
                                 [--stats-json PATH] [--snapshot DIR] [--audio-output NODE|none]
                                 (stdin takes `fault decoder-wedge [NAME]`,
@@ -94,7 +98,7 @@ let usage = """
 let valueFlags: Set<String> = ["duration", "width", "height", "frame", "codec", "source", "whip", "token", "room",
                                "stats-json", "size", "fps", "bitrate", "name", "log-level", "stun", "turn",
                                "turn-user", "turn-credential", "policy", "encoder", "out", "listen", "grace", "state",
-                               "tls-cert", "tls-key", "restore-token-file", "device", "camera", "frames", "content",
+                               "tls-cert", "tls-key", "restore-token-file", "token-file", "turn-credential-file", "room-file", "device", "camera", "frames", "content",
                                "audio", "snapshot", "share-for", "audio-output", "param", "allow-origin"]
 let switchFlags: Set<String> = ["no-audio", "verbose", "quiet", "relay-only", "unattended", "no-cursor", "no-write",
                                 "reconnect"]

@@ -291,6 +291,21 @@ import Testing
         await whip.stop()
     }
 
+    /// A server cannot make the client resolve and try any number of servers: the first 8 are
+    /// kept, the rest ignored with one warning.
+    @Test func iceServersFromLinkHeadersAreCappedWithOneWarning() async throws {
+        let server = try await WHIPTestServer.start()
+        defer { server.stop() }
+        let capture = LogCapture()
+        let whip = try client(server, "/many-ice-servers", logger: capture.logger())
+        let session = try await whip.publish(offer: Self.offer)
+        #expect(session.iceServers.map(\.host) == (1...8).map { "s\($0).example.net" })
+        let warnings = capture.all.filter { $0.level == .warning }.map(\.message)
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.contains("20") == true, "\(warnings)")
+        await whip.stop()
+    }
+
     @Test func headerNamesAndMediaTypesMatchWhateverTheirCase() async throws {
         let server = try await WHIPTestServer.start()
         defer { server.stop() }
@@ -324,7 +339,8 @@ import Testing
             case .badLocationScheme: return .badLocation(url: url, location: "ftp://127.0.0.1/x")
             case .redirectLoop: return .redirectLoop(url: url)
             case .redirectChain: return .tooManyRedirects(url: url, limit: 5)
-            case .redirectScheme: return .redirectChangesScheme(from: url, to: "https://127.0.0.1:\(server.port)/ok")
+            case .redirectScheme:
+                return .locationLeavesOrigin(url: url, status: 307, location: "https://127.0.0.1:\(server.port)/ok")
             case .redirectNoLocation: return .redirectWithoutLocation(url: url, status: 307)
             case .redirect302:
                 return .unexpectedStatus(url: url, status: 302,
@@ -343,6 +359,35 @@ import Testing
         await #expect(throws: expected) { try await whip.publish(offer: Self.offer) }
         #expect(await whip.session == nil)
         #expect(expected.description.hasPrefix("WHIP: "))
+    }
+
+    /// The bearer token goes only to the endpoint's origin (scheme, host and port): a redirect or a
+    /// 201's Location to another origin is refused before any request goes there (127.0.0.2 is the
+    /// same test server as another host; the port beside it is another origin too).
+    @Test(arguments: ["/redirect-other-host", "/redirect-other-port", "/location-other-host"])
+    func theTokenNeverLeavesTheEndpointsOrigin(path: String) async throws {
+        let server = try await WHIPTestServer.start()
+        defer { server.stop() }
+        let whip = try client(server, path, token: "s3cret")
+        let url = server.url(path)
+        let expected: WHIPError = switch path {
+        case "/redirect-other-host":
+            .locationLeavesOrigin(url: url, status: 307, location: "http://127.0.0.2:\(server.port)/needs-token")
+        case "/redirect-other-port":
+            .locationLeavesOrigin(url: url, status: 307, location: "http://127.0.0.1:\(server.port + 1)/needs-token")
+        default:
+            .locationLeavesOrigin(url: url, status: 201, location: "http://127.0.0.2:\(server.port)/resource/other-host/1")
+        }
+        await #expect(throws: expected) { try await whip.publish(offer: Self.offer) }
+        #expect(await whip.session == nil)
+        let other = path == "/redirect-other-port" ? "127.0.0.1:\(server.port + 1)" : "127.0.0.2:\(server.port)"
+        let verb = path.hasPrefix("/redirect") ? "redirected (307) to" : "answered 201 Created with a Location on"
+        #expect(expected.description == "WHIP: \(url) \(verb) another origin (http://\(other)); refused: the bearer "
+                + "token goes only to http://127.0.0.1:\(server.port), where the endpoint is")
+        await whip.stop()
+        let log = try await server.received(using: HTTPClient(loop: TestLoop.shared))
+        #expect(log.map(\.host) == ["127.0.0.1"], "only the endpoint's own POST: \(log.map { "\($0.host)\($0.path)" })")
+        #expect(log.map(\.path) == [path])
     }
 
     @Test func aSessionMadeForARefusedAnswerIsDeleted() async throws {

@@ -106,6 +106,8 @@ extension WHIPTestServer {
 
 /// One request as the test server recorded it.
 struct ReceivedRequest: Decodable, Sendable {
+    /// The address it arrived on: 127.0.0.1, or 127.0.0.2 (the same server as another origin).
+    let host: String
     let method: String
     let path: String
     let headers: [[String]]

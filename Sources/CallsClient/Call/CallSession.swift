@@ -193,18 +193,18 @@ public actor CallSession {
     public static func socketURL(invite: String) throws(Failure) -> String {
         guard var parts = URLComponents(string: invite), let scheme = parts.scheme?.lowercased(),
               ["http", "https", "ws", "wss"].contains(scheme), parts.host != nil else {
-            throw Failure(description: "'\(invite)' is not a room link (http://HOST:PORT/r/ROOM?t=TOKEN)")
+            throw Failure(description: "'\(redactedURL(invite))' is not a room link (http://HOST:PORT/r/ROOM?t=TOKEN)")
         }
         let segments = parts.path.split(separator: "/")
         guard segments.count == 2, segments[0] == "r" || segments[0] == "ws", !segments[1].isEmpty else {
-            throw Failure(description: "'\(invite)' is not a room link: its path is not /r/ROOM")
+            throw Failure(description: "'\(redactedURL(invite))' is not a room link: its path is not /r/ROOM")
         }
         guard parts.queryItems?.contains(where: { $0.name == "t" && !($0.value ?? "").isEmpty }) == true else {
-            throw Failure(description: "'\(invite)' has no invite token (?t=…)")
+            throw Failure(description: "'\(redactedURL(invite))' has no invite token (?t=…)")
         }
         parts.scheme = scheme == "https" || scheme == "wss" ? "wss" : "ws"
         parts.path = "/ws/\(segments[1])"
-        guard let url = parts.string else { throw Failure(description: "'\(invite)' cannot be turned into a WebSocket address") }
+        guard let url = parts.string else { throw Failure(description: "'\(redactedURL(invite))' cannot be turned into a WebSocket address") }
         return url
     }
 

@@ -51,7 +51,7 @@ public final class RoomSocket: Sendable {
                 outcome.install(waiter)
                 let timer = DeadlineTimer(after: .milliseconds(Int(timeout.components.seconds * 1000
                                                                    + timeout.components.attoseconds / 1_000_000_000_000_000))) {
-                    if outcome.finish(.failure(Failure(description: "\(url): no WebSocket within \(timeout)"))) {
+                    if outcome.finish(.failure(Failure(description: "\(redactedURL(url)): no WebSocket within \(timeout)"))) {
                         loop.invoke { bound.value.close(code: 1001) }
                     }
                 }
@@ -157,7 +157,7 @@ final class SocketState {
         guard !outcome.isFinished, !ended else { return }
         self.outcome = outcome
         guard let made = soup_message_new("GET", url) else {
-            outcome.finish(.failure(RoomSocket.Failure(description: "not a WebSocket address: \(url)")))
+            outcome.finish(.failure(RoomSocket.Failure(description: "not a WebSocket address: \(redactedURL(url))")))
             ended = true
             return
         }
@@ -180,13 +180,14 @@ final class SocketState {
             let status = message.map { Int(soup_message_get_status($0).rawValue) } ?? 0
             let reason = String(cString: error.pointee.message)
             g_error_free(error)
-            let text = status >= 300 ? "\(url): the server refused the WebSocket (HTTP \(status))" : "\(url): \(reason)"
+            let shown = redactedURL(url)
+            let text = status >= 300 ? "\(shown): the server refused the WebSocket (HTTP \(status))" : "\(shown): \(reason)"
             outcome?.finish(.failure(RoomSocket.Failure(description: text)))
             end(nil)
             return
         }
         guard let made else {
-            outcome?.finish(.failure(RoomSocket.Failure(description: "\(url): no WebSocket")))
+            outcome?.finish(.failure(RoomSocket.Failure(description: "\(redactedURL(url)): no WebSocket")))
             end(nil)
             return
         }

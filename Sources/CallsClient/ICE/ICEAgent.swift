@@ -70,15 +70,13 @@ public final class ICEAgent: Sendable {
     public func start() async throws(ICEError) -> Credentials {
         let handler = try shared.markStarted()
         do {
-            var stun: ICEResolvedServer?
-            if let server = configuration.stunServer {
-                stun = ICEResolvedServer(address: try await ICELocalAddresses.resolve(server.host), port: server.port)
-            }
-            var turn: [ICEResolvedTURN] = []
-            for server in configuration.turnServers {
-                turn.append(ICEResolvedTURN(address: try await ICELocalAddresses.resolve(server.host), server: server))
-            }
-            let resolvedSTUN = stun, resolvedTURN = turn
+            // All at once, each within 5 s (ICELocalAddresses.resolve): a DNS that hangs delays the
+            // start by one deadline and then says which host it could not find.
+            let stunServer = configuration.stunServer, turnServers = configuration.turnServers
+            var addresses = try await ICELocalAddresses.resolveAll((stunServer.map { [$0.host] } ?? [])
+                                                                   + turnServers.map(\.host))
+            let resolvedSTUN = stunServer.map { ICEResolvedServer(address: addresses.removeFirst(), port: $0.port) }
+            let resolvedTURN = zip(addresses, turnServers).map { ICEResolvedTURN(address: $0, server: $1) }
             let core = self.core
             return try await loop.iceWork { () throws(ICEError) -> Credentials in
                 try core.value.start(stun: resolvedSTUN, turn: resolvedTURN, receiveHandler: handler)

@@ -6,6 +6,8 @@ public enum ICEError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidServerURL(String, String)
     /// A STUN/TURN host name that did not resolve.
     case unresolvableHost(String)
+    /// A STUN/TURN host name whose lookup took longer than the deadline.
+    case resolutionTimedOut(host: String, after: Duration)
     /// libnice refused to create the agent or its stream.
     case agentSetupFailed(String)
     /// libnice found no address to gather on (or no port in range).
@@ -29,6 +31,9 @@ public enum ICEError: Error, Equatable, Sendable, CustomStringConvertible {
             return "ice: invalid STUN/TURN server \"\(url)\": \(reason)"
         case .unresolvableHost(let host):
             return "ice: could not resolve the STUN/TURN host \"\(host)\"; check the name and the network"
+        case .resolutionTimedOut(let host, let after):
+            return "ice: the STUN/TURN host \"\(host)\" did not resolve within \(after.secondsText); check the name and "
+                + "the network's DNS"
         case .agentSetupFailed(let what):
             return "ice: libnice could not set up the agent (\(what))"
         case .gatheringFailed:

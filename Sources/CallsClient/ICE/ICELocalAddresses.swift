@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The local addresses an agent offers host candidates on. libnice gathers only on addresses it
 /// is given once any is given, so the agent always gives 127.0.0.1 (tests run where only `lo`
@@ -65,20 +66,82 @@ enum ICELocalAddresses {
         return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
     }
 
-    /// Resolves a STUN/TURN host name to one numeric address. getaddrinfo blocks, so this runs on
-    /// its own thread, never on the cooperative pool or the GLib loop.
-    static func resolve(_ host: String) async throws(ICEError) -> String {
+    /// Resolves a STUN/TURN host name to one numeric address, or gives up after `deadline`.
+    /// getaddrinfo blocks (and cannot be interrupted), so `lookup` runs on a thread of its own,
+    /// never on the cooperative pool, an actor or the GLib loop; the caller waits on a continuation
+    /// that the lookup or a Dispatch timer resumes, whichever comes first. A lookup given up on is
+    /// left to finish on its thread and its answer dropped.
+    static func resolve(_ host: String, deadline: Duration = .seconds(5),
+                        lookup: @escaping @Sendable (String) -> String? = resolveBlocking) async throws(ICEError) -> String {
         if isNumeric(host) { return host }
-        let resolved: String? = await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: resolveBlocking(host)) }
+        let outcome: LookupOutcome = await withCheckedContinuation { continuation in
+            let once = LookupContinuation(continuation)
+            let (seconds, attoseconds) = deadline.components
+            let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+            let timer = DeadlineTimer(after: .nanoseconds(nanoseconds)) { once.resume(.timedOut) }
+            timer.arm()
+            let thread = Thread {
+                let address = lookup(host)
+                timer.cancel()
+                once.resume(address.map(LookupOutcome.address) ?? .failed)
+            }
             thread.name = "ice-resolve"
             thread.start()
         }
-        guard let resolved else { throw .unresolvableHost(host) }
-        return resolved
+        switch outcome {
+        case .address(let address): return address
+        case .failed: throw .unresolvableHost(host)
+        case .timedOut: throw .resolutionTimedOut(host: host, after: deadline)
+        }
     }
 
-    private static func resolveBlocking(_ host: String) -> String? {
+    /// Every host resolved at once (each within `deadline`), in order; the first failure in order
+    /// is thrown. So eight TURN servers that hang cost one deadline, not eight.
+    static func resolveAll(_ hosts: [String], deadline: Duration = .seconds(5),
+                           lookup: @escaping @Sendable (String) -> String? = resolveBlocking) async throws(ICEError)
+        -> [String] {
+        let results = await withTaskGroup(of: (Int, Result<String, ICEError>).self) { group in
+            for (index, host) in hosts.enumerated() {
+                group.addTask {
+                    do throws(ICEError) { return (index, .success(try await resolve(host, deadline: deadline, lookup: lookup))) } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results = [Result<String, ICEError>?](repeating: nil, count: hosts.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+        var addresses: [String] = []
+        for result in results {
+            switch result {
+            case .success(let address)?: addresses.append(address)
+            case .failure(let error)?: throw error
+            case nil: throw .unresolvableHost("?")  // every task reports; kept for the type checker
+            }
+        }
+        return addresses
+    }
+
+    private enum LookupOutcome: Sendable {
+        case address(String), failed, timedOut
+    }
+
+    /// The once-only hand-off of a lookup's outcome: the lookup thread and the deadline timer
+    /// race to resume; the first wins.
+    private final class LookupContinuation: Sendable {
+        private let continuation: Mutex<CheckedContinuation<LookupOutcome, Never>?>
+        init(_ continuation: CheckedContinuation<LookupOutcome, Never>) { self.continuation = Mutex(continuation) }
+        func resume(_ outcome: LookupOutcome) {
+            let taken = continuation.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+            taken?.resume(returning: outcome)
+        }
+    }
+
+    static func resolveBlocking(_ host: String) -> String? {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)

@@ -60,7 +60,7 @@ public final class HTTPClient: Sendable {
         let url = request.url
         let state = self.state
         let limit = maxBodyBytes
-        logger.debug("\(request.method) \(url)", ["http.method": request.method])
+        logger.debug("\(request.method) \(redactedURL(url))", ["http.method": request.method])
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 completion.install(continuation)

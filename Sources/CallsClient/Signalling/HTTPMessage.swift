@@ -1,6 +1,7 @@
 // HTTP requests and responses as plain values (RFC 9110): what `HTTPClient` sends and returns.
 // Field names are matched case-insensitively everywhere (RFC 9110 §5.1).
 import Foundation
+import ShareCore
 
 /// Header fields in the order they were sent or received. A name may appear more than once
 /// (`Link` often does); lookups ignore the case of names.
@@ -119,15 +120,15 @@ public enum HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidURL(let url):
-            return "http: '\(url)' is not an http or https URL"
+            return "http: '\(redactedURL(url))' is not an http or https URL"
         case .timedOut(let url, let after):
-            return "http: no answer from \(url) within \(after.secondsText)"
+            return "http: no answer from \(redactedURL(url)) within \(after.secondsText)"
         case .cancelled(let url):
-            return "http: the request to \(url) was cancelled"
+            return "http: the request to \(redactedURL(url)) was cancelled"
         case .transport(let url, let reason):
-            return "http: could not reach \(url): \(reason)"
+            return "http: could not reach \(redactedURL(url)): \(reason)"
         case .bodyTooLarge(let url, let limit):
-            return "http: the response from \(url) is larger than \(limit) bytes; refused"
+            return "http: the response from \(redactedURL(url)) is larger than \(limit) bytes; refused"
         case .loopStopped:
             return "http: the GLib loop has stopped; no request can run"
         }

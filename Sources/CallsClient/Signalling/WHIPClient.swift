@@ -11,9 +11,11 @@ import ShareCore
 
 /// One WHIP session with one endpoint: publish an offer, trickle candidates, restart ICE, stop.
 ///
-/// - The bearer token goes on every request, including after a 307/308 redirect, which is followed
-///   here (not by libsoup) with the same method and body, at most `maxRedirects` times, never back
-///   to a URL already visited nor to another scheme.
+/// - The bearer token goes on every request, and only to the endpoint's origin (scheme, host and
+///   port). A 307/308 redirect is followed here (not by libsoup) with the same method, body and
+///   token, at most `maxRedirects` times, never back to a URL already visited. A redirect or a
+///   201's Location to another origin (another host or port, or https to http) is refused before
+///   any request goes there.
 /// - A 503 with Retry-After (seconds or an HTTP date) is waited out, at most `maxRetryAfter` at a
 ///   time and `maxAttempts` POSTs in all.
 /// - Trickle is tried until the server says it has none (405, 501 or 422 to the first PATCH);
@@ -32,6 +34,9 @@ public actor WHIPClient {
         public var maxAttempts = 4
         /// The longest wait a Retry-After can ask for; longer asks are cut to this.
         public var maxRetryAfter: Duration = .seconds(30)
+        /// ICE servers taken from the 201's Link headers; the rest are ignored with one warning
+        /// (each is resolved and tried, so a server must not be able to ask for hundreds).
+        public var maxICEServers = 8
 
         public init(endpoint: String, bearerToken: String? = nil) {
             self.endpoint = endpoint
@@ -45,7 +50,7 @@ public actor WHIPClient {
         public var resourceURL: String
         /// The SDP answer, as received.
         public var answer: String
-        /// STUN/TURN servers from the Link headers, in order.
+        /// STUN/TURN servers from the Link headers, in order, at most `maxICEServers`.
         public var iceServers: [WHIPICEServer]
         /// The ETag of the 201, if the server sent one.
         public var etag: String?
@@ -105,7 +110,7 @@ public actor WHIPClient {
             }
             guard attempt < configuration.maxAttempts else { throw .busy(url: endpoint, attempts: attempt) }
             let wait = min(delay, configuration.maxRetryAfter)
-            logger.notice("WHIP: \(endpoint) is busy (503); trying again in \(wait.secondsText)",
+            logger.notice("WHIP: \(redactedURL(endpoint)) is busy (503); trying again in \(wait.secondsText)",
                           ["whip.attempt": "\(attempt)", "whip.retry_after": value])
             do { try await sleep(wait) } catch { throw .cancelled(url: endpoint) }
         }
@@ -125,6 +130,10 @@ public actor WHIPClient {
         guard let resource = Self.resolve(location, against: url) else {
             throw .badLocation(url: url, location: location)
         }
+        guard HTTPOrigin(resource) == HTTPOrigin(configuration.endpoint) else {
+            // Ending that session would take the token there: the server ends it when no media comes.
+            throw .locationLeavesOrigin(url: url, status: response.status, location: resource)
+        }
         let problem: WHIPError? = {
             guard response.mediaType == "application/sdp" else {
                 return .notSDP(url: url, contentType: response.headers["Content-Type"])
@@ -138,18 +147,28 @@ public actor WHIPClient {
         if let problem {
             // The server made a session we cannot use: end it, so it does not wait for media.
             logger.warning("WHIP: refusing the answer; ending the session it created",
-                           ["whip.resource": resource, "whip.problem": problem.description])
+                           ["whip.resource": redactedURL(resource), "whip.problem": problem.description])
             await delete(resource)
             throw problem
         }
         let links = WHIPICEServer.parse(linkFields: response.headers.values("Link"))
-        for reason in links.skipped { logger.warning("WHIP: ignoring an ICE server: \(reason)") }
-        let session = Session(resourceURL: resource, answer: response.text, iceServers: links.servers,
+        let limit = max(0, configuration.maxICEServers)
+        for reason in links.skipped.prefix(limit) { logger.warning("WHIP: ignoring an ICE server: \(reason)") }
+        if links.skipped.count > limit {
+            logger.warning("WHIP: ignoring \(links.skipped.count - limit) more ICE servers the answer names that "
+                           + "could not be used")
+        }
+        if links.servers.count > limit {
+            logger.warning("WHIP: the answer names \(links.servers.count) ICE servers; using the first \(limit) and "
+                           + "ignoring the rest", ["whip.ice_servers": "\(links.servers.count)"])
+        }
+        let servers = Array(links.servers.prefix(limit))
+        let session = Session(resourceURL: resource, answer: response.text, iceServers: servers,
                               etag: response.headers["ETag"])
         self.session = session
         etag = session.etag
         trickleSupport = .unknown
-        logger.info("WHIP: session created", ["whip.resource": resource, "whip.ice_servers": "\(links.servers.count)"])
+        logger.info("WHIP: session created", ["whip.resource": redactedURL(resource), "whip.ice_servers": "\(servers.count)"])
         return session
     }
 
@@ -172,7 +191,7 @@ public actor WHIPClient {
         case let status where [405, 501, 422].contains(status) && trickleSupport == .unknown:
             trickleSupport = .unsupported
             logger.info("WHIP: the server has no trickle ICE (\(response.status)); candidates go only in the offer",
-                        ["whip.resource": session.resourceURL])
+                        ["whip.resource": redactedURL(session.resourceURL)])
             return .notSupported
         case 412:
             throw .etagMismatch(url: session.resourceURL)
@@ -212,7 +231,7 @@ public actor WHIPClient {
         }
         if let newTag = response.headers["ETag"] { etag = newTag }
         trickleSupport = .supported
-        logger.info("WHIP: ICE restarted", ["whip.resource": url])
+        logger.info("WHIP: ICE restarted", ["whip.resource": redactedURL(url)])
         return remote
     }
 
@@ -232,20 +251,22 @@ public actor WHIPClient {
         do {
             let response = try await send("DELETE", resource, headers: [:], body: [])
             if (200...299).contains(response.status) {
-                logger.info("WHIP: session ended", ["whip.resource": resource])
+                logger.info("WHIP: session ended", ["whip.resource": redactedURL(resource)])
             } else {
-                logger.warning("WHIP: ending the session failed: \(refusal(response))", ["whip.resource": resource])
+                logger.warning("WHIP: ending the session failed: \(refusal(response))", ["whip.resource": redactedURL(resource)])
             }
         } catch {
-            logger.warning("WHIP: ending the session failed: \(error)", ["whip.resource": resource])
+            logger.warning("WHIP: ending the session failed: \(error)", ["whip.resource": redactedURL(resource)])
         }
     }
 
     // MARK: - HTTP with WHIP's redirect rules
 
-    /// One request, following 307/308 with the same method, body and token.
+    /// One request, following 307/308 with the same method, body and token within the endpoint's
+    /// origin.
     private func send(_ method: String, _ start: String, headers: HTTPHeaders, body: [UInt8])
         async throws(WHIPError) -> HTTPResponse {
+        let home = HTTPOrigin(configuration.endpoint)
         var url = start
         var visited: Set<String> = [start]
         var redirects = 0
@@ -268,15 +289,15 @@ public actor WHIPClient {
                 guard let next = Self.resolve(location, against: url) else {
                     throw .badLocation(url: url, location: location)
                 }
-                guard Self.httpScheme(of: next) == Self.httpScheme(of: url) else {
-                    throw .redirectChangesScheme(from: url, to: next)
+                guard HTTPOrigin(next) == home else {
+                    throw .locationLeavesOrigin(url: url, status: response.status, location: next)
                 }
                 guard !visited.contains(next) else { throw .redirectLoop(url: next) }
                 redirects += 1
                 guard redirects <= configuration.maxRedirects else {
                     throw .tooManyRedirects(url: start, limit: configuration.maxRedirects)
                 }
-                logger.info("WHIP: \(method) redirected (\(response.status))", ["whip.from": url, "whip.to": next])
+                logger.info("WHIP: \(method) redirected (\(response.status))", ["whip.from": redactedURL(url), "whip.to": redactedURL(next)])
                 visited.insert(next)
                 url = next
             case 300...399:

@@ -1,5 +1,8 @@
-/// Why a WHIP exchange failed, in words a person can act on. Each message names the URL and,
-/// where the server said something, its status and the first line of what it said.
+import ShareCore
+
+/// Why a WHIP exchange failed, in words a person can act on. Each message names the URL (without
+/// user, password or query values: `redactedURL`) and, where the server said something, its status
+/// and the first line of what it said.
 public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The endpoint or a Location is not an http or https URL.
     case invalidURL(String)
@@ -20,7 +23,9 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidAnswer(url: String, firstLine: String)
     case answerTooLarge(url: String, limit: Int)
     case redirectWithoutLocation(url: String, status: Int)
-    case redirectChangesScheme(from: String, to: String)
+    /// A redirect (307/308) or a 201's Location to another origin than the endpoint's (another
+    /// scheme, host or port): refused before any request, and so the token, goes there.
+    case locationLeavesOrigin(url: String, status: Int, location: String)
     case redirectLoop(url: String)
     case tooManyRedirects(url: String, limit: Int)
     /// 503 every time, or a 503 without a usable Retry-After.
@@ -38,15 +43,15 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidURL(let url):
-            return "WHIP: '\(url)' is not an http or https URL — check the endpoint address"
+            return "WHIP: '\(redactedURL(url))' is not an http or https URL — check the endpoint address"
         case .invalidToken:
             return "WHIP: the bearer token contains line breaks or control characters — check how it was pasted"
         case .noAnswer(let url, let after):
-            return "WHIP: no answer from \(url) within \(after.secondsText) — check that the server is up and reachable"
+            return "WHIP: no answer from \(redactedURL(url)) within \(after.secondsText) — check that the server is up and reachable"
         case .unreachable(let url, let reason):
-            return "WHIP: could not reach \(url): \(reason) — check the address and your network"
+            return "WHIP: could not reach \(redactedURL(url)): \(reason) — check the address and your network"
         case .refused(let url, let status, let reason, let firstLine):
-            var text = "WHIP: \(url) answered \(status)\(reason.isEmpty ? "" : " \(reason)")"
+            var text = "WHIP: \(redactedURL(url)) answered \(status)\(reason.isEmpty ? "" : " \(reason)")"
             if let firstLine { text += ": \(firstLine)" }
             switch status {
             case 401, 403: text += " — check the bearer token"
@@ -55,41 +60,49 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
             }
             return text
         case .unexpectedStatus(let url, let status, let expected):
-            return "WHIP: \(url) answered \(status) where WHIP expects \(expected); the server does not speak WHIP as RFC 9725 says"
+            return "WHIP: \(redactedURL(url)) answered \(status) where WHIP expects \(expected); the server does not speak WHIP as RFC 9725 says"
         case .missingLocation(let url):
-            return "WHIP: \(url) answered 201 Created without a Location header, so the session could not be managed or ended"
+            return "WHIP: \(redactedURL(url)) answered 201 Created without a Location header, so the session could not be managed or ended"
         case .badLocation(let url, let location):
-            return "WHIP: \(url) gave a Location '\(location.prefix(200))' that is not an http or https URL; refused"
+            return "WHIP: \(redactedURL(url)) gave a Location '\(redactedURL(location).prefix(200))' that is not an http or https URL; refused"
         case .notSDP(let url, let contentType):
-            return "WHIP: \(url) answered with \(contentType.map { "'\($0)'" } ?? "no Content-Type") instead of application/sdp"
+            return "WHIP: \(redactedURL(url)) answered with \(contentType.map { "'\($0)'" } ?? "no Content-Type") instead of application/sdp"
         case .emptyAnswer(let url):
-            return "WHIP: \(url) answered 201 Created with an empty SDP answer"
+            return "WHIP: \(redactedURL(url)) answered 201 Created with an empty SDP answer"
         case .invalidAnswer(let url, let firstLine):
-            return "WHIP: \(url) answered with a body that is not SDP (it starts \"\(firstLine)\", not \"v=0\")"
+            return "WHIP: \(redactedURL(url)) answered with a body that is not SDP (it starts \"\(firstLine)\", not \"v=0\")"
         case .answerTooLarge(let url, let limit):
-            return "WHIP: the answer from \(url) is larger than \(limit) bytes; refused"
+            return "WHIP: the answer from \(redactedURL(url)) is larger than \(limit) bytes; refused"
         case .redirectWithoutLocation(let url, let status):
-            return "WHIP: \(url) answered \(status) (a redirect) without a Location header"
-        case .redirectChangesScheme(let from, let to):
-            return "WHIP: \(from) redirected to \(to), which changes the scheme; refused (the token must not cross schemes)"
+            return "WHIP: \(redactedURL(url)) answered \(status) (a redirect) without a Location header"
+        case .locationLeavesOrigin(let url, let status, let location):
+            let here = HTTPOrigin(url), there = HTTPOrigin(location)
+            let what = status == 201 ? "answered 201 Created with a Location on" : "redirected (\(status)) to"
+            let place = there.map { "\($0)" } ?? "another origin"
+            if here?.scheme == "https", there?.scheme == "http" {
+                return "WHIP: \(redactedURL(url)) \(what) plain http (\(place)); refused: the bearer token and the session "
+                    + "would travel unencrypted"
+            }
+            return "WHIP: \(redactedURL(url)) \(what) another origin (\(place)); refused: the bearer token goes only to "
+                + "\(here.map { "\($0)" } ?? "the endpoint's origin"), where the endpoint is"
         case .redirectLoop(let url):
-            return "WHIP: the redirects loop back to \(url); refused"
+            return "WHIP: the redirects loop back to \(redactedURL(url)); refused"
         case .tooManyRedirects(let url, let limit):
-            return "WHIP: more than \(limit) redirects starting at \(url); refused"
+            return "WHIP: more than \(limit) redirects starting at \(redactedURL(url)); refused"
         case .busy(let url, let attempts):
-            return "WHIP: \(url) is busy (503) after \(attempts) attempt\(attempts == 1 ? "" : "s") — try again later"
+            return "WHIP: \(redactedURL(url)) is busy (503) after \(attempts) attempt\(attempts == 1 ? "" : "s") — try again later"
         case .etagMismatch(let url):
-            return "WHIP: \(url) refused the update (412): the session changed since it was last seen (ETag mismatch)"
+            return "WHIP: \(redactedURL(url)) refused the update (412): the session changed since it was last seen (ETag mismatch)"
         case .iceRestartNotSupported(let url, let status):
-            return "WHIP: \(url) does not support ICE restarts (answered \(status)); the session has to be started again"
+            return "WHIP: \(redactedURL(url)) does not support ICE restarts (answered \(status)); the session has to be started again"
         case .invalidFragment(let url, let reason):
-            return "WHIP: the ICE restart answer from \(url) is not a valid SDP fragment: \(reason)"
+            return "WHIP: the ICE restart answer from \(redactedURL(url)) is not a valid SDP fragment: \(reason)"
         case .notPublished:
             return "WHIP: there is no session yet (publish first)"
         case .alreadyPublished(let resource):
-            return "WHIP: a session is already running at \(resource); stop it before publishing again"
+            return "WHIP: a session is already running at \(redactedURL(resource)); stop it before publishing again"
         case .cancelled(let url):
-            return "WHIP: the request to \(url) was cancelled"
+            return "WHIP: the request to \(redactedURL(url)) was cancelled"
         case .loopStopped:
             return "WHIP: the GLib loop has stopped; no request can run"
         }
