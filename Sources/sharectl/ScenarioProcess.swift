@@ -29,11 +29,16 @@ final class ScenarioProcess {
         func take() -> [ScenarioRecord.Line] { pending.withLock { p in defer { p = [] }; return p } }
     }
 
-    init(name: String, executable: String, arguments: [String], log: String, clock: @escaping @Sendable () -> Double) {
+    /// `environment` is added to this process's own (a room link goes there, out of `ps` and the log).
+    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], log: String,
+         clock: @escaping @Sendable () -> Double) {
         self.name = name
         lines = Lines(clock: clock)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output

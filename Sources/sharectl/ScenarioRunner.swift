@@ -93,22 +93,25 @@ final class ScenarioRunner {
                 throw Failure(description: "\(sharer.name): a room share takes only the synthetic screen for now, not '\(sharer.source)'")
             }
             guard sharer.fps <= 30 else { throw Failure(description: "\(sharer.name): a room share goes up to 30 fps, not \(sharer.fps)") }
-            var arguments = ["share", "--room", invite, "--name", sharer.name, "--size", "\(sharer.width)x\(sharer.height)",
+            var arguments = ["share", "--name", sharer.name, "--size", "\(sharer.width)x\(sharer.height)",
                              "--fps", "\(sharer.fps)", "--codec", sharer.codec, "--audio", "none"]
             if let camera = cameraArgument(for: sharer) { arguments += ["--camera", camera] }
-            _ = try launch(sharer.name, setup.executable, arguments, stats: .sharer)
+            _ = try launch(sharer.name, setup.executable, arguments, room: invite, stats: .sharer)
         }
         for viewer in scenario.start.viewers {
             switch viewer.kind {
             case "builtin":
-                _ = try launch(viewer.name, setup.executable, ["watch", invite, "--name", viewer.name], stats: .viewer)
+                _ = try launch(viewer.name, setup.executable, ["watch", "--name", viewer.name], room: invite, stats: .viewer)
             default:
                 try startBrowser(viewer, invite: invite)
             }
         }
     }
 
-    private func launch(_ name: String, _ executable: String, _ arguments: [String], stats role: Role?) throws -> ScenarioProcess {
+    /// `room`, the invite link with its token, goes to the child as SHARECTL_ROOM_URL: not on its
+    /// command line, where `ps` and the process's log would show it.
+    private func launch(_ name: String, _ executable: String, _ arguments: [String], room: String? = nil,
+                        stats role: Role?) throws -> ScenarioProcess {
         var arguments = arguments
         if let role {
             let path = "\(setup.directory)/\(name).jsonl"
@@ -119,7 +122,7 @@ final class ScenarioRunner {
         }
         let started = self.started
         let process = ScenarioProcess(name: name, executable: executable, arguments: arguments,
-                                      log: "\(setup.directory)/\(name).log",
+                                      environment: room.map { ["SHARECTL_ROOM_URL": $0] } ?? [:], log: "\(setup.directory)/\(name).log",
                                       clock: { ScenarioRunner.seconds(ContinuousClock.now - started) })
         do {
             try process.start()
