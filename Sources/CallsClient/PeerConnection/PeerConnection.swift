@@ -48,6 +48,9 @@ public actor PeerConnection {
         /// candidates. (An empty list writes an empty `a=ice-options:` line, which SDPWire's own
         /// parser refuses: only for peers that are known to take it.)
         public var iceOptions: [ICEOption]
+        /// How many audio and video sections of a remote offer get a transceiver; the answer
+        /// rejects the rest.
+        public var sectionLimit: SectionLimit
         /// `a=msid` stream id and RTCP CNAME.
         public var streamID: String
         public var cname: String
@@ -61,6 +64,7 @@ public actor PeerConnection {
             self.connectTimeout = connectTimeout
             gatheringTimeout = .seconds(5)
             iceOptions = [.trickle]
+            sectionLimit = .sharectl
             streamID = "sharectl"
             cname = String(UUID().uuidString.prefix(16).lowercased())
         }
@@ -334,8 +338,10 @@ public actor PeerConnection {
                 throw .unusableDescription("the offer restarts ICE (new ufrag), which sharectl does not do within a call")
             }
             // JSEP §5.10: each offered section goes to the transceiver with its mid, else to one
-            // of its kind that has no mid yet, else to a new receive-only one.
-            for section in description.media where !section.isRejected {
+            // of its kind that has no mid yet, else to a new receive-only one. Sections past the
+            // limit get none, so the answer rejects them (no transceiver, no decoder thread).
+            let admitted = configuration.sectionLimit.admitted(description)
+            for (section, admitted) in zip(description.media, admitted) where !section.isRejected && admitted {
                 let kind: Transceiver.Kind? = section.kind == .video ? .video : section.kind == .audio ? .audio : nil
                 guard let kind, let mid = section.mid else { continue }
                 if transceivers.contains(where: { $0.mid == mid }) { continue }
