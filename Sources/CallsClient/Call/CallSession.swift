@@ -110,7 +110,6 @@ public actor CallSession {
         /// They share a screen, on this mid (if they said).
         var sharing = false
         var sharingMid: String?
-        var pendingCandidates: [String] = []
         var needsOffer = false
         /// Our camera on their connection, capped while we share.
         var cameraSent: CappedCamera?
@@ -558,7 +557,6 @@ public actor CallSession {
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
                 participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
-                await flushCandidates(participant)
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
                 await attachMedia(participant)
@@ -571,15 +569,19 @@ public actor CallSession {
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .answer)
                 participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
-                await flushCandidates(participant)
                 await attachMedia(participant)
             } catch {
                 logger.warning("the answer of \(participant.name) was refused: \(error)")
                 return
             }
         case .candidate:
-            participant.pendingCandidates.append(signal.candidate ?? "")
-            await flushCandidates(participant)
+            // Before the description the connection keeps them (bounded) and applies them with it.
+            let line = signal.candidate ?? ""
+            do {
+                if line.isEmpty { try await pc.endOfRemoteCandidates() } else { try await pc.addRemoteCandidate(line) }
+            } catch {
+                logger.debug("a candidate of \(participant.name) was skipped: \(error)")
+            }
             return
         }
         let screenWanted = await needsScreenOffer(participant)
@@ -591,22 +593,6 @@ public actor CallSession {
         guard let screen = participant.screen else { return false }
         guard let negotiated = screen.negotiated else { return true }
         return negotiated.direction != (screen.direction == .inactive ? .inactive : .sendonly)
-    }
-
-    private func flushCandidates(_ participant: Participant) async {
-        let pc = participant.connection
-        guard await pc.hasNegotiated || !participant.pendingCandidates.isEmpty else { return }
-        var kept: [String] = []
-        for line in participant.pendingCandidates {
-            do {
-                if line.isEmpty { try await pc.endOfRemoteCandidates() } else { try await pc.addRemoteCandidate(line) }
-            } catch PeerConnectionError.wrongState {
-                kept.append(line)  // before the remote description: keep for later
-            } catch {
-                logger.debug("a candidate of \(participant.name) was skipped: \(error)")
-            }
-        }
-        participant.pendingCandidates = kept
     }
 
     /// Attaches what we send to sections newly negotiated to send: the tone, the camera, the screen.

@@ -96,6 +96,8 @@ public actor PeerConnection {
     private var established = false
     private var dtlsRole: DTLSRole?
     private var remoteICE: String?
+    /// The peer's candidates that came before its description, applied once with it.
+    private var earlyCandidates = EarlyCandidates()
     private let sessionID = String(UInt64.random(in: 1...UInt64(Int64.max)))
     private var sessionVersion: UInt64 = 1
     private var closed = false
@@ -385,10 +387,17 @@ public actor PeerConnection {
         return Origin(sessionID: sessionID, sessionVersion: sessionVersion)
     }
 
-    /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`).
+    /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`). Before the peer's
+    /// description it is kept (the first `EarlyCandidates.limit`; later ones are dropped with one
+    /// warning) and applied once when the description comes.
     public func addRemoteCandidate(_ line: String) async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteICE != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
+        guard remoteICE != nil, let leg else {
+            if earlyCandidates.add(line) == .firstDropped {
+                logger.warning("the peer sent more than \(EarlyCandidates.limit) candidates before its description; dropping the rest")
+            }
+            return
+        }
         do {
             try await leg.transport.ice.addRemoteCandidate(line)
         } catch {
@@ -396,10 +405,13 @@ public actor PeerConnection {
         }
     }
 
-    /// The peer has sent all its candidates.
+    /// The peer has sent all its candidates (before its description: noted, and applied with it).
     public func endOfRemoteCandidates() async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteICE != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
+        guard remoteICE != nil, let leg else {
+            earlyCandidates.end()
+            return
+        }
         do {
             try await leg.transport.ice.endOfRemoteCandidates()
         } catch {
@@ -736,8 +748,15 @@ public actor PeerConnection {
                 logger.warning("skipping a remote candidate: \(error)")
             }
         }
-        if remote.endOfCandidates { try? await ice.endOfRemoteCandidates() }
-        logger.info("remote description: \(added) candidates\(remote.endOfCandidates ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
+        let early = earlyCandidates.take()
+        for candidate in early.lines where !remote.candidates.contains(candidate) {
+            do { try await ice.addRemoteCandidate(candidate); added += 1 } catch {
+                logger.warning("skipping a remote candidate that came before the description: \(error)")
+            }
+        }
+        let ended = remote.endOfCandidates || early.endOfCandidates
+        if ended { try? await ice.endOfRemoteCandidates() }
+        logger.info("remote description: \(added) candidates\(ended ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
     }
 
     /// Makes each negotiated transceiver's media (keeping what an earlier exchange made when it
