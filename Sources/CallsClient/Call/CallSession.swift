@@ -125,7 +125,7 @@ public actor CallSession {
         /// Since when the connection has been failed (ICE lost for good), and the DTLS fingerprint
         /// of their side of it: an offer with another fingerprint comes from a new connection.
         var failedSince: ContinuousClock.Instant?
-        var remoteFingerprint: String?
+        var remoteFingerprints: Set<String> = []
         /// Connections made for them since one last connected (each waits twice as long).
         var renewals = 0
 
@@ -505,12 +505,11 @@ public actor CallSession {
         }
     }
 
-    /// The `a=fingerprint` value of an SDP (the session's or its first section's).
-    static func fingerprint(in sdp: String) -> String? {
-        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=fingerprint:") {
-            return line.dropFirst("a=fingerprint:".count).trimmingCharacters(in: .whitespaces).lowercased()
-        }
-        return nil
+    /// The `a=fingerprint` values of an SDP, session and media level, as SDPWire reads them
+    /// (`sha-256 AB:CD:…`); empty when the text is not SDP.
+    static func fingerprints(in sdp: String) -> Set<String> {
+        guard let description = try? SessionDescription.parse(sdp) else { return [] }
+        return Set(SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
     }
 
     // MARK: Offer and answer
@@ -534,8 +533,9 @@ public actor CallSession {
 
     private func handle(_ signal: RoomMessage.Signal) async {
         var known = participants[signal.peer]
-        if let old = known, signal.kind == .offer, let theirs = old.remoteFingerprint,
-           let offered = Self.fingerprint(in: signal.sdp ?? ""), offered != theirs {
+        if let old = known, signal.kind == .offer, !old.remoteFingerprints.isEmpty,
+           case let offered = Self.fingerprints(in: signal.sdp ?? ""), !offered.isEmpty,
+           offered.isDisjoint(with: old.remoteFingerprints) {
             // They made a new connection (theirs failed): ours goes too, and the offer is answered
             // on a new one.
             known = await renew(old, reason: "\(old.name) connected again from a new connection", offer: false)
@@ -556,7 +556,7 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
-                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
+                participant.remoteFingerprints = Self.fingerprints(in: signal.sdp ?? "")
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
                 await attachMedia(participant)
@@ -568,7 +568,7 @@ public actor CallSession {
         case .answer:
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .answer)
-                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
+                participant.remoteFingerprints = Self.fingerprints(in: signal.sdp ?? "")
                 await attachMedia(participant)
             } catch {
                 logger.warning("the answer of \(participant.name) was refused: \(error)")

@@ -829,7 +829,7 @@ public actor PeerConnection {
         let stateBox = self.stateBox
         connectTask = Task {
             do {
-                try await transport.connect(role: remote.dtlsRole, remoteFingerprint: remote.fingerprint, timeout: timeout)
+                try await transport.connect(role: remote.dtlsRole, remoteFingerprints: remote.fingerprints, timeout: timeout)
                 logger.notice("connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")")
                 // What the exchanges made by now (a renegotiation may have come meanwhile).
                 for media in self.transceivers.compactMap(\.media) { media.startSending() }

@@ -83,12 +83,13 @@ public final class SecureTransport: Sendable {
     }
 
     /// Starts DTLS over ICE once the remote description is known: `role` from the SDP's
-    /// `a=setup`, `remoteFingerprint` from its `a=fingerprint`. Returns when SRTP keys are in
-    /// place, or throws the reason the connection failed (ICE, DTLS, or `timeout`).
-    public func connect(role: DTLSRole, remoteFingerprint: DTLSFingerprint, timeout: Duration = .seconds(30)) async throws {
+    /// `a=setup`, `remoteFingerprints` from its `a=fingerprint` lines (the certificate must match
+    /// one, see `DTLSFingerprint.accepted`). Returns when SRTP keys are in place, or throws the
+    /// reason the connection failed (ICE, DTLS, or `timeout`).
+    public func connect(role: DTLSRole, remoteFingerprints: [DTLSFingerprint], timeout: Duration = .seconds(30)) async throws {
         let certificate = self.certificate, logger = self.logger, ice = self.ice
         try loop.invokeAndWait { [self] in
-            var configuration = DTLSTransport.Configuration(role: role, remoteFingerprint: remoteFingerprint)
+            var configuration = DTLSTransport.Configuration(role: role, remoteFingerprints: remoteFingerprints)
             configuration.handshakeTimeout = timeout
             let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) { datagram in
                 _ = ice.send(datagram)
