@@ -20,6 +20,9 @@ public final class GLibLoop: Sendable {
     private struct State {
         var threadID: pthread_t?
         var stopped = false
+        /// Resumes the `perform` callers still waiting when the loop stops (each resumes once).
+        var abandon: [UInt64: @Sendable () -> Void] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     /// What the loop thread shares with its owner (the thread must not retain the owner itself).
@@ -88,9 +91,12 @@ public final class GLibLoop: Sendable {
     }
 
     /// Runs `work` on the loop thread and waits for its result. Blocks the caller: call it from a
-    /// plain thread, never from an actor or the cooperative pool. From the loop thread it runs inline.
+    /// plain thread, never from an actor or the cooperative pool (async code awaits `perform`).
+    /// From the loop thread it runs inline. Debug builds trap when it is called inside a task.
     public func invokeAndWait<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isLoopThread { return try work() }
+        assert(withUnsafeCurrentTask { $0 == nil },
+               "GLibLoop.invokeAndWait blocks its thread: from async code use `await loop.perform { … }`")
         let result = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         invoke {
@@ -103,6 +109,38 @@ public final class GLibLoop: Sendable {
             if shared.state.withLock({ $0.stopped }) { throw GLibLoopError.stopped(name) }
         }
         return try result.withLock { $0! }.get()
+    }
+
+    /// Runs `work` on the loop thread and returns its result without blocking a thread of the
+    /// cooperative pool: the caller is suspended until the loop has run it. From the loop thread
+    /// it runs inline. Throws `GLibLoopError.stopped` when the loop stops before running it.
+    public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        if isLoopThread { return try work() }
+        let waiter = Waiter<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            waiter.set(continuation)
+            let name = self.name, shared = self.shared
+            let id = shared.state.withLock { state -> UInt64? in
+                guard !state.stopped else { return nil }
+                state.nextWaiter += 1
+                state.abandon[state.nextWaiter] = { waiter.resume(with: .failure(GLibLoopError.stopped(name))) }
+                return state.nextWaiter
+            }
+            guard let id else { return waiter.resume(with: .failure(GLibLoopError.stopped(name))) }
+            invoke {
+                _ = shared.state.withLock { $0.abandon.removeValue(forKey: id) }
+                waiter.resume(with: Result { try work() })
+            }
+        }
+    }
+
+    /// A continuation resumed once: by the work, or by `stop()` when the work never ran.
+    private final class Waiter<T: Sendable>: Sendable {
+        private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+        func set(_ new: CheckedContinuation<T, any Error>) { continuation.withLock { $0 = new } }
+        func resume(with result: Result<T, any Error>) {
+            continuation.withLock { c in defer { c = nil }; return c }?.resume(with: result)
+        }
     }
 
     /// Runs `work` on the loop thread every `interval` until it returns false or the timer is
@@ -126,6 +164,8 @@ public final class GLibLoop: Sendable {
         g_main_loop_quit(loop)
         g_main_context_wakeup(context)
         if !isLoopThread { finished.wait() }
+        // Work that did not run by now never will: its awaiting callers hear so.
+        for abandoned in shared.state.withLock({ s in defer { s.abandon = [:] }; return s.abandon.values }) { abandoned() }
     }
 }
 

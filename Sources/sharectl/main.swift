@@ -116,7 +116,7 @@ do {
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "watch": try await WatchCommand.run(arguments, logger: makeLogger(arguments, label: "watch"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
-    case "sources": try SourcesCommand.run(arguments)
+    case "sources": try await ScenarioRunCommand.onThread { Result { try SourcesCommand.run(arguments) } }.get()  // GDBus waits
     case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))
     case "help", "--help", "-h": say(usage)
     default:

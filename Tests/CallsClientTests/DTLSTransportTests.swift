@@ -25,11 +25,13 @@ final class DTLSPair {
     init(clientProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
          serverProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
          clientExpects: DTLSFingerprint? = nil, serverExpects: DTLSFingerprint? = nil,
+         serverCertificate: DTLSCertificate? = nil, clientExpectsAny: [DTLSFingerprint]? = nil,
          initialRetransmitTimeout: Duration = .seconds(1)) throws {
         clientCertificate = try DTLSCertificate()
-        serverCertificate = try DTLSCertificate()
+        let serverCertificate = try serverCertificate ?? DTLSCertificate()
+        self.serverCertificate = serverCertificate
         var clientConfiguration = DTLSTransport.Configuration(
-            role: .client, remoteFingerprint: clientExpects ?? serverCertificate.fingerprint)
+            role: .client, remoteFingerprints: clientExpectsAny ?? [clientExpects ?? serverCertificate.fingerprint])
         clientConfiguration.srtpProfiles = clientProfiles
         clientConfiguration.initialRetransmitTimeout = initialRetransmitTimeout
         var serverConfiguration = DTLSTransport.Configuration(

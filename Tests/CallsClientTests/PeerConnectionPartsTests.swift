@@ -22,6 +22,24 @@ import VideoSend
         #expect(next.fractionLost == 0, "nothing expected since the last report")
     }
 
+    /// Ten years of uptime on a microsecond clock: arrival × a 90 kHz clock rate no longer fits
+    /// in 64 bits, nor a decade since the last sender report × 65536. Nothing traps, the jitter
+    /// of a steady 30 fps stream stays near zero, and the DLSR saturates.
+    @Test func receptionStatisticsAtTenYearsOfUptime() {
+        let tenYears: Int64 = 10 * 365 * 86_400 * 1_000_000
+        var stats = ReceptionStatistics(ssrc: 7, clockRate: 90_000)
+        stats.senderReportReceived(ntp: NTPTimestamp(seconds: 1, fraction: 0), arrivalMicros: 0)
+        for i in 0..<30 {
+            stats.received(sequenceNumber: UInt16(i), timestamp: UInt32(i) * 3000, bytes: 100,
+                           arrivalMicros: tenYears + Int64(i) * 33_333)
+        }
+        #expect(stats.packetsReceived == 30 && stats.cumulativeLost == 0)
+        #expect(stats.jitter <= 1, "steady 30 fps: \(stats.jitter)")
+        let report = stats.report(nowMicros: tenYears + 1_000_000)
+        #expect(report.delaySinceLastSenderReport == UInt32.max)
+        #expect(report.jitter <= 1)
+    }
+
     @Test func keyframeRequestsWaitThreeHundredMilliseconds() {
         var policy = KeyframeRequestPolicy()
         // (waiting, now) → asked; the timeline as a marble: "n y - - y".

@@ -3,31 +3,56 @@ import GLibLoop
 import Synchronization
 import Testing
 
+/// `invokeAndWait` blocks its caller, so these call it from a plain thread, as its callers must.
+private func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 @Suite struct GLibLoopTests {
-    @Test func runsWorkOnItsOwnThreadInOrder() throws {
+    @Test func runsWorkOnItsOwnThreadInOrder() async throws {
         let loop = GLibLoop(name: "test-loop")
         defer { loop.stop() }
         #expect(!loop.isLoopThread)
         let seen = Mutex<[Int]>([])
         for i in 0..<100 { loop.invoke { seen.withLock { $0.append(i) } } }
-        let onLoop = try loop.invokeAndWait { loop.isLoopThread }
+        let onLoop = try await onPlainThread { try loop.invokeAndWait { loop.isLoopThread } }
         #expect(onLoop)
         #expect(seen.withLock { $0 } == Array(0..<100), "invoke keeps submission order")
     }
 
-    @Test func invokeAndWaitPassesResultsAndErrors() throws {
+    @Test func invokeAndWaitPassesResultsAndErrors() async throws {
         struct Boom: Error {}
         let loop = GLibLoop()
         defer { loop.stop() }
-        #expect(try loop.invokeAndWait { 6 * 7 } == 42)
-        #expect(throws: Boom.self) { try loop.invokeAndWait { () throws -> Int in throw Boom() } }
+        #expect(try await onPlainThread { try loop.invokeAndWait { 6 * 7 } } == 42)
+        await #expect(throws: Boom.self) { try await onPlainThread { try loop.invokeAndWait { () throws -> Int in throw Boom() } } }
     }
 
-    @Test func stopJoinsAndLaterWorkIsRefused() throws {
+    @Test func stopJoinsAndLaterWorkIsRefused() async throws {
         let loop = GLibLoop()
         loop.stop()
         loop.stop()
-        #expect(throws: GLibLoopError.self) { try loop.invokeAndWait { 1 } }
+        await #expect(throws: GLibLoopError.self) { try await onPlainThread { try loop.invokeAndWait { 1 } } }
+    }
+
+    /// Async callers await `perform`: suspended, not blocking a thread of the cooperative pool,
+    /// until the loop has run the work; told when the loop stopped before it could.
+    @Test func performRunsOnTheLoopAndPassesResultsAndErrors() async throws {
+        struct Boom: Error {}
+        let loop = GLibLoop(name: "perform")
+        #expect(try await loop.perform { loop.isLoopThread })
+        #expect(try await loop.perform { 6 * 7 } == 42)
+        await #expect(throws: Boom.self) { try await loop.perform { () throws -> Int in throw Boom() } }
+        // Many at once from the pool: none holds a pool thread while it waits.
+        let sum = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<64 { group.addTask { try await loop.perform { i } } }
+            return try await group.reduce(0, +)
+        }
+        #expect(sum == (0..<64).reduce(0, +))
+        loop.stop()
+        await #expect(throws: GLibLoopError.self) { try await loop.perform { 1 } }
     }
 }
 

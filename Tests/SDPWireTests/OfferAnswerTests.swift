@@ -125,6 +125,37 @@ import Testing
         #expect(plain.media[0].formats == ["108", "116", "96"])
     }
 
+    /// A hostile offer with 12 video and 12 audio sections (interleaved) gets the first 8 of each
+    /// kind and port 0 for the rest, as JSEP rejects an m-line; sections the offer itself rejected
+    /// and data sections do not count.
+    @Test func aFloodOfSectionsIsCutToEightOfEachKind() throws {
+        let chromium = try SessionDescription.parse(try fixture("chromium-offer-sendrecv.sdp"))
+        var offer = chromium
+        offer.media = []
+        var stopped = chromium.media[0]
+        stopped.port = 0
+        stopped.mid = "stopped"
+        offer.media.append(stopped)
+        for index in 0..<12 {
+            for template in chromium.media.prefix(2) {
+                var section = template
+                section.mid = "\(template.kind == .video ? "v" : "a")\(index)"
+                offer.media.append(section)
+            }
+        }
+        offer.media.append(chromium.media[2])
+        offer.groups = [.bundle(offer.media.compactMap(\.mid))]
+        let answer = AnswerBuilder(transport: local, origin: origin).answer(to: offer)
+        #expect(answer.media.count == offer.media.count, "every section answered")
+        let taken = answer.media.filter { !$0.isRejected }.compactMap(\.mid)
+        #expect(taken == (0..<8).flatMap { ["v\($0)", "a\($0)"] })
+        #expect(answer.media.filter { $0.isRejected && $0.mid?.hasPrefix("v") == true }.count == 4)
+        #expect(answer.bundleGroup == .bundle(taken))
+        #expect(SectionLimit.sharectl == SectionLimit(audio: 8, video: 8))
+        let oneAudio = SectionLimit(audio: 1, video: 0).admitted(offer)
+        #expect(oneAudio.indices.filter { !oneAudio[$0] } == Array(1..<25).filter { $0 != 2 }, "only a0 of the 24")
+    }
+
     @Test func directionRules() {
         let table: [(offered: MediaDirection, wanted: MediaDirection, answer: MediaDirection)] = [
             (.sendrecv, .sendrecv, .sendrecv),

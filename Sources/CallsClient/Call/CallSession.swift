@@ -110,7 +110,6 @@ public actor CallSession {
         /// They share a screen, on this mid (if they said).
         var sharing = false
         var sharingMid: String?
-        var pendingCandidates: [String] = []
         var needsOffer = false
         /// Our camera on their connection, capped while we share.
         var cameraSent: CappedCamera?
@@ -126,7 +125,7 @@ public actor CallSession {
         /// Since when the connection has been failed (ICE lost for good), and the DTLS fingerprint
         /// of their side of it: an offer with another fingerprint comes from a new connection.
         var failedSince: ContinuousClock.Instant?
-        var remoteFingerprint: String?
+        var remoteFingerprints: Set<String> = []
         /// Connections made for them since one last connected (each waits twice as long).
         var renewals = 0
 
@@ -506,12 +505,11 @@ public actor CallSession {
         }
     }
 
-    /// The `a=fingerprint` value of an SDP (the session's or its first section's).
-    static func fingerprint(in sdp: String) -> String? {
-        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=fingerprint:") {
-            return line.dropFirst("a=fingerprint:".count).trimmingCharacters(in: .whitespaces).lowercased()
-        }
-        return nil
+    /// The `a=fingerprint` values of an SDP, session and media level, as SDPWire reads them
+    /// (`sha-256 AB:CD:…`); empty when the text is not SDP.
+    static func fingerprints(in sdp: String) -> Set<String> {
+        guard let description = try? SessionDescription.parse(sdp) else { return [] }
+        return Set(SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
     }
 
     // MARK: Offer and answer
@@ -535,8 +533,9 @@ public actor CallSession {
 
     private func handle(_ signal: RoomMessage.Signal) async {
         var known = participants[signal.peer]
-        if let old = known, signal.kind == .offer, let theirs = old.remoteFingerprint,
-           let offered = Self.fingerprint(in: signal.sdp ?? ""), offered != theirs {
+        if let old = known, signal.kind == .offer, !old.remoteFingerprints.isEmpty,
+           case let offered = Self.fingerprints(in: signal.sdp ?? ""), !offered.isEmpty,
+           offered.isDisjoint(with: old.remoteFingerprints) {
             // They made a new connection (theirs failed): ours goes too, and the offer is answered
             // on a new one.
             known = await renew(old, reason: "\(old.name) connected again from a new connection", offer: false)
@@ -557,8 +556,7 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
-                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
-                await flushCandidates(participant)
+                participant.remoteFingerprints = Self.fingerprints(in: signal.sdp ?? "")
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
                 await attachMedia(participant)
@@ -570,16 +568,20 @@ public actor CallSession {
         case .answer:
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .answer)
-                participant.remoteFingerprint = Self.fingerprint(in: signal.sdp ?? "")
-                await flushCandidates(participant)
+                participant.remoteFingerprints = Self.fingerprints(in: signal.sdp ?? "")
                 await attachMedia(participant)
             } catch {
                 logger.warning("the answer of \(participant.name) was refused: \(error)")
                 return
             }
         case .candidate:
-            participant.pendingCandidates.append(signal.candidate ?? "")
-            await flushCandidates(participant)
+            // Before the description the connection keeps them (bounded) and applies them with it.
+            let line = signal.candidate ?? ""
+            do {
+                if line.isEmpty { try await pc.endOfRemoteCandidates() } else { try await pc.addRemoteCandidate(line) }
+            } catch {
+                logger.debug("a candidate of \(participant.name) was skipped: \(error)")
+            }
             return
         }
         let screenWanted = await needsScreenOffer(participant)
@@ -591,22 +593,6 @@ public actor CallSession {
         guard let screen = participant.screen else { return false }
         guard let negotiated = screen.negotiated else { return true }
         return negotiated.direction != (screen.direction == .inactive ? .inactive : .sendonly)
-    }
-
-    private func flushCandidates(_ participant: Participant) async {
-        let pc = participant.connection
-        guard await pc.hasNegotiated || !participant.pendingCandidates.isEmpty else { return }
-        var kept: [String] = []
-        for line in participant.pendingCandidates {
-            do {
-                if line.isEmpty { try await pc.endOfRemoteCandidates() } else { try await pc.addRemoteCandidate(line) }
-            } catch PeerConnectionError.wrongState {
-                kept.append(line)  // before the remote description: keep for later
-            } catch {
-                logger.debug("a candidate of \(participant.name) was skipped: \(error)")
-            }
-        }
-        participant.pendingCandidates = kept
     }
 
     /// Attaches what we send to sections newly negotiated to send: the tone, the camera, the screen.

@@ -13,6 +13,10 @@ public struct DTLSFingerprint: Hashable, Sendable, CustomStringConvertible {
         case sha384 = "sha-384"
         case sha512 = "sha-512"
 
+        /// SHA-256 and longer. SHA-1 (and SHA-224) count only when a description offers nothing
+        /// stronger (see `accepted`).
+        public var isStrong: Bool { self == .sha256 || self == .sha384 || self == .sha512 }
+
         /// Digest length in bytes.
         public var digestLength: Int {
             switch self {
@@ -70,6 +74,15 @@ public struct DTLSFingerprint: Hashable, Sendable, CustomStringConvertible {
             digest.append(byte)
         }
         try self.init(algorithm: algorithm, digest: digest)
+    }
+
+    /// Of all the fingerprints a peer's description gives (RFC 8122 §5: any number, at session
+    /// and media level), those its certificate may match: the strong ones (SHA-256, -384, -512)
+    /// when there are any, else the others (SHA-1). A weak hash offered beside a strong one is
+    /// never enough on its own.
+    public static func accepted(_ offered: [DTLSFingerprint]) -> [DTLSFingerprint] {
+        let strong = offered.filter(\.algorithm.isStrong)
+        return strong.isEmpty ? offered : strong
     }
 
     /// The attribute value: `sha-256 AB:CD:…` (uppercase hex, colon-separated).

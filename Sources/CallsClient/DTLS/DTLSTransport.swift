@@ -21,8 +21,9 @@ public final class DTLSTransport {
     public struct Configuration: Sendable {
         /// Client (`a=setup:active`) or server (`a=setup:passive`).
         public var role: DTLSRole
-        /// The fingerprint from the peer's SDP; its certificate must match it.
-        public var remoteFingerprint: DTLSFingerprint
+        /// The fingerprints from the peer's SDP (every `a=fingerprint`); its certificate must
+        /// match one of those `DTLSFingerprint.accepted` keeps.
+        public var remoteFingerprints: [DTLSFingerprint]
         /// The SRTP profiles to offer (client) or accept (server), best first. OpenSSL's server picks
         /// its own first profile that the client also offered.
         public var srtpProfiles: [SRTPProfile] = SRTPProfile.defaultPreference
@@ -33,9 +34,13 @@ public final class DTLSTransport {
         /// How long the handshake may take, from `start(now:)` (or the first `handleTimeout(now:)`).
         public var handshakeTimeout: Duration = .seconds(30)
 
-        public init(role: DTLSRole, remoteFingerprint: DTLSFingerprint) {
+        public init(role: DTLSRole, remoteFingerprints: [DTLSFingerprint]) {
             self.role = role
-            self.remoteFingerprint = remoteFingerprint
+            self.remoteFingerprints = remoteFingerprints
+        }
+
+        public init(role: DTLSRole, remoteFingerprint: DTLSFingerprint) {
+            self.init(role: role, remoteFingerprints: [remoteFingerprint])
         }
     }
 
@@ -61,7 +66,8 @@ public final class DTLSTransport {
     public private(set) var state: State = .new
     /// The negotiated profile and keys, once `state` is `.connected` (never after a failed check).
     public private(set) var srtpKeys: SRTPKeyingMaterial?
-    /// The fingerprint of the certificate the peer showed (in the algorithm of its SDP fingerprint).
+    /// The fingerprint of the certificate the peer showed (the one it matched, else in the first
+    /// accepted algorithm).
     public private(set) var peerFingerprint: DTLSFingerprint?
     /// Called after every state change, on the transport's thread.
     public var onStateChange: ((State) -> Void)?
@@ -304,17 +310,10 @@ public final class DTLSTransport {
             fail(.noPeerCertificate)
             return
         }
-        let expected = configuration.remoteFingerprint
-        let got: DTLSFingerprint
         do {
-            got = try DTLSFingerprint.of(certificate: certificate, algorithm: expected.algorithm)
+            try matchPeerCertificate(certificate)
         } catch {
             fail(error)
-            return
-        }
-        peerFingerprint = got
-        guard got == expected else {
-            fail(.fingerprintMismatch(expected: expected.sdpValue, got: got.sdpValue))
             return
         }
         guard let selected = SSL_get_selected_srtp_profile(ssl) else {
@@ -409,16 +408,32 @@ public final class DTLSTransport {
 
     private func acceptsPeerCertificate(_ leaf: OpaquePointer) -> Bool {
         if verificationFailure != nil { return false }
-        let expected = configuration.remoteFingerprint
         do {
-            let got = try DTLSFingerprint.of(certificate: leaf, algorithm: expected.algorithm)
-            peerFingerprint = got
-            if got == expected { return true }
-            verificationFailure = .fingerprintMismatch(expected: expected.sdpValue, got: got.sdpValue)
+            try matchPeerCertificate(leaf)
+            return true
         } catch {
             verificationFailure = error
+            return false
         }
-        return false
+    }
+
+    /// Hashes `certificate` in each algorithm of the accepted fingerprints and looks for a match;
+    /// `peerFingerprint` becomes the match, or the digest in the first accepted algorithm.
+    private func matchPeerCertificate(_ certificate: OpaquePointer) throws(DTLSError) {
+        let accepted = DTLSFingerprint.accepted(configuration.remoteFingerprints)
+        var first: DTLSFingerprint?
+        var hashed: Set<DTLSFingerprint.Algorithm> = []
+        for algorithm in accepted.map(\.algorithm) where hashed.insert(algorithm).inserted {
+            let got = try DTLSFingerprint.of(certificate: certificate, algorithm: algorithm)
+            first = first ?? got
+            if accepted.contains(got) {
+                peerFingerprint = got
+                return
+            }
+        }
+        peerFingerprint = first
+        throw .fingerprintMismatch(expected: accepted.map(\.sdpValue).joined(separator: " or "),
+                                   got: first?.sdpValue ?? "nothing (no fingerprint to compare with)")
     }
 
     /// OpenSSL's state and alert notices: a fatal alert from the peer becomes the failure reason.

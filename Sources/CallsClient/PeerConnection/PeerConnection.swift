@@ -48,6 +48,9 @@ public actor PeerConnection {
         /// candidates. (An empty list writes an empty `a=ice-options:` line, which SDPWire's own
         /// parser refuses: only for peers that are known to take it.)
         public var iceOptions: [ICEOption]
+        /// How many audio and video sections of a remote offer get a transceiver; the answer
+        /// rejects the rest.
+        public var sectionLimit: SectionLimit
         /// `a=msid` stream id and RTCP CNAME.
         public var streamID: String
         public var cname: String
@@ -61,6 +64,7 @@ public actor PeerConnection {
             self.connectTimeout = connectTimeout
             gatheringTimeout = .seconds(5)
             iceOptions = [.trickle]
+            sectionLimit = .sharectl
             streamID = "sharectl"
             cname = String(UUID().uuidString.prefix(16).lowercased())
         }
@@ -92,6 +96,8 @@ public actor PeerConnection {
     private var established = false
     private var dtlsRole: DTLSRole?
     private var remoteICE: String?
+    /// The peer's candidates that came before its description, applied once with it.
+    private var earlyCandidates = EarlyCandidates()
     private let sessionID = String(UInt64.random(in: 1...UInt64(Int64.max)))
     private var sessionVersion: UInt64 = 1
     private var closed = false
@@ -334,8 +340,10 @@ public actor PeerConnection {
                 throw .unusableDescription("the offer restarts ICE (new ufrag), which sharectl does not do within a call")
             }
             // JSEP §5.10: each offered section goes to the transceiver with its mid, else to one
-            // of its kind that has no mid yet, else to a new receive-only one.
-            for section in description.media where !section.isRejected {
+            // of its kind that has no mid yet, else to a new receive-only one. Sections past the
+            // limit get none, so the answer rejects them (no transceiver, no decoder thread).
+            let admitted = configuration.sectionLimit.admitted(description)
+            for (section, admitted) in zip(description.media, admitted) where !section.isRejected && admitted {
                 let kind: Transceiver.Kind? = section.kind == .video ? .video : section.kind == .audio ? .audio : nil
                 guard let kind, let mid = section.mid else { continue }
                 if transceivers.contains(where: { $0.mid == mid }) { continue }
@@ -379,10 +387,17 @@ public actor PeerConnection {
         return Origin(sessionID: sessionID, sessionVersion: sessionVersion)
     }
 
-    /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`).
+    /// One trickled candidate of the peer (`candidate:…` or `a=candidate:…`). Before the peer's
+    /// description it is kept (the first `EarlyCandidates.limit`; later ones are dropped with one
+    /// warning) and applied once when the description comes.
     public func addRemoteCandidate(_ line: String) async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteICE != nil, let leg else { throw .wrongState("a remote candidate needs the remote description first") }
+        guard remoteICE != nil, let leg else {
+            if earlyCandidates.add(line) == .firstDropped {
+                logger.warning("the peer sent more than \(EarlyCandidates.limit) candidates before its description; dropping the rest")
+            }
+            return
+        }
         do {
             try await leg.transport.ice.addRemoteCandidate(line)
         } catch {
@@ -390,10 +405,13 @@ public actor PeerConnection {
         }
     }
 
-    /// The peer has sent all its candidates.
+    /// The peer has sent all its candidates (before its description: noted, and applied with it).
     public func endOfRemoteCandidates() async throws(PeerConnectionError) {
         try requireOpen()
-        guard remoteICE != nil, let leg else { throw .wrongState("end-of-candidates needs the remote description first") }
+        guard remoteICE != nil, let leg else {
+            earlyCandidates.end()
+            return
+        }
         do {
             try await leg.transport.ice.endOfRemoteCandidates()
         } catch {
@@ -730,8 +748,15 @@ public actor PeerConnection {
                 logger.warning("skipping a remote candidate: \(error)")
             }
         }
-        if remote.endOfCandidates { try? await ice.endOfRemoteCandidates() }
-        logger.info("remote description: \(added) candidates\(remote.endOfCandidates ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
+        let early = earlyCandidates.take()
+        for candidate in early.lines where !remote.candidates.contains(candidate) {
+            do { try await ice.addRemoteCandidate(candidate); added += 1 } catch {
+                logger.warning("skipping a remote candidate that came before the description: \(error)")
+            }
+        }
+        let ended = remote.endOfCandidates || early.endOfCandidates
+        if ended { try? await ice.endOfRemoteCandidates() }
+        logger.info("remote description: \(added) candidates\(ended ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
     }
 
     /// Makes each negotiated transceiver's media (keeping what an earlier exchange made when it
@@ -804,7 +829,7 @@ public actor PeerConnection {
         let stateBox = self.stateBox
         connectTask = Task {
             do {
-                try await transport.connect(role: remote.dtlsRole, remoteFingerprint: remote.fingerprint, timeout: timeout)
+                try await transport.connect(role: remote.dtlsRole, remoteFingerprints: remote.fingerprints, timeout: timeout)
                 logger.notice("connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")")
                 // What the exchanges made by now (a renegotiation may have come meanwhile).
                 for media in self.transceivers.compactMap(\.media) { media.startSending() }

@@ -1,4 +1,5 @@
 import RTPWire
+import ShareCore
 
 /// Where an incoming RTP packet belongs (JSEP RFC 9429 §5.9 / BUNDLE RFC 9143 §9.2): by SSRC when
 /// the SSRC is known (from the remote description's `a=ssrc`, or learned); else by the MID header
@@ -44,10 +45,17 @@ public struct RTPRouter: Sendable, Equatable {
         }
     }
 
+    /// How many SSRCs a router learns and retires: a peer may send from any number of them, and
+    /// the least recently seen goes first.
+    public static let perConnectionSSRCs = 32
+
     private var entries: [Entry]
-    private var bySSRC: [UInt32: Route] = [:]
-    /// Streams of sections that stopped receiving (see `following`).
-    private var retired: Set<UInt32> = []
+    /// Routes of the announced SSRCs (a few per receiving section, which the offer limits).
+    private var announced: [UInt32: Route] = [:]
+    /// Routes learned from packets, bounded.
+    private var learned = BoundedMap<UInt32, Route>(capacity: perConnectionSSRCs)
+    /// Streams of sections that stopped receiving (see `following`), bounded.
+    private var retired = BoundedMap<UInt32, Bool>(capacity: perConnectionSSRCs)
     /// The `sdes:mid` extension id of the bundle (the same in every section JSEP writes).
     public let midExtensionID: UInt8?
 
@@ -55,10 +63,15 @@ public struct RTPRouter: Sendable, Equatable {
         self.entries = entries
         self.midExtensionID = midExtensionID
         for entry in entries {
-            if let ssrc = entry.ssrc { bySSRC[ssrc] = Route(index: entry.index, isRTX: false) }
-            if let rtx = entry.rtxSSRC { bySSRC[rtx] = Route(index: entry.index, isRTX: true) }
+            if let ssrc = entry.ssrc { announced[ssrc] = Route(index: entry.index, isRTX: false) }
+            if let rtx = entry.rtxSSRC { announced[rtx] = Route(index: entry.index, isRTX: true) }
         }
     }
+
+    /// The SSRCs learned from packets (announced ones aside); at most `perConnectionSSRCs`.
+    var learnedCount: Int { learned.count }
+
+    private func known(_ ssrc: UInt32) -> Route? { announced[ssrc] ?? learned.peek(ssrc) }
 
     /// This router after a renegotiation, told what `previous` (the router of the last exchange)
     /// knew. A stream it routed (announced or learned) to a section that still receives with the
@@ -69,30 +82,31 @@ public struct RTPRouter: Sendable, Equatable {
         guard let previous else { return self }
         var next = self
         next.retired = previous.retired
-        for (ssrc, route) in previous.bySSRC where next.bySSRC[ssrc] == nil {
+        let previousRoutes = previous.announced.map { ($0.key, $0.value) } + previous.learned.entries.map { ($0.key, $0.value) }
+        for (ssrc, route) in previousRoutes where next.known(ssrc) == nil {
             let was = previous.entries.first { $0.index == route.index }
             let now = entries.first { $0.index == route.index && $0.mid == was?.mid }
             let announced = route.isRTX ? now?.rtxSSRC : now?.ssrc
             if let now, announced == nil || announced == ssrc {
-                if now.payloadType == was?.payloadType, now.rtxPayloadType == was?.rtxPayloadType { next.bySSRC[ssrc] = route }
+                if now.payloadType == was?.payloadType, now.rtxPayloadType == was?.rtxPayloadType { next.learned.set(route, for: ssrc) }
             } else {
-                next.retired.insert(ssrc)
+                next.retired.set(true, for: ssrc)
             }
         }
-        next.retired.subtract(next.bySSRC.keys)
+        for ssrc in next.retired.keys where next.known(ssrc) != nil { next.retired.removeValue(forKey: ssrc) }
         return next
     }
 
     /// The route for `packet`, or nil when it belongs to no receiving transceiver.
     public mutating func route(_ packet: RTPPacket) -> Route? {
-        if let known = bySSRC[packet.ssrc] { return known }
+        if let known = announced[packet.ssrc] ?? learned.value(for: packet.ssrc) { return known }
         var entry: Entry?
         if let id = midExtensionID, let mid = Self.mid(in: packet, id: id) {
             // A MID names its section: one that receives nothing now (a screen share that just
             // stopped, its last packets still arriving) is not a stream for another section.
             guard let named = entries.first(where: { $0.mid == mid }) else { return nil }
             entry = named
-        } else if retired.contains(packet.ssrc) {
+        } else if retired.value(for: packet.ssrc) != nil {
             // A stream of a section that stopped receiving, without a MID to say otherwise.
             return nil
         }
@@ -104,8 +118,8 @@ public struct RTPRouter: Sendable, Equatable {
         let isRTX = entry.rtxPayloadType == packet.payloadType
         guard isRTX || entry.payloadType == packet.payloadType else { return nil }
         let route = Route(index: entry.index, isRTX: isRTX)
-        bySSRC[packet.ssrc] = route
-        retired.remove(packet.ssrc)
+        learned.set(route, for: packet.ssrc)
+        retired.removeValue(forKey: packet.ssrc)
         return route
     }
 

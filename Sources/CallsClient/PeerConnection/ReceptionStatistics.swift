@@ -53,12 +53,12 @@ public struct ReceptionStatistics: Sendable, Equatable {
                 highestSequence = sequenceNumber
             }
         }
-        // A.8: transit = arrival − timestamp, both in timestamp units; J += (|D| − J) / 16.
-        let arrival = arrivalMicros * Int64(clockRate) / 1_000_000
-        let transit = arrival - Int64(timestamp)
+        // A.8: transit = arrival − timestamp, both in timestamp units; J += (|D| − J) / 16. The
+        // product is 128-bit: after about 3.2 years of microseconds a 90 kHz rate overflows 64 bits.
+        let arrival = Int64(truncatingIfNeeded: Int128(arrivalMicros) * Int128(clockRate) / 1_000_000)
+        let transit = arrival &- Int64(timestamp)
         if let last = lastTransit {
-            var d = transit - last
-            if d < 0 { d = -d }
+            let d = Int64(clamping: (transit &- last).magnitude)
             // Wrapped timestamps would make a nonsense jump: ignore differences over a minute.
             if d < Int64(clockRate) * 60 { jitterQ4 += d - ((jitterQ4 + 8) >> 4) }
         }
@@ -83,7 +83,8 @@ public struct ReceptionStatistics: Sendable, Equatable {
         var lsr: UInt32 = 0, dlsr: UInt32 = 0
         if let last = lastSenderReport {
             lsr = last.compact
-            dlsr = UInt32(clamping: max(0, nowMicros - last.arrivalMicros) * 65536 / 1_000_000)
+            // In 1/65536 s, saturating: a decade since the last report overflows 64 bits.
+            dlsr = UInt32(clamping: max(0, Int128(nowMicros) - Int128(last.arrivalMicros)) * 65536 / 1_000_000)
         }
         return ReceptionReport(ssrc: ssrc, fractionLost: fraction,
                                cumulativeLost: Int32(clamping: cumulativeLost),

@@ -83,12 +83,13 @@ public final class SecureTransport: Sendable {
     }
 
     /// Starts DTLS over ICE once the remote description is known: `role` from the SDP's
-    /// `a=setup`, `remoteFingerprint` from its `a=fingerprint`. Returns when SRTP keys are in
-    /// place, or throws the reason the connection failed (ICE, DTLS, or `timeout`).
-    public func connect(role: DTLSRole, remoteFingerprint: DTLSFingerprint, timeout: Duration = .seconds(30)) async throws {
+    /// `a=setup`, `remoteFingerprints` from its `a=fingerprint` lines (the certificate must match
+    /// one, see `DTLSFingerprint.accepted`). Returns when SRTP keys are in place, or throws the
+    /// reason the connection failed (ICE, DTLS, or `timeout`).
+    public func connect(role: DTLSRole, remoteFingerprints: [DTLSFingerprint], timeout: Duration = .seconds(30)) async throws {
         let certificate = self.certificate, logger = self.logger, ice = self.ice
-        try loop.invokeAndWait { [self] in
-            var configuration = DTLSTransport.Configuration(role: role, remoteFingerprint: remoteFingerprint)
+        try await loop.perform { [self] in
+            var configuration = DTLSTransport.Configuration(role: role, remoteFingerprints: remoteFingerprints)
             configuration.handshakeTimeout = timeout
             let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) { datagram in
                 _ = ice.send(datagram)
@@ -132,7 +133,7 @@ public final class SecureTransport: Sendable {
 
     public func close() async {
         timer.withLock { $0?.cancel(); $0 = nil }
-        try? loop.invokeAndWait { [self] in
+        try? await loop.perform { [self] in
             dtls.with(on: loop) { $0?.close() }
             dtls.set(nil, on: loop)
         }
@@ -166,11 +167,12 @@ public final class SecureTransport: Sendable {
     /// On the loop thread: one datagram from ICE.
     private func receive(_ buffer: UnsafeRawBufferPointer) {
         let bytes = Array(buffer.bindMemory(to: UInt8.self))
-        switch demux.classify(bytes) {
+        let kind = demux.classify(bytes)  // counts each datagram once
+        switch kind {
         case .dtls:
             dtls.with(on: loop) { $0?.receive(bytes) }
         case .rtp, .rtcp:
-            let isRTCP = demux.classify(bytes) == .rtcp  // classify counts; cheap
+            let isRTCP = kind == .rtcp
             let (srtp, handler) = shared.withLock { ($0.srtp, isRTCP ? $0.rtcpHandler : $0.rtpHandler) }
             guard let srtp else { shared.withLock { $0.counters.dropped += 1 }; return }
             do {

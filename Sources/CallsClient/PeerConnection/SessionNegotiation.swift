@@ -16,7 +16,9 @@ public struct SessionNegotiation: Sendable {
         public var icePwd: String
         public var candidates: [String]
         public var endOfCandidates: Bool
-        public var fingerprint: DTLSFingerprint
+        /// Every usable `a=fingerprint` of the description, session and media level, in order;
+        /// the certificate must match one `DTLSFingerprint.accepted` keeps.
+        public var fingerprints: [DTLSFingerprint]
         public var dtlsRole: DTLSRole
     }
 
@@ -59,14 +61,22 @@ public struct SessionNegotiation: Sendable {
         guard let ufrag = transport.iceUfrag, let pwd = transport.icePwd else {
             throw Failure(description: "the \(what) has no ICE credentials (a=ice-ufrag, a=ice-pwd)")
         }
-        guard let fingerprintLine = transport.fingerprints.first else {
+        let lines = Self.fingerprintLines(remote)
+        guard !lines.isEmpty else {
             throw Failure(description: "the \(what) has no DTLS fingerprint (a=fingerprint)")
         }
-        let fingerprint: DTLSFingerprint
-        do {
-            fingerprint = try DTLSFingerprint(sdpValue: "\(fingerprintLine.algorithm) \(fingerprintLine.hexString)")
-        } catch {
-            throw Failure(description: "the \(what)'s fingerprint is unusable: \(error)")
+        var fingerprints: [DTLSFingerprint] = []
+        var refusal: DTLSError?
+        for line in lines {
+            do {
+                let fingerprint = try DTLSFingerprint(sdpValue: "\(line.algorithm) \(line.hexString)")
+                if !fingerprints.contains(fingerprint) { fingerprints.append(fingerprint) }
+            } catch {
+                refusal = refusal ?? error
+            }
+        }
+        guard !fingerprints.isEmpty else {
+            throw Failure(description: "the \(what)'s fingerprint is unusable: \(refusal.map { "\($0)" } ?? "")")
         }
         let role: DTLSRole
         switch (remoteIsAnswer, transport.setup) {
@@ -85,7 +95,13 @@ public struct SessionNegotiation: Sendable {
             }
         }
         return RemoteTransport(iceUfrag: ufrag, icePwd: pwd, candidates: candidates, endOfCandidates: endOfCandidates,
-                               fingerprint: fingerprint, dtlsRole: role)
+                               fingerprints: fingerprints, dtlsRole: role)
+    }
+
+    /// Every `a=fingerprint` of `description`: the session's, then each section's that is not
+    /// rejected (a bundle shares one DTLS connection, so any of them names its certificate).
+    public static func fingerprintLines(_ description: SessionDescription) -> [SDPWire.Fingerprint] {
+        description.transport.fingerprints + description.media.filter { !$0.isRejected }.flatMap(\.transport.fingerprints)
     }
 
     /// Reads a completed exchange. `weOffered` says which of the two is ours.

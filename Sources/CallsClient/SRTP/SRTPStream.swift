@@ -1,4 +1,5 @@
 internal import CSRTP
+import ShareCore
 
 /// One libsrtp session (`srtp_t`) for one direction: outbound (protect, any SSRC we send) or
 /// inbound (unprotect, any SSRC we receive). Owns the handle; used under its owner's lock.
@@ -11,9 +12,16 @@ final class SRTPStream {
     /// the 4-byte SRTCP index.
     static let trailerRoom = Int(SRTP_MAX_TAG_LEN) + Int(SRTP_MAX_MKI_LEN) + 4
 
+    /// How many SSRCs an inbound session keeps a libsrtp stream for (its replay window and
+    /// keys). libsrtp makes one for every SSRC that authenticates and never lets go; past this
+    /// the least recently seen is removed (its SSRC would start afresh if it came back).
+    static let inboundSSRCs = 32
+
     let direction: Direction
     /// `srtp_t`, released in deinit.
     private let session: OpaquePointer
+    /// Inbound: the SSRCs libsrtp holds a stream for, least recently seen first out.
+    private var streams = BoundedMap<UInt32, Bool>(capacity: inboundSSRCs)
 
     init(direction: Direction, profile: SRTPProfile, masterKeyAndSalt: [UInt8]) throws(SRTPError) {
         try SRTPLibrary.ensureStarted()
@@ -91,7 +99,20 @@ final class SRTPStream {
             initialized = status == srtp_err_status_ok ? max(0, min(Int(length), capacity)) : 0
         }
         guard status == srtp_err_status_ok else { throw Self.error(for: status.rawValue, operation) }
+        switch operation {
+        case .unprotectRTP: seen(ssrcAt: 8, in: packet)   // RTP: the SSRC after sequence and timestamp
+        case .unprotectRTCP: seen(ssrcAt: 4, in: packet)  // RTCP: the sender's SSRC
+        case .protectRTP, .protectRTCP: break             // ours: as many as we send
+        }
         return output
+    }
+
+    /// Notes the SSRC of a packet libsrtp just authenticated; when that makes one too many,
+    /// removes the stream seen least recently.
+    private func seen(ssrcAt offset: Int, in packet: [UInt8]) {
+        let ssrc = packet[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard let evicted = streams.set(true, for: ssrc) else { return }
+        _ = srtp_remove_stream(session, evicted.key.bigEndian)  // libsrtp takes it in network order
     }
 
     private static func error(for status: UInt32, _ operation: Operation) -> SRTPError {

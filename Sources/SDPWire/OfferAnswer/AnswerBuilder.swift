@@ -3,7 +3,7 @@
 /// Per offered media section, in order and with its mid:
 /// - rejected (port 0) when it was rejected in the offer, is not audio or video, is not
 ///   DTLS-SRTP (`UDP/TLS/RTP/SAVPF` and kin), lacks `a=rtcp-mux`, we want nothing of that kind,
-///   or no offered codec is ours;
+///   no offered codec is ours, or it is past `limit` (a hostile offer of many sections);
 /// - otherwise accepted with the offered payload types we take, best first by our preference
 ///   (H.264 Constrained Baseline, then Main, then VP8; Opus), each followed by its RTX type; the
 ///   rtcp-fb we support; the extmaps we use, under the offered ids; and the direction our wish
@@ -23,10 +23,12 @@ public struct AnswerBuilder: Hashable, Sendable {
     public var videoTrack: LocalTrack?
     /// Our audio track, written into the first audio section we send on.
     public var audioTrack: LocalTrack?
+    /// How many audio and video sections we take; the rest are rejected.
+    public var limit: SectionLimit
 
     public init(capabilities: CodecCapabilities = .sharectl, transport: LocalTransport, origin: Origin,
                 video: MediaDirection? = .sendrecv, audio: MediaDirection? = .sendrecv,
-                videoTrack: LocalTrack? = nil, audioTrack: LocalTrack? = nil) {
+                videoTrack: LocalTrack? = nil, audioTrack: LocalTrack? = nil, limit: SectionLimit = .sharectl) {
         self.capabilities = capabilities
         self.transport = transport
         self.origin = origin
@@ -34,6 +36,7 @@ public struct AnswerBuilder: Hashable, Sendable {
         self.audio = audio
         self.videoTrack = videoTrack
         self.audioTrack = audioTrack
+        self.limit = limit
     }
 
     /// The answer to `offer`.
@@ -45,8 +48,8 @@ public struct AnswerBuilder: Hashable, Sendable {
         var usedTracks: Set<MediaKind> = []
         var streams: [String] = []
 
-        for offered in offer.media {
-            guard var section = accepted(offered, in: offer) else {
+        for (offered, admitted) in zip(offer.media, limit.admitted(offer)) {
+            guard admitted, var section = accepted(offered, in: offer) else {
                 sections.append(rejected(offered))
                 continue
             }
