@@ -57,6 +57,8 @@ public final class GLibLoop: Sendable {
             g_source_unref(idle)
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(context)
+            // A thread made later may be given this one's pthread_t: it must not pass for the loop.
+            shared.state.withLock { $0.threadID = nil }
             shared.finished.signal()
         }
         thread.name = name
