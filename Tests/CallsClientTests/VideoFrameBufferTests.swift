@@ -141,11 +141,13 @@ import Testing
         insert(keyframe(10, ts: 0), into: &buffer, at: t(0))
         #expect(release(&buffer, at: t(0)) == ["k0"])
         insert(pFrame(13, ts: 3000), into: &buffer, at: t(33))
-        insert(pFrame(500, ts: 90_000, ssrc: 8), into: &buffer, at: t(34))  // another stream, briefly
-        insert(pFrame(15, ts: 6000), into: &buffer, at: t(35))  // and the first one again
+        // Another stream, briefly, numbered on from the first (no gap for the depayloader to see),
+        // then the first one again.
+        insert(pFrame(15, ts: 90_000, ssrc: 8), into: &buffer, at: t(34))
+        insert(pFrame(17, ts: 6000), into: &buffer, at: t(35))
         #expect(release(&buffer, at: t(35)) == ["3000"], "only the first stream's P-frame follows its keyframe")
         #expect(buffer.waitingForKeyframe && buffer.counters.restarts == 2)
-        insert(keyframe(17, ts: 9000), into: &buffer, at: t(40))
+        insert(keyframe(19, ts: 9000), into: &buffer, at: t(40))
         #expect(release(&buffer, at: t(40)) == ["k9000"])
     }
 
