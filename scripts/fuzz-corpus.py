@@ -24,7 +24,9 @@ def add(target, name, data):
     files = corpus.setdefault(target, {})
     if data in files.values() or len(files) >= MAX_PER_TARGET:
         return
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", name)[:60] + "-" + hashlib.sha1(data).hexdigest()[:8]
+    # Named by kind and content (no running number), so that a new test literal adds a file and
+    # renames none.
+    name = re.sub(r"-\d+$", "", re.sub(r"[^A-Za-z0-9._-]+", "-", name)[:60]) + "-" + hashlib.sha1(data).hexdigest()[:8]
     files[name] = data
 
 
