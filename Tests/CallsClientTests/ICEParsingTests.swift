@@ -36,6 +36,19 @@ import Testing
         #expect(throws: ICEError.malformedCandidate(line: line, reason: reason)) { try ICECandidateLine.attribute(line) }
     }
 
+    /// FuzzICECandidate found these passing the check (Fuzz/Regressions/FuzzICECandidate): libnice
+    /// reads the line as a C string, so it would have parsed less than was checked.
+    @Test(arguments: [
+        "candidate:2728776202 1 udp 2122260223 127.0.0.1 58590 typ host generation 0 ufrag NGoL network-id 1 network-cost 5\u{01}\0\0\0\0\0\0\00",
+        "candidate:1 1 udp 2013266431 127.0.0.1 40000 typ host generation 0\r\na=end-of-candidates x",
+        "candidate:1 1 udp 2013266431 127.0.0.1 40000 typ host ufrag a\tb",
+    ])
+    func linesWithControlCharactersAreRefused(line: String) {
+        #expect(throws: ICEError.malformedCandidate(line: line, reason: "it holds control characters")) {
+            try ICECandidateLine.attribute(line)
+        }
+    }
+
     @Test func errorsReadAsSentences() {
         let error = ICEError.malformedCandidate(line: "candidate:x", reason: "expected at least 8 fields")
         #expect(error.description == "ice: malformed remote candidate \"candidate:x\": expected at least 8 fields")

@@ -133,6 +133,24 @@ import Testing
         #expect(got18 == ["k93000", "96000"])
     }
 
+    /// FuzzVideoReceive found this (Fuzz/Regressions/FuzzVideoReceive): with the SSRC changing
+    /// twice between releases, the middle stream's P-frame went to the decoder straight after the
+    /// first stream's frames, as if it followed them.
+    @Test func anSSRCThatComesAndGoesBetweenReleasesWaitsForItsKeyframe() {
+        var buffer = VideoFrameBuffer(codec: .h264, holdMicros: Self.hold)
+        insert(keyframe(10, ts: 0), into: &buffer, at: t(0))
+        #expect(release(&buffer, at: t(0)) == ["k0"])
+        insert(pFrame(13, ts: 3000), into: &buffer, at: t(33))
+        // Another stream, briefly, numbered on from the first (no gap for the depayloader to see),
+        // then the first one again.
+        insert(pFrame(15, ts: 90_000, ssrc: 8), into: &buffer, at: t(34))
+        insert(pFrame(17, ts: 6000), into: &buffer, at: t(35))
+        #expect(release(&buffer, at: t(35)) == ["3000"], "only the first stream's P-frame follows its keyframe")
+        #expect(buffer.waitingForKeyframe && buffer.counters.restarts == 2)
+        insert(keyframe(19, ts: 9000), into: &buffer, at: t(40))
+        #expect(release(&buffer, at: t(40)) == ["k9000"])
+    }
+
     @Test func aJumpInNumberingIsARestartNotAHole() {
         var buffer = VideoFrameBuffer(codec: .h264, holdMicros: Self.hold)
         insert(keyframe(10, ts: 0), into: &buffer, at: t(0))

@@ -131,12 +131,12 @@ import Testing
 
     @Test func locationsResolveLikeRFC3986() {
         let base = "http://127.0.0.1:8080/app/whip?x=1"
-        #expect(WHIPClient.resolve("sessions/7", against: base) == "http://127.0.0.1:8080/app/sessions/7")
-        #expect(WHIPClient.resolve("/s/7", against: base) == "http://127.0.0.1:8080/s/7")
-        #expect(WHIPClient.resolve("//other.example:9/s", against: base) == "http://other.example:9/s")
-        #expect(WHIPClient.resolve("https://x.example/s", against: base) == "https://x.example/s")
-        #expect(WHIPClient.resolve("ftp://x.example/s", against: base) == nil)
-        #expect(WHIPClient.resolve("javascript:alert(1)", against: base) == nil)
-        #expect(WHIPClient.resolve("", against: base) == nil)
+        #expect(HTTPURL.resolve("sessions/7", against: base) == "http://127.0.0.1:8080/app/sessions/7")
+        #expect(HTTPURL.resolve("/s/7", against: base) == "http://127.0.0.1:8080/s/7")
+        #expect(HTTPURL.resolve("//other.example:9/s", against: base) == "http://other.example:9/s")
+        #expect(HTTPURL.resolve("https://x.example/s", against: base) == "https://x.example/s")
+        #expect(HTTPURL.resolve("ftp://x.example/s", against: base) == nil)
+        #expect(HTTPURL.resolve("javascript:alert(1)", against: base) == nil)
+        #expect(HTTPURL.resolve("", against: base) == nil)
     }
 }

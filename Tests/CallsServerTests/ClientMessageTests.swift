@@ -41,6 +41,28 @@ import Testing
         #expect(error.description == said)
     }
 
+    /// FuzzRoom found this (Fuzz/Regressions/FuzzRoom/name-of-64-long-characters.txt): a name of
+    /// 64 characters, each a letter with many accents, was 2022 bytes, and the welcome carrying it
+    /// was larger than the frame the join came in. Names are now bounded in bytes as well, tokens
+    /// in bytes rather than characters, and an unknown type is quoted by scalars.
+    @Test func fieldsAreBoundedInBytesNotOnlyCharacters() {
+        let accented = String(repeating: "a" + String(repeating: "\u{301}", count: 15), count: 64)
+        let join = #"{"type":"join","name":""# + accented + #""}"#
+        guard case .failure(let error) = ClientMessage.parse(join) else {
+            Issue.record("a 64-character name of \(accented.utf8.count) bytes was accepted")
+            return
+        }
+        #expect(error.description == #"the field "name" of join is refused: it is longer than 256 bytes"#)
+        let longMid = #"{"type":"share","on":true,"mid":"2"# + String(repeating: "\u{301}", count: 40) + #""}"#
+        if case .success = ClientMessage.parse(longMid) { Issue.record("a mid of one character and 81 bytes was accepted") }
+        let type = String(repeating: "x" + String(repeating: "\u{301}", count: 30), count: 40)
+        guard case .failure(.unknownType(let quoted)) = ClientMessage.parse(#"{"type":""# + type + #""}"#) else {
+            Issue.record("an unknown type was not refused as one")
+            return
+        }
+        #expect(quoted.unicodeScalars.count == 40)
+    }
+
     @Test func integersStayIntegersThroughTheRelay() {
         let value = JSONValue.parse(#"{"a":812,"b":0.5,"c":[true,null,"x"],"d":{"e":-3}}"#)
         #expect(value?.text == #"{"a":812,"b":0.5,"c":[true,null,"x"],"d":{"e":-3}}"#)

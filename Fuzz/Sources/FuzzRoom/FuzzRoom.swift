@@ -2,7 +2,11 @@
 // as source: that module's C side is of no use to a fuzzer). Each input is a script of frames,
 // one per line, sent by three connections in turn (two joined, one not) on a clock that moves
 // 37 ms a frame. Whatever arrives: nothing crashes, everything the room sends is JSON, a refused
-// message is answered to its sender alone, and the room never holds more than its limit.
+// message is answered to its sender alone, the room never holds more than its limit, and every
+// frame it sends fits the limit a client reads with (RoomSocket.maxIncoming, the same figure as
+// RoomLimits.maxFrameBytes; here both are taken as the room's limit, made small so that the
+// fuzzer can reach it: 2048 bytes, four participants with the longest names still fit in a
+// welcome). A frame the room accepted at the limit must not grow past it when relayed.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
@@ -12,6 +16,7 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var limits = RoomLimits(grace: .seconds(2))
     limits.maxParticipants = 4
     limits.maxQueued = 8
+    limits.maxFrameBytes = 2048
     var room = Room(name: "fuzz", limits: limits, secrets: .seeded(1))
     var now = ContinuousClock.Instant.now
     for connection in 1...3 { room.connected(connection, now: now) }
@@ -29,6 +34,14 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         for output in answer + others {
             guard case .send(_, let text) = output else { continue }
             precondition(JSONValue.parse(text) != nil, "the room sent text that is not JSON: \(text)")
+            if text.utf8.count > limits.maxFrameBytes {
+                // Named by kind: a relayed message (signal, share, media) and the room's own
+                // (welcome, joined, error) outgrow the limit for different reasons.
+                let type = JSONValue.parse(text)?.objectValue?["type"]?.stringValue ?? "?"
+                let relayed = ["signal", "share", "media"].contains(type)
+                fatalError("the room sent \(relayed ? "a relayed" : "its own") \(type) frame of \(text.utf8.count) bytes, "
+                           + "over the client's limit of \(limits.maxFrameBytes)")
+            }
         }
         if refused {
             for case .send(let target, _) in answer {

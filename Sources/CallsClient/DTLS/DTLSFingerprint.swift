@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 /// A certificate fingerprint as SDP carries it (RFC 8122 §5): `a=fingerprint:sha-256 AB:CD:…:EF`.
 ///
 /// Two fingerprints compare in constant time over their digest bytes (the algorithm name is not
@@ -25,16 +23,6 @@ public struct DTLSFingerprint: Hashable, Sendable, CustomStringConvertible {
             case .sha256: 32
             case .sha384: 48
             case .sha512: 64
-            }
-        }
-
-        var evpDigest: OpaquePointer? {
-            switch self {
-            case .sha1: EVP_sha1()
-            case .sha224: EVP_sha224()
-            case .sha256: EVP_sha256()
-            case .sha384: EVP_sha384()
-            case .sha512: EVP_sha512()
             }
         }
     }
@@ -108,15 +96,5 @@ public struct DTLSFingerprint: Hashable, Sendable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(algorithm)
         hasher.combine(digest)
-    }
-
-    /// The fingerprint of an OpenSSL certificate (`X509 *`) with `algorithm`.
-    static func of(certificate: OpaquePointer, algorithm: Algorithm) throws(DTLSError) -> DTLSFingerprint {
-        var buffer = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        guard X509_digest(certificate, algorithm.evpDigest, &buffer, &length) == 1 else {
-            throw .setupFailed(OpenSSLErrorQueue.drain(fallback: "X509_digest failed"))
-        }
-        return try DTLSFingerprint(algorithm: algorithm, digest: Array(buffer.prefix(Int(length))))
     }
 }

@@ -13,6 +13,11 @@ enum ICECandidateLine {
         if text.hasPrefix("a=") { text = text.dropFirst(2) }
         func fail(_ reason: String) -> ICEError { .malformedCandidate(line: line, reason: reason) }
         guard text.hasPrefix("candidate:") else { throw fail("it does not start with \"candidate:\"") }
+        // libnice takes the line as a C string (a NUL would cut it short of what was checked here),
+        // and a line break inside would make it more than one SDP line.
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw fail("it holds control characters")
+        }
         let fields = text.dropFirst("candidate:".count).split(separator: " ", omittingEmptySubsequences: false)
         guard !fields.contains(where: \.isEmpty) else { throw fail("fields must be separated by single spaces") }
         guard fields.count >= 8 else {

@@ -106,6 +106,14 @@ public struct SessionNegotiation: Sendable {
 
     /// Reads a completed exchange. `weOffered` says which of the two is ours.
     public static func read(answer: SessionDescription, offer: SessionDescription, weOffered: Bool) throws(Failure) -> SessionNegotiation {
+        // A mid names one section (RFC 9143 §7.2.1); with two, which codec goes with which
+        // transceiver would be a guess.
+        for (description, name) in [(answer, weOffered ? "the answer" : "our answer"), (offer, weOffered ? "our offer" : "the offer")] {
+            var seen = Set<String>()
+            for mid in description.media.compactMap(\.mid) where !seen.insert(mid).inserted {
+                throw Failure(description: "\(name) has two media sections with a=mid:\(mid)")
+            }
+        }
         let remote = weOffered ? answer : offer
         let transport = try remoteTransport(remote, remoteIsAnswer: weOffered)
         var media: [String: Media] = [:]

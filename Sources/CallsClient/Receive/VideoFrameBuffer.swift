@@ -47,8 +47,10 @@ struct VideoFrameBuffer: Sendable {
     private var reorder: VideoReorderBuffer<RTPPacket>
     private var depayloader: VideoDepayloader
     private var ssrc: UInt32?
-    /// Packets the previous stream left when a new SSRC came, to depayload before the new one's.
-    private var previousStream: [RTPPacket] = []
+    /// What earlier streams left when a new SSRC came, one run of packets per stream, to
+    /// depayload before the current one's: the first run continues the stream decoded so far,
+    /// each later one (the SSRC changed more than once between releases) starts afresh.
+    private var previousStreams: [[RTPPacket]] = []
     private var newStreams = 0
     /// A new SSRC came since the last release: the depayloader starts afresh after the old packets.
     private var streamChanged = false
@@ -70,7 +72,7 @@ struct VideoFrameBuffer: Sendable {
     /// One packet as it arrived.
     mutating func insert(_ packet: RTPPacket, now: ContinuousClock.Instant) {
         if let current = ssrc, current != packet.ssrc {
-            previousStream += reorder.drain()
+            previousStreams.append(reorder.drain())
             newStreams += 1
             streamChanged = true
         }
@@ -84,21 +86,28 @@ struct VideoFrameBuffer: Sendable {
 
     /// Gives what may go on now to `decode`, frame by frame in order, and learns from each outcome.
     mutating func release(now: ContinuousClock.Instant, decode: (DepayloadedFrame) -> Decoded) {
-        let previous = previousStream
-        previousStream = []
-        for packet in previous { depayload(packet, decode: decode) }
+        let previous = previousStreams
+        previousStreams = []
+        for (index, packets) in previous.enumerated() {
+            if index > 0 { startAfresh() }
+            for packet in packets { depayload(packet, decode: decode) }
+        }
         if streamChanged {
-            // A new stream: its numbering owes nothing to the old one's, and its frames refer to
-            // nothing decoded so far.
             streamChanged = false
-            depayloader = VideoDepayloader(codec: codec)
-            waitingForKeyframe = true
+            startAfresh()
         }
         for packet in reorder.release(now: now) { depayload(packet, decode: decode) }
         let repair = reorder.counters
         counters.packetsRecovered = repair.reordered
         counters.packetsGivenUp = repair.skipped
         counters.restarts = repair.restarts + newStreams
+    }
+
+    /// A new stream: its numbering owes nothing to the old one's, and its frames refer to nothing
+    /// decoded so far.
+    private mutating func startAfresh() {
+        depayloader = VideoDepayloader(codec: codec)
+        waitingForKeyframe = true
     }
 
     /// When `release` may next give something out although nothing new arrives, or nil.

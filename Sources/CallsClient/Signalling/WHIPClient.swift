@@ -82,7 +82,7 @@ public actor WHIPClient {
     public init(configuration: Configuration, http: HTTPClient, logger: Logger = .disabled,
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
                 wallClock: @escaping @Sendable () -> Date = { Date() }) throws(WHIPError) {
-        guard Self.httpScheme(of: configuration.endpoint) != nil else { throw .invalidURL(configuration.endpoint) }
+        guard HTTPURL.scheme(of: configuration.endpoint) != nil else { throw .invalidURL(configuration.endpoint) }
         if let token = configuration.bearerToken,
            token.isEmpty || token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw .invalidToken
@@ -127,7 +127,7 @@ public actor WHIPClient {
         default: throw .unexpectedStatus(url: url, status: response.status, expected: "201 Created")
         }
         guard let location = response.headers["Location"] else { throw .missingLocation(url: url) }
-        guard let resource = Self.resolve(location, against: url) else {
+        guard let resource = HTTPURL.resolve(location, against: url) else {
             throw .badLocation(url: url, location: location)
         }
         guard HTTPOrigin(resource) == HTTPOrigin(configuration.endpoint) else {
@@ -286,7 +286,7 @@ public actor WHIPClient {
                 guard let location = response.headers["Location"] else {
                     throw .redirectWithoutLocation(url: url, status: response.status)
                 }
-                guard let next = Self.resolve(location, against: url) else {
+                guard let next = HTTPURL.resolve(location, against: url) else {
                     throw .badLocation(url: url, location: location)
                 }
                 guard HTTPOrigin(next) == home else {
@@ -317,22 +317,5 @@ public actor WHIPClient {
         do { return Array(try fragment.serialized().utf8) } catch {
             throw .invalidFragment(url: url, reason: error.description)
         }
-    }
-
-    /// `location` resolved against `base` (RFC 3986 §5), if the result is an http or https URL.
-    static func resolve(_ location: String, against base: String) -> String? {
-        let trimmed = location.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, let baseURL = URL(string: base),
-              let resolved = URL(string: trimmed, relativeTo: baseURL)?.absoluteURL,
-              resolved.host?.isEmpty == false else { return nil }
-        let text = resolved.absoluteString
-        return httpScheme(of: text) == nil ? nil : text
-    }
-
-    /// "http" or "https" (lower-cased) when `url` is one, else nil.
-    static func httpScheme(of url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", components.host?.isEmpty == false else { return nil }
-        return scheme
     }
 }

@@ -12,7 +12,9 @@ public enum ClientMessage: Hashable, Sendable {
         case offer, answer, candidate
     }
 
-    /// Names are counted in UTF-8 bytes: one character can carry any number of combining marks.
+    /// Names are counted in UTF-8 bytes: one character can carry any number of combining marks,
+    /// and what the room writes about its participants (welcome, joined) must stay far below the
+    /// frame limit. Resume keys, ids and mids are ASCII tokens, bounded in bytes.
     public static let maxNameBytes = 64
     public static let maxResumeCharacters = 128
     public static let maxIDCharacters = 32
@@ -30,7 +32,7 @@ public enum ClientMessage: Hashable, Sendable {
         case "signal": return parseSignal(object)
         case "share": return parseShare(object)
         case "media": return parseMedia(object)
-        default: return .failure(.unknownType(String(typeName.prefix(40))))
+        default: return .failure(.unknownType(String(typeName.unicodeScalars.prefix(40))))
         }
     }
 
@@ -54,7 +56,7 @@ public enum ClientMessage: Hashable, Sendable {
         switch object["resume"] {
         case nil, .null?: break
         case .string(let key)?:
-            guard key.count <= maxResumeCharacters else {
+            guard key.utf8.count <= maxResumeCharacters else {
                 return .failure(.invalid(field: "resume", in: "join", why: "it is longer than \(maxResumeCharacters) characters"))
             }
             resume = key.isEmpty ? nil : key
@@ -65,7 +67,7 @@ public enum ClientMessage: Hashable, Sendable {
 
     private static func parseSignal(_ object: [String: JSONValue]) -> Result<ClientMessage, RoomMessageError> {
         guard let to = object["to"] else { return .failure(.missing(field: "to", in: "signal")) }
-        guard let target = to.stringValue, !target.isEmpty, target.count <= maxIDCharacters else {
+        guard let target = to.stringValue, !target.isEmpty, target.utf8.count <= maxIDCharacters else {
             return .failure(.wrongType(field: "to", in: "signal", want: "a participant id such as \"p1\""))
         }
         guard let kindField = object["kind"] else { return .failure(.missing(field: "kind", in: "signal")) }
@@ -85,7 +87,7 @@ public enum ClientMessage: Hashable, Sendable {
             }
         }
         if let mid = object["mid"], mid != .null {
-            guard let text = mid.stringValue, text.count <= maxMidCharacters else {
+            guard let text = mid.stringValue, text.utf8.count <= maxMidCharacters else {
                 return .failure(.wrongType(field: "mid", in: "signal", want: "a short string"))
             }
         }
@@ -97,7 +99,7 @@ public enum ClientMessage: Hashable, Sendable {
         guard let isOn = on.boolValue else { return .failure(.wrongType(field: "on", in: "share", want: "true or false")) }
         var mid: String?
         if let field = object["mid"], field != .null {
-            guard let text = field.stringValue, text.count <= maxMidCharacters else {
+            guard let text = field.stringValue, text.utf8.count <= maxMidCharacters else {
                 return .failure(.wrongType(field: "mid", in: "share", want: "a short string"))
             }
             mid = text

@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/ICE/ICECandidateLine.swift

@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/DTLS/DTLSFingerprint.swift

@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/Share/RTCPReceiver.swift

@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/Call/RoomMessage.swift

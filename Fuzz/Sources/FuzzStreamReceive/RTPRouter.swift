@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/PeerConnection/RTPRouter.swift

@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/Receive/VideoReorderBuffer.swift

@@ -1,0 +1,1 @@
+../../../Sources/VideoSend/RateControl/TransportFeedbackAdapter.swift

@@ -1,0 +1,1 @@
+../../../Sources/VideoSend/Encoders/VideoCodec.swift
