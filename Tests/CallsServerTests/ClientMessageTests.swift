@@ -52,7 +52,7 @@ import Testing
             Issue.record("a 64-character name of \(accented.utf8.count) bytes was accepted")
             return
         }
-        #expect(error.description == #"the field "name" of join is refused: it is longer than 256 bytes"#)
+        #expect(error.description == #"the field "name" of join is refused: it is longer than 64 bytes in UTF-8"#)
         let longMid = #"{"type":"share","on":true,"mid":"2"# + String(repeating: "\u{301}", count: 40) + #""}"#
         if case .success = ClientMessage.parse(longMid) { Issue.record("a mid of one character and 81 bytes was accepted") }
         let type = String(repeating: "x" + String(repeating: "\u{301}", count: 30), count: 40)

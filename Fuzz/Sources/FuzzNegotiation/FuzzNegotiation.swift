@@ -37,7 +37,15 @@ private func negotiation(_ text: String, weOffered: Bool) {
           let answer = try? SessionDescription.parse(parts[1]) else { return }
     let remote = weOffered ? answer : offer
     if let transport = try? SessionNegotiation.remoteTransport(remote, remoteIsAnswer: weOffered) {
-        check(transport.fingerprint.digest.count == transport.fingerprint.algorithm.digestLength, "a fingerprint of the wrong length")
+        check(!transport.fingerprints.isEmpty, "a remote transport without a fingerprint")
+        for fingerprint in transport.fingerprints {
+            check(fingerprint.digest.count == fingerprint.algorithm.digestLength, "a fingerprint of the wrong length")
+        }
+        check(Set(transport.fingerprints).count == transport.fingerprints.count, "a fingerprint listed twice")
+        let accepted = DTLSFingerprint.accepted(transport.fingerprints)
+        check(!accepted.isEmpty, "every fingerprint refused although some were offered")
+        check(!accepted.contains { $0.algorithm == .sha1 } || !transport.fingerprints.contains { $0.algorithm.isStrong },
+              "a SHA-1 fingerprint accepted beside a stronger one")
         check(Set(transport.candidates).count == transport.candidates.count, "a candidate listed twice")
         if weOffered, let first = remote.media.first(where: { !$0.isRejected }) {
             if case .active? = remote.transport(for: first).setup {

@@ -150,22 +150,6 @@ final class RequestCompletion: Sendable {
     }
 }
 
-/// A one-shot Dispatch timer on a global queue. A `DispatchSource` may be resumed and cancelled
-/// from any thread (Dispatch's contract), which is all this wrapper exposes.
-final class DeadlineTimer: @unchecked Sendable {
-    /// A queue of its own: the global queue has as many threads as cores, so work blocking there
-    /// (a test's sleep, a slow lookup) kept a 200 ms deadline from firing for 25 s on 2 cores.
-    private static let queue = DispatchQueue(label: "sharectl.deadlines")
-    private let source: any DispatchSourceTimer
-    init(after interval: DispatchTimeInterval, _ handler: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: Self.queue)
-        source.schedule(deadline: .now() + interval)
-        source.setEventHandler(handler: handler)
-    }
-    func arm() { source.resume() }
-    func cancel() { source.cancel() }
-}
-
 /// Fails a request whose start work was dropped by a stopped loop (see `HTTPClient.send`).
 private final class LoopTicket: Sendable {
     private let ran = Atomic<Bool>(false)

@@ -1,0 +1,1 @@
+../../../Sources/CallsClient/Signalling/DurationText.swift
