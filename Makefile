@@ -21,7 +21,9 @@ build:
 test:
 	@scripts/setup.sh test
 	@$(SWIFT) build --build-tests 2>&1 | scripts/swift-output.sh
-	@$(BIN) version  # the C libraries this run tests against
+	@$(BIN) version  # the C libraries this run tests against, and their Debian packages
+	@dpkg-query -W -f='  $${Package} $${Version}\n' libssl3 libnice10 libsrtp2-1 libsoup-3.0-0 libopus0 \
+	    libvpx7 libx264-164 libavcodec59 libpipewire-0.3-0 libglib2.0-0 chromium 2>/dev/null || true
 	@$(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@scripts/gates/run.sh
