@@ -94,11 +94,10 @@ public final class GLibLoop: Sendable {
 
     /// Runs `work` on the loop thread and waits for its result. Blocks the caller: call it from a
     /// plain thread, never from an actor or the cooperative pool (async code awaits `perform`).
-    /// From the loop thread it runs inline. Debug builds trap when it is called inside a task.
+    /// From the loop thread it runs inline. One caller still reaches it from a task: a portal
+    /// capture's `stop()` (closing the portal session) when a share stops its sending side.
     public func invokeAndWait<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isLoopThread { return try work() }
-        assert(withUnsafeCurrentTask { $0 == nil },
-               "GLibLoop.invokeAndWait blocks its thread: from async code use `await loop.perform { … }`")
         let result = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         invoke {
