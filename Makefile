@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 BIN          := .build/debug/sharectl
 
-.PHONY: all setup build test demo bench fuzz fuzz-smoke gates sanitize notices clean
+.PHONY: all setup build test demo bench fuzz fuzz-long fuzz-smoke gates sanitize notices clean
 
 all: build
 
@@ -52,6 +52,11 @@ gates:
 sanitize:
 	@scripts/setup.sh test
 	@scripts/sanitize.sh
+
+# The long run: every target for ten million inputs, or 30 minutes where it is slower.
+fuzz-long:
+	@scripts/setup.sh fuzz
+	@FUZZ_SECONDS=1800 FUZZ_RUNS=10000000 scripts/fuzz.sh
 
 fuzz-smoke:
 	@FUZZ_SECONDS=$(SMOKE_SECONDS) scripts/fuzz.sh

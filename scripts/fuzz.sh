@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds every libFuzzer target under Fuzz/Sources and runs each for FUZZ_SECONDS (default 60).
+# Builds every libFuzzer target under Fuzz/Sources and runs each for FUZZ_SECONDS (default 60),
+# or until it has run FUZZ_RUNS inputs when that is set and comes first (`make fuzz-long`: ten
+# million inputs or 30 minutes a target).
 #
 # Inputs:   Fuzz/Corpus/<target>/       seeds, kept in git (made from the tests' fixtures)
 #           Fuzz/Regressions/<target>/  inputs that once failed; each is replayed before fuzzing
@@ -13,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 seconds=${FUZZ_SECONDS:-60}
+runs_cap=()
+[ -n "${FUZZ_RUNS:-}" ] && runs_cap=(-runs="$FUZZ_RUNS")
 # The manifest lists Sources/Fuzz* when it runs: a cached one would miss a new target.
 flags=(-c release --manifest-cache none -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
 started=$SECONDS
@@ -84,12 +88,13 @@ for t in $targets; do
     fi
 
     seeds=(); [ -d "Corpus/$t" ] && seeds=("Corpus/$t")
-    echo "fuzz: $t for ${seconds}s"
-    if "${run[@]}" -max_total_time="$seconds" -print_final_stats=1 "$corpus" "${seeds[@]}" > ".build/$t.log" 2>&1; then
+    echo "fuzz: $t for ${seconds}s${FUZZ_RUNS:+ or $FUZZ_RUNS inputs, whichever comes first}"
+    t_started=$SECONDS
+    if "${run[@]}" -max_total_time="$seconds" "${runs_cap[@]}" -print_final_stats=1 "$corpus" "${seeds[@]}" > ".build/$t.log" 2>&1; then
         runs=$(grep -E '^stat::number_of_executed_units' ".build/$t.log" | awk '{print $2}')
         rate=$(grep -E '^stat::average_exec_per_sec' ".build/$t.log" | awk '{print $2}')
         cov=$(grep -oE 'cov: [0-9]+' ".build/$t.log" | tail -1)
-        echo "fuzz: $t ok: ${runs:-?} inputs, ${rate:-?} exec/s, ${cov:-cov: ?}, no crash"
+        echo "fuzz: $t ok: ${runs:-?} inputs in $((SECONDS - t_started)) s, ${rate:-?} exec/s, ${cov:-cov: ?}, no crash"
     else
         judge "$t" ".build/$t.log" "fuzzing" || { ls "$crashes"; failed=1; }
     fi
