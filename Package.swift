@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "ShareCore", targets: ["ShareCore"]),
         .library(name: "RTPWire", targets: ["RTPWire"]),
         .library(name: "SDPWire", targets: ["SDPWire"]),
+        .library(name: "RoomProtocol", targets: ["RoomProtocol"]),
     ],
     targets: [
         // MARK: C libraries
@@ -68,18 +69,37 @@ let package = Package(
             dependencies: ["ShareCore", "RTPWire", "ScreenCapture", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
             swiftSettings: swift6),
         .target(name: "ScreenWatchdog", dependencies: ["ShareCore", "ScreenCapture"], swiftSettings: swift6),
+        // MARK: The call stack, one layer a target; each imports only the layers below it.
+        // The room protocol: messages and the room's rules, shared by server, client and fuzzers.
+        .target(name: "RoomProtocol", dependencies: ["ShareCore"], swiftSettings: swift6),
+        // WebRTC transport: ICE (libnice), DTLS (OpenSSL), SRTP (libsrtp2), demux and consent.
+        .target(
+            name: "WebRTCTransport",
+            dependencies: ["ShareCore", "GLibLoop", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL"],
+            swiftSettings: swift6),
+        // Signalling: HTTP, WHIP, trickle ICE and the room socket (libsoup).
+        .target(
+            name: "Signalling",
+            dependencies: ["ShareCore", "GLibLoop", "RoomProtocol", "CSoup", "CShareSoup", "CGIO"],
+            swiftSettings: swift6),
+        // The peer connection: transceivers, JSEP, RTP send and receive, audio, decoding.
+        .target(
+            name: "CallMedia",
+            dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
+                           "WebRTCTransport", "COpus", "CShareOpus", "CAVCodec", "CPipeWire", "CSharePipeWire"],
+            swiftSettings: swift6),
+        // Calls and shares: the call session and the WHIP share. Imports no C module.
         .target(
             name: "CallsClient",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
-                           "ScreenWatchdog", "CNice", "CGIO", "CShareGLib", "CSRTP", "COpenSSL", "CShareSSL", "COpus",
-                           "CShareOpus", "CSoup", "CShareSoup", "CAVCodec", "CPipeWire", "CSharePipeWire"],
+                           "ScreenWatchdog", "RoomProtocol", "WebRTCTransport", "Signalling", "CallMedia"],
             swiftSettings: swift6),
-        .target(name: "CallsServer", dependencies: ["ShareCore", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
+        .target(name: "CallsServer", dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
                 resources: [.copy("Client")], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
-                           "CallsClient", "CallsServer"],
+                           "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol"],
             swiftSettings: swift6),
 
         // MARK: Tests — one target per module
@@ -93,7 +113,7 @@ let package = Package(
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"],
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop"], swiftSettings: swift6),
     ]
 )

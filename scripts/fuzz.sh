@@ -37,7 +37,7 @@ echo "fuzz: built in $((SECONDS - started)) s"
 mkdir -p .build/bin
 # The modules every target links: the wire libraries and the plain-Swift support targets.
 objects=()
-for m in ShareCore RTPWire SDPWire PureVideoSend ScriptInput; do objects+=(.build/release/$m.build/*.o); done
+for m in ShareCore RTPWire SDPWire RoomProtocol PureVideoSend ScriptInput; do objects+=(.build/release/$m.build/*.o); done
 
 # known_bug TARGET LOG: the text of a FUZZ_KNOWN_BUGS entry for TARGET found in LOG, if any.
 known_bug() {

@@ -5,6 +5,7 @@ import Foundation
 import GLibLoop
 import ShareCore
 import Synchronization
+import RoomProtocol
 
 /// How `RoomServer` listens.
 public struct RoomServerConfiguration: Sendable {

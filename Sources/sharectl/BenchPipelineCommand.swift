@@ -5,6 +5,7 @@ import ScreenCapture
 import ShareCore
 import Synchronization
 import VideoSend
+import WebRTCTransport
 
 /// `sharectl bench-pipeline FRAMES.bgrx`: the send pipeline's throughput on 1920×1080 screen
 /// content, as fast as it goes (not paced): convert (libyuv BGRx → I420) → encode (x264 or libvpx,

@@ -3,6 +3,7 @@ import ScreenCapture
 import ScreenWatchdog
 import ShareCore
 import Synchronization
+import RoomProtocol
 
 /// `sharectl camera list` and `sharectl camera test`: the cameras here, and the director run
 /// against them with every step printed.

@@ -4,6 +4,7 @@ import Foundation
 import GLibLoop
 import ShareCore
 import VideoSend
+import RoomProtocol
 
 /// `sharectl demo`: the built-in default, a room call on this machine. It starts the room server
 /// (`sharectl serve`) in this process on loopback, shares the synthetic screen and a 440 Hz tone

@@ -4,6 +4,7 @@ import ScreenCapture
 import ShareCore
 import Synchronization
 import VideoSend
+import CallMedia
 
 /// `sharectl share --room-file PATH|--room ROOM-URL|$SHARECTL_ROOM_URL --name NAME [--source synthetic] [--camera none|synthetic|auto|DEVICE|synthetic:NAME]
 /// [--audio synthetic|mic[:NODE]|none] [--audio-output NODE|none] [--duration S] [--stats-json PATH] [--size WxH] [--fps N]

@@ -1,6 +1,9 @@
 import Foundation
 import ScreenWatchdog
 import ShareCore
+import CallMedia
+import RoomProtocol
+import Signalling
 
 /// Carries out one scenario on a thread of its own: starts the room server, sharers, viewers and
 /// the browser it names, puts its faults in at their times (commands on the processes' standard

@@ -2,6 +2,7 @@ import CallsServer
 import Foundation
 import GLibLoop
 import ShareCore
+import RoomProtocol
 
 /// `sharectl serve --listen HOST:PORT --room NAME [--grace S] [--state PATH]
 /// [--tls-cert PEM --tls-key PEM] [--allow-origin ORIGIN]...`: the room server and its browser client. The first line it

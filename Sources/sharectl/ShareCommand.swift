@@ -4,6 +4,7 @@ import GLibLoop
 import ScreenCapture
 import ShareCore
 import VideoSend
+import WebRTCTransport
 
 /// `sharectl share --source synthetic|portal[:window|:virtual]|pipewire:NODE [--unattended]
 /// [--restore-token-file PATH] [--no-cursor] --whip URL [--token-file PATH | --token T | $WHIP_TOKEN] [--codec h264|vp8] [--duration S]

@@ -1,6 +1,9 @@
 import CallsClient
 import ScreenCapture
 import VideoSend
+import CallMedia
+import Signalling
+import WebRTCTransport
 
 enum VersionCommand {
     static func run(_ arguments: Arguments) throws {
@@ -15,8 +18,8 @@ enum VersionCommand {
               libnice     linked (a ready component reads "\(TransportLibraries.niceReadyStateName)")
               OpenSSL     \(TransportLibraries.openSSLVersion)
               libsrtp2    \(TransportLibraries.srtpVersion)
-              libopus     \(TransportLibraries.opusVersion)
-              libsoup     \(TransportLibraries.soupVersion)
+              libopus     \(MediaLibraries.opusVersion)
+              libsoup     \(SignallingLibraries.soupVersion)
             """)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ShareCore
+import RoomProtocol
 
 /// sharectl — share a Linux screen into calls. Each command is one function; `help` lists them.
 

@@ -5,6 +5,7 @@ import ShareCore
 import Synchronization
 import VideoSend
 import Testing
+@testable import CallMedia
 
 /// The pure parts of call audio through PipeWire: the playout mixer, cutting captured audio into
 /// 20 ms frames, the send deadline and the silent-microphone verdict (on a manual clock: `t(ms)`).

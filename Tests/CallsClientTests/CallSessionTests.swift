@@ -3,6 +3,7 @@ import CallsServer
 import Foundation
 import GLibLoop
 import Testing
+@testable import RoomProtocol
 
 /// Two call sessions in a room of a real room server on 127.0.0.1 (libsoup WebSockets, libnice,
 /// DTLS-SRTP, x264, Opus): the viewer decodes the sharer's screen and tone, the sharer sees the

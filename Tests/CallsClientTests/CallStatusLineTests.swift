@@ -1,5 +1,7 @@
 @testable import CallsClient
 import Testing
+@testable import CallMedia
+@testable import RoomProtocol
 
 /// The room share's headline: the screen as a WHIP share says it, to one person or to several.
 @Suite struct CallStatusLineTests {

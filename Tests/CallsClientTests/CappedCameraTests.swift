@@ -6,6 +6,7 @@ import ShareCore
 import Synchronization
 import Testing
 import VideoSend
+@testable import CallMedia
 
 /// A camera beside a shared screen, between two real peer connections on 127.0.0.1: capped at
 /// 500 kbit/s and 360 lines from its first frame, still capped after a switch to a camera of

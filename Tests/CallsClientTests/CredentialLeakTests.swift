@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import ShareCore
 import Testing
+@testable import Signalling
 
 /// A room link's `?t=` token or a query token in a WHIP URL never reaches an error message or a
 /// log: they name the server (and path) without it.

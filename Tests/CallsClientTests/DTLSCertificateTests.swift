@@ -1,5 +1,6 @@
 @testable import CallsClient
 import Testing
+@testable import WebRTCTransport
 
 @Suite struct DTLSCertificateTests {
     @Test func freshCertificateIsSelfSignedP256WithSharectlNameAndThirtyDaysEitherSide() throws {

@@ -1,5 +1,6 @@
 import CallsClient
 import Testing
+@testable import WebRTCTransport
 
 @Suite struct DTLSPacketDemuxTests {
     @Test(arguments: [

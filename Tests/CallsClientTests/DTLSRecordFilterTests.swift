@@ -1,5 +1,6 @@
 @testable import CallsClient
 import Testing
+@testable import WebRTCTransport
 
 @Suite struct DTLSRecordFilterTests {
     /// A record header: type, DTLS 1.2, epoch, sequence 0, length; then `body`.

@@ -1,6 +1,7 @@
 @testable import CallsClient
 import ShareCore
 import Testing
+@testable import WebRTCTransport
 
 /// Two transports back to back in memory: each one's `send` queues datagrams for the other, and
 /// `pump()` delivers them until both queues are empty. A filter may drop datagrams on the way.

@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import GLibLoop
 import Testing
+@testable import Signalling
 
 /// The libsoup client against a real HTTP server (scripts/whip-test-server.py) on 127.0.0.1.
 @Suite struct HTTPClientTests {

@@ -1,5 +1,6 @@
 import CallsClient
 import Testing
+@testable import Signalling
 
 /// RFC 6454 origins, as WHIP's token rule compares them.
 @Suite struct HTTPOriginTests {

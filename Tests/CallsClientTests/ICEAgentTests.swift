@@ -4,6 +4,7 @@ import GLibLoop
 import ShareCore
 import Synchronization
 import Testing
+@testable import WebRTCTransport
 
 /// Real libnice agents on 127.0.0.1. Timeouts below only guard against hangs; nothing asserts
 /// how long a step took.

@@ -1,5 +1,8 @@
 @testable import CallsClient
 import Testing
+@testable import CallMedia
+@testable import Signalling
+@testable import WebRTCTransport
 
 /// The ICE layer's pure parts: candidate-line checks, STUN/TURN URLs, failure wording, address choice.
 @Suite struct ICEParsingTests {

@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+@testable import WebRTCTransport
 
 /// STUN/TURN host names are looked up on a thread of their own, within a deadline: a resolver
 /// that hangs costs the deadline, not the share.

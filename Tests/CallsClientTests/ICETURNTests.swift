@@ -4,6 +4,9 @@ import GLibLoop
 import ShareCore
 import Synchronization
 import Testing
+@testable import CallMedia
+@testable import Signalling
+@testable import WebRTCTransport
 
 /// Relay candidates through a real TURN server: Debian's coturn (`turnserver`) on 127.0.0.1 with a
 /// static long-term user. Skipped where coturn is not installed (`apt-get install coturn`).

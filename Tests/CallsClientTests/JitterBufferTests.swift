@@ -1,5 +1,6 @@
 import CallsClient
 import Testing
+@testable import CallMedia
 
 /// The receive jitter buffers on a manual clock: `t(ms)` is an instant that many milliseconds
 /// after a fixed start; the playout clock pulls every 20 ms as it would.

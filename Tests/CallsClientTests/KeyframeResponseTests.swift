@@ -1,5 +1,6 @@
 import Testing
 @testable import CallsClient
+@testable import CallMedia
 
 @Suite struct KeyframeResponseTests {
     @Test func requestsAreTimedToTheKeyframeThatAnswersThem() {

@@ -1,5 +1,6 @@
 import Testing
 @testable import CallsClient
+@testable import CallMedia
 
 /// The receive side's NACK decisions on a manual clock (microseconds).
 @Suite struct NACKGeneratorTests {

@@ -1,5 +1,9 @@
 import CallsClient
 import Testing
+@testable import CallMedia
+@testable import RoomProtocol
+@testable import ShareCore
+@testable import Signalling
 
 @Suite struct OpusTests {
     @Test func toneSurvivesEncodeAndDecodeAtItsLevel() throws {

@@ -2,6 +2,7 @@
 import Foundation
 import GLibLoop
 import Testing
+@testable import CallMedia
 
 /// Trickled candidates may overtake the description they belong to (signalling over two paths).
 @Suite struct PeerConnectionEarlyCandidateTests {

@@ -3,6 +3,7 @@ import RTPWire
 import Synchronization
 import Testing
 import VideoSend
+@testable import CallMedia
 
 /// The peer connection's pure parts: reception statistics, the PLI policy, RTP routing.
 @Suite struct PeerConnectionPartsTests {

@@ -3,6 +3,8 @@ import Foundation
 import GLibLoop
 import ShareCore
 import Testing
+@testable import CallMedia
+@testable import WebRTCTransport
 
 /// Descriptions a peer connection must refuse, each with a reason a person can act on.
 @Suite struct PeerConnectionRefusalTests {

@@ -6,6 +6,7 @@ import ScreenCapture
 import ShareCore
 import Testing
 import VideoSend
+@testable import CallMedia
 
 /// A call leg as a room call uses it, between two real peer connections on 127.0.0.1: audio and a
 /// camera both ways, then a screen added by a re-offer, a re-offer from the other side, and the

@@ -7,6 +7,7 @@ import ShareCore
 import Synchronization
 import Testing
 import VideoSend
+@testable import CallMedia
 
 /// Two real peer connections in one process on 127.0.0.1 (libnice, OpenSSL DTLS, libsrtp2, x264 or
 /// libvpx, libavcodec, libopus). Timeouts only guard against hangs; nothing asserts how long a

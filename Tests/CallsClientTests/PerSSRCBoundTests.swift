@@ -1,6 +1,8 @@
 @testable import CallsClient
 import RTPWire
 import Testing
+@testable import CallMedia
+@testable import WebRTCTransport
 
 /// A peer may send from as many SSRCs as it likes; what the receive path keeps per SSRC is bounded
 /// (`perConnectionSSRCs`), the least recently seen stream going first.

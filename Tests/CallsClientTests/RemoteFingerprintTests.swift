@@ -1,6 +1,8 @@
 @testable import CallsClient
 import SDPWire
 import Testing
+@testable import CallMedia
+@testable import WebRTCTransport
 
 /// Every `a=fingerprint` of the peer's description counts (RFC 8122 §5: a description may carry
 /// several, in several hashes, at session and media level).

@@ -1,5 +1,9 @@
 import CallsClient
 import Testing
+@testable import CallMedia
+@testable import RoomProtocol
+@testable import ShareCore
+@testable import Signalling
 
 /// The pure parts of a room call: the protocol's messages, the invite link, the view tracker's
 /// freeze and stall rules and the reconnect watch, on a manual clock.

@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+@testable import WebRTCTransport
 
 /// An RTP packet: v=2, PT 96, the given sequence number, timestamp 0x01020304, SSRC 0x11223344.
 func rtpPacket(sequence: UInt16, payload: [UInt8] = Array("a frame of video".utf8), ssrc: UInt32 = 0x1122_3344) -> [UInt8] {

@@ -6,6 +6,7 @@ import ShareCore
 import Synchronization
 import Testing
 import VideoSend
+@testable import CallMedia
 
 /// The whole send path without a network: the synthetic screen on its thread, the frame queue,
 /// the encoder thread, the payloader and the RTP stream sender; then the receive side parses the

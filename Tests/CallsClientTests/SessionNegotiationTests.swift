@@ -1,6 +1,10 @@
 @testable import CallsClient
 import SDPWire
 import Testing
+@testable import CallMedia
+@testable import RoomProtocol
+@testable import ShareCore
+@testable import Signalling
 
 /// Reading a completed offer/answer exchange.
 @Suite struct SessionNegotiationTests {

@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import ScreenWatchdog
 import Testing
+@testable import RoomProtocol
 
 /// The watchdog's status as a share line carries it: written by `ShareStats` (`--stats-json`),
 /// read back by `sharectl diagnose`'s reader, and said on the status line's second line.

@@ -2,6 +2,7 @@
 import RTPWire
 import Testing
 import VideoSend
+@testable import CallMedia
 
 @Suite struct TransportFeedbackRecorderTests {
     @Test func reportsEveryNumberOnceAsArrivedOrMissing() {

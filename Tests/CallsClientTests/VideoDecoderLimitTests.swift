@@ -1,6 +1,10 @@
 import CallsClient
 import Testing
 import VideoSend
+@testable import CallMedia
+@testable import RoomProtocol
+@testable import ShareCore
+@testable import Signalling
 
 /// The picture size comes from the peer's bitstream: a header that claims a huge picture must not
 /// make the decoder allocate one and hand it on.

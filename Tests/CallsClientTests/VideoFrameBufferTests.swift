@@ -1,6 +1,7 @@
 import RTPWire
 import Testing
 @testable import CallsClient
+@testable import CallMedia
 
 /// The video frame buffer on a manual clock: H.264 packets in (SPS, PPS, IDR for a keyframe; two
 /// slices for a P-frame), frames out to a decode function that records what it was given.

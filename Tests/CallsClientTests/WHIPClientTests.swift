@@ -3,6 +3,7 @@ import Foundation
 import ShareCore
 import Synchronization
 import Testing
+@testable import Signalling
 
 /// The WHIP client against a real, scriptable, sometimes hostile WHIP endpoint
 /// (scripts/whip-test-server.py on 127.0.0.1), checking what the server received.

@@ -1,5 +1,7 @@
 @testable import CallsClient
 import Testing
+@testable import Signalling
+@testable import WebRTCTransport
 
 /// The endpoint's `Link: rel="ice-server"` entries become ICE configuration for a second publish.
 @Suite struct WHIPShareICEServersTests {

@@ -3,6 +3,7 @@ import Foundation
 import GLibLoop
 import Synchronization
 import Testing
+@testable import Signalling
 
 /// The one GLib loop these tests share (as the process it stands for would). Never stopped: a
 /// client released after its loop stopped could not free its session on the right thread.

@@ -1,6 +1,7 @@
 @testable import CallsClient
 import Foundation
 import Testing
+@testable import Signalling
 
 /// WHIP's text formats, without a server: Link fields (RFC 8288 + RFC 9725 §4.6), SDP fragments
 /// (RFC 8840) and Retry-After (RFC 9110 §10.2.3).

@@ -1,5 +1,6 @@
 @testable import CallsServer
 import Testing
+@testable import RoomProtocol
 
 @Suite struct ClientMessageTests {
     @Test func wellFormedMessagesParse() throws {

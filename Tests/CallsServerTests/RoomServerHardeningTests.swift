@@ -6,6 +6,7 @@ import FoundationNetworking
 import GLibLoop
 import ShareCore
 import Testing
+@testable import RoomProtocol
 
 /// What the server does with clients that are not polite, on real sockets: bodies refused before
 /// they are read, slow readers and silent peers closed, caps, origins, logs, the state file.

@@ -1,5 +1,6 @@
 @testable import CallsServer
 import Testing
+@testable import RoomProtocol
 
 /// The room's state machine on a manual clock: `t0` plus offsets, never a clock read.
 @Suite struct RoomTests {

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Signalling/DeadlineTimer.swift
+../../../Sources/ShareCore/Time/DeadlineTimer.swift

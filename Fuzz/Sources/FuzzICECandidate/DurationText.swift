@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Signalling/DurationText.swift
+../../../Sources/ShareCore/Time/DurationText.swift

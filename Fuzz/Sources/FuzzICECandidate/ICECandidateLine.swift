@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/ICE/ICECandidateLine.swift
+../../../Sources/WebRTCTransport/ICE/ICECandidateLine.swift

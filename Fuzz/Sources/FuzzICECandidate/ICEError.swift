@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/ICE/ICEError.swift
+../../../Sources/WebRTCTransport/ICE/ICEError.swift

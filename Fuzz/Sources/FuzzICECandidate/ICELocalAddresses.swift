@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/ICE/ICELocalAddresses.swift
+../../../Sources/WebRTCTransport/ICE/ICELocalAddresses.swift

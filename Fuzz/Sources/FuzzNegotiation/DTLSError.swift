@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/DTLS/DTLSError.swift
+../../../Sources/WebRTCTransport/DTLS/DTLSError.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/DTLS/DTLSFingerprint.swift
+../../../Sources/WebRTCTransport/DTLS/DTLSFingerprint.swift

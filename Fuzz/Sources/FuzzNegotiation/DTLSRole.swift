@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/DTLS/DTLSRole.swift
+../../../Sources/WebRTCTransport/DTLS/DTLSRole.swift

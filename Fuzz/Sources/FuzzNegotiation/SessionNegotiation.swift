@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/PeerConnection/SessionNegotiation.swift
+../../../Sources/CallMedia/PeerConnection/SessionNegotiation.swift

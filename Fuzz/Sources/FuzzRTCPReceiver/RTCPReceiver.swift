@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Share/RTCPReceiver.swift
+../../../Sources/CallMedia/Send/RTCPReceiver.swift

@@ -1,5 +1,5 @@
-// libFuzzer target for the room server's message handling (Sources/CallsServer/Room, linked here
-// as source: that module's C side is of no use to a fuzzer). Each input is a script of frames,
+// libFuzzer target for the room server's message handling (the RoomProtocol module's `Room`, the
+// rules the server runs without its sockets). Each input is a script of frames,
 // one per line, sent by three connections in turn (two joined, one not) on a clock that moves
 // 37 ms a frame. Whatever arrives: nothing crashes, everything the room sends is JSON, a refused
 // message is answered to its sender alone, the room never holds more than its limit, and every
@@ -7,6 +7,7 @@
 // RoomLimits.maxFrameBytes; here both are taken as the room's limit, made small so that the
 // fuzzer can reach it: 2048 bytes, four participants with the longest names still fit in a
 // welcome). A frame the room accepted at the limit must not grow past it when relayed.
+import RoomProtocol
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {

@@ -3,6 +3,7 @@
 // refused with a reason, or reads as a message that writes out as JSON which reads back as the
 // same message and writes out the same text again.
 import Foundation
+import RoomProtocol
 import ScriptInput
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Signalling/HTTPURL.swift
+../../../Sources/Signalling/HTTPURL.swift

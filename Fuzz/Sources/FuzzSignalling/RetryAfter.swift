@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Signalling/RetryAfter.swift
+../../../Sources/Signalling/RetryAfter.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Signalling/TrickleICEFragment.swift
+../../../Sources/Signalling/TrickleICEFragment.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Signalling/WHIPICEServer.swift
+../../../Sources/Signalling/WHIPICEServer.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/AudioJitterBuffer.swift
+../../../Sources/CallMedia/Receive/AudioJitterBuffer.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/PeerConnection/RTPRouter.swift
+../../../Sources/CallMedia/PeerConnection/RTPRouter.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/PeerConnection/ReceptionStatistics.swift
+../../../Sources/CallMedia/PeerConnection/ReceptionStatistics.swift

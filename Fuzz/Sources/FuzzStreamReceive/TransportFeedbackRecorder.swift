@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/TransportFeedbackRecorder.swift
+../../../Sources/CallMedia/Receive/TransportFeedbackRecorder.swift

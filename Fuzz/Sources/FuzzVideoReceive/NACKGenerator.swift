@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/NACKGenerator.swift
+../../../Sources/CallMedia/Receive/NACKGenerator.swift

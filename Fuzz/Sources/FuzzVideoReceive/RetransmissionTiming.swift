@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/RetransmissionTiming.swift
+../../../Sources/CallMedia/Receive/RetransmissionTiming.swift

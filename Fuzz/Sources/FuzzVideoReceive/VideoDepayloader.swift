@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/VideoDepayloader.swift
+../../../Sources/CallMedia/Receive/VideoDepayloader.swift

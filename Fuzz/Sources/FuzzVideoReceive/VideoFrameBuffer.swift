@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/VideoFrameBuffer.swift
+../../../Sources/CallMedia/Receive/VideoFrameBuffer.swift

@@ -1,1 +1,1 @@
-../../../Sources/CallsClient/Receive/VideoReorderBuffer.swift
+../../../Sources/CallMedia/Receive/VideoReorderBuffer.swift

@@ -5,6 +5,9 @@ import ScreenCapture
 import ScreenWatchdog
 import ShareCore
 import VideoSend
+import CallMedia
+import RoomProtocol
+import Signalling
 
 /// A room call (docs/room-protocol.md): joins the room through `sharectl serve`'s WebSocket and
 /// keeps one `PeerConnection` per other participant (a mesh). Each connection carries audio and a

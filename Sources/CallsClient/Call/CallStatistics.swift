@@ -1,5 +1,7 @@
 import Foundation
 import ScreenWatchdog
+import CallMedia
+import RoomProtocol
 
 /// A room call's figures of one second, per participant: what we decode of them (screen, camera,
 /// audio), what we send them, their connection, and what they say they decode of us.

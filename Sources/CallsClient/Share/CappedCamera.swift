@@ -1,6 +1,7 @@
 import ShareCore
 import Synchronization
 import VideoSend
+import CallMedia
 
 /// A camera on its way to one connection's camera section, under the send-policy rule (DESIGN.md
 /// "Send policies"): while a screen is shared beside it, at most 500 kbit/s and 360 lines

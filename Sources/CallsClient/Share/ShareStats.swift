@@ -1,5 +1,6 @@
 import Foundation
 import ScreenWatchdog
+import RoomProtocol
 
 /// One second of a share, as the status line says it and `--stats-json` writes it (one JSON
 /// object per line; dotted names like `video.framesEncoded` are nested objects).

@@ -1,5 +1,6 @@
 import ScreenWatchdog
 import ShareCore
+import CallMedia
 
 /// The screen watchdog's view of a one-connection share (WHIP): it reads the capture, encoder and
 /// sender counters of the screen's transceiver once a second, and carries out the sender-side

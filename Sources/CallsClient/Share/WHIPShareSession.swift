@@ -5,6 +5,10 @@ import ScreenCapture
 import ShareCore
 import ScreenWatchdog
 import VideoSend
+import CallMedia
+import RoomProtocol
+import Signalling
+import WebRTCTransport
 
 /// `sharectl share --whip URL`: one call leg to a WHIP endpoint (RFC 9725), a thin user of
 /// `PeerConnection`. It offers sendonly video (H.264 constrained baseline and VP8, each with RTX)

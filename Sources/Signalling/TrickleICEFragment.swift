@@ -10,6 +10,7 @@
 //
 // Lines end in CRLF; a parser also takes bare LF.
 import Foundation
+import RoomProtocol
 
 /// An SDP fragment for trickle ICE and ICE restarts.
 public struct TrickleICEFragment: Hashable, Sendable {

@@ -3,6 +3,7 @@ internal import CSharePipeWire
 import Foundation
 import ShareCore
 import Synchronization
+import WebRTCTransport
 
 /// One PipeWire audio stream on PipeWire's own thread loop (`pw_thread_loop`): playback (call
 /// playout into the default sink, or a named one) or capture (a microphone: the default source, or

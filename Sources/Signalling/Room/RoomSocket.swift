@@ -4,6 +4,7 @@ import Foundation
 import GLibLoop
 import ShareCore
 import Synchronization
+import RoomProtocol
 
 /// One WebSocket to the room server (`ws[s]://HOST:PORT/ws/ROOM?t=TOKEN`) on libsoup 3, its
 /// objects on the process's GLib loop thread like `HTTPClient`'s. Text frames arrive on `events`

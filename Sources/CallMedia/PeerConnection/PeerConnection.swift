@@ -4,6 +4,7 @@ import SDPWire
 import ShareCore
 import Synchronization
 import VideoSend
+import WebRTCTransport
 
 /// One call leg in the manner of WebRTC's RTCPeerConnection, Swift-shaped:
 ///

@@ -1,4 +1,5 @@
 import SDPWire
+import WebRTCTransport
 
 /// A snapshot of one peer connection's figures (`PeerConnection.statistics()`): counts since the
 /// start, read from the media threads' counters; rates are the reader's business.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import ShareCore
 
 /// The local addresses an agent offers host candidates on. libnice gathers only on addresses it
 /// is given once any is given, so the agent always gives 127.0.0.1 (tests run where only `lo`

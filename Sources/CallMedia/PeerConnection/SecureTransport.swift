@@ -2,6 +2,7 @@ import Foundation
 import GLibLoop
 import ShareCore
 import Synchronization
+import WebRTCTransport
 
 /// One call leg's transport, stacked as WebRTC stacks it: ICE (libnice) carries datagrams; the
 /// first byte of each (RFC 7983) sends it to DTLS or to SRTP; DTLS-SRTP keys the SRTP session that

@@ -86,7 +86,7 @@ public final class Transceiver: Sendable, CustomStringConvertible {
         }
     }
 
-    var media: TransceiverMedia? { state.withLock { $0.media } }
+    package var media: TransceiverMedia? { state.withLock { $0.media } }
 
     /// Stops `media` (this transceiver's, being replaced or ended), keeping where its sender's
     /// numbering got to.

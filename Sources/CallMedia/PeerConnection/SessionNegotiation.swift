@@ -1,5 +1,7 @@
 import SDPWire
 import VideoSend
+import ShareCore
+import WebRTCTransport
 
 /// What an offer/answer exchange settled, read from the answer (whoever wrote it) and the remote
 /// description (the offer when we answered, the answer when we offered):

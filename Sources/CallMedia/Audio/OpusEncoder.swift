@@ -1,5 +1,6 @@
 internal import COpus
 internal import CShareOpus
+import ShareCore
 
 /// Opus as the design sends it: 48 kHz, 20 ms frames (960 samples per channel), the restricted
 /// low-delay application (CELT only), constrained VBR. Restricted low-delay has no SILK, so no

@@ -1,4 +1,5 @@
 import Foundation
+import ShareCore
 
 /// The room signalling protocol's messages (docs/room-protocol.md) as values: `parse` reads a
 /// text frame, `text` writes one. Unknown fields are ignored; a frame that is not a JSON object,

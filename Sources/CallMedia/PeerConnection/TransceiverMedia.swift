@@ -17,7 +17,7 @@ import VideoSend
 ///
 /// Thread-safe. Packets arrive on the loop thread; media threads send from their own threads;
 /// statistics are read from anywhere. Per-packet state is behind short locks.
-final class TransceiverMedia: Sendable {
+package final class TransceiverMedia: Sendable {
     struct ReceiveCounters: Sendable {
         var packets = 0
         var bytes = 0
@@ -55,7 +55,7 @@ final class TransceiverMedia: Sendable {
     let rtcp: RTCPReceiver?
     /// Time from an honoured PLI/FIR to the keyframe that answered it.
     let keyframeResponse = KeyframeResponse()
-    let videoReceiver: VideoReceiveThread?
+    package let videoReceiver: VideoReceiveThread?
     let audioReceiver: AudioReceiver?
     /// Received video whose section negotiated generic NACK: the NACK timer asks for its losses.
     let receivesWithNACK: Bool
@@ -210,7 +210,7 @@ final class TransceiverMedia: Sendable {
         audioReceiver?.stop()
     }
 
-    var encoder: VideoEncodingThread? { sending.withLock { $0.encoder } }
+    package var encoder: VideoEncodingThread? { sending.withLock { $0.encoder } }
     var audioSender: AudioSendThread? { sending.withLock { $0.audio } }
     var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queue?.counters } }
     var targetBitrate: Int { sending.withLock { $0.bitrate } }

@@ -1,1 +1,0 @@
-../../../Sources/CallsServer/Room/Secrets.swift

@@ -1,1 +1,0 @@
-../../../Sources/CallsClient/Call/RoomMessage.swift

@@ -1,0 +1,4 @@
+import ShareCore
+
+extension SyntheticScreenSource: VideoFrameSource, FrameCountingSource {}
+extension ScreenCaptureSource: VideoFrameSource, FrameCountingSource {}
