@@ -96,10 +96,14 @@ let package = Package(
             swiftSettings: swift6),
         .target(name: "CallsServer", dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
                 resources: [.copy("Client")], swiftSettings: swift6),
+        // Tooling around shares: diagnose (stats timelines and plots), scenario files, their runner
+        // and judge.
+        .target(name: "ShareTooling", dependencies: ["ShareCore", "ScreenWatchdog"], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
-                           "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol"],
+                           "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
+                           "ShareTooling"],
             swiftSettings: swift6),
 
         // MARK: Tests — one target per module
@@ -112,8 +116,10 @@ let package = Package(
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"],
+                    swiftSettings: swift6),
+        .testTarget(name: "ShareToolingTests", dependencies: ["ShareTooling", "ScreenWatchdog", "ShareCore"],
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol", "ShareTooling", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop"], swiftSettings: swift6),
     ]
 )

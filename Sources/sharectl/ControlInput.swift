@@ -1,3 +1,4 @@
+import CallsClient
 import Foundation
 import Synchronization
 
@@ -9,8 +10,8 @@ final class ControlInput: Sendable {
     enum Command: Equatable, Sendable {
         case policy(String)
         case keyframe
-        /// A fault and, for a decoder wedge, whose screen (nil: every screen).
-        case fault(String, name: String? = nil)
+        /// A fault drill (a decoder wedge names whose screen; nil: every screen).
+        case fault(FaultDrill)
         case stop
     }
 
@@ -26,8 +27,14 @@ final class ControlInput: Sendable {
                 switch (first, words.count) {
                 case ("policy", 2): pending.withLock { $0.append(.policy(words[1])) }
                 case ("keyframe", 1): pending.withLock { $0.append(.keyframe) }
-                case ("fault", 2): pending.withLock { $0.append(.fault(words[1])) }
-                case ("fault", 3...): pending.withLock { $0.append(.fault(words[1], name: words[2...].joined(separator: " "))) }
+                case ("fault", 2...):
+                    let name = words.count > 2 ? words[2...].joined(separator: " ") : nil
+                    do {
+                        let drill = try FaultDrill(word: words[1], name: name)
+                        pending.withLock { $0.append(.fault(drill)) }
+                    } catch {
+                        complaints.withLock { $0.append("\(error)") }
+                    }
                 case ("stop", 1), ("quit", 1): pending.withLock { $0.append(.stop) }
                 default:
                     complaints.withLock { $0.append("unknown command '\(line)' (policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop)") }

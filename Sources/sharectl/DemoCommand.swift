@@ -23,14 +23,14 @@ enum DemoCommand {
         do { client = try ClientFiles.bundled() } catch {
             throw ShareFailure(description: "demo: the browser client's files are missing: \(error)")
         }
-        let serverLoop = GLibLoop(name: "room-server")
-        let server = RoomServer(loop: serverLoop, client: client, logger: logger.child("server"))
+        let loop = ProcessLoop.shared
+        let server = RoomServer(loop: loop, client: client, logger: logger.child("server"))
         let invite: String
         do {
             _ = try await server.start(RoomServerConfiguration(host: String(listen[..<colon]), port: port))
             invite = try await server.addRoom(named: "demo")
         } catch {
-            serverLoop.stop()
+            loop.stop()
             throw ShareFailure(description: "demo: the room server could not start: \(error)")
         }
         say("""
@@ -57,11 +57,11 @@ enum DemoCommand {
         let viewer = CallSession.Options(invite: invite, name: "viewer")
         let share: CallSession, watch: CallSession
         do {
-            share = try CallSession(options: sharer, logger: logger.child("share"))
-            watch = try CallSession(options: viewer, logger: logger.child("watch"))
+            share = try CallSession(options: sharer, loop: loop, logger: logger.child("share"))
+            watch = try CallSession(options: viewer, loop: loop, logger: logger.child("watch"))
         } catch {
             await server.stop()
-            serverLoop.stop()
+            loop.stop()
             throw ShareFailure(description: "demo: \(error)")
         }
         KeptCalls.keep(share)
@@ -74,7 +74,7 @@ enum DemoCommand {
             await share.stop()
             await watch.stop()
             await server.stop()
-            serverLoop.stop()
+            loop.stop()
             throw ShareFailure(description: "demo: could not join the room: \(error)")
         }
         let started = ContinuousClock.now
@@ -91,7 +91,7 @@ enum DemoCommand {
         await watch.stop()
         await share.stop()
         await server.stop()
-        serverLoop.stop()
+        loop.stop()
         if let peer = last.peers.first(where: { $0.name == "sharectl" }) {
             let screen = peer.screen, audio = peer.audio
             say("""

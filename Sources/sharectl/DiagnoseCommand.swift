@@ -1,5 +1,6 @@
 import Foundation
 import ScreenWatchdog
+import ShareTooling
 
 /// `sharectl diagnose STATS.jsonl [--out DIR]`: a plain-text report and a plot of a share's life
 /// from its `--stats-json` file.

@@ -110,9 +110,11 @@ enum RoomRun {
                 throw Arguments.UsageError(description: "cannot make the --snapshot folder \(snapshotDirectory): \(error)")
             }
         }
+        let loop = ProcessLoop.shared
+        defer { loop.stop() }
         let session: CallSession
         do {
-            session = try CallSession(options: options, logger: logger)
+            session = try CallSession(options: options, loop: loop, logger: logger)
         } catch {
             throw Arguments.UsageError(description: "\(error)")
         }
@@ -146,7 +148,7 @@ enum RoomRun {
                 switch command {
                 case .policy(let policy): say(prefix + "policy \(policy) is not built for rooms yet")
                 case .keyframe: say(prefix + (await session.requestScreenKeyframes()))
-                case .fault(let fault, let name): say(prefix + (await session.injectFault(fault, name: name)))
+                case .fault(let fault): say(prefix + (await session.injectFault(fault)))
                 case .stop: stopAsked = true
                 }
             }

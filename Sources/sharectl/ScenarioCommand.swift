@@ -1,4 +1,5 @@
 import ScreenWatchdog
+import ShareTooling
 
 /// `sharectl scenario check FILE...`: reads each fault scenario file and says whether it is
 /// right, what it starts, puts in and expects, or what is wrong and where. `scenario run` is

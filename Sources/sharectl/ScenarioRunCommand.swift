@@ -1,6 +1,7 @@
 import Foundation
 import ScreenWatchdog
 import ShareCore
+import ShareTooling
 
 /// `sharectl scenario run Scenarios/NAME.json [--out DIR] [--param NAME=VALUE]...`: carries out a
 /// fault scenario on this machine (room server, sharers, built-in viewers, headless Chromium),
@@ -56,7 +57,8 @@ enum ScenarioRunCommand {
         let setup = ScenarioRunner.Setup(executable: executablePath(), directory: directory, mayShapeLink: inNamespace || shapesLink)
         signal(SIGPIPE, SIG_IGN)
         let outcome = await onThread {
-            let runner = ScenarioRunner(scenario: scenario, setup: setup, stopSignal: StopSignal())
+            let stop = StopSignal()
+            let runner = ScenarioRunner(scenario: scenario, setup: setup, stopRequested: { stop.requested })
             return runner.run()
         }
 

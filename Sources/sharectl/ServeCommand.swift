@@ -37,7 +37,7 @@ enum ServeCommand {
 
         let stop = StopSignal()
         let client = try ClientFiles.bundled()
-        let loop = GLibLoop(name: "room-server")
+        let loop = ProcessLoop.shared
         let server = RoomServer(loop: loop, client: client, logger: logger.child("server"))
         let invite: String
         do {

@@ -23,9 +23,9 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--camera synthetic is a room call's test pattern; over WHIP name a "
                                        + "synthetic camera for the camera director: --camera synthetic:NAME")
         }
-        let captureLoop = source.hasPrefix("portal") ? GLibLoop(name: "glib") : nil
-        defer { captureLoop?.stop() }
-        let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: captureLoop, logger: logger)
+        let loop = ProcessLoop.shared
+        defer { loop.stop() }
+        let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: loop, logger: logger)
         defer { capture?.stop() }
         guard let endpoint = arguments.value("whip") else {
             throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
@@ -97,7 +97,6 @@ enum ShareCommand {
                 throw ShareFailure(description: "could not start the share: \(error)")
             }
             options.videoSource = capture
-            options.loop = captureLoop
         }
         let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
@@ -117,7 +116,7 @@ enum ShareCommand {
         var backoff = Duration.seconds(2)
         var failure: String?
         while true {
-            let session = WHIPShareSession(options: options, logger: logger)
+            let session = WHIPShareSession(options: options, loop: loop, logger: logger)
             FinishedSessions.keep(session)
             publishes += 1
             do {
@@ -197,7 +196,7 @@ enum ShareCommand {
                     case .keyframe:
                         await session.requestKeyframe()
                         say("Keyframe asked for")
-                    case .fault(let fault, _):
+                    case .fault(let fault):
                         say(await session.injectFault(fault))
                     case .stop:
                         stopAsked = true

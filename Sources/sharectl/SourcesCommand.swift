@@ -7,7 +7,7 @@ import ScreenCapture
 enum SourcesCommand {
     static func run(_ arguments: Arguments) throws {
         var lines: [String] = ["synthetic          the built-in synthetic screen (always)"]
-        let loop = GLibLoop(name: "glib")
+        let loop = ProcessLoop.shared
         defer { loop.stop() }
         do {
             let capabilities = try ScreenCastSession.capabilities(loop: loop)

@@ -32,8 +32,8 @@ import Testing
         sharerOptions.loopbackOnly = true
         var viewerOptions = CallSession.Options(invite: invite, name: "Viewer")
         viewerOptions.loopbackOnly = true
-        let sharer = try CallSession(options: sharerOptions, logger: .disabled)
-        let viewer = try CallSession(options: viewerOptions, logger: .disabled)
+        let sharer = try CallSession(options: sharerOptions, loop: serverLoop, logger: .disabled)
+        let viewer = try CallSession(options: viewerOptions, loop: serverLoop, logger: .disabled)
         try await sharer.start()
         try await viewer.start()
 
@@ -65,7 +65,7 @@ import Testing
     @Test func aWrongTokenIsRefusedWithAReason() async throws {
         let (server, serverLoop, invite) = try await server()
         let wrong = invite.replacingOccurrences(of: "t=", with: "t=x")
-        let session = try CallSession(options: .init(invite: wrong, name: "Eve"), logger: .disabled)
+        let session = try CallSession(options: .init(invite: wrong, name: "Eve"), loop: serverLoop, logger: .disabled)
         await #expect {
             try await session.start()
         } throws: { error in

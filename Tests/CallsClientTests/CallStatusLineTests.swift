@@ -65,8 +65,8 @@ import Testing
         let sha1 = "sha-1 " + (0..<20).map { _ in "CD" }.joined(separator: ":")
         let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=fingerprint:\(sha256)\r\n"
             + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=fingerprint:\(sha1.uppercased())\r\n"
-        #expect(CallSession.fingerprints(in: sdp) == [sha256, sha1])
-        #expect(CallSession.fingerprints(in: "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n").isEmpty)
-        #expect(CallSession.fingerprints(in: "").isEmpty)
+        #expect(RoomCallRules.fingerprints(in: sdp) == [sha256, sha1])
+        #expect(RoomCallRules.fingerprints(in: "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n").isEmpty)
+        #expect(RoomCallRules.fingerprints(in: "").isEmpty)
     }
 }

@@ -21,7 +21,7 @@ import Testing
         return (server, loop, invite)
     }
 
-    private func call(_ invite: String) async throws -> (sharer: CallSession, viewer: CallSession) {
+    private func call(_ invite: String, loop serverLoop: GLibLoop) async throws -> (sharer: CallSession, viewer: CallSession) {
         var sharerOptions = CallSession.Options(invite: invite, name: "Ana")
         sharerOptions.shareScreen = true
         sharerOptions.screenWidth = 320
@@ -30,8 +30,8 @@ import Testing
         sharerOptions.loopbackOnly = true
         var viewerOptions = CallSession.Options(invite: invite, name: "Vi")
         viewerOptions.loopbackOnly = true
-        let sharer = try CallSession(options: sharerOptions, logger: .disabled)
-        let viewer = try CallSession(options: viewerOptions, logger: .disabled)
+        let sharer = try CallSession(options: sharerOptions, loop: serverLoop, logger: .disabled)
+        let viewer = try CallSession(options: viewerOptions, loop: serverLoop, logger: .disabled)
         try await sharer.start()
         try await viewer.start()
         let _: Bool = try await until("the viewer decodes Ana's screen") {
@@ -46,9 +46,9 @@ import Testing
 
     @Test func aWedgedViewerDecoderIsRebuiltAndTheViewMovesAgain() async throws {
         let (server, serverLoop, invite) = try await server()
-        let (sharer, viewer) = try await call(invite)
+        let (sharer, viewer) = try await call(invite, loop: serverLoop)
         let before = try #require(await anasScreen(viewer))
-        let said = await viewer.injectFault("decoder-wedge", name: "Ana")
+        let said = await viewer.injectFault(.decoderWedge(name: "Ana", sticky: false))
         #expect(said.hasPrefix("Fault:"))
         let _: Bool = try await until("the viewer's stats list the fault") {
             await viewer.statistics().faults == ["decoder-wedge Ana"] ? true : nil
@@ -91,9 +91,9 @@ import Testing
     /// router tests in `PeerConnectionPartsTests`).
     @Test func aStickyWedgeOutlivesTheRebuildAndEndsWithTheShareAgain() async throws {
         let (server, serverLoop, invite) = try await server()
-        let (sharer, viewer) = try await call(invite)
+        let (sharer, viewer) = try await call(invite, loop: serverLoop)
         let first = try #require(await anasScreen(viewer)?.mid)
-        _ = await viewer.injectFault("decoder-wedge-sticky", name: nil)
+        _ = await viewer.injectFault(.decoderWedge(name: nil, sticky: true))
         let shared = try await until("the sharer shares again", guardSeconds: 120) {
             await sharer.statistics().watchdog?.recent.first { $0.action == "shareAgain" }
         }

@@ -1,6 +1,7 @@
 import CallsClient
 import Foundation
 import ScreenWatchdog
+import ShareTooling
 import Testing
 @testable import RoomProtocol
 

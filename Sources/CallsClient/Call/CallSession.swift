@@ -156,7 +156,12 @@ public actor CallSession {
     private var signallingUp = false
     private var reconnecting = false
     private var stopping = false
-    private var myID: String?
+    /// Glare, renewal and which offers are needed, decided as values.
+    private var rules = RoomCallRules()
+    private var myID: String? {
+        get { rules.myID }
+        set { rules.myID = newValue }
+    }
     private var resumeKey: String?
     private var participants: [String: Participant] = [:]
     private var order: [String] = []
@@ -183,12 +188,13 @@ public actor CallSession {
     /// Connections made again after one failed (ours or theirs).
     private var connectionsRenewed = 0
 
-    public init(options: Options, logger: Logger) throws(Failure) {
+    /// `loop` is the process's GLib loop; the caller owns it and stops it after `stop()`.
+    public init(options: Options, loop: GLibLoop, logger: Logger) throws(Failure) {
         self.options = options
+        self.loop = loop
         self.logger = logger
         socketURL = try Self.socketURL(invite: options.invite)
         cameraFanOut = options.cameraFeed.map(FrameFanOut.init)
-        loop = GLibLoop(name: "call")
     }
 
     /// `http[s]://HOST:PORT/r/ROOM?t=TOKEN` → `ws[s]://HOST:PORT/ws/ROOM?t=TOKEN`.
@@ -264,7 +270,6 @@ public actor CallSession {
             await participant.connection.close()
         }
         participants = [:]
-        loop.stop()
     }
 
     private func enqueue(_ job: Job) { jobs?.yield(job) }
@@ -491,28 +496,17 @@ public actor CallSession {
         return fresh
     }
 
-    /// Renews connections that failed: the side that keeps its offer in glare (the smaller id)
-    /// after 2 s, the other after 15 s if nothing new came (one side noticing alone), each
-    /// attempt since the last connection twice as late (at most 60 s: a network that stays away
-    /// is tried once a minute), and only while the signalling is up (the offer has to reach them).
+    /// Renews connections that failed, when `RoomCallRules.renewalDue` says their wait is up.
     private func renewFailedConnections(now: ContinuousClock.Instant) async {
-        guard signallingUp, myID != nil else { return }
         for id in order {
-            guard let participant = participants[id], let since = participant.failedSince else { continue }
-            let base = Self.number(myID) < Self.number(id) ? 2 : 15
-            let wait = Duration.seconds(min(60, base << min(participant.renewals, 5)))
-            guard since.duration(to: now) >= wait else { continue }
+            guard let participant = participants[id], let since = participant.failedSince,
+                  rules.renewalDue(with: id, failedSince: since, renewals: participant.renewals,
+                                   signallingUp: signallingUp, now: now)
+            else { continue }
             let why: String
             if case .failed(let reason) = participant.connection.state { why = reason } else { why = "failed" }
             _ = await renew(participant, reason: "the connection to \(participant.name) failed (\(why)); connecting again", offer: true)
         }
-    }
-
-    /// The `a=fingerprint` values of an SDP, session and media level, as SDPWire reads them
-    /// (`sha-256 AB:CD:…`); empty when the text is not SDP.
-    static func fingerprints(in sdp: String) -> Set<String> {
-        guard let description = try? SessionDescription.parse(sdp) else { return [] }
-        return Set(SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
     }
 
     // MARK: Offer and answer
@@ -536,9 +530,9 @@ public actor CallSession {
 
     private func handle(_ signal: RoomMessage.Signal) async {
         var known = participants[signal.peer]
-        if let old = known, signal.kind == .offer, !old.remoteFingerprints.isEmpty,
-           case let offered = Self.fingerprints(in: signal.sdp ?? ""), !offered.isEmpty,
-           offered.isDisjoint(with: old.remoteFingerprints) {
+        if let old = known, signal.kind == .offer,
+           RoomCallRules.comesFromNewConnection(offered: RoomCallRules.fingerprints(in: signal.sdp ?? ""),
+                                                known: old.remoteFingerprints) {
             // They made a new connection (theirs failed): ours goes too, and the offer is answered
             // on a new one.
             known = await renew(old, reason: "\(old.name) connected again from a new connection", offer: false)
@@ -549,8 +543,7 @@ public actor CallSession {
         switch signal.kind {
         case .offer:
             if await pc.hasPendingLocalOffer {
-                // Glare: the larger id number rolls back its own offer and answers.
-                guard Self.number(myID) > Self.number(participant.id) else {
+                guard rules.glare(with: participant.id) == .rollBackAndAnswer else {
                     logger.info("glare with \(participant.name): keeping our offer")
                     return
                 }
@@ -559,7 +552,7 @@ public actor CallSession {
             }
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .offer)
-                participant.remoteFingerprints = Self.fingerprints(in: signal.sdp ?? "")
+                participant.remoteFingerprints = RoomCallRules.fingerprints(in: signal.sdp ?? "")
                 let answer = try await pc.createAnswer()
                 send(.signal(.init(peer: participant.id, kind: .answer, sdp: answer)))
                 await attachMedia(participant)
@@ -571,7 +564,7 @@ public actor CallSession {
         case .answer:
             do {
                 try await pc.setRemoteDescription(signal.sdp ?? "", type: .answer)
-                participant.remoteFingerprints = Self.fingerprints(in: signal.sdp ?? "")
+                participant.remoteFingerprints = RoomCallRules.fingerprints(in: signal.sdp ?? "")
                 await attachMedia(participant)
             } catch {
                 logger.warning("the answer of \(participant.name) was refused: \(error)")
@@ -594,8 +587,7 @@ public actor CallSession {
     /// Our screen section is wanted but not yet offered or not yet in the state we want.
     private func needsScreenOffer(_ participant: Participant) async -> Bool {
         guard let screen = participant.screen else { return false }
-        guard let negotiated = screen.negotiated else { return true }
-        return negotiated.direction != (screen.direction == .inactive ? .inactive : .sendonly)
+        return RoomCallRules.screenNeedsOffer(wanted: screen.direction, negotiated: screen.negotiated?.direction)
     }
 
     /// Attaches what we send to sections newly negotiated to send: the tone, the camera, the screen.
@@ -802,18 +794,17 @@ public actor CallSession {
         // The section numbers itself at the offer; say which one it is when the offer had to wait.
     }
 
-    /// Fault injection for drills and tests, off unless asked for. The sharer's: `capture-stall`,
-    /// `encoder-stall`; the viewer's: `decoder-wedge [NAME]`, `decoder-wedge-sticky [NAME]`,
-    /// `clear`. Returns what was done, in words.
-    public func injectFault(_ fault: String, name: String? = nil) async -> String {
+    /// Fault injection for drills and tests, off unless asked for. The sharer's: a capture or
+    /// encoder stall; the viewer's: a decoder wedge, and clearing it. Returns what was done, in words.
+    public func injectFault(_ fault: FaultDrill) async -> String {
         switch fault {
-        case "capture-stall":
+        case .captureStall:
             guard sharing, let fanout else { return "no screen is shared" }
             fanout.capture.injectStall()
-            senderFaults.append(fault)
+            senderFaults.append(fault.word)
             logger.notice("fault injected: the screen capture stops delivering")
             return "Fault: the screen capture stops delivering frames"
-        case "encoder-stall":
+        case .encoderStall:
             guard sharing else { return "no screen is shared" }
             var stalled = 0
             for participant in participants.values {
@@ -822,10 +813,9 @@ public actor CallSession {
                 stalled += 1
             }
             guard stalled > 0 else { return "no screen encoder is running yet" }
-            senderFaults.append(fault)
+            senderFaults.append(fault.word)
             return "Fault: the screen's encoders stop producing (\(stalled))"
-        case "decoder-wedge", "decoder-wedge-sticky":
-            let sticky = fault.hasSuffix("sticky")
+        case .decoderWedge(let name, let sticky):
             var wedged: [String] = []
             var matched = 0
             for id in order {
@@ -835,13 +825,13 @@ public actor CallSession {
                 if participant.wedge?.mid != nil { wedged.append(participant.name) }
                 matched += 1
             }
-            logger.notice("fault injected: \(fault) of \(name.map { "\($0)'s screen" } ?? "every screen")")
+            logger.notice("fault injected: \(fault.word) of \(name.map { "\($0)'s screen" } ?? "every screen")")
             let whose = name.map { "\($0)'s screen" } ?? "every screen"
             guard matched > 0 else { return name.map { "no one called \($0) is in the call" } ?? "no one else is in the call" }
             return "Fault: the decoder of \(whose) swallows every frame"
                 + (sticky ? " (sticky: across rebuilds until shared again)" : " (until it is rebuilt)")
                 + (wedged.isEmpty ? "; no such screen decodes yet, it wedges when one does" : "")
-        case "clear":
+        case .clear:
             for participant in participants.values {
                 participant.wedge = nil
                 for transceiver in await participant.connection.allTransceivers where transceiver.kind == .video {
@@ -849,8 +839,6 @@ public actor CallSession {
                 }
             }
             return "Fault: cleared"
-        default:
-            return "unknown fault '\(fault)' (capture-stall, encoder-stall, decoder-wedge [NAME], decoder-wedge-sticky [NAME], clear)"
         }
     }
 
@@ -1061,10 +1049,6 @@ public actor CallSession {
             }
         }
         return result
-    }
-
-    private static func number(_ id: String?) -> Int {
-        Int((id ?? "").drop { !$0.isNumber }) ?? 0
     }
 
     static func seconds(_ duration: Duration) -> Double {

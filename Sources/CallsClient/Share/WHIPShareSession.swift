@@ -46,9 +46,6 @@ public actor WHIPShareSession {
         public var connectTimeout: Duration = .seconds(20)
         /// The video to send (nil: the synthetic screen at `width`×`height`, `framesPerSecond`).
         public var videoSource: (any VideoFrameSource)?
-        /// The GLib loop to run on when the caller already has one (the portal's GDBus runs on it);
-        /// nil: the session starts its own. The caller stops a loop it gave.
-        public var loop: GLibLoop?
         /// Send the screen (false: the camera alone).
         public var screen = true
         /// The camera (the camera director's feed): beside the screen on a video section of its
@@ -81,7 +78,6 @@ public actor WHIPShareSession {
 
     /// What exists while the share runs.
     private struct Running {
-        let loop: GLibLoop
         /// The screen as the watchdog sees it (nil for a camera alone).
         let screen: SupervisedSource?
         let connection: PeerConnection
@@ -96,21 +92,19 @@ public actor WHIPShareSession {
         let startedMicros: Int64
     }
 
-    public init(options: Options, logger: Logger) {
+    /// The process's GLib loop, which the caller owns and stops.
+    private let loop: GLibLoop
+
+    public init(options: Options, loop: GLibLoop, logger: Logger) {
         self.options = options
+        self.loop = loop
         self.logger = logger
     }
 
     /// Connects and starts sending. Throws a one-line reason when the share cannot start; anything
     /// started by then is taken down again.
     public func start() async throws {
-        let loop = options.loop ?? GLibLoop(name: "glib")
-        do {
-            running = try await connect(loop: loop)
-        } catch {
-            if options.loop == nil { loop.stop() }
-            throw error
-        }
+        running = try await connect(loop: loop)
         if options.watchdog, let running, let screen = running.screen {
             let link = ShareWatchdogLink(connection: running.connection, video: running.video, source: screen, logger: logger)
             let dog = ScreenWatchdog(probe: link, effector: link, logger: logger, origin: .now)
@@ -125,20 +119,20 @@ public actor WHIPShareSession {
     /// Fault injection for drills and tests (off unless asked for): `capture` stalls the screen's
     /// frames on their way to the encoder until the capture is restarted; `encoder` makes the
     /// encoder take frames and produce nothing until a fresh one is made.
-    public func injectFault(_ fault: String) -> String {
+    public func injectFault(_ fault: FaultDrill) -> String {
         guard let running else { return "no share is running" }
         switch fault {
-        case "capture-stall":
+        case .captureStall:
             guard let screen = running.screen else { return "this share has no screen capture" }
             screen.injectStall()
             logger.notice("fault injected: the screen capture stops delivering")
             return "Fault: the screen capture stops delivering frames"
-        case "encoder-stall":
+        case .encoderStall:
             guard let encoder = running.video.media?.encoder else { return "this share has no video encoder" }
             encoder.injectStall()
             return "Fault: the encoder stops producing"
-        default:
-            return "unknown fault '\(fault)' (capture-stall, encoder-stall)"
+        case .decoderWedge, .clear:
+            return "a WHIP share decodes nothing: '\(fault.word)' is a room viewer's fault"
         }
     }
 
@@ -269,7 +263,7 @@ public actor WHIPShareSession {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
-        return Running(loop: loop, screen: screen, connection: connection, whip: whip, source: source, video: video,
+        return Running(screen: screen, connection: connection, whip: whip, source: source, video: video,
                        camera: screen == nil ? video : capped == nil ? nil : camera, cappedCamera: capped,
                        startedMicros: Clocks.monotonicMicros())
     }
@@ -391,6 +385,5 @@ public actor WHIPShareSession {
         await running.connection.stopSending()
         await running.whip.stop()
         await running.connection.close()
-        if options.loop == nil { running.loop.stop() }
     }
 }

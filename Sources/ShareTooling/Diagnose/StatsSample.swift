@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// One second of a share as `sharectl share --stats-json` wrote it, read tolerantly: every field
 /// but the time may be missing (older builds, other kinds of share), and fields not known here are

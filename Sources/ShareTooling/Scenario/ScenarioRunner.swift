@@ -1,22 +1,26 @@
 import Foundation
-import ScreenWatchdog
 import ShareCore
-import CallMedia
-import RoomProtocol
-import Signalling
+import ScreenWatchdog
 
 /// Carries out one scenario on a thread of its own: starts the room server, sharers, viewers and
 /// the browser it names, puts its faults in at their times (commands on the processes' standard
 /// input, signals, synthetic camera scripts, tc and nftables), follows their `--stats-json`
 /// files and output, prints a timeline, stops everything and judges the expectations. Confined
 /// to the thread that calls `run()`.
-final class ScenarioRunner {
-    struct Setup: Sendable {
+package final class ScenarioRunner {
+    package struct Setup: Sendable {
         var executable: String
         var directory: String
         var chromium = "chromium"
         /// Shape the link (tc, nft) on `lo`: only inside a network namespace of our own.
         var mayShapeLink = false
+
+        package init(executable: String, directory: String, chromium: String = "chromium", mayShapeLink: Bool = false) {
+            self.executable = executable
+            self.directory = directory
+            self.chromium = chromium
+            self.mayShapeLink = mayShapeLink
+        }
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -25,7 +29,8 @@ final class ScenarioRunner {
 
     let scenario: Scenario
     let setup: Setup
-    private let stopSignal: StopSignal
+    /// True once the user asked to stop (SIGINT or SIGTERM).
+    private let stopRequested: () -> Bool
     private let started = ContinuousClock.now
     private var processes: [ScenarioProcess] = []
     private var stats: [(name: String, role: Role, follower: StatsFollower)] = []
@@ -40,10 +45,10 @@ final class ScenarioRunner {
 
     enum Role { case sharer, viewer }
 
-    init(scenario: Scenario, setup: Setup, stopSignal: StopSignal) {
+    package init(scenario: Scenario, setup: Setup, stopRequested: @escaping () -> Bool) {
         self.scenario = scenario
         self.setup = setup
-        self.stopSignal = stopSignal
+        self.stopRequested = stopRequested
     }
 
     var now: Double { Self.seconds(ContinuousClock.now - started) }
@@ -52,17 +57,17 @@ final class ScenarioRunner {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    struct Outcome: Sendable {
-        var verdicts: [ScenarioVerdict]
-        var interrupted: Bool
+    package struct Outcome: Sendable {
+        package var verdicts: [ScenarioVerdict]
+        package var interrupted: Bool
         /// Why it could not run, if it could not.
-        var problem: String?
+        package var problem: String?
         /// The timeline as printed.
-        var timeline: String
+        package var timeline: String
     }
 
     /// Runs the scenario to its end (or a signal) and judges it. Always stops what it started.
-    func run() -> Outcome {
+    package func run() -> Outcome {
         var problem: String?
         var interrupted = false
         do {
@@ -222,7 +227,7 @@ final class ScenarioRunner {
         schedule.sort { $0.t < $1.t }
         var exited = Set<String>()
         while now < scenario.duration {
-            if stopSignal.requested {
+            if stopRequested() {
                 event("interrupted (signal): stopping")
                 return true
             }
@@ -494,7 +499,7 @@ final class ScenarioRunner {
     private func event(_ text: String, at t: Double? = nil) {
         let line = String(format: "%7.1f s  ", t ?? now) + text
         timeline.append(line)
-        say(line)
+        StandardOutput.write(line + "\n")
     }
 
     /// The timeline as printed, for `DIR/timeline.txt`.

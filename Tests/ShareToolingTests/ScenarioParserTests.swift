@@ -1,5 +1,5 @@
 import Foundation
-import ScreenWatchdog
+import ShareTooling
 import Testing
 
 /// The scenario files the project ships, and the parser's errors: each names the file, the field

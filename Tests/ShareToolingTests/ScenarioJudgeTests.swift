@@ -1,6 +1,7 @@
 import Foundation
-import ScreenWatchdog
+import ShareTooling
 import Testing
+@testable import ScreenWatchdog
 
 /// The judge on made-up records: looks once a second, a view that moves (`m`), stands still
 /// (`-`) or is gone (`x`), written like marble diagrams from t = 0.

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// A scenario file that is not right, said with where and what: `Scenarios/wedge.json:
 /// faults[0].at: 95 s is past the scenario's end (90 s)`.

@@ -2,9 +2,10 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import ScreenWatchdog
+import ShareTooling
 import Synchronization
 import Testing
+@testable import ScreenWatchdog
 
 /// `sharectl diagnose`'s reading, report and plot: on the stats file of a real share to aiortc
 /// (Fixtures/README.md), on that file with the watchdog's own status written into each line as

@@ -1,4 +1,5 @@
 import Foundation
+import ScreenWatchdog
 
 /// What `sharectl diagnose` says about a share, worked out from its statistics: duration, peers,
 /// frame rates, bitrate against target, RTT, what limited it, and every watchdog and ladder step

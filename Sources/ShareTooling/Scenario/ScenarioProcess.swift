@@ -1,5 +1,5 @@
 import Foundation
-import ScreenWatchdog
+import ShareCore
 import Synchronization
 
 /// One process a scenario starts (`sharectl serve`, `share --room`, `watch`, Chromium): its

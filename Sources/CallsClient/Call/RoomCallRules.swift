@@ -1,0 +1,73 @@
+import CallMedia
+import SDPWire
+import ShareCore
+
+/// The room call's decisions about the connection to one other participant, as pure values:
+/// who keeps an offer in glare, when a failed connection is made again, whether an offer comes
+/// from a new connection of theirs, and whether our screen section needs an offer. `CallSession`
+/// carries them out; `now` comes in.
+struct RoomCallRules: Sendable {
+    /// Our id in the room ("p3"); nil before the welcome.
+    var myID: String?
+
+    /// The number of a room id, "p12" → 12, which orders participants (no number: 0).
+    static func number(_ id: String?) -> Int {
+        Int((id ?? "").drop { !$0.isNumber }) ?? 0
+    }
+
+    // MARK: Glare
+
+    enum Glare: Equatable, Sendable {
+        /// Ours stands; their offer is dropped and they answer ours.
+        case keepOurOffer
+        /// Ours is rolled back, theirs answered, and ours offered again after.
+        case rollBackAndAnswer
+    }
+
+    /// Both sides offered at once: the larger id number rolls back its own offer and answers.
+    func glare(with theirID: String) -> Glare {
+        Self.number(myID) > Self.number(theirID) ? .rollBackAndAnswer : .keepOurOffer
+    }
+
+    // MARK: Renewal
+
+    /// The waits before a failed connection to `theirID` is made again: the side that keeps its
+    /// offer in glare (the smaller id) first waits 2 s, the other 15 s (so that one side noticing
+    /// alone still renews), each renewal since the last connection twice as late, at most a
+    /// minute (a network that stays away is tried once a minute).
+    func renewalBackoff(with theirID: String, renewals: Int) -> Backoff {
+        let first: Duration = Self.number(myID) < Self.number(theirID) ? .seconds(2) : .seconds(15)
+        return Backoff(first: first, cap: .seconds(60), failures: renewals)
+    }
+
+    /// A connection failed since `failedSince` is made again once its wait is up, and only while
+    /// the signalling is up and we are in the room (the new offer has to reach them).
+    func renewalDue(with theirID: String, failedSince: ContinuousClock.Instant, renewals: Int,
+                    signallingUp: Bool, now: ContinuousClock.Instant) -> Bool {
+        guard signallingUp, myID != nil else { return false }
+        return failedSince.duration(to: now) >= renewalBackoff(with: theirID, renewals: renewals).delay
+    }
+
+    // MARK: Offers
+
+    /// An offer whose DTLS fingerprints share none with those of the connection we have comes
+    /// from a new connection of theirs (theirs failed and was made again): ours must go too.
+    /// Nothing known or nothing offered decides nothing.
+    static func comesFromNewConnection(offered: Set<String>, known: Set<String>) -> Bool {
+        !known.isEmpty && !offered.isEmpty && offered.isDisjoint(with: known)
+    }
+
+    /// Our screen section needs an offer: never negotiated, or negotiated in another direction
+    /// than the one we want (sending, or inactive once the share stopped).
+    static func screenNeedsOffer(wanted: MediaDirection, negotiated: MediaDirection?) -> Bool {
+        guard let negotiated else { return true }
+        return negotiated != (wanted == .inactive ? .inactive : .sendonly)
+    }
+
+    /// The `a=fingerprint` values of an SDP, session and media level, as SDPWire reads them
+    /// (`sha-256 AB:CD:…`); empty when the text is not SDP.
+    static func fingerprints(in sdp: String) -> Set<String> {
+        guard let description = try? SessionDescription.parse(sdp) else { return [] }
+        return Set(SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
+    }
+}

@@ -1,0 +1,68 @@
+@testable import CallsClient
+import SDPWire
+import Testing
+
+@Suite struct RoomCallRulesTests {
+    @Test(arguments: [("p1", 1), ("p12", 12), ("x", 0), ("", 0), ("p", 0)])
+    func aRoomIDsNumber(id: String, number: Int) {
+        #expect(RoomCallRules.number(id) == number)
+    }
+
+    @Test func theLargerNumberRollsBackInGlareAndTheSmallerKeepsItsOffer() {
+        #expect(RoomCallRules(myID: "p2").glare(with: "p10") == .keepOurOffer)
+        #expect(RoomCallRules(myID: "p10").glare(with: "p2") == .rollBackAndAnswer)
+        // Before the welcome we count as 0: ours stands.
+        #expect(RoomCallRules(myID: nil).glare(with: "p1") == .keepOurOffer)
+    }
+
+    /// Renewal timelines, one character a second from the failure: `-` waits, `r` renews.
+    /// The smaller id renews after 2 s, the larger after 15 s; each renewal since the last
+    /// connection waits twice as long, never past a minute.
+    @Test(arguments: [
+        ("p1", "p2", 0, "--r"),
+        ("p2", "p1", 0, "---------------r"),
+        ("p1", "p2", 1, "----r"),
+        ("p1", "p2", 3, "----------------r"),
+        ("p2", "p1", 1, "------------------------------r"),
+        ("p1", "p2", 9, String(repeating: "-", count: 60) + "r"),
+    ])
+    func renewalTimeline(me: String, them: String, renewals: Int, timeline: String) {
+        let rules = RoomCallRules(myID: me)
+        let failed = ContinuousClock.now
+        let seen = (0..<timeline.count).map { second in
+            rules.renewalDue(with: them, failedSince: failed, renewals: renewals, signallingUp: true,
+                             now: failed + .seconds(second)) ? "r" : "-"
+        }.joined()
+        #expect(seen == timeline)
+    }
+
+    @Test func nothingIsRenewedWhileTheSignallingIsDownOrBeforeTheWelcome() {
+        let failed = ContinuousClock.now, late = failed + .seconds(600)
+        #expect(!RoomCallRules(myID: "p1").renewalDue(with: "p2", failedSince: failed, renewals: 0,
+                                                      signallingUp: false, now: late))
+        #expect(!RoomCallRules(myID: nil).renewalDue(with: "p2", failedSince: failed, renewals: 0,
+                                                     signallingUp: true, now: late))
+    }
+
+    @Test(arguments: [
+        (["sha-256 AA"], ["sha-256 BB"], true),
+        (["sha-256 AA", "sha-1 CC"], ["sha-256 AA"], false),
+        ([], ["sha-256 BB"], false),
+        (["sha-256 AA"], [], false),
+    ])
+    func anOfferFromANewConnection(offered: [String], known: [String], new: Bool) {
+        #expect(RoomCallRules.comesFromNewConnection(offered: Set(offered), known: Set(known)) == new)
+    }
+
+    @Test(arguments: [
+        (MediaDirection.sendonly, MediaDirection?.none, true),
+        (.sendonly, .sendonly, false),
+        (.sendonly, .inactive, true),
+        (.inactive, .sendonly, true),
+        (.inactive, .inactive, false),
+        (.sendrecv, .sendonly, false),
+    ])
+    func ourScreenNeedsAnOffer(wanted: MediaDirection, negotiated: MediaDirection?, needs: Bool) {
+        #expect(RoomCallRules.screenNeedsOffer(wanted: wanted, negotiated: negotiated) == needs)
+    }
+}
