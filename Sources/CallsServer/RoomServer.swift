@@ -61,10 +61,10 @@ public enum RoomServerError: Error, CustomStringConvertible, Sendable {
 /// Thread safety: the public API may be used from any thread or task; libsoup objects and rooms
 /// are touched only on the loop thread (`ServerState`).
 public final class RoomServer: Sendable {
-    private let loop: GLibLoop
-    private let state: ServerBox
-    private let writer: StateFileWriter
-    private let logger: Logger
+    let loop: GLibLoop
+    let state: ServerBox
+    let writer: StateFileWriter
+    let logger: Logger
 
     public init(loop: GLibLoop, client: ClientFiles, logger: Logger = .disabled) {
         self.loop = loop
@@ -122,7 +122,7 @@ public final class RoomServer: Sendable {
         return (try? await onLoop { state.value.stateFileWrites }) ?? 0
     }
 
-    private func onLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    func onLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let once = ResumeOnce(continuation)
             loop.invoke { once.resume(with: Result { try work() }) }
@@ -133,7 +133,7 @@ public final class RoomServer: Sendable {
 
 /// Resumes a continuation exactly once; released unresumed it fails it (the loop dropped the work).
 private final class ResumeOnce<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
     init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation.withLock { $0 = continuation } }
     func resume(with result: Result<T, any Error>) {
         continuation.withLock { $0.take() }?.resume(with: result)
@@ -161,18 +161,18 @@ final class HostedRoom {
 
 /// Everything on the loop thread: the `SoupServer`, the rooms and the open WebSockets.
 final class ServerState {
-    private var server: UnsafeMutablePointer<SoupServer>?
-    private var baseURL = ""
-    private var limits = RoomLimits()
-    private var allowedOrigins: Set<String> = []
-    private var scheme = "http"
+    var server: UnsafeMutablePointer<SoupServer>?
+    var baseURL = ""
+    var limits = RoomLimits()
+    var allowedOrigins: Set<String> = []
+    var scheme = "http"
     private(set) var rooms: [String: HostedRoom] = [:]
     private(set) var stateFileWrites = 0
-    private var sockets: [ConnectionID: RoomSocket] = [:]
-    private var nextConnection = 1
-    private var timer: UnsafeMutablePointer<GSource>?
-    private let client: ClientFiles
-    private let writer: StateFileWriter
+    var sockets: [ConnectionID: RoomSocket] = [:]
+    var nextConnection = 1
+    var timer: UnsafeMutablePointer<GSource>?
+    let client: ClientFiles
+    let writer: StateFileWriter
     let logger: Logger
 
     init(client: ClientFiles, writer: StateFileWriter, logger: Logger) {
@@ -185,7 +185,7 @@ final class ServerState {
         Unmanaged<ServerState>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    private var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    var userData: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
     func listen(_ configuration: RoomServerConfiguration) throws -> String {
         limits = configuration.limits
@@ -291,139 +291,9 @@ final class ServerState {
         sockets.removeAll()
     }
 
-    // MARK: HTTP
-
-    private func requestStarted(_ message: OpaquePointer) {
-        let onHeaders: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { message, data in
-            ServerState.from(callbackUserData: data).headersArrived(message!)
-        }
-        g_signal_connect_data(UnsafeMutableRawPointer(message), "got-headers", unsafeBitCast(onHeaders, to: GCallback.self),
-                              userData, nil, GConnectFlags(0))
-    }
-
-    /// Runs once a request's headers are in (after libsoup's own checks), before any of its body
-    /// is read: only GET and HEAD without a body go on; anything else is answered and the
-    /// connection closed, the body unread.
-    private func headersArrived(_ message: OpaquePointer) {
-        guard soup_server_message_get_status(message) == 0 else { return }  // libsoup has refused it already
-        let method = soup_server_message_get_method(message).map { String(cString: $0) } ?? ""
-        let headers = soup_server_message_get_request_headers(message)
-        let path = soup_server_message_get_uri(message).flatMap { g_uri_get_path($0) }.map { String(cString: $0) } ?? ""
-        if method != "GET" && method != "HEAD" {
-            logger.notice("refused a \(escapedForLog(method, limit: 16)) request for \(escapedForLog(path)): only GET is served")
-            return answerAndClose(message, 405, "Method Not Allowed", "Only GET is served here.\n", extra: ["Allow: GET, HEAD"])
-        }
-        let encoding = soup_message_headers_get_encoding(headers)
-        let length = encoding == SOUP_ENCODING_CONTENT_LENGTH ? Int(soup_message_headers_get_content_length(headers)) : 0
-        if encoding != SOUP_ENCODING_NONE && encoding != SOUP_ENCODING_CONTENT_LENGTH || length > limits.maxRequestBodyBytes {
-            logger.notice("refused a request for \(escapedForLog(path)) with a body")
-            return answerAndClose(message, 413, "Content Too Large", "A request here has no body.\n")
-        }
-    }
-
-    /// Writes a whole response on the connection, taken from libsoup, and closes it.
-    private func answerAndClose(_ message: OpaquePointer, _ status: Int, _ reason: String, _ body: String, extra: [String] = []) {
-        var lines = ["HTTP/1.1 \(status) \(reason)", "Connection: close", "Content-Type: text/plain; charset=utf-8",
-                     "Content-Length: \(body.utf8.count)"]
-        lines += policyHeaders(for: message).map { "\($0.0): \($0.1)" } + extra
-        let response = Array((lines.joined(separator: "\r\n") + "\r\n\r\n" + body).utf8)
-        response.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { CShareSoup_answer_and_close(message, $0.baseAddress, $0.count) }
-        }
-    }
-
-    private func http(_ message: OpaquePointer, path: String, query: OpaquePointer?) {
-        let method = soup_server_message_get_method(message).map { String(cString: $0) } ?? ""
-        let token = query.flatMap { g_hash_table_lookup($0, "t") }.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard method == "GET" || method == "HEAD" else {  // refused at its headers already
-            return respond(message, 405, "text/plain; charset=utf-8", Array("Only GET is served here.\n".utf8))
-        }
-        switch parts.first {
-        case "ws", "r":
-            guard parts.count == 2, let hosted = rooms[parts[1]], let token, hosted.room.accepts(token: token) else {
-                logger.notice("refused \(escapedForLog(path)): no such room, or the token is not the room's")
-                return respond(message, 403, "text/plain; charset=utf-8",
-                               Array("Refused: no such room, or the invite token is not this room's.\n".utf8))
-            }
-            if parts[0] == "ws" {
-                if let origin = header(message, "Origin"), !originAllowed(origin, host: header(message, "Host")) {
-                    logger.notice("refused a WebSocket from the page origin \(escapedForLog(origin))")
-                    return respond(message, 403, "text/plain; charset=utf-8",
-                                   Array("Refused: pages from another site may not open this room (see sharectl serve --allow-origin).\n".utf8))
-                }
-                let address = Self.remoteHost(message)
-                if sockets.values.count(where: { $0.address == address }) >= limits.maxSocketsPerAddress {
-                    logger.notice("refused a WebSocket from \(escapedForLog(address)): it has \(limits.maxSocketsPerAddress) open")
-                    return respond(message, 429, "text/plain; charset=utf-8",
-                                   Array("Refused: too many connections from your address.\n".utf8))
-                }
-                return  // no status: the WebSocket upgrade goes on
-            }
-            guard let page = client.file("room.html") else { return respond(message, 500, "text/plain", Array("client missing\n".utf8)) }
-            respond(message, 200, page.contentType, page.bytes)
-        case "client":
-            guard parts.count == 2, let file = client.file(parts[1]) else {
-                return respond(message, 404, "text/plain; charset=utf-8", Array("Not found.\n".utf8))
-            }
-            respond(message, 200, file.contentType, file.bytes)
-        default:
-            respond(message, 404, "text/plain; charset=utf-8", Array("Not found. Open the room's invite link.\n".utf8))
-        }
-    }
-
-    private func respond(_ message: OpaquePointer, _ status: UInt32, _ contentType: String, _ body: [UInt8]) {
-        soup_server_message_set_status(message, status, nil)
-        let headers = soup_server_message_get_response_headers(message)
-        for (name, value) in policyHeaders(for: message) { soup_message_headers_replace(headers, name, value) }
-        body.withUnsafeBufferPointer { buffer in
-            soup_server_message_set_response(message, contentType, SOUP_MEMORY_COPY, buffer.baseAddress, gsize(buffer.count))
-        }
-    }
-
-    /// The headers on every response. The page's address holds the room's token: no referrer
-    /// carries it away, no other site frames the page, and the page connects only back here.
-    private func policyHeaders(for message: OpaquePointer) -> [(String, String)] {
-        let host = header(message, "Host").flatMap { Self.isHostHeader($0) ? $0 : nil }
-            ?? baseURL.split(separator: "/").dropFirst().first.map(String.init) ?? "localhost"
-        let socketScheme = scheme == "https" ? "wss" : "ws"
-        let policy = "default-src 'self'; connect-src 'self' \(socketScheme)://\(host); media-src 'self' blob: mediastream:; "
-            + "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-        return [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-                ("Content-Security-Policy", policy)]
-    }
-
-    /// A page may open the room's socket when it came from this server (its origin names the host
-    /// the request was sent to) or from an origin given with --allow-origin.
-    private func originAllowed(_ origin: String, host: String?) -> Bool {
-        let origin = Self.normalizedOrigin(origin)
-        if let host, origin == "\(scheme)://\(host.lowercased())" { return true }
-        return allowedOrigins.contains(origin)
-    }
-
-    static func normalizedOrigin(_ origin: String) -> String {
-        var origin = origin.lowercased()
-        while origin.hasSuffix("/") { origin.removeLast() }
-        return origin
-    }
-
-    /// A `Host` header fit to be named in a policy: a name or address and a port, nothing more.
-    static func isHostHeader(_ host: String) -> Bool {
-        !host.isEmpty && host.utf8.count <= 255
-            && host.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0)) }
-    }
-
-    private func header(_ message: OpaquePointer, _ name: String) -> String? {
-        soup_message_headers_get_one(soup_server_message_get_request_headers(message), name).map { String(cString: $0) }
-    }
-
-    private static func remoteHost(_ message: OpaquePointer) -> String {
-        soup_server_message_get_remote_host(message).map { String(cString: $0) } ?? "unknown"
-    }
-
     // MARK: WebSockets
 
-    private func accepted(_ connection: OpaquePointer, message: OpaquePointer, path: String) {
+    func accepted(_ connection: OpaquePointer, message: OpaquePointer, path: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard parts.count == 2, let hosted = rooms[parts[1]] else {
             soup_websocket_connection_close(connection, 1008, "no such room")
@@ -464,13 +334,13 @@ final class ServerState {
     /// Ends a connection whose peer is not keeping up (not reading, or not answering pings) at
     /// once: its participant is absent from now on, and what is sent to it waits in the room's
     /// queue, which is capped, rather than in the socket's, which is not.
-    private func drop(_ socket: RoomSocket, why: String) {
+    func drop(_ socket: RoomSocket, why: String) {
         logger.notice("connection \(socket.id) closed: \(why)", ["room.connection": "\(socket.id)"])
         socket.close(code: 1008, reason: why)
         closed(socket)  // the socket goes with the last reference to it; libsoup closes its stream
     }
 
-    private func apply(_ outputs: [RoomOutput], in hosted: HostedRoom) {
+    func apply(_ outputs: [RoomOutput], in hosted: HostedRoom) {
         var behind: [RoomSocket] = []
         for output in outputs {
             switch output {
@@ -490,7 +360,7 @@ final class ServerState {
         }
     }
 
-    private func startTimer() {
+    func startTimer() {
         let source = g_timeout_source_new(1000)!
         g_source_set_callback(source, { data in
             ServerState.from(callbackUserData: data).tick()
@@ -500,7 +370,7 @@ final class ServerState {
         timer = source
     }
 
-    private func tick() {
+    func tick() {
         let now = ContinuousClock.now
         let silent = sockets.values.filter { now - $0.lastPong > limits.keepaliveInterval + limits.pongTimeout }
         for socket in silent.sorted(by: { $0.id < $1.id }) { drop(socket, why: "no pong") }
@@ -511,7 +381,7 @@ final class ServerState {
     }
 
     /// Hands the room's snapshot to the writer's queue (never written on the loop thread).
-    private func save(_ hosted: HostedRoom) {
+    func save(_ hosted: HostedRoom) {
         guard let path = hosted.stateFile else { return }
         do {
             guard let data = try snapshot(of: hosted) else { return }
@@ -521,7 +391,7 @@ final class ServerState {
         }
     }
 
-    private func snapshot(of hosted: HostedRoom) throws -> Data? {
+    func snapshot(of hosted: HostedRoom) throws -> Data? {
         guard let path = hosted.stateFile else { return nil }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -539,7 +409,7 @@ final class ServerState {
             && name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" || $0 == "_" }
     }
 
-    private static func take(_ error: UnsafeMutablePointer<GError>?) -> String {
+    static func take(_ error: UnsafeMutablePointer<GError>?) -> String {
         guard let error else { return "unknown error" }
         defer { g_error_free(error) }
         return String(cString: error.pointee.message)
@@ -547,117 +417,3 @@ final class ServerState {
 }
 
 @available(*, unavailable) extension ServerState: Sendable {}
-
-/// One accepted WebSocket: owns a reference to the `SoupWebsocketConnection` and its signal
-/// handlers, released in `deinit`. Loop thread only.
-///
-/// libsoup 3.2 keeps a socket's output in a queue without a bound and says nothing of its length,
-/// so the socket counts what it hands over and asks the kernel how much the peer's TCP has
-/// acknowledged: the difference, output not yet taken by the peer, is capped. (Over TLS the
-/// acknowledged bytes include the records' overhead, so the count is a little low.)
-final class RoomSocket {
-    let id: ConnectionID
-    let roomName: String
-    /// The peer's address, as libsoup gives it.
-    let address: String
-    private let connection: OpaquePointer
-    private unowned let owner: ServerState
-    private var handlers: [gulong] = []
-    private(set) var closeCode = 0
-    /// When the peer last answered a ping (at first: when the socket was accepted).
-    private(set) var lastPong: ContinuousClock.Instant
-    private let maxUnread: Int
-    private let descriptor: Int32
-    private let ackedAtStart: Int64
-    private var handedOver: Int64 = 0
-
-    init(id: ConnectionID, roomName: String, address: String, connection: OpaquePointer, owner: ServerState,
-         limits: RoomLimits, now: ContinuousClock.Instant) {
-        self.id = id
-        self.roomName = roomName
-        self.address = address
-        self.connection = connection
-        self.owner = owner
-        lastPong = now
-        maxUnread = limits.maxSocketOutputBytes
-        g_object_ref(UnsafeMutableRawPointer(connection))
-        // libsoup keeps the socket under the stolen stream (soup_server_connection_steal).
-        let stream = soup_websocket_connection_get_io_stream(connection)
-        let socket = stream.flatMap { g_object_get_data(UnsafeMutableRawPointer($0).assumingMemoryBound(to: GObject.self), "GSocket") }
-        descriptor = socket.map { g_socket_get_fd($0.assumingMemoryBound(to: GSocket.self)) } ?? -1
-        ackedAtStart = descriptor >= 0 ? max(0, CShareSoup_tcp_bytes_acked(descriptor)) : 0
-        // The room refuses frames over `maxFrameBytes` with a clean close (1009) once it has them.
-        // libsoup's own ceiling sits above that, so such a frame still arrives whole, while a
-        // huge one is cut off by libsoup before it is held (an abrupt close, without the code).
-        soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(limits.maxFrameBytes) * 4)
-        // A ping goes out behind the output already queued: its pong says the peer has read it all.
-        soup_websocket_connection_set_keepalive_interval(connection, guint(max(1, limits.keepaliveInterval.components.seconds)))
-        let data = Unmanaged.passUnretained(self).toOpaque()
-        let onMessage: @convention(c) (OpaquePointer?, gint, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, type, bytes, data in
-            RoomSocket.from(callbackUserData: data).message(type: type, bytes: bytes)
-        }
-        let onPong: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, _, data in
-            RoomSocket.from(callbackUserData: data).lastPong = .now
-        }
-        let onClosed: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
-            RoomSocket.from(callbackUserData: data).closedByLibsoup()
-        }
-        let instance = UnsafeMutableRawPointer(connection)
-        handlers = [
-            g_signal_connect_data(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data, nil, GConnectFlags(0)),
-            g_signal_connect_data(instance, "pong", unsafeBitCast(onPong, to: GCallback.self), data, nil, GConnectFlags(0)),
-            g_signal_connect_data(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data, nil, GConnectFlags(0)),
-        ]
-    }
-
-    deinit {
-        let instance = UnsafeMutableRawPointer(connection)
-        for handler in handlers { g_signal_handler_disconnect(instance, handler) }
-        g_object_unref(instance)
-    }
-
-    static func from(callbackUserData data: UnsafeMutableRawPointer?) -> RoomSocket {
-        Unmanaged<RoomSocket>.fromOpaque(data!).takeUnretainedValue()
-    }
-
-    private var isOpen: Bool { soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN }
-
-    /// Output handed to libsoup that the peer has not acknowledged yet (0 when the kernel does not say).
-    var unreadBytes: Int {
-        guard descriptor >= 0 else { return 0 }
-        let acked = CShareSoup_tcp_bytes_acked(descriptor)
-        guard acked >= 0 else { return 0 }
-        return Int(max(0, handedOver - (acked - ackedAtStart)))
-    }
-
-    /// Queues a text frame; false when the peer has fallen more than the limit behind.
-    func send(_ text: String) -> Bool {
-        guard isOpen else { return true }
-        soup_websocket_connection_send_text(connection, text)
-        let payload = text.utf8.count
-        handedOver += Int64(payload + (payload < 126 ? 2 : payload < 65536 ? 4 : 10))
-        return unreadBytes <= maxUnread
-    }
-    func close(code: UInt16, reason: String) {
-        guard isOpen else { return }
-        soup_websocket_connection_close(connection, gushort(code), reason)
-    }
-
-    private func message(type: gint, bytes: OpaquePointer?) {
-        var size: gsize = 0
-        let pointer = g_bytes_get_data(bytes, &size)
-        if type == gint(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
-            let text = pointer.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(size)), as: UTF8.self) } ?? ""
-            owner.text(text, from: self)
-        } else {
-            owner.binary(byteCount: Int(size), from: self)
-        }
-    }
-
-    private func closedByLibsoup() {
-        closeCode = Int(soup_websocket_connection_get_close_code(connection))
-        owner.closed(self)
-    }
-}
-
-@available(*, unavailable) extension RoomSocket: Sendable {}

@@ -99,7 +99,7 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
     }
 
     private func publish(_ steps: [LadderStep], now: ContinuousClock.Instant) {
-        let seconds = Double((now - origin).components.seconds) + Double((now - origin).components.attoseconds) / 1e18
+        let seconds = (now - origin).inSeconds
         let state = receiver.rung == .giveUp ? "gaveUp"
                   : receiver.rung != .none || sender.rung != .none ? "recovering"
                   : !sender.scaledDown.isEmpty ? "scaledDown" : "watching"

@@ -116,8 +116,7 @@ final class RequestCompletion: Sendable {
 
     /// Fails the request with `error` when `interval` passes first, then runs `afterwards`.
     func startTimer(after interval: Duration, failing error: HTTPError, afterwards: @escaping @Sendable () -> Void) {
-        let (seconds, attoseconds) = interval.components
-        let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        let nanoseconds = max(0, Int(interval.inNanoseconds))
         let timer = DeadlineTimer(after: .nanoseconds(nanoseconds)) { [weak self] in
             if self?.finish(.failure(error)) == true { afterwards() }
         }

@@ -56,7 +56,7 @@ enum BenchCommand {
             rounds += 1
             let elapsed = clock.now - start
             if elapsed >= .seconds(1) {
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let seconds = elapsed.inSeconds
                 return Double(rounds * items) / seconds
             }
         }

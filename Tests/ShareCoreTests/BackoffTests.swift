@@ -33,3 +33,15 @@ import Testing
         #expect(Backoff(first: .seconds(2), cap: .seconds(60)).delay(afterFailures: -3) == .seconds(2))
     }
 }
+
+@Suite struct DurationUnitsTests {
+    @Test func aDurationInEachUnit() {
+        let d = Duration.milliseconds(1_500) + .nanoseconds(999)
+        #expect(d.inSeconds == 1.500000999)
+        #expect(d.inMilliseconds == 1_500)
+        #expect(d.inMicroseconds == 1_500_000)
+        #expect(d.inNanoseconds == 1_500_000_999)
+        #expect(Duration.zero.inSeconds == 0)
+        #expect(Duration.seconds(-2).inMilliseconds == -2_000)
+    }
+}

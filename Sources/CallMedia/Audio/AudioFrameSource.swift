@@ -42,7 +42,7 @@ public final class SyntheticAudioSource: AudioFrameSource {
             return origin + .milliseconds(20 * s.frame)
         }
         let wait = due - clock.now
-        if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+        if wait > .zero { Thread.sleep(forTimeInterval: wait.inSeconds) }
         let samples = state.withLock { s in
             levelDbfs == nil ? [Int16](repeating: 0, count: OpusAudioEncoder.frameSamples * 2) : s.tone.nextFrame()
         }

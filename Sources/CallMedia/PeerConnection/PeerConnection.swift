@@ -77,31 +77,33 @@ public actor PeerConnection {
     /// Our candidates as they are gathered, then end-of-candidates; ends at `close()`. One consumer.
     public nonisolated let localCandidates: AsyncStream<ICEAgent.LocalCandidateEvent>
 
-    private let loop: GLibLoop
-    private let logger: Logger
-    private let configuration: Configuration
-    private let certificate: DTLSCertificate
-    private let stateBox: ConnectionStateBox
-    private let candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation
-    private let gathered = LockedBox<(lines: [String], done: Bool)>(([], false))
-    private var transceivers: [Transceiver] = []
-    private var leg: CallLegMedia?
-    private var credentials: ICEAgent.Credentials?
-    private var gatherTask: Task<Void, Never>?
-    private var connectTask: Task<Void, Never>?
-    private var localDescription: SessionDescription?
-    private var remoteDescription: SessionDescription?
-    private var weOffered: Bool?
-    private enum Signaling { case stable, haveLocalOffer(SessionDescription), haveRemoteOffer(SessionDescription) }
-    private var signaling = Signaling.stable
-    private var established = false
-    private var dtlsRole: DTLSRole?
-    private var remoteICE: String?
+    let loop: GLibLoop
+    let logger: Logger
+    let configuration: Configuration
+    let certificate: DTLSCertificate
+    let stateBox: ConnectionStateBox
+    let candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation
+    let gathered = LockedBox<[String]>([])
+    /// Opens when gathering has finished.
+    let gatheringDone = Latch()
+    var transceivers: [Transceiver] = []
+    var leg: CallLegMedia?
+    var credentials: ICEAgent.Credentials?
+    var gatherTask: Task<Void, Never>?
+    var connectTask: Task<Void, Never>?
+    var localDescription: SessionDescription?
+    var remoteDescription: SessionDescription?
+    var weOffered: Bool?
+    enum Signaling { case stable, haveLocalOffer(SessionDescription), haveRemoteOffer(SessionDescription) }
+    var signaling = Signaling.stable
+    var established = false
+    var dtlsRole: DTLSRole?
+    var remoteICE: String?
     /// The peer's candidates that came before its description, applied once with it.
-    private var earlyCandidates = EarlyCandidates()
-    private let sessionID = String(UInt64.random(in: 1...UInt64(Int64.max)))
-    private var sessionVersion: UInt64 = 1
-    private var closed = false
+    var earlyCandidates = EarlyCandidates()
+    let sessionID = String(UInt64.random(in: 1...UInt64(Int64.max)))
+    var sessionVersion: UInt64 = 1
+    var closed = false
 
     /// `loop` runs libnice and the packet work; the caller owns it and stops it after `close()`.
     public init(loop: GLibLoop, configuration: Configuration, logger: Logger) throws(PeerConnectionError) {
@@ -195,7 +197,7 @@ public actor PeerConnection {
     /// kept: a section negotiated before offers what it settled, and a new section offers what
     /// a settled section of its kind uses, so no payload type or extension id ever means two
     /// things within the bundle (a peer that offered first numbers them its own way).
-    private func offerSection(_ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
+    func offerSection(_ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
                               streams: inout [String]) -> MediaDescription {
         let video = transceiver.kind == .video
         let settled = localDescription?.media.first { $0.mid == mid && !$0.isRejected }
@@ -231,7 +233,7 @@ public actor PeerConnection {
         return section
     }
 
-    private static func dropCandidates(_ section: inout MediaDescription) {
+    static func dropCandidates(_ section: inout MediaDescription) {
         section.candidates = []
         section.endOfCandidates = false
         section.port = 9
@@ -369,7 +371,7 @@ public actor PeerConnection {
     }
 
     /// Applies a completed exchange: the first connects, later ones update the media.
-    private func settle(_ negotiation: SessionNegotiation) async throws(PeerConnectionError) {
+    func settle(_ negotiation: SessionNegotiation) async throws(PeerConnectionError) {
         if !established {
             if remoteICE == nil {
                 try await setRemoteICE(negotiation.transport)
@@ -383,7 +385,7 @@ public actor PeerConnection {
         }
     }
 
-    private func nextOrigin() -> Origin {
+    func nextOrigin() -> Origin {
         sessionVersion += 1
         return Origin(sessionID: sessionID, sessionVersion: sessionVersion)
     }
@@ -510,148 +512,6 @@ public actor PeerConnection {
         transceiver.media?.encoder?.requestKeyframe()
     }
 
-    // MARK: Statistics
-
-    public func statistics() -> PeerConnectionStatistics {
-        var list: [PeerConnectionStatistics.TransceiverStatistics] = []
-        for transceiver in transceivers {
-            let negotiated = transceiver.negotiated
-            var entry = PeerConnectionStatistics.TransceiverStatistics(
-                mid: transceiver.mid, kind: transceiver.kind, direction: negotiated?.direction ?? transceiver.direction,
-                codec: negotiated?.codec)
-            if let media = transceiver.media {
-                if let sender = media.sender { (entry.sent, entry.feedback) = Self.sent(media, sender) }
-                if media.negotiated.direction.receives { entry.received = Self.received(media) }
-            }
-            list.append(entry)
-        }
-        var transport = PeerConnectionStatistics.Transport(state: stateBox.state, iceState: "new")
-        if let leg {
-            let t = leg.transport, counters = t.counters, legCounters = leg.counters
-            transport.iceState = t.ice.state.description
-            transport.selectedPair = t.ice.selectedPair?.description
-            transport.relayed = t.ice.selectedPair?.isRelayed ?? false
-            transport.srtpProfile = t.srtpProfile?.rawValue
-            transport.bytesSent = counters.bytesSent
-            transport.bytesReceived = counters.bytesReceived
-            transport.rtpReceived = counters.rtpReceived
-            transport.rtcpReceived = counters.rtcpReceived
-            transport.droppedDatagrams = counters.dropped + counters.unprotectFailures
-            transport.rtpUnrouted = legCounters.rtpUnrouted
-            transport.senderReportsSent = legCounters.senderReportsSent
-            transport.receiverReportsSent = legCounters.receiverReportsSent
-        }
-        transport.rttMs = list.lazy.compactMap { $0.feedback?.rttMs }.first
-        return PeerConnectionStatistics(transceivers: list, transport: transport, congestion: leg?.congestionStatistics())
-    }
-
-    private static func sent(_ media: TransceiverMedia, _ sender: RTPStreamSender)
-        -> (PeerConnectionStatistics.Sent, PeerConnectionStatistics.Feedback?) {
-        var sent = PeerConnectionStatistics.Sent()
-        let c = sender.counters
-        sent.packets = c.packetsSent
-        sent.framesSent = c.framesSent
-        sent.bytes = c.bytesSent
-        sent.rtxPackets = c.rtxPacketsSent
-        sent.sendFailures = c.sendFailures
-        if let encoder = media.encoder {
-            let e = encoder.counters
-            sent.framesEncoded = e.framesEncoded
-            sent.keyframesEncoded = e.keyframes
-            sent.keyframeRequests = e.keyframeRequests
-            sent.encodeErrors = e.errors
-            sent.width = e.width
-            sent.height = e.height
-            sent.encoder = encoder.implementation
-            sent.targetBitrate = e.targetBitrate
-            (sent.maxBitrate, sent.maxLongSide) = encoder.limits
-            sent.policy = e.policy.rawValue
-            sent.allowedFrameRate = e.frameRate
-            sent.limitedBy = e.limit.rawValue
-            sent.framesSkipped = e.framesSkipped
-            sent.framesRepeated = e.framesRepeated
-            sent.encodersMade = e.encodersMade
-            sent.encodeMs = e.encodeMicros / 1000
-            let response = media.keyframeResponse.figures
-            sent.keyframeResponses = response.answered
-            sent.keyframeResponseLastMs = response.lastMs
-            sent.keyframeResponseMaxMs = response.maxMs
-            sent.framesCaptured = media.queueCounters?.pushed ?? 0
-        }
-        if let audio = media.audioSender {
-            let a = audio.snapshot
-            sent.audioFramesSent = a.framesEncoded
-            sent.audioFramesDropped = a.framesDropped
-            sent.audioLevelDbfs = a.levelDbfs
-            sent.audioSource = a.sourceFailure.map { "\(audio.source.description) (\($0))" } ?? audio.source.description
-            sent.audioSilent = a.silent
-        }
-        return (sent, media.rtcp?.figures)
-    }
-
-    private static func received(_ media: TransceiverMedia) -> PeerConnectionStatistics.Received {
-        var received = PeerConnectionStatistics.Received()
-        let r = media.receiveCounters
-        received.packets = r.packets
-        received.bytes = r.bytes
-        received.rtxPackets = r.rtxPackets
-        received.packetsLost = r.reception?.cumulativeLost ?? 0
-        received.jitterMs = r.reception?.jitterMilliseconds
-        received.senderReports = r.senderReports
-        received.receiverReportsSent = r.receiverReportsSent
-        received.plisSent = r.plisSent
-        received.nacksSent = r.nacksSent
-        received.packetsNacked = r.nacks?.requested ?? 0
-        received.rtxRecovered = r.rtxRecovered
-        if let v = media.videoReceiver?.counters {
-            received.framesAssembled = v.framesAssembled
-            received.framesDropped = v.framesDropped
-            received.framesDecoded = v.framesDecoded
-            received.keyframesDecoded = v.keyframesDecoded
-            received.decodeErrors = v.decodeErrors
-            received.width = v.width
-            received.height = v.height
-            received.waitingForKeyframe = v.waitingForKeyframe
-            received.framesSwallowed = v.framesSwallowed
-            received.packetsRecovered = v.packetsRecovered
-            received.packetsGivenUp = v.packetsGivenUp
-            received.framesGivenUp = v.framesGivenUp
-            received.framesSkippedForKeyframe = v.framesSkippedForKeyframe
-            received.holdMs = v.holdMs
-        }
-        if let a = media.audioReceiver?.counters {
-            received.audioFramesDecoded = a.framesDecoded
-            received.audioFramesConcealed = a.framesConcealed
-            received.audioSamplesDecoded = a.samplesDecoded
-            received.audioRecentPeakDbfs = a.recentPeakDbfs
-            received.audioHearingPeakDbfs = a.hearingPeakDbfs
-            received.audioLevelDbfs = a.levelDbfs
-            received.audioPeakDbfs = a.peakDbfs
-        }
-        return received
-    }
-
-    /// Fault injection (drills and tests): the decoder of a receiving video transceiver swallows
-    /// every frame while wedged. Only its current decoder: media made anew by a later exchange
-    /// starts unwedged. False when there is no decoder to wedge.
-    @discardableResult
-    public func setDecoderWedged(_ on: Bool, on transceiver: Transceiver) -> Bool {
-        guard let receiver = transceiver.media?.videoReceiver else { return false }
-        receiver.setWedged(on)
-        return true
-    }
-
-    /// The last picture decoded on a receiving video transceiver (for snapshots).
-    public func latestPicture(on transceiver: Transceiver) -> VideoFrame? {
-        transceiver.media?.videoReceiver?.latestPicture
-    }
-
-    /// Stops what we send (sources, encoders, audio) but keeps the connection: e.g. before telling
-    /// a signalling server the session ends.
-    public func stopSending() {
-        for transceiver in transceivers { transceiver.media?.stopSending() }
-    }
-
     // MARK: Close
 
     /// Stops media (sources, encoders, decoders), closes DTLS and ICE; the state becomes closed.
@@ -670,176 +530,18 @@ public actor PeerConnection {
 
     // MARK: Internals
 
-    private func requireOpen() throws(PeerConnectionError) {
+    func requireOpen() throws(PeerConnectionError) {
         if closed { throw .wrongState("the peer connection is closed") }
     }
 
-    private func track(_ transceiver: Transceiver) -> LocalTrack? {
+    func track(_ transceiver: Transceiver) -> LocalTrack? {
         guard transceiver.direction.sends else { return nil }
         return LocalTrack(streamID: configuration.streamID, trackID: transceiver.trackID,
                           ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname)
     }
 
-    private static func origin() -> Origin {
+    static func origin() -> Origin {
         Origin(sessionID: String(UInt64.random(in: 1...UInt64(Int64.max))), sessionVersion: 2)
     }
 
-    /// Makes the transport (ICE agent with `role`, DTLS, SRTP) and starts gathering, once.
-    private func startTransport(role: ICEAgent.Configuration.Role) async throws(PeerConnectionError) -> ICEAgent.Credentials {
-        if let credentials { return credentials }
-        var ice = configuration.ice
-        ice.role = role
-        let transport = SecureTransport(loop: loop, ice: ice, certificate: certificate, logger: logger)
-        let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname, logger: logger)
-        let stateBox = self.stateBox
-        transport.setHandlers(rtp: { [leg] in leg.receiveRTP($0) }, rtcp: { [leg] in leg.receiveRTCP($0) }) { state in
-            switch state {
-            case .connected, .failed: stateBox.set(state)
-            case .new, .connecting, .closed: break
-            }
-        }
-        self.leg = leg
-        let credentials: ICEAgent.Credentials
-        do {
-            credentials = try await transport.startICE()
-        } catch {
-            stateBox.set(.failed("ICE could not start: \(error)"))
-            throw .localFailure("ICE could not start: \(error)")
-        }
-        self.credentials = credentials
-        let gathered = self.gathered, continuation = candidateContinuation
-        gatherTask = Task {
-            for await event in transport.ice.localCandidates {
-                gathered.withLock { g in
-                    switch event.kind {
-                    case .candidate(let line): g.lines.append(line)
-                    case .endOfCandidates: g.done = true
-                    }
-                }
-                continuation.yield(event)
-            }
-        }
-        return credentials
-    }
-
-    /// Our ICE and DTLS lines, after gathering has finished (or its time ran out).
-    private func localTransport(_ credentials: ICEAgent.Credentials, setup: DTLSSetup) async throws(PeerConnectionError) -> LocalTransport {
-        let deadline = ContinuousClock.now + configuration.gatheringTimeout
-        while !gathered.withLock({ $0.done }), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        let lines = gathered.withLock { $0.lines }
-        logger.info("ICE gathered \(lines.count) candidates")
-        let fingerprint = SDPWire.Fingerprint(algorithm: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.digest)
-        return LocalTransport(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, iceOptions: configuration.iceOptions, fingerprint: fingerprint,
-                              setup: setup, candidates: lines.compactMap { try? ICECandidate(parsing: $0) },
-                              endOfCandidates: true)
-    }
-
-    private func setRemoteICE(_ remote: SessionNegotiation.RemoteTransport) async throws(PeerConnectionError) {
-        guard let ice = leg?.transport.ice else { throw .wrongState("no transport") }
-        do {
-            try await ice.setRemoteCredentials(ufrag: remote.iceUfrag, pwd: remote.icePwd)
-        } catch {
-            throw .unusableDescription("the peer's ICE credentials were refused: \(error)")
-        }
-        var added = 0
-        for candidate in remote.candidates {
-            do { try await ice.addRemoteCandidate(candidate); added += 1 } catch {
-                logger.warning("skipping a remote candidate: \(error)")
-            }
-        }
-        let early = earlyCandidates.take()
-        for candidate in early.lines where !remote.candidates.contains(candidate) {
-            do { try await ice.addRemoteCandidate(candidate); added += 1 } catch {
-                logger.warning("skipping a remote candidate that came before the description: \(error)")
-            }
-        }
-        let ended = remote.endOfCandidates || early.endOfCandidates
-        if ended { try? await ice.endOfRemoteCandidates() }
-        logger.info("remote description: \(added) candidates\(ended ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
-    }
-
-    /// Makes each negotiated transceiver's media (keeping what an earlier exchange made when it
-    /// is unchanged), routes incoming RTP to them, and connects after the first exchange.
-    private func apply(_ negotiation: SessionNegotiation, connecting remote: SessionNegotiation.RemoteTransport?) throws(PeerConnectionError) {
-        guard let leg else { throw .wrongState("no transport") }
-        var entries: [RTPRouter.Entry] = []
-        var midExtension: UInt8?
-        let connected = stateBox.state == .connected
-        for transceiver in transceivers {
-            guard let mid = transceiver.mid else { continue }
-            let previous = transceiver.media
-            guard let settled = negotiation.media[mid], settled.kind == transceiver.kind.mediaKind else {
-                transceiver.retire(previous)
-                transceiver.setNegotiated(.init(mid: mid, direction: .inactive, extensions: HeaderExtensionIDs(), feedback: []),
-                                          media: nil)
-                continue
-            }
-            var media: TransceiverMedia?
-            if let previous, Self.sameMedia(previous.negotiated, settled) {
-                media = previous
-            } else {
-                transceiver.retire(previous)
-                if settled.direction != .inactive {
-                    do {
-                        media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
-                                                     localRTXSSRC: transceiver.localRTXSSRC,
-                                                     continuing: transceiver.continuedSequences, writer: leg.congestion.writer,
-                                                     logger: logger)
-                    } catch {
-                        throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
-                    }
-                    if connected { media?.startSending() }
-                }
-            }
-            let sends = settled.direction.sends
-            transceiver.setNegotiated(
-                .init(mid: mid, direction: settled.direction, codec: settled.codec, payloadType: settled.payloadType,
-                      rtxPayloadType: settled.rtxPayloadType, extensions: settled.extensions, feedback: settled.feedback,
-                      sendSSRC: sends ? transceiver.localSSRC : nil,
-                      sendRTXSSRC: sends && settled.rtxPayloadType != nil ? transceiver.localRTXSSRC : nil,
-                      remoteSSRC: settled.remoteSSRC, remoteRTXSSRC: settled.remoteRTXSSRC),
-                media: media)
-            midExtension = midExtension ?? settled.extensions.mid
-            if settled.direction.receives {
-                entries.append(.init(index: transceiver.index, mid: mid, payloadType: settled.payloadType,
-                                     rtxPayloadType: settled.rtxPayloadType, ssrc: settled.remoteSSRC,
-                                     rtxSSRC: settled.remoteRTXSSRC))
-            }
-            logger.info("negotiated \(transceiver)", ["rtp.mid": mid])
-        }
-        let stateBox = self.stateBox
-        leg.configure(transceivers: transceivers, router: RTPRouter(entries: entries, midExtensionID: midExtension)) { reason in
-            stateBox.set(.failed("ICE: \(reason)"))
-        }
-        if let remote { connect(leg: leg, remote: remote) }
-    }
-
-    /// True when a renegotiated section needs no new media: same direction, codec, payload types
-    /// and extension ids.
-    private static func sameMedia(_ a: SessionNegotiation.Media, _ b: SessionNegotiation.Media) -> Bool {
-        a.direction == b.direction && a.codec == b.codec && a.payloadType == b.payloadType
-            && a.rtxPayloadType == b.rtxPayloadType && a.extensions == b.extensions
-            && (a.remoteSSRC == b.remoteSSRC || a.remoteSSRC == nil || b.remoteSSRC == nil)
-    }
-
-    private func connect(leg: CallLegMedia, remote: SessionNegotiation.RemoteTransport) {
-        stateBox.set(.connecting)
-        let transport = leg.transport, timeout = configuration.connectTimeout, logger = self.logger
-        let stateBox = self.stateBox
-        connectTask = Task {
-            do {
-                try await transport.connect(role: remote.dtlsRole, remoteFingerprints: remote.fingerprints, timeout: timeout)
-                logger.notice("connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")")
-                // What the exchanges made by now (a renegotiation may have come meanwhile).
-                for media in self.transceivers.compactMap(\.media) { media.startSending() }
-                stateBox.set(.connected)
-            } catch TransportError.failed(let reason) {
-                stateBox.set(.failed(reason.hasPrefix("failed: ") ? String(reason.dropFirst(8)) : reason))
-            } catch {
-                stateBox.set(.failed("\(error)"))
-            }
-        }
-    }
 }

@@ -106,7 +106,7 @@ public final class AudioReceiver: Sendable {
             // No output: our own 20 ms clock, and the frames are only counted.
             tick += .milliseconds(20)
             let wait = tick - clock.now
-            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
+            if wait > .zero { Thread.sleep(forTimeInterval: wait.inSeconds) }
             if clock.now - tick > .milliseconds(200) { tick = clock.now }  // fell far behind (suspended): catch up
             _ = playOneFrame(decoder, clock: clock, levels: &levels)
         }
@@ -135,8 +135,7 @@ public final class AudioReceiver: Sendable {
             s.counters.underruns = b.underruns
             s.counters.droppedLate = b.droppedLate
             s.counters.droppedOverflow = b.droppedOverflow
-            s.counters.jitterTargetMs = Int(s.buffer.target.components.attoseconds / 1_000_000_000_000_000
-                                            + s.buffer.target.components.seconds * 1000)
+            s.counters.jitterTargetMs = Int(s.buffer.target.inMilliseconds)
             s.counters.samplesPlayed += 960
             s.counters.recentPeakDbfs = recent
             s.counters.hearingPeakDbfs = hearing

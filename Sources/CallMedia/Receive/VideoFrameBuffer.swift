@@ -65,7 +65,7 @@ struct VideoFrameBuffer: Sendable {
 
     /// How long a hole holds the frames after it.
     var holdMicros: Int64 {
-        get { Int64(reorder.wait.components.seconds) * 1_000_000 + reorder.wait.components.attoseconds / 1_000_000_000_000 }
+        get { reorder.wait.inMicroseconds }
         set { reorder.wait = .microseconds(newValue) }
     }
 

@@ -129,7 +129,7 @@ public final class VideoReceiveThread: Sendable {
         var buffer = VideoFrameBuffer(codec: codec, holdMicros: retransmissionTiming.holdMicros)
         var timeout = Duration.milliseconds(200)
         while running.load(ordering: .acquiring) {
-            let millis = Int(max(1, min(200, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
+            let millis = Int(max(1, min(200, timeout.inMilliseconds)))
             _ = wakeup.wait(timeout: .now() + .milliseconds(millis))
             let arrived = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
             if overflowed.exchange(false, ordering: .acquiringAndReleasing) { buffer.lostPackets() }

@@ -289,7 +289,7 @@ private final class ResponseWaiter: Sendable {
         done.signal()
     }
     func wait(timeout: Duration) -> PortalValue? {
-        let millis = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let millis = Int(timeout.inMilliseconds)
         guard done.wait(timeout: .now() + .milliseconds(millis)) == .success else { return nil }
         return value.withLock { $0 }
     }

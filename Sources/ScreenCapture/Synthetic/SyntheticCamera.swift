@@ -39,7 +39,7 @@ public struct SyntheticCameras: CameraProvider {
             throw CameraError("camera: no synthetic camera named '\(camera.path)'")
         }
         if script.slowOpen > .zero {
-            let micros = script.slowOpen.components.seconds * 1_000_000 + script.slowOpen.components.attoseconds / 1_000_000_000_000
+            let micros = script.slowOpen.inMicroseconds
             usleep(useconds_t(min(micros, 60_000_000)))
         }
         guard script.connected(at: elapsed()) else { throw CameraError("camera: \(camera.name) is not connected") }

@@ -66,7 +66,7 @@ public final class FrameQueue: Sendable {
 
     /// Waits up to `timeout` for a frame that is not late. `now` is read after each wake-up.
     public func take(waitingUpTo timeout: Duration, now: () -> Int64) -> VideoFrame? {
-        let nanos = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let nanos = timeout.inNanoseconds
         let deadline = DispatchTime.now() + .nanoseconds(Int(nanos))
         while true {
             if let frame = take(now: now()) { return frame }

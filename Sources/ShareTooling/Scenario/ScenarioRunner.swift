@@ -51,11 +51,8 @@ package final class ScenarioRunner {
         self.stopRequested = stopRequested
     }
 
-    var now: Double { Self.seconds(ContinuousClock.now - started) }
+    var now: Double { (ContinuousClock.now - started).inSeconds }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 
     package struct Outcome: Sendable {
         package var verdicts: [ScenarioVerdict]
@@ -131,7 +128,7 @@ package final class ScenarioRunner {
         let started = self.started
         let process = ScenarioProcess(name: name, executable: executable, arguments: arguments,
                                       environment: room.map { ["SHARECTL_ROOM_URL": $0] } ?? [:], log: "\(setup.directory)/\(name).log",
-                                      clock: { ScenarioRunner.seconds(ContinuousClock.now - started) })
+                                      clock: { (ContinuousClock.now - started).inSeconds })
         do {
             try process.start()
         } catch {

@@ -50,8 +50,7 @@ public final class RoomSocket: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
                 outcome.install(waiter)
-                let timer = DeadlineTimer(after: .milliseconds(Int(timeout.components.seconds * 1000
-                                                                   + timeout.components.attoseconds / 1_000_000_000_000_000))) {
+                let timer = DeadlineTimer(after: .milliseconds(Int(timeout.inMilliseconds))) {
                     if outcome.finish(.failure(Failure(description: "\(redactedURL(url)): no WebSocket within \(timeout)"))) {
                         loop.invoke { bound.value.close(code: 1001) }
                     }

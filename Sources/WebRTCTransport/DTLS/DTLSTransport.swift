@@ -456,7 +456,7 @@ public final class DTLSTransport {
         guard previousMicroseconds > 0 else {
             guard let transport = from(ssl: ssl) else { return 1_000_000 }
             let initial = transport.configuration.initialRetransmitTimeout
-            let microseconds = initial.components.seconds * 1_000_000 + initial.components.attoseconds / 1_000_000_000_000
+            let microseconds = initial.inMicroseconds
             return UInt32(clamping: max(1_000, min(Int64(maximum), microseconds)))
         }
         return min(maximum, previousMicroseconds.multipliedReportingOverflow(by: 2).partialValue)

@@ -77,8 +77,7 @@ enum ICELocalAddresses {
         if isNumeric(host) { return host }
         let outcome: LookupOutcome = await withCheckedContinuation { continuation in
             let once = LookupContinuation(continuation)
-            let (seconds, attoseconds) = deadline.components
-            let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+            let nanoseconds = max(0, Int(deadline.inNanoseconds))
             let timer = DeadlineTimer(after: .nanoseconds(nanoseconds)) { once.resume(.timedOut) }
             timer.arm()
             let thread = Thread {

@@ -215,8 +215,7 @@ final class ICENiceAgent {
     /// then fail with the reason.
     private func armNoCandidatesTimerIfNeeded() {
         guard noCandidatesTimer == nil, localGatheringDone, remoteEndOfCandidates, candidates(remote: true).isEmpty else { return }
-        let grace = configuration.noRemoteCandidatesGrace.components
-        let milliseconds = grace.seconds * 1000 + grace.attoseconds / 1_000_000_000_000_000
+        let milliseconds = configuration.noRemoteCandidatesGrace.inMilliseconds
         guard let source = g_timeout_source_new(guint(clamping: max(milliseconds, 0))) else { return }
         g_source_set_callback(source, { data in
             ICENiceAgent.from(callbackUserData: data).noCandidatesTimerFired()

@@ -1,0 +1,47 @@
+import Synchronization
+
+/// A one-way gate: `open()` once, and every `wait(upTo:)` returns, at once or as soon as it
+/// opens, or when its time is up. Waiting takes no thread and polls nothing: a waiter is a
+/// continuation, resumed by `open()` or by its own deadline timer, whichever comes first.
+public final class Latch: Sendable {
+    private struct State {
+        var open = false
+        var next = 0
+        var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public var isOpen: Bool { state.withLock { $0.open } }
+
+    /// Opens the gate; the waiters go on. Opening again does nothing.
+    public func open() {
+        let waiting = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+            guard !s.open else { return [] }
+            s.open = true
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        for waiter in waiting { waiter.resume(returning: true) }
+    }
+
+    /// Waits until the gate opens (true) or `timeout` has passed (false).
+    public func wait(upTo timeout: Duration) async -> Bool {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+            let id: Int? = state.withLock { s in
+                guard !s.open else { return nil }
+                s.next += 1
+                s.waiters[s.next] = waiter
+                return s.next
+            }
+            guard let id else { return waiter.resume(returning: true) }
+            let timer = DeadlineTimer(after: .nanoseconds(Int(max(0, timeout.inNanoseconds)))) { [state] in
+                let late = state.withLock { $0.waiters.removeValue(forKey: id) }
+                late?.resume(returning: false)
+            }
+            timer.arm()
+        }
+    }
+}
