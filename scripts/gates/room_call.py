@@ -16,11 +16,12 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   ids stay, nobody shares again, and sharectl never says "Reconnecting…".
   long-outage     the server stays away for 6 s: sharectl says "Reconnecting…" (signalling down
                   over 4 s) while media keeps flowing, and stops saying it once resumed.
-  udp-outage      every UDP datagram is dropped for 65 s (nftables, on the way in): every media
-                  connection fails (Chromium's after about 30 s, sharectl's after 50 s without an
-                  answer to its checks) while the signalling (TCP) stays up. Once UDP flows again
-                  each failed connection is made anew (the smaller id offers after 2 s, the other
-                  after 15 s) and Bo and Cy decode Ana's screen, Ana Bo's and Cy's cameras again.
+  udp-outage      every UDP datagram is dropped (nftables, on the way in) until every media
+                  connection failed (Chromium's after about 30 s, sharectl's when consent expires:
+                  30 s with nothing heard from the peer), at most 65 s, and 3 s more, while the
+                  signalling (TCP) stays up. Once UDP flows again each failed connection is made
+                  anew (the smaller id offers after 2 s, the other after 15 s) and Bo and Cy
+                  decode Ana's screen, Ana Bo's and Cy's cameras again.
   share-off       Ana stops sharing (SIGUSR1): Bo's screen view goes (not frozen on the last
                   frame, no stall reported) and Cy's too, while Ana's camera and audio go on.
 

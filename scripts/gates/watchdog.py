@@ -7,10 +7,12 @@ the network namespace scripts/gates/run.sh makes. The last line is "N passed, N 
                  and the endpoint decodes new frames again.
   encoder-stall  the encoder takes frames and produces none: keyframe, then a fresh encoder a third
                  smaller, and the endpoint decodes new frames again at the smaller size.
-  reconnect      `share --reconnect`, and every UDP datagram dropped for about a minute (nftables,
-                 on the way in): the connection is lost (50 s without an answer to its checks),
-                 the WHIP session deleted, and once UDP flows again a new session is published
-                 and the endpoint decodes it.
+  reconnect      `share --reconnect`, and every UDP datagram dropped (nftables, on the way in)
+                 until the share says the connection was lost, and 4 s more: consent expires
+                 (RFC 7675: nothing heard from the endpoint for 30 s), sending stops and the
+                 connection is lost, the WHIP session deleted, and once UDP flows again a new
+                 session is published and the endpoint decodes it. The seconds from the drop to
+                 the share's consent warning and to its "connection was lost" are printed.
 """
 import json
 import os
@@ -87,10 +89,17 @@ def gate_reconnect():
         sh("nft add table inet sharectl_reconnect")
         sh("nft add chain inet sharectl_reconnect in '{ type filter hook input priority 0; }'")
         sh("nft add rule inet sharectl_reconnect in meta l4proto udp drop")
+        dropped_at = time.time()
+        expired_after = lost_after = None
         try:
             deadline = time.time() + 75
-            while time.time() < deadline and "The connection was lost" not in share.log():
-                time.sleep(1)
+            while time.time() < deadline and lost_after is None:
+                text = share.log()
+                if expired_after is None and "consent expired" in text:
+                    expired_after = time.time() - dropped_at
+                if "The connection was lost" in text:
+                    lost_after = time.time() - dropped_at
+                time.sleep(0.1)
             lost = "The connection was lost" in share.log()
             time.sleep(4)
         finally:
@@ -104,8 +113,14 @@ def gate_reconnect():
         text = share.log()
         said = [line for line in text.splitlines() if "connection was lost" in line or "Published again" in line
                 or "Publishing again failed" in line][:4]
-        ok = lost and len(all_sessions) >= 2 and again > 30 and code == 0 and "Published again" in text
-        record(name, ok, f"decoded {first} before UDP was dropped; lost and said so: {lost}; WHIP sessions at the "
+        on_consent = any("connection was lost" in line and "consent expired" in line for line in said)
+        ok = lost and on_consent and len(all_sessions) >= 2 and again > 30 and code == 0 and "Published again" in text
+
+        def seconds(value):
+            return "never" if value is None else f"{value:.1f} s"
+
+        record(name, ok, f"decoded {first} before UDP was dropped; consent expired after {seconds(expired_after)}, "
+                         f"the share said the connection was lost after {seconds(lost_after)}; lost and said so: {lost}; WHIP sessions at the "
                          f"endpoint {len(all_sessions)}, the last decoded {again} frames; said {said}; exit {code}")
         if not ok:
             print(text[-2500:])

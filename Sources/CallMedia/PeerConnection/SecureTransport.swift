@@ -11,6 +11,12 @@ import WebRTCTransport
 /// Thread use: the ICE agent's receive handler and the DTLS transport live on the `GLibLoop`
 /// thread; `sendRTP`/`sendRTCP` may be called from any thread (SRTP and libnice lock for
 /// themselves). Incoming RTP and RTCP reach the handlers on the loop thread, unprotected.
+///
+/// Consent to send (RFC 7675 §5.1, `ConsentTimer`): once connected, a look every 100 ms on the
+/// loop thread; when we have sent for 30 s and nothing authenticated (SRTP or SRTCP that passed
+/// libsrtp) came back, nothing more leaves — RTP, RTCP, DTLS — and the state fails with
+/// `ConsentTimer.expiredReason`. libnice's checks on the pair go on (they are how consent would
+/// be regained); its own 50 s rule stays behind this one.
 public final class SecureTransport: Sendable {
     public enum State: Sendable, Equatable, CustomStringConvertible {
         case new, connecting, connected
@@ -45,11 +51,15 @@ public final class SecureTransport: Sendable {
     private let dtls = LoopConfined<DTLSTransport?>(nil)
     private let stateWaiters = Mutex<[CheckedContinuation<Void, any Error>]>([])
     private let timer = Mutex<GLibTimer?>(nil)
+    private let consentTimer = Mutex<GLibTimer?>(nil)
+    /// Set once, when consent expired: every send is refused from then on.
+    private let consentExpired = Atomic<Bool>(false)
 
     private struct Shared {
         var state: State = .new
         var srtp: SRTPSession?
         var counters = Counters()
+        var consent: ConsentTimer?
         var rtpHandler: PacketHandler?
         var rtcpHandler: PacketHandler?
         var stateHandler: (@Sendable (State) -> Void)?
@@ -92,7 +102,8 @@ public final class SecureTransport: Sendable {
         try await loop.perform { [self] in
             var configuration = DTLSTransport.Configuration(role: role, remoteFingerprints: remoteFingerprints)
             configuration.handshakeTimeout = timeout
-            let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) { datagram in
+            let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) { [weak self] datagram in
+                guard let self, !self.consentExpired.load(ordering: .relaxed) else { return }
                 _ = ice.send(datagram)
             }
             transport.onStateChange = { [weak self] state in self?.dtlsStateChanged(state) }
@@ -134,6 +145,7 @@ public final class SecureTransport: Sendable {
 
     public func close() async {
         timer.withLock { $0?.cancel(); $0 = nil }
+        consentTimer.withLock { $0?.cancel(); $0 = nil }
         try? await loop.perform { [self] in
             dtls.with(on: loop) { $0?.close() }
             dtls.set(nil, on: loop)
@@ -146,6 +158,10 @@ public final class SecureTransport: Sendable {
 
     private func send(_ packet: [UInt8], rtcp: Bool) -> Bool {
         guard let srtp = shared.withLock({ $0.srtp }) else { return false }
+        if consentExpired.load(ordering: .relaxed) {
+            shared.withLock { $0.counters.sendRefused += 1 }
+            return false
+        }
         let protected: [UInt8]
         do {
             protected = rtcp ? try srtp.protectRTCP(packet) : try srtp.protect(rtp: packet)
@@ -204,6 +220,7 @@ public final class SecureTransport: Sendable {
                 shared.withLock { $0.srtp = srtp }
                 logger.info("DTLS-SRTP connected", ["srtp.profile": keys.profile.rawValue, "dtls.role": role.rawValue])
                 setState(.connected)
+                startConsentLooks()
             } catch {
                 setState(.failed("SRTP: \(error)"))
             }
@@ -213,6 +230,48 @@ public final class SecureTransport: Sendable {
             if self.state != .closed { setState(.failed("DTLS: the peer closed the connection")) }
         case .new, .connecting:
             break
+        }
+    }
+
+    // MARK: Consent (loop thread)
+
+    private static let consentLookEvery: Duration = .milliseconds(100)
+
+    /// Authenticated packets in and packets out so far, as `ConsentTimer` counts them.
+    private static func consentCounts(_ counters: Counters) -> (heard: Int, sent: Int) {
+        (counters.rtpReceived + counters.rtcpReceived, counters.rtpSent + counters.rtcpSent)
+    }
+
+    private func startConsentLooks() {
+        shared.withLock {
+            let counts = Self.consentCounts($0.counters)
+            $0.consent = ConsentTimer(connectedAt: .now, heard: counts.heard, sent: counts.sent,
+                                      lookEvery: Self.consentLookEvery)
+        }
+        let looks = loop.repeating(every: Self.consentLookEvery) { [weak self] in
+            self?.lookAtConsent() ?? false
+        }
+        consentTimer.withLock { $0?.cancel(); $0 = looks }
+    }
+
+    /// One look; false once there is nothing more to watch (consent expired, or the connection ended).
+    private func lookAtConsent() -> Bool {
+        let verdict = shared.withLock { shared -> ConsentTimer.Verdict? in
+            guard shared.state == .connected, var consent = shared.consent else { return nil }
+            let counts = Self.consentCounts(shared.counters)
+            let verdict = consent.look(now: .now, heard: counts.heard, sent: counts.sent)
+            shared.consent = consent
+            return verdict
+        }
+        switch verdict {
+        case nil: return false
+        case .fresh: return true
+        case .expired(let silence):
+            consentExpired.store(true, ordering: .relaxed)
+            logger.warning(ConsentTimer.expiredReason, ["consent.silence": silence.secondsText,
+                                                         "ice.pair": ice.selectedPair?.description ?? "none"])
+            setState(.failed(ConsentTimer.expiredReason))
+            return false
         }
     }
 
