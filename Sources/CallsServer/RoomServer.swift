@@ -132,7 +132,7 @@ public final class RoomServer: Sendable {
 }
 
 /// Resumes a continuation exactly once; released unresumed it fails it (the loop dropped the work).
-private final class ResumeOnce<T: Sendable>: Sendable {
+final class ResumeOnce<T: Sendable>: Sendable {
     let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
     init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation.withLock { $0 = continuation } }
     func resume(with result: Result<T, any Error>) {
@@ -142,7 +142,7 @@ private final class ResumeOnce<T: Sendable>: Sendable {
 }
 
 /// The loop-confined state, carried through `@Sendable` closures that run on the loop thread only.
-private struct ServerBox: @unchecked Sendable {
+struct ServerBox: @unchecked Sendable {
     let value: ServerState
     init(_ value: ServerState) { self.value = value }
 }

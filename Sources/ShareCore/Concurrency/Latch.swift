@@ -7,7 +7,7 @@ public final class Latch: Sendable {
     private struct State {
         var open = false
         var next = 0
-        var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+        var waiters: [Int: (waiter: CheckedContinuation<Bool, Never>, timer: DeadlineTimer?)] = [:]
     }
 
     private let state = Mutex(State())
@@ -22,7 +22,10 @@ public final class Latch: Sendable {
             guard !s.open else { return [] }
             s.open = true
             defer { s.waiters = [:] }
-            return Array(s.waiters.values)
+            return s.waiters.values.map { entry in
+                entry.timer?.cancel()
+                return entry.waiter
+            }
         }
         for waiter in waiting { waiter.resume(returning: true) }
     }
@@ -33,15 +36,21 @@ public final class Latch: Sendable {
             let id: Int? = state.withLock { s in
                 guard !s.open else { return nil }
                 s.next += 1
-                s.waiters[s.next] = waiter
+                s.waiters[s.next] = (waiter, nil)
                 return s.next
             }
             guard let id else { return waiter.resume(returning: true) }
-            let timer = DeadlineTimer(after: .nanoseconds(Int(max(0, timeout.inNanoseconds)))) { [state] in
-                let late = state.withLock { $0.waiters.removeValue(forKey: id) }
-                late?.resume(returning: false)
+            // The timer is kept with its waiter until one of the two ends the wait.
+            let timer = DeadlineTimer(after: .nanoseconds(Int(max(0, timeout.inNanoseconds)))) { [self] in
+                let late = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                late?.waiter.resume(returning: false)
             }
-            timer.arm()
+            let armed = state.withLock { s -> Bool in
+                guard s.waiters[id] != nil else { return false }
+                s.waiters[id]?.timer = timer
+                return true
+            }
+            if armed { timer.arm() }
         }
     }
 }
