@@ -22,6 +22,8 @@ public final class PipeWireCapture: Sendable {
         /// Offer DMA-BUF (nil: where a render node exists).
         public var offerDMABUF: Bool?
         public var name = "sharectl-capture"
+        /// The sizes, frame rates, buffers and cursor room the stream asks for.
+        public var parameters = StreamParameters()
 
         public init(nodeID: UInt32?, remoteFD: Int32?) {
             self.nodeID = nodeID
@@ -209,12 +211,14 @@ private final class StreamCore {
         var buffer = [UInt8](repeating: 0, count: 8192)
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 8)
         let formats = offer.formats.map { Self.spaFormat($0) }
+        var parameters = configuration.parameters.shim
         let count = buffer.withUnsafeMutableBufferPointer { b in
             params.withUnsafeMutableBufferPointer { p in
                 formats.withUnsafeBufferPointer { f in
                     offer.dmabufModifiers.withUnsafeBufferPointer { m in
                         CSharePipeWire_build_capture_formats(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
-                                                             f.baseAddress, UInt32(f.count), m.baseAddress, UInt32(m.count))
+                                                             f.baseAddress, UInt32(f.count), m.baseAddress, UInt32(m.count),
+                                                             &parameters)
                     }
                 }
             }
@@ -279,9 +283,11 @@ private final class StreamCore {
         events(.negotiated(description))
         var buffer = [UInt8](repeating: 0, count: 4096)
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 8)
+        var parameters = configuration.parameters.shim
         buffer.withUnsafeMutableBufferPointer { b in
             params.withUnsafeMutableBufferPointer { p in
-                let count = CSharePipeWire_build_capture_buffers(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count), UInt32(types))
+                let count = CSharePipeWire_build_capture_buffers(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
+                                                                 UInt32(types), &parameters)
                 if count > 0 { _ = pw_stream_update_params(stream, p.baseAddress, UInt32(count)) }
             }
         }
@@ -380,7 +386,8 @@ private final class StreamCore {
         default: return  // a bitmap layout we do not draw
         }
         let width = Int(info.bitmap_width), height = Int(info.bitmap_height), stride = Int(info.bitmap_stride)
-        guard width <= 256, height <= 256, stride >= width * 4 else { return }
+        let most = configuration.parameters.maxCursorSide
+        guard width <= most, height <= most, stride >= width * 4 else { return }
         let bytes = [UInt8](UnsafeBufferPointer(start: bitmap, count: stride * height))
         cursor = FrameAssembler.Cursor(x: 0, y: 0, width: width, height: height, stride: stride, pixels: bytes, rgbaOrder: rgba)
     }

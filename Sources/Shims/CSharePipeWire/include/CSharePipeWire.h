@@ -11,16 +11,27 @@ const char *CSharePipeWire_headers_version(void);
 
 // --- Capture stream (screen capture consumer) ---
 
+// What the consumer asks for, each as a preferred value and a range. The Swift caller chooses
+// them (ScreenCapture's PipeWireCapture.StreamParameters); the shim only writes them into pods.
+struct CSharePipeWire_capture_params {
+    uint32_t width, height, min_width, min_height, max_width, max_height;  // picture size
+    uint32_t fps, min_fps, max_fps;                                         // frames per second
+    uint32_t buffers, min_buffers, max_buffers;                             // buffers in the pool
+    uint32_t cursor_side, max_cursor_side;  // cursor bitmap room (4 bytes a pixel), pixels a side
+};
+
 // spa_pod_builder_add_object is variadic: the EnumFormat params a screen consumer offers. With
 // modifiers, one DMA-BUF EnumFormat per format comes first (modifier mandatory, not fixated);
 // then one SHM EnumFormat with all formats. Returns how many params were written to `params`.
 int CSharePipeWire_build_capture_formats(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
                                          uint32_t max_params, const uint32_t *formats, uint32_t n_formats,
-                                         const uint64_t *modifiers, uint32_t n_modifiers);
+                                         const uint64_t *modifiers, uint32_t n_modifiers,
+                                         const struct CSharePipeWire_capture_params *p);
 // Buffers (data types as a bit mask of SPA_DATA_*) and the metadata we want: header, crop,
-// damage regions, cursor (with room for a 256×256 bitmap).
+// damage regions (as many as CSharePipeWire_buffer_info holds), cursor with its bitmap.
 int CSharePipeWire_build_capture_buffers(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
-                                         uint32_t max_params, uint32_t data_types);
+                                         uint32_t max_params, uint32_t data_types,
+                                         const struct CSharePipeWire_capture_params *p);
 
 // spa_format_parse and spa_format_video_raw_parse are inline over SPA_POD macros.
 struct CSharePipeWire_video_format {
