@@ -38,15 +38,18 @@ import Testing
         #expect(try [UInt8](repeating: 0x55, count: 100).withUnsafeBytes { try decoder.decode($0, captureMicros: 0) } == nil)
     }
 
-    /// One flat grey picture as a JPEG, made with libavcodec's MJPEG encoder.
-    static func encodeJPEG(width: Int, height: Int, luma: UInt8) -> [UInt8]? {
+    /// One flat grey picture as a JPEG, made with libavcodec's MJPEG encoder; 4:2:0 unless
+    /// `yuv422`.
+    static func encodeJPEG(width: Int, height: Int, luma: UInt8, yuv422: Bool = false) -> [UInt8]? {
+        let format = yuv422 ? AV_PIX_FMT_YUVJ422P : AV_PIX_FMT_YUVJ420P
+        let chromaRows = yuv422 ? height : height / 2
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG) else { return nil }
         var context = avcodec_alloc_context3(codec)
         defer { avcodec_free_context(&context) }
         guard let context else { return nil }
         context.pointee.width = Int32(width)
         context.pointee.height = Int32(height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+        context.pointee.pix_fmt = format
         context.pointee.time_base = AVRational(num: 1, den: 30)
         guard avcodec_open2(context, codec, nil) >= 0 else { return nil }
         var frame = av_frame_alloc()
@@ -55,11 +58,11 @@ import Testing
         guard let frame, let packet else { return nil }
         frame.pointee.width = Int32(width)
         frame.pointee.height = Int32(height)
-        frame.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
+        frame.pointee.format = format.rawValue
         guard av_frame_get_buffer(frame, 0) >= 0 else { return nil }
         let planes = [(frame.pointee.data.0, frame.pointee.linesize.0, height, luma),
-                      (frame.pointee.data.1, frame.pointee.linesize.1, height / 2, UInt8(128)),
-                      (frame.pointee.data.2, frame.pointee.linesize.2, height / 2, UInt8(128))]
+                      (frame.pointee.data.1, frame.pointee.linesize.1, chromaRows, UInt8(128)),
+                      (frame.pointee.data.2, frame.pointee.linesize.2, chromaRows, UInt8(128))]
         for (data, stride, rows, value) in planes {
             guard let data else { return nil }
             data.update(repeating: value, count: Int(stride) * rows)

@@ -1,6 +1,7 @@
 internal import CPipeWire
 internal import CSharePipeWire
 import Foundation
+import ScreenCapture
 import ShareCore
 import Synchronization
 import WebRTCTransport
@@ -38,7 +39,6 @@ final class PipeWireAudioStream: Sendable {
         guard channels == 1 || channels == 2 else { throw Failure(description: "pipewire: \(channels) channels (1 or 2 only)") }
         self.direction = direction
         self.channels = channels
-        PipeWireAudioLibrary.initialize()
         let state = AudioStreamCore(direction: direction, channels: channels, target: target, name: name,
                                     logger: logger, process: process)
         core = AudioCoreBox(state)
@@ -61,12 +61,6 @@ final class PipeWireAudioStream: Sendable {
     deinit { stop() }
 }
 
-/// pw_init once per process (the screen capture module does the same for itself; pw_init counts).
-enum PipeWireAudioLibrary {
-    private static let once: Void = { pw_init(nil, nil) }()
-    static func initialize() { _ = once }
-}
-
 /// The stream core crosses from its owner's thread to PipeWire's; every use is under the thread
 /// loop's lock or on its thread (the status sits behind its own lock).
 private final class AudioCoreBox: @unchecked Sendable {
@@ -85,9 +79,7 @@ private final class AudioStreamCore {
     let process: @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
     let status = Mutex(PipeWireAudioStream.Status())
 
-    var threadLoop: OpaquePointer?
-    var context: OpaquePointer?
-    var pwCore: OpaquePointer?
+    let pipewire = PipeWireThreadLoop()
     var stream: OpaquePointer?
     var registry: OpaquePointer?
     let streamHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -127,19 +119,16 @@ private final class AudioStreamCore {
     }
 
     func open() throws(PipeWireAudioStream.Failure) {
-        guard let loop = pw_thread_loop_new(name, nil) else { throw .init(description: "pipewire: cannot create a thread loop") }
-        threadLoop = loop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
-            throw .init(description: "pipewire: cannot create a context")
+        do {
+            try pipewire.open(name: name)
+        } catch {
+            throw .init(description: "pipewire: \(error)")
         }
-        self.context = context
-        guard pw_thread_loop_start(loop) == 0 else { throw .init(description: "pipewire: cannot start the thread loop") }
-        pw_thread_loop_lock(loop)
-        defer { pw_thread_loop_unlock(loop) }
-        guard let pwCore = pw_context_connect(context, nil, 0) else {
+        pipewire.lock()
+        defer { pipewire.unlock() }
+        guard let pwCore = pipewire.connect() else {
             throw .init(description: "no PipeWire daemon (\(String(cString: strerror(errno))))")
         }
-        self.pwCore = pwCore
         let user = Unmanaged.passUnretained(self).toOpaque()
 
         if let registry = CSharePipeWire_core_get_registry(pwCore) {
@@ -270,12 +259,12 @@ private final class AudioStreamCore {
 
     // MARK: Owner
 
-    /// Destroys the stream, the registry, the core, the context and the loop (joining its thread).
+    /// Destroys the stream and the registry, then the core, the context and the loop (joining its
+    /// thread) in PipeWireThreadLoop's order.
     func close() {
         guard !closed else { return }
-        if let loop = threadLoop {
-            pw_thread_loop_lock(loop)
-            closed = true
+        pipewire.close {
+            closed = true  // before the stream goes: its "unconnected" is then no error
             if let stream {
                 spa_hook_remove(streamHook)
                 pw_stream_disconnect(stream)
@@ -287,12 +276,7 @@ private final class AudioStreamCore {
                 pw_proxy_destroy(registry)
                 self.registry = nil
             }
-            if let pwCore { pw_core_disconnect(pwCore); self.pwCore = nil }
-            pw_thread_loop_unlock(loop)
-            pw_thread_loop_stop(loop)
         }
         closed = true
-        if let context { pw_context_destroy(context); self.context = nil }
-        if let loop = threadLoop { pw_thread_loop_destroy(loop); threadLoop = nil }
     }
 }

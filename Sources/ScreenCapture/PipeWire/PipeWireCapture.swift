@@ -22,6 +22,8 @@ public final class PipeWireCapture: Sendable {
         /// Offer DMA-BUF (nil: where a render node exists).
         public var offerDMABUF: Bool?
         public var name = "sharectl-capture"
+        /// The sizes, frame rates, buffers and cursor room the stream asks for.
+        public var parameters = StreamParameters()
 
         public init(nodeID: UInt32?, remoteFD: Int32?) {
             self.nodeID = nodeID
@@ -61,7 +63,6 @@ public final class PipeWireCapture: Sendable {
     /// PipeWire thread).
     public init(configuration: Configuration, logger: Logger, deliver: @escaping @Sendable (VideoFrame) -> Void,
                 events: @escaping @Sendable (Event) -> Void) throws(CaptureError) {
-        PipeWireLibrary.initialize()
         let dmabuf = configuration.offerDMABUF ?? Self.renderNodeExists()
         let state = StreamCore(configuration: configuration, negotiation: FormatNegotiation(dmabufImportable: dmabuf),
                                counters: counters, logger: logger, deliver: deliver, events: events)
@@ -88,12 +89,6 @@ public final class PipeWireCapture: Sendable {
     }
 }
 
-/// pw_init once per process.
-enum PipeWireLibrary {
-    private static let once: Void = { pw_init(nil, nil) }()
-    static func initialize() { _ = once }
-}
-
 /// The stream's C handles and PipeWire-thread state. Created and torn down by its owner under the
 /// thread loop's lock; the callbacks touch it only on PipeWire's thread.
 private final class StreamCore {
@@ -104,9 +99,7 @@ private final class StreamCore {
     let deliver: @Sendable (VideoFrame) -> Void
     let events: @Sendable (PipeWireCapture.Event) -> Void
 
-    var threadLoop: OpaquePointer?
-    var context: OpaquePointer?
-    var pwCore: OpaquePointer?
+    let pipewire = PipeWireThreadLoop()
     var stream: OpaquePointer?
     let hook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     let streamEvents = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
@@ -143,28 +136,15 @@ private final class StreamCore {
     }
 
     func open() throws(PipeWireCapture.CaptureError) {
-        guard let loop = pw_thread_loop_new(configuration.name, nil) else {
+        do {
+            try pipewire.open(name: configuration.name)
+        } catch {
             if let fd = configuration.remoteFD { closeDescriptor(fd) }
-            throw .setup("cannot create a thread loop")
+            throw .setup(error.description)
         }
-        threadLoop = loop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
-            if let fd = configuration.remoteFD { closeDescriptor(fd) }
-            throw .setup("cannot create a context")
-        }
-        self.context = context
-        guard pw_thread_loop_start(loop) == 0 else {
-            if let fd = configuration.remoteFD { closeDescriptor(fd) }
-            throw .setup("cannot start the thread loop")
-        }
-        pw_thread_loop_lock(loop)
-        defer { pw_thread_loop_unlock(loop) }
-        if let fd = configuration.remoteFD {
-            pwCore = pw_context_connect_fd(context, fd, nil, 0)  // takes the fd, also on failure
-        } else {
-            pwCore = pw_context_connect(context, nil, 0)
-        }
-        guard let pwCore else {
+        pipewire.lock()
+        defer { pipewire.unlock() }
+        guard let pwCore = pipewire.connect(fd: configuration.remoteFD) else {  // takes the fd, also on failure
             throw .setup("cannot connect to PipeWire (\(String(cString: strerror(errno))))"
                          + (configuration.remoteFD == nil ? "; is the PipeWire daemon running for this user?" : ""))
         }
@@ -209,12 +189,14 @@ private final class StreamCore {
         var buffer = [UInt8](repeating: 0, count: 8192)
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 8)
         let formats = offer.formats.map { Self.spaFormat($0) }
+        var parameters = configuration.parameters.shim
         let count = buffer.withUnsafeMutableBufferPointer { b in
             params.withUnsafeMutableBufferPointer { p in
                 formats.withUnsafeBufferPointer { f in
                     offer.dmabufModifiers.withUnsafeBufferPointer { m in
                         CSharePipeWire_build_capture_formats(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
-                                                             f.baseAddress, UInt32(f.count), m.baseAddress, UInt32(m.count))
+                                                             f.baseAddress, UInt32(f.count), m.baseAddress, UInt32(m.count),
+                                                             &parameters)
                     }
                 }
             }
@@ -279,9 +261,11 @@ private final class StreamCore {
         events(.negotiated(description))
         var buffer = [UInt8](repeating: 0, count: 4096)
         var params = [UnsafePointer<spa_pod>?](repeating: nil, count: 8)
+        var parameters = configuration.parameters.shim
         buffer.withUnsafeMutableBufferPointer { b in
             params.withUnsafeMutableBufferPointer { p in
-                let count = CSharePipeWire_build_capture_buffers(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count), UInt32(types))
+                let count = CSharePipeWire_build_capture_buffers(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
+                                                                 UInt32(types), &parameters)
                 if count > 0 { _ = pw_stream_update_params(stream, p.baseAddress, UInt32(count)) }
             }
         }
@@ -380,7 +364,8 @@ private final class StreamCore {
         default: return  // a bitmap layout we do not draw
         }
         let width = Int(info.bitmap_width), height = Int(info.bitmap_height), stride = Int(info.bitmap_stride)
-        guard width <= 256, height <= 256, stride >= width * 4 else { return }
+        let most = configuration.parameters.maxCursorSide
+        guard width <= most, height <= most, stride >= width * 4 else { return }
         let bytes = [UInt8](UnsafeBufferPointer(start: bitmap, count: stride * height))
         cursor = FrameAssembler.Cursor(x: 0, y: 0, width: width, height: height, stride: stride, pixels: bytes, rgbaOrder: rgba)
     }
@@ -394,25 +379,20 @@ private final class StreamCore {
 
     // MARK: Owner
 
-    /// Destroys the stream, the core, the context and the loop (joining its thread).
+    /// Destroys the stream, then the core, the context and the loop (joining its thread) in
+    /// PipeWireThreadLoop's order.
     func close() {
         guard !closed else { return }
-        if let loop = threadLoop {
-            pw_thread_loop_lock(loop)
-            closed = true
+        pipewire.close {
+            closed = true  // before the stream goes: its "unconnected" is then no failure
             if let stream {
                 spa_hook_remove(hook)
                 pw_stream_disconnect(stream)
                 pw_stream_destroy(stream)
                 self.stream = nil
             }
-            if let pwCore { pw_core_disconnect(pwCore); self.pwCore = nil }
-            pw_thread_loop_unlock(loop)
-            pw_thread_loop_stop(loop)
         }
         closed = true
-        if let context { pw_context_destroy(context); self.context = nil }
-        if let loop = threadLoop { pw_thread_loop_destroy(loop); threadLoop = nil }
     }
 }
 
@@ -428,15 +408,16 @@ private final class CoreBox: @unchecked Sendable {
 extension PipeWireCapture {
     /// Whether a PipeWire daemon answers on the default socket: nil when it does, else why not.
     public static func probeDaemon() -> String? {
-        PipeWireLibrary.initialize()
-        guard let loop = pw_thread_loop_new("sharectl-probe", nil) else { return "cannot create a thread loop" }
-        defer { pw_thread_loop_destroy(loop) }
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else { return "cannot create a context" }
-        defer { pw_context_destroy(context) }
-        guard let core = pw_context_connect(context, nil, 0) else {
+        let pipewire = PipeWireThreadLoop()
+        defer { pipewire.close() }
+        do {
+            try pipewire.open(name: "sharectl-probe", start: false)
+        } catch {
+            return error.description
+        }
+        guard pipewire.connect() != nil else {
             return "no PipeWire daemon on the default socket (\(String(cString: strerror(errno))))"
         }
-        pw_core_disconnect(core)
         return nil
     }
 }

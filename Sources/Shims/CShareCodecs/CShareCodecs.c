@@ -6,10 +6,6 @@ vpx_codec_err_t CShareVPX_enc_init_vp8(vpx_codec_ctx_t *ctx, const vpx_codec_enc
     return vpx_codec_enc_init(ctx, vpx_codec_vp8_cx(), cfg, flags);
 }
 
-vpx_codec_err_t CShareVPX_dec_init_vp8(vpx_codec_ctx_t *ctx) {
-    return vpx_codec_dec_init(ctx, vpx_codec_vp8_dx(), NULL, 0);
-}
-
 vpx_codec_err_t CShareVPX_control_int(vpx_codec_ctx_t *ctx, int id, int value) {
     return vpx_codec_control_(ctx, id, value);
 }

@@ -24,6 +24,4 @@ void CShareNice_set_check_timing(NiceAgent *agent, unsigned initial_ms, unsigned
 
 void CShareNice_set_keepalive_conncheck(NiceAgent *agent, gboolean enabled) { g_object_set(G_OBJECT(agent), "keepalive-conncheck", enabled, NULL); }
 
-gboolean CShareGLib_object_has_property(gpointer object, const char *name) { return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL; }
-
 void CShareGLib_object_unref(gpointer object) { g_object_unref(object); }

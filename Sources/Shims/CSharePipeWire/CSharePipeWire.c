@@ -6,33 +6,16 @@
 #include <spa/pod/builder.h>
 #include <spa/param/buffers.h>
 
-int CSharePipeWire_loop_iterate(struct pw_loop *loop, int timeout) { return pw_loop_iterate(loop, timeout); }
-
-const struct spa_pod *CSharePipeWire_build_raw_format(uint8_t *buffer, uint32_t size, uint32_t format,
-                                                      uint32_t width, uint32_t height,
-                                                      uint32_t maxWidth, uint32_t maxHeight,
-                                                      uint32_t fpsNum, uint32_t maxFpsNum) {
-    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
-    return spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
-        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
-        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-        SPA_FORMAT_VIDEO_format, SPA_POD_Id(format),
-        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(
-            &SPA_RECTANGLE(width, height), &SPA_RECTANGLE(1, 1), &SPA_RECTANGLE(maxWidth, maxHeight)),
-        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(
-            &SPA_FRACTION(fpsNum, 1), &SPA_FRACTION(0, 1), &SPA_FRACTION(maxFpsNum, 1)));
-}
-
-int CSharePipeWire_region_is_valid(const struct spa_meta_region *region) { return spa_meta_region_is_valid(region); }
-
 const char *CSharePipeWire_headers_version(void) { return pw_get_headers_version(); }
 
 int CSharePipeWire_build_capture_formats(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
                                          uint32_t max_params, const uint32_t *formats, uint32_t n_formats,
-                                         const uint64_t *modifiers, uint32_t n_modifiers) {
+                                         const uint64_t *modifiers, uint32_t n_modifiers,
+                                         const struct CSharePipeWire_capture_params *p) {
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
-    struct spa_rectangle def = SPA_RECTANGLE(1920, 1080), min = SPA_RECTANGLE(1, 1), max = SPA_RECTANGLE(8192, 8192);
-    struct spa_fraction fdef = SPA_FRACTION(30, 1), fmin = SPA_FRACTION(0, 1), fmax = SPA_FRACTION(144, 1);
+    struct spa_rectangle def = SPA_RECTANGLE(p->width, p->height), min = SPA_RECTANGLE(p->min_width, p->min_height),
+                         max = SPA_RECTANGLE(p->max_width, p->max_height);
+    struct spa_fraction fdef = SPA_FRACTION(p->fps, 1), fmin = SPA_FRACTION(p->min_fps, 1), fmax = SPA_FRACTION(p->max_fps, 1);
     uint32_t n = 0;
     if (n_formats == 0) return 0;
     for (uint32_t i = 0; n_modifiers > 0 && i < n_formats && n + 1 < max_params; i++) {
@@ -71,13 +54,14 @@ int CSharePipeWire_build_capture_formats(uint8_t *buffer, uint32_t size, const s
 }
 
 int CSharePipeWire_build_capture_buffers(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
-                                         uint32_t max_params, uint32_t data_types) {
+                                         uint32_t max_params, uint32_t data_types,
+                                         const struct CSharePipeWire_capture_params *p) {
     if (max_params < 5) return -1;
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, size);
-    const uint32_t cursor_max = sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + 256 * 256 * 4;
-    const uint32_t cursor_def = sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + 64 * 64 * 4;
+    const uint32_t cursor_max = sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + p->max_cursor_side * p->max_cursor_side * 4;
+    const uint32_t cursor_def = sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + p->cursor_side * p->cursor_side * 4;
     params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
-        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(8, 1, 32),
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int((int)p->buffers, (int)p->min_buffers, (int)p->max_buffers),
         SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((int)data_types));
     params[1] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
         SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),

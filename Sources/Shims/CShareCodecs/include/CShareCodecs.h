@@ -10,9 +10,8 @@
 // x264_encoder_open is a macro that appends the build number.
 x264_t *CShareX264_encoder_open(x264_param_t *param);
 
-// vpx_codec_enc_init and vpx_codec_dec_init are macros that pass the ABI version.
+// vpx_codec_enc_init is a macro that passes the ABI version.
 vpx_codec_err_t CShareVPX_enc_init_vp8(vpx_codec_ctx_t *ctx, const vpx_codec_enc_cfg_t *cfg, vpx_codec_flags_t flags);
-vpx_codec_err_t CShareVPX_dec_init_vp8(vpx_codec_ctx_t *ctx);
 // vpx_codec_control is a macro over a variadic function.
 vpx_codec_err_t CShareVPX_control_int(vpx_codec_ctx_t *ctx, int id, int value);
 const vpx_codec_iface_t *CShareVPX_vp8_cx(void);

@@ -20,7 +20,5 @@ void CShareNice_set_check_timing(NiceAgent *agent, unsigned initial_ms, unsigned
 // "keepalive-conncheck": connectivity checks (not indications) on the selected pair, which fail
 // the component when they go unanswered.
 void CShareNice_set_keepalive_conncheck(NiceAgent *agent, gboolean enabled);
-// G_OBJECT_GET_CLASS is a macro: asks whether this libnice build has a property before relying on it.
-gboolean CShareGLib_object_has_property(gpointer object, const char *name);
 // G_OBJECT and friends are macros.
 void CShareGLib_object_unref(gpointer object);

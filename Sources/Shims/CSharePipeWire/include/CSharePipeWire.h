@@ -6,31 +6,32 @@
 #include <spa/param/video/format-utils.h>
 #include <spa/buffer/meta.h>
 
-// pw_loop_* are macros over the loop's method table.
-int CSharePipeWire_loop_iterate(struct pw_loop *loop, int timeout);
-// spa_pod_builder_add_object is variadic: build an EnumFormat for one raw video format
-// with a size range and a frame-rate range.
-const struct spa_pod *CSharePipeWire_build_raw_format(uint8_t *buffer, uint32_t size, uint32_t format,
-                                                      uint32_t width, uint32_t height,
-                                                      uint32_t maxWidth, uint32_t maxHeight,
-                                                      uint32_t fpsNum, uint32_t maxFpsNum);
-// spa_meta_*_is_valid are macros.
-int CSharePipeWire_region_is_valid(const struct spa_meta_region *region);
 // The version macro of the headers we were built against.
 const char *CSharePipeWire_headers_version(void);
 
 // --- Capture stream (screen capture consumer) ---
+
+// What the consumer asks for, each as a preferred value and a range. The Swift caller chooses
+// them (ScreenCapture's PipeWireCapture.StreamParameters); the shim only writes them into pods.
+struct CSharePipeWire_capture_params {
+    uint32_t width, height, min_width, min_height, max_width, max_height;  // picture size
+    uint32_t fps, min_fps, max_fps;                                         // frames per second
+    uint32_t buffers, min_buffers, max_buffers;                             // buffers in the pool
+    uint32_t cursor_side, max_cursor_side;  // cursor bitmap room (4 bytes a pixel), pixels a side
+};
 
 // spa_pod_builder_add_object is variadic: the EnumFormat params a screen consumer offers. With
 // modifiers, one DMA-BUF EnumFormat per format comes first (modifier mandatory, not fixated);
 // then one SHM EnumFormat with all formats. Returns how many params were written to `params`.
 int CSharePipeWire_build_capture_formats(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
                                          uint32_t max_params, const uint32_t *formats, uint32_t n_formats,
-                                         const uint64_t *modifiers, uint32_t n_modifiers);
+                                         const uint64_t *modifiers, uint32_t n_modifiers,
+                                         const struct CSharePipeWire_capture_params *p);
 // Buffers (data types as a bit mask of SPA_DATA_*) and the metadata we want: header, crop,
-// damage regions, cursor (with room for a 256×256 bitmap).
+// damage regions (as many as CSharePipeWire_buffer_info holds), cursor with its bitmap.
 int CSharePipeWire_build_capture_buffers(uint8_t *buffer, uint32_t size, const struct spa_pod **params,
-                                         uint32_t max_params, uint32_t data_types);
+                                         uint32_t max_params, uint32_t data_types,
+                                         const struct CSharePipeWire_capture_params *p);
 
 // spa_format_parse and spa_format_video_raw_parse are inline over SPA_POD macros.
 struct CSharePipeWire_video_format {

@@ -4,8 +4,6 @@
 #include <openssl/bio.h>
 #include <srtp2/srtp.h>
 
-// BIO_get_mem_data is a macro over BIO_ctrl.
-long CShareSSL_BIO_get_mem_data(BIO *bio, char **data);
 // BIO_set_mem_eof_return is a macro over BIO_ctrl (an empty memory BIO must say "retry", not EOF).
 long CShareSSL_BIO_set_mem_eof_return(BIO *bio, int value);
 // SSL_CTX_set_min_proto_version is a macro over SSL_CTX_ctrl.
