@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "CallMedia",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
-                           "WebRTCTransport", "COpus", "CShareOpus", "CAVCodec", "CPipeWire", "CSharePipeWire"],
+                           "WebRTCTransport", "COpus", "CShareOpus", "CPipeWire", "CSharePipeWire"],
             swiftSettings: swift6),
         // Calls and shares: the call session and the WHIP share. Imports no C module.
         .target(

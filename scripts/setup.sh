@@ -17,7 +17,7 @@ build_packages=(
     libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev libsoup-3.0-dev libyuv-dev
 )
 test_packages=(
-    chromium python3 python3-venv python3-dev iproute2 util-linux nftables coturn
+    chromium python3 python3-venv python3-dev python3-jsonschema iproute2 util-linux nftables coturn
     dbus pipewire pipewire-bin wireplumber sway xdg-desktop-portal xdg-desktop-portal-wlr
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
     qemu-system-x86 busybox-static cpio kmod v4l-utils

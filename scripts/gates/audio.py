@@ -29,12 +29,9 @@ FAIL with the figures it judged; the last line is "N passed, N failed".
              no PipeWire daemon …)") and still decodes the tone above silence; `share --room
              --audio mic` refuses with a clear error (exit 2).
 """
-import json
 import math
 import os
 import shutil
-import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -42,40 +39,19 @@ import tempfile
 import time
 import wave
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
-os.makedirs(WORK, exist_ok=True)
+from lib.paths import SHARECTL, WORK
+from lib.processes import stop
+from lib.room import Participant, Server
+from lib.suite import choose, finish, record, run_gates
+from lib.waits import wait_for
+
 SINK, MIC, PLAYER = "sharectl-gate-sink", "sharectl-gate-mic", "sharectl-gate-tone"
-results = []
+# The audio gates give what they started 3 s to go on SIGTERM.
+GRACE = 3.0
 
 
-def record(name, ok, detail):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def terminate(process, grace=3.0):
-    if process is None or process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
-    except ProcessLookupError:
-        pass
-
-
-def wait_for(condition, timeout, interval=0.25):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    return condition()
+def terminate(process):
+    stop(process, grace=GRACE)
 
 
 class AudioStack:
@@ -197,25 +173,14 @@ def level_and_pitch(samples):
     return dbfs, pitch, sum(1 for p in pitches if abs(p - pitch) > 0.1 * pitch)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Call:
     """`sharectl serve` with `share --room` (args) and `watch`, each read through --stats-json."""
 
     def __init__(self, tag, share_args, env):
         self.tag, self.env = tag, env
-        self.serve = subprocess.Popen([SHARECTL, "serve", "--listen", f"127.0.0.1:{free_port()}", "--room", "audio"],
-                                      stdout=subprocess.PIPE, stderr=open(self.path("serve.log"), "w"), text=True,
-                                      env=env, start_new_session=True)
-        first = self.serve.stdout.readline().strip()
-        if not first.startswith("Room: "):
-            terminate(self.serve)
-            raise RuntimeError(f"serve said {first!r}")
-        self.invite = first.split(" ", 1)[1]
+        self.members = {}
+        self.server = Server("audio", state=False, env=env, log=self.path("serve.log"))
+        self.invite = self.server.start()
         self.sharer = self.run("ana", ["share", "--room", self.invite, "--size", "320x180", "--fps", "5", *share_args])
         self.viewer = self.run("bo", ["watch", self.invite])
 
@@ -223,22 +188,15 @@ class Call:
         return os.path.join(WORK, f"audio.{self.tag}.{name}")
 
     def run(self, name, args):
-        stats = self.path(f"{name}.jsonl")
-        if os.path.exists(stats):
-            os.remove(stats)
-        return subprocess.Popen([SHARECTL, *args, "--name", name, "--stats-json", stats],
-                                stdout=open(self.path(f"{name}.log"), "w"), stderr=subprocess.STDOUT,
-                                env=self.env, start_new_session=True)
+        member = Participant(name, args, self.path(f"{name}.jsonl"), self.path(f"{name}.log"), env=self.env)
+        self.members[name] = member
+        return member
 
     def last(self, name):
-        try:
-            lines = [json.loads(l) for l in open(self.path(f"{name}.jsonl")) if l.strip()]
-            return lines[-1] if lines else {}
-        except (OSError, ValueError):
-            return {}
+        return self.members[name].last()
 
     def peer(self, name, other):
-        return next((p for p in self.last(name).get("peers", []) if p.get("name") == other), {})
+        return self.members[name].peer(other)
 
     def heard(self):
         """The viewer's figures for the sharer's audio once it decodes more than a second of it."""
@@ -246,14 +204,12 @@ class Call:
         return audio if audio.get("samplesDecoded", 0) > 48000 else None
 
     def log(self, name):
-        try:
-            return open(self.path(f"{name}.log")).read()
-        except OSError:
-            return ""
+        return self.members[name].output()
 
     def close(self):
-        for process in (self.viewer, self.sharer, self.serve):
-            terminate(process)
+        for member in (self.viewer, self.sharer):
+            member.stop(grace=GRACE)
+        self.server.stop(grace=GRACE)
 
 
 def gate_playout(stack):
@@ -338,7 +294,7 @@ def gate_mix(stack):
                           f"(want {want440:.0f} and {want660:.0f} ± 25 %, the control under 5 % of them); "
                           f"audioOutput {call.last('bo').get('audioOutput')!r}")
     finally:
-        terminate(cy)
+        cy.stop(grace=GRACE)
         call.close()
         terminate(stack.player)
 
@@ -403,36 +359,27 @@ def gate_no_daemon():
         shutil.rmtree(base, ignore_errors=True)
 
 
+STACKED = ["playout", "mic", "mix", "mic-unknown"]  # on one PipeWire stack with the sink and the microphone
+
+
 def main():
-    stacked = {"playout", "mic", "mix", "mic-unknown"}
-    wanted = set(sys.argv[1:]) or stacked | {"no-sink", "no-daemon"}
-    if wanted & stacked:
+    chosen = choose("audio", STACKED + ["no-sink", "no-daemon"], parts={"mic-silent": "mic"})
+    if chosen & set(STACKED):
         try:
             stack = AudioStack()
         except Exception as error:  # noqa: BLE001 - reported as the gates' failure
-            for name in sorted(wanted & stacked):
+            for name in [n for n in STACKED if n in chosen]:
                 record(name, False, f"the PipeWire stack did not start: {error}")
             stack = None
         if stack:
             try:
-                if "playout" in wanted:
-                    gate_playout(stack)
-                if "mic" in wanted:
-                    gate_mic(stack)
-                if "mix" in wanted:
-                    gate_mix(stack)
-                if "mic-unknown" in wanted:
-                    gate_mic_unknown(stack)
+                run_gates([("playout", lambda: gate_playout(stack)), ("mic", lambda: gate_mic(stack)),
+                           ("mix", lambda: gate_mix(stack)), ("mic-unknown", lambda: gate_mic_unknown(stack))], chosen)
             finally:
                 stack.close()
-    if "no-sink" in wanted:
-        gate_no_sink()
-    if "no-daemon" in wanted:
-        gate_no_daemon()
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    sys.exit(0 if passed == len(results) else 1)
+    run_gates([("no-sink", gate_no_sink), ("no-daemon", gate_no_daemon)], chosen)
+    return finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -30,7 +30,6 @@ judges its part of the guest's output and prints the director's words with their
                     640x480 after the share stops (the call goes on), her figures saying capped
                     (500 kbit/s) and then not.
 """
-import json
 import os
 import re
 import shutil
@@ -38,11 +37,15 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
+from lib.paths import ROOT, SHARECTL, WORK, read_json
+from lib.peers import last_session, start_aiortc
+from lib.ports import wait_http
+from lib.processes import stop
+from lib.room import Participant, Server
+from lib.stats import read_stats
+from lib.suite import choose, finish, record, record_broken, run_gates
+
 OUT = os.path.join(WORK, "camera-vm")
-results = []
 
 STEP = re.compile(r"^\[(-?[\d.]+)s mono ([\d.]+)\] (.*)$")
 POKE = re.compile(r"^vividpoke: (\w+) (\S+) -> (.*), mono ([\d.]+) to ([\d.]+)$")
@@ -78,11 +81,6 @@ waitn /mnt/b.txt "Using vivid (vivid-000)" 2; sleep 2
 kill $B; wait
 echo finished > /mnt/finished
 """
-
-
-def record(name, ok, detail):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
 def read(name):
@@ -298,29 +296,22 @@ def _camera_env():
     return env
 
 
-def _jsonl(path):
-    lines = []
+def _jsonl(path, kind):
+    """The stats lines of `path` (of `kind`, see lib.stats), broken ones left out; [] if missing."""
     try:
-        for line in open(path):
-            try:
-                lines.append(json.loads(line))
-            except ValueError:
-                pass
+        return read_stats(path, kind, skip_broken=True)
     except OSError:
-        pass
-    return lines
+        return []
 
 
 def share_camera_gate():
     """A camera beside the screen over WHIP: two video sections, both decoded by aiortc, the
     camera capped while the screen goes out, and a director switch on the same track."""
     name = "share-camera"
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import transport
     env = _camera_env()
-    endpoint, port, stats_path = transport.start_aiortc(name)
+    endpoint, port, stats_path = start_aiortc(name)
     try:
-        if not transport.wait_http(port):
+        if not wait_http(port):
             return record(name, False, "the aiortc endpoint did not start")
         spec = "synthetic:cam?die=4;synthetic:spare"
         share_stats = os.path.join(WORK, f"{name}.share.jsonl")
@@ -333,13 +324,13 @@ def share_camera_gate():
         for line in process.stdout:  # as it happens: the camera's view at aiortc when the spare takes over
             said.append(line.rstrip("\n"))
             if line.startswith("Camera: Using Synthetic spare") and at_switch is None:
-                videos = transport.last_session(stats_path).get("videos") or []
+                videos = last_session(stats_path).get("videos") or []
                 at_switch = (videos[1] if len(videos) > 1 else {}).get("framesDecoded", 0)
         code = process.wait(timeout=60)
         with open(log_path, "w") as f:
             f.write("\n".join(said) + "\n")
         time.sleep(1.0)
-        sessions = ((transport.read_json(stats_path) or {}).get("sessions") or [])
+        sessions = ((read_json(stats_path) or {}).get("sessions") or [])
         s = sessions[-1] if sessions else {}
         videos = s.get("videos") or []
         screen = videos[0] if videos else {}
@@ -348,7 +339,7 @@ def share_camera_gate():
         # What aiortc received each second (after the first, which holds the connection's start).
         received = (camera.get("kbpsHistory") or [])[1:]
         mean_received = sum(received) / len(received) if received else 0
-        lines = [l.get("camera") or {} for l in _jsonl(share_stats)]
+        lines = [l.get("camera") or {} for l in _jsonl(share_stats, "share")]
         capped = [c for c in lines if c.get("framesSent")]
         sent_kbps = [c.get("bitrateKbps", 0) for c in capped[1:]]
         devices = []
@@ -386,18 +377,16 @@ def share_camera_gate():
                f"{at_switch} when the spare took over, {camera.get('framesDecoded')} at the end"
                + (f"; FAILED: {failed}" if failed else ""))
     finally:
-        transport.stop(endpoint)
+        stop(endpoint)
 
 
 def share_camera_alone_gate():
     """`share --source none --camera …`: the camera alone, at its own size, through a switch."""
     name = "share-camera-alone"
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import transport
     env = _camera_env()
-    endpoint, port, stats_path = transport.start_aiortc(name)
+    endpoint, port, stats_path = start_aiortc(name)
     try:
-        if not transport.wait_http(port):
+        if not wait_http(port):
             return record(name, False, "the aiortc endpoint did not start")
         spec = "synthetic:cam?die=3;synthetic:spare"
         run = subprocess.run([SHARECTL, "share", "--source", "none", "--camera", spec, "--whip",
@@ -406,7 +395,7 @@ def share_camera_alone_gate():
         with open(os.path.join(WORK, f"{name}.log"), "w") as f:
             f.write(run.stdout + run.stderr)
         time.sleep(1.0)
-        sessions = ((transport.read_json(stats_path) or {}).get("sessions") or [])
+        sessions = ((read_json(stats_path) or {}).get("sessions") or [])
         s = sessions[-1] if sessions else {}
         sizes = (s.get("video") or {}).get("sizes") or {}
         steps = [l[len("Camera: "):] for l in run.stdout.splitlines()
@@ -418,42 +407,34 @@ def share_camera_alone_gate():
         record(name, ok, f"exit {run.returncode}, aiortc decoded {sizes} on {len(s.get('videos') or [])} video "
                f"section(s) in {len(sessions)} session(s) through the steps {steps}")
     finally:
-        transport.stop(endpoint)
+        stop(endpoint)
 
 
 def room_camera_gate():
     """`share --room --camera synthetic:…` beside the screen, `watch` as the viewer: the camera at
     most 360 lines while the screen is shared, its full size once the share stops (--share-for)."""
     name = "room-camera"
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import transport
     env = _camera_env()
-    serve = subprocess.Popen([SHARECTL, "serve", "--listen", f"127.0.0.1:{transport.free_port()}", "--room", "cam"], stdout=subprocess.PIPE,
-                             stderr=open(os.path.join(WORK, f"{name}.serve.log"), "w"), text=True,
-                             start_new_session=True)
+    server = Server("cam", state=False, log=os.path.join(WORK, f"{name}.serve.log"))
     sharer = viewer = None
     try:
-        first = serve.stdout.readline().strip()
-        if not first.startswith("Room: "):
-            return record(name, False, f"serve's first line was {first!r}")
-        url = first.split(" ", 1)[1]
-        ana_stats, vi_stats = os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.viewer.jsonl")
-        sharer = subprocess.Popen([SHARECTL, "share", "--room", url, "--name", "Ana", "--size", "960x540", "--fps", "15",
-                                   "--audio", "none", "--camera", "synthetic:cam", "--share-for", "7", "--duration", "14",
-                                   "--stats-json", ana_stats],
-                                  stdout=open(os.path.join(WORK, f"{name}.ana.log"), "w"), stderr=subprocess.STDOUT,
-                                  env=env, start_new_session=True)
-        viewer = subprocess.Popen([SHARECTL, "watch", url, "--name", "Vi", "--duration", "15", "--stats-json", vi_stats],
-                                  stdout=open(os.path.join(WORK, f"{name}.viewer.log"), "w"), stderr=subprocess.STDOUT,
-                                  start_new_session=True)
-        codes = (sharer.wait(timeout=90), viewer.wait(timeout=90))
+        try:
+            url = server.start()
+        except RuntimeError as error:
+            return record(name, False, str(error))
+        sharer = Participant("Ana", ["share", "--room", url, "--size", "960x540", "--fps", "15", "--audio", "none",
+                                     "--camera", "synthetic:cam", "--share-for", "7", "--duration", "14"],
+                             os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=env)
+        viewer = Participant("Vi", ["watch", url, "--duration", "15"], os.path.join(WORK, f"{name}.viewer.jsonl"),
+                             os.path.join(WORK, f"{name}.viewer.log"))
+        codes = (sharer.process.wait(timeout=90), viewer.process.wait(timeout=90))
         views = []  # (Ana sharing, camera view) each second at the viewer
-        for line in _jsonl(vi_stats):
+        for line in viewer.lines(skip_broken=True):
             for peer in line.get("peers") or []:
                 if peer.get("name") == "Ana" and peer.get("camera"):
                     views.append((peer.get("sharing"), peer["camera"]))
         sent = []
-        for line in _jsonl(ana_stats):
+        for line in sharer.lines(skip_broken=True):
             for peer in line.get("peers") or []:
                 if peer.get("name") == "Vi" and peer.get("cameraSent"):
                     sent.append((line.get("sharing"), peer["cameraSent"]))
@@ -481,17 +462,21 @@ def room_camera_gate():
                f"{sizes(after)} ({decoded_after} frames in {max(0, len(full) - 1)} s at full size, limit now "
                f"{sent_off[-1].get('maxKbps') if sent_off else '?'} kbit/s)" + (f"; FAILED: {failed}" if failed else ""))
     finally:
-        for process in (sharer, viewer):
-            if process and process.poll() is None:
-                process.kill()
-        serve.terminate()
-        serve.wait(timeout=10)
+        for member in (sharer, viewer):
+            if member and member.process.poll() is None:
+                member.process.kill()
+        server.stop(grace=10)
+
+
+VM_GATES = [("vivid-capture", capture_gate), ("vivid-disconnect", disconnect_gate), ("vivid-unplug", unplug_gate)]
+GATES = [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate),
+         ("share-camera", share_camera_gate), ("share-camera-alone", share_camera_alone_gate),
+         ("room-camera", room_camera_gate)]
 
 
 def main():
-    only = set(sys.argv[1:])
-    vm_gates = [("vivid-capture", capture_gate), ("vivid-disconnect", disconnect_gate), ("vivid-unplug", unplug_gate)]
-    wanted_vm = [(n, g) for n, g in vm_gates if not only or n in only]
+    chosen = choose("camera", [name for name, _ in VM_GATES + GATES])
+    wanted_vm = [(n, g) for n, g in VM_GATES if n in chosen]
     if wanted_vm:
         try:
             trouble = boot()
@@ -501,19 +486,9 @@ def main():
             try:
                 gate(trouble)
             except Exception as error:
-                record(name, False, f"the gate itself failed: {error!r}")
-    for name, gate in [("synthetic-drill", synthetic_gate), ("synthetic-unplug", synthetic_unplug_gate),
-                       ("share-camera", share_camera_gate), ("share-camera-alone", share_camera_alone_gate),
-                       ("room-camera", room_camera_gate)]:
-        if only and name not in only:
-            continue
-        try:
-            gate()
-        except Exception as error:
-            record(name, False, f"the gate itself failed: {error!r}")
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+                record_broken(name, error)
+    run_gates(GATES, chosen)
+    return finish()
 
 
 if __name__ == "__main__":

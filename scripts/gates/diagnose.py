@@ -17,8 +17,12 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transport import ROOT, SHARECTL, WORK, record, run_suite, share, start_aiortc, stop, wait_http  # noqa: E402
+from lib.paths import ROOT, SHARECTL, WORK
+from lib.peers import start_aiortc
+from lib.ports import wait_http
+from lib.processes import stop
+from lib.sharectl import share
+from lib.suite import choose, finish, record, run_gates
 
 
 def run(*args):
@@ -85,10 +89,13 @@ def scenario_check():
         print(good.stdout[-2000:], good.stderr[-2000:])
 
 
+GATES = [("share-diagnose", share_diagnose), ("diagnose-broken", diagnose_broken), ("scenario-check", scenario_check)]
+
+
 def main():
-    only = set(sys.argv[1:])
-    gates = [("share-diagnose", share_diagnose), ("diagnose-broken", diagnose_broken), ("scenario-check", scenario_check)]
-    return run_suite(gates, only)
+    chosen = choose("diagnose", [name for name, _ in GATES])
+    run_gates(GATES, chosen)
+    return finish()
 
 
 if __name__ == "__main__":

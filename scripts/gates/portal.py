@@ -27,17 +27,22 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
   teardown        the stack leaves no process, mount or directory behind.
 """
-import json
 import os
 import re
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "portal"))
-from transport import ROOT, SHARECTL, WORK, last_session, record, results, start_aiortc, stop, wait_http  # noqa: E402
-from stack import PortalStack  # noqa: E402
+from lib.paths import ROOT, SHARECTL, WORK
+from lib.peers import last_session, start_aiortc
+from lib.ports import wait_http
+from lib.processes import stop
+from lib.stats import read_stats
+from lib.suite import choose, finish, record, record_broken
+from lib.waits import wait_for
+
+sys.path.insert(0, os.path.join(ROOT, "scripts", "portal"))
+from stack import PortalStack, terminate  # noqa: E402  (the portal stack, scripts/portal/stack.py)
 
 TOKEN = os.path.join(WORK, "portal.restore-token")
 
@@ -67,19 +72,10 @@ def share_portal(stack, name, duration, extra=(), during=None, source="portal"):
                 process.kill()
                 code = process.wait()
         time.sleep(1.0)
-        lines = [json.loads(l) for l in open(share_stats)] if os.path.exists(share_stats) else []
+        lines = read_stats(share_stats, "share") if os.path.exists(share_stats) else []
         return code, lines, open(log_path).read(), last_session(stats_path)
     finally:
         stop(endpoint)
-
-
-def wait_for(condition, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def sent_rate(lines):
@@ -143,7 +139,7 @@ def static(stack):
     def during(process, log_path):
         # This portal sends one frame when the stream starts even on a still screen; one that sends
         # none must say so, and then a brief change brings the first frame.
-        seen["said"] = wait_for(lambda: "No picture from the screen yet" in open(log_path).read(), 5)
+        seen["said"] = wait_for(lambda: "No picture from the screen yet" in open(log_path).read(), 5, interval=0.1)
         if seen["said"]:
             stack.draw_once()
 
@@ -169,7 +165,7 @@ def session_closed(stack):
     ended = {}
 
     def during(process, log_path):
-        streaming = wait_for(lambda: _sent_any(name), 25)
+        streaming = wait_for(lambda: _sent_any(name), 25, interval=0.1)
         ended["streaming"] = streaming
         stack.stop_portal()
         ended["at"] = time.time()
@@ -196,7 +192,7 @@ def restart(stack):
     marks = {}
 
     def during(process, log_path):
-        marks["streaming"] = wait_for(lambda: _sent_any(name), 25)
+        marks["streaming"] = wait_for(lambda: _sent_any(name), 25, interval=0.1)
         marks["at"] = _captured(name)
         # The portal backend's stream node goes away under the share (as when a compositor drops a
         # cast): the share must get the same screen back by itself, without a picker.
@@ -238,7 +234,7 @@ def pipewire_node(stack):
             if match:
                 found["id"] = match.group(1)
             return bool(match)
-        if not wait_for(node_id, 10):
+        if not wait_for(node_id, 10, interval=0.1):
             return record(name, False, "the test source printed no node id")
         # Under detail the size is the source's (the crop) whatever the machine's load: the
         # geometry is what this gate judges.
@@ -259,7 +255,6 @@ def pipewire_node(stack):
         if not ok:
             print(log[-3000:])
     finally:
-        from stack import terminate
         terminate(source)
 
 
@@ -307,7 +302,7 @@ def read_token():
 def _captured(name):
     path = os.path.join(WORK, f"{name}.share.jsonl")
     try:
-        lines = [json.loads(l) for l in open(path)]
+        lines = read_stats(path, "share")
     except (OSError, ValueError):
         return 0
     return (lines[-1].get("video") or {}).get("framesCaptured", 0) if lines else 0
@@ -316,7 +311,7 @@ def _captured(name):
 def _sent_any(name):
     path = os.path.join(WORK, f"{name}.share.jsonl")
     try:
-        lines = [json.loads(l) for l in open(path)]
+        lines = read_stats(path, "share")
     except (OSError, ValueError):
         return False
     return any((l.get("video") or {}).get("framesSent", 0) > 0 for l in lines)
@@ -349,9 +344,12 @@ def no_portal(stack):
         stack.start_portal()
 
 
+NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "session-closed",
+         "no-portal", "teardown"]
+
+
 def main():
-    only = set(sys.argv[1:])
-    want = lambda name: not only or name in only  # noqa: E731
+    chosen = choose("portal", NAMES)
     stack = PortalStack(WORK)
     pids = []
     if os.path.exists(TOKEN):
@@ -372,28 +370,26 @@ def main():
             ("no-portal", lambda: no_portal(stack)),
         ]
         for name, gate in gates:
-            if not want(name):
+            if name not in chosen:
                 continue
             try:
                 value = gate()
                 if name == "moving":
                     token = value
             except Exception as error:  # a gate that breaks is a failed gate, with its reason
-                record(name, False, f"the gate itself failed: {error!r}")
+                record_broken(name, error)
     except Exception as error:
         record("stack", False, f"the portal stack did not come up: {error!r}")
     finally:
         pids = sorted(set(pids + stack.pids()))
         leftovers = stack.close()
-    if want("teardown"):
+    if "teardown" in chosen:
         alive = [p for p in pids if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().split(")")[-1][:3]]
         mounts = [l.split()[4] for l in open("/proc/self/mountinfo") if "sharectl-portal." in l]
         ok = not leftovers and not alive and not mounts and not os.path.exists(stack.dir)
         record("teardown", ok, f"{len(pids)} processes started, left alive {alive or 'none'}, mounts {mounts or 'none'}, "
                                f"directory removed: {not os.path.exists(stack.dir)}")
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return finish()
 
 
 if __name__ == "__main__":

@@ -28,73 +28,38 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
 The gates run in this order on one call; naming some runs the ones before them too.
 """
 import asyncio
-import json
 import os
 import signal
-import socket
-import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV_PY = os.path.join(ROOT, ".venv/bin/python")
-try:
-    import aiohttp
-except ImportError:  # the gates runner uses the system python; aiohttp lives in the project's venv
-    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(ROOT, ".venv")):
-        os.execv(VENV_PY, [VENV_PY, *sys.argv])
-    raise
+from lib.paths import WORK, rerun_in_venv_without
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from room_gate import SHARECTL, WORK, Server, free_port, stop, wait_for  # noqa: E402
-from room_gate import Browser as RoomBrowser  # noqa: E402
+rerun_in_venv_without("aiohttp")  # run.sh uses the system python; aiohttp lives in the project's .venv
 
-results = []
+from lib.devtools import GRACE  # noqa: E402
+from lib.devtools import Browser as RoomBrowser  # noqa: E402
+from lib.network import clear_drops, drop_udp  # noqa: E402
+from lib.processes import stop  # noqa: E402
+from lib.room import Participant, Server  # noqa: E402
+from lib.suite import choose, finish, record, record_broken  # noqa: E402
+from lib.waits import wait_for_async  # noqa: E402
 
 
 def Browser(name, url, extra_query=""):
     return RoomBrowser(name, url, extra_query, prefix="call")
 
 
-def record(name, ok, detail):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-class Sharectl:
+class Sharectl(Participant):
     """One sharectl participant (`share --room` or `watch`), read through its --stats-json."""
 
     def __init__(self, name, args):
-        self.name = name
-        self.stats = os.path.join(WORK, f"call.{name}.jsonl")
-        self.log = os.path.join(WORK, f"call.{name}.log")
-        if os.path.exists(self.stats):
-            os.remove(self.stats)
-        self.process = subprocess.Popen([SHARECTL, *args, "--name", name, "--stats-json", self.stats],
-                                        stdout=open(self.log, "w"), stderr=subprocess.STDOUT, cwd=ROOT,
-                                        start_new_session=True)
-
-    def lines(self):
-        try:
-            return [json.loads(l) for l in open(self.stats) if l.strip()]
-        except (OSError, ValueError):
-            return []
-
-    def last(self):
-        lines = self.lines()
-        return lines[-1] if lines else {}
-
-    def peer(self, name, line=None):
-        for peer in (line or self.last()).get("peers", []):
-            if peer.get("name") == name:
-                return peer
-        return {}
+        super().__init__(name, args, os.path.join(WORK, f"call.{name}.jsonl"), os.path.join(WORK, f"call.{name}.log"))
 
     def said_reconnecting(self):
-        return max([l.get("reconnectingShown", 0) for l in self.lines()] + [0]) > 0 or "Reconnecting" in open(self.log).read()
+        return max([l.get("reconnectingShown", 0) for l in self.lines()] + [0]) > 0 or "Reconnecting" in self.output()
 
     def stop(self):
-        stop(self.process, signal.SIGINT)
+        super().stop(signal.SIGINT, grace=GRACE)
 
 
 def frames(view):
@@ -114,7 +79,7 @@ class Call:
         if self.bo:
             await self.bo.close()
         if self.server.process:
-            stop(self.server.process)
+            stop(self.server.process, grace=GRACE)
 
 
 async def gate_browser(call):
@@ -133,7 +98,7 @@ async def gate_browser(call):
               and audio.get("samplesDecoded", 0) > 48000 and audio.get("hearing") and frames(ana_bo.get("screen")) > 20)
         return (bo_ana, ana_bo) if ok else None
 
-    got = await wait_for(ready, 60)
+    got = await wait_for_async(ready, 60)
     bo_ana, ana_bo = got or (await call.bo.peer("Ana"), call.ana.peer("Bo"))
     screen, camera, audio = bo_ana.get("screen") or {}, ana_bo.get("camera") or {}, ana_bo.get("audio") or {}
     record("browser", got is not None,
@@ -172,7 +137,7 @@ async def gate_three(call):
         ok = all(v > 20 for v in figures.values()) and all(hearing.values())
         return (ok, figures, hearing)
 
-    got = await wait_for(lambda: _only_ok(everyone), 60)
+    got = await wait_for_async(lambda: _only_ok(everyone), 60)
     ok, figures, hearing = got or await everyone()
     record("three", bool(got), ", ".join(f"{k} {v}" for k, v in figures.items()) + "; "
            + ", ".join(f"{k} {v}" for k, v in hearing.items()))
@@ -209,7 +174,7 @@ async def gate_restart(call):
         return (a.get("signalling") == "up" and c.get("signalling") == "up" and a.get("resumes", 0) >= 1
                 and c.get("resumes", 0) >= 1 and b.get("joined") and b.get("resumes", 0) >= 1)
 
-    back = await wait_for(resumed, 20)
+    back = await wait_for_async(resumed, 20)
     await asyncio.sleep(2.0)
     after = await readings(call)
     through = all(during[k] > before[k] for k in before) and all(after[k] > during[k] for k in before)
@@ -230,7 +195,7 @@ async def gate_long_outage(call):
     async def said():
         return call.ana.last().get("reconnecting") and call.cy.last().get("reconnecting")
 
-    shown = await wait_for(said, 10, interval=0.25)
+    shown = await wait_for_async(said, 10, interval=0.25)
     during = await readings(call)
     await asyncio.sleep(max(0.0, 6.0 - 4.5))
     call.server.start()
@@ -240,10 +205,10 @@ async def gate_long_outage(call):
         return (a.get("signalling") == "up" and c.get("signalling") == "up" and not a.get("reconnecting")
                 and not c.get("reconnecting"))
 
-    back = await wait_for(cleared, 15, interval=0.25)
+    back = await wait_for_async(cleared, 15, interval=0.25)
     after = await readings(call)
     through = all(during[k] > before[k] for k in before) and all(after[k] > during[k] for k in before)
-    printed = "Reconnecting…" in open(call.ana.log).read()
+    printed = "Reconnecting…" in call.ana.output()
     ok = bool(shown) and bool(back) and through and printed
     record("long-outage", ok,
            f"'Reconnecting…' shown by both while the server was away: {bool(shown)} (printed by Ana: {printed}); "
@@ -251,17 +216,11 @@ async def gate_long_outage(call):
            + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before))
 
 
-def sh(command):
-    subprocess.run(command, shell=True, check=True, cwd=ROOT)
-
-
 async def gate_udp_outage(call):
     before = await readings(call)
     renewed_before = (call.ana.last().get("connectionsRenewed", 0), call.cy.last().get("connectionsRenewed", 0),
                       (await call.bo.state()).get("connectionsRenewed", 0))
-    sh("nft add table inet sharectl_outage")
-    sh("nft add chain inet sharectl_outage in '{ type filter hook input priority 0; }'")
-    sh("nft add rule inet sharectl_outage in meta l4proto udp drop")
+    drop_udp(100, table="sharectl_outage")
     try:
         async def all_failed():
             states = [(call.ana.peer("Bo").get("connection") or {}).get("state", ""),
@@ -270,10 +229,10 @@ async def gate_udp_outage(call):
             return states if all(s.startswith("failed") or s == "connecting" or s == "checking" for s in states[:2]) \
                 and states[2] in ("failed", "new", "connecting") else None
 
-        failed = await wait_for(all_failed, 65, interval=1.0)
+        failed = await wait_for_async(all_failed, 65, interval=1.0)
         await asyncio.sleep(max(0.0, 3.0))
     finally:
-        sh("nft delete table inet sharectl_outage")
+        clear_drops("sharectl_outage")
     outage_end = await readings(call)
 
     async def back():
@@ -284,7 +243,7 @@ async def gate_udp_outage(call):
         ok = all(now[k] > outage_end[k] + 10 for k in now) and states == ["connected", "connected", "connected"]
         return (now, states) if ok else None
 
-    got = await wait_for(back, 90, interval=1.0)
+    got = await wait_for_async(back, 90, interval=1.0)
     now, states = got or (await readings(call), None)
     renewed = (call.ana.last().get("connectionsRenewed", 0), call.cy.last().get("connectionsRenewed", 0),
                (await call.bo.state()).get("connectionsRenewed", 0))
@@ -308,7 +267,7 @@ async def gate_share_off(call):
               and not cy_ana.get("sharing") and cy_ana.get("screen") is None)
         return (bo_ana, stage, cy_ana) if ok else None
 
-    got = await wait_for(gone, 15)
+    got = await wait_for_async(gone, 15)
     await asyncio.sleep(2.0)
     bo_ana = await call.bo.peer("Ana")
     stage = await call.bo.stage_figures()
@@ -326,29 +285,25 @@ async def gate_share_off(call):
            f"screen frames at Bo before the stop {before['Bo←Ana screen']}")
 
 
+GATES = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
+         ("long-outage", gate_long_outage), ("udp-outage", gate_udp_outage), ("share-off", gate_share_off)]
+
+
 async def main():
-    only = set(sys.argv[1:])
-    gates = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
-             ("long-outage", gate_long_outage), ("udp-outage", gate_udp_outage), ("share-off", gate_share_off)]
-    unknown = only - {n for n, _ in gates}
-    if unknown:
-        print(f"room_call: no gate {sorted(unknown)}")
-        return 2
-    last = max([i for i, (n, _) in enumerate(gates) if n in only] or [len(gates) - 1])
+    chosen = choose("room_call", [name for name, _ in GATES])
+    last = max(i for i, (n, _) in enumerate(GATES) if n in chosen)
     call = Call()
     try:
-        for index, (gate_name, gate) in enumerate(gates[:last + 1]):
+        for index, (gate_name, gate) in enumerate(GATES[:last + 1]):
             try:
                 await gate(call)
             except Exception as error:  # a gate that breaks is a failed gate, with its reason
-                record(gate_name, False, f"the gate itself failed: {error!r}")
+                record_broken(gate_name, error)
                 if index < 2:
                     break  # the later gates need the call
     finally:
         await call.close()
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return finish()
 
 
 if __name__ == "__main__":

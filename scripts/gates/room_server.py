@@ -28,35 +28,25 @@ The gates run in this order on one call; naming some runs the call first and the
 import asyncio
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV_PY = os.path.join(ROOT, ".venv/bin/python")
-try:
-    import aiohttp
-except ImportError:  # the gates runner uses the system python; aiohttp lives in the project's venv
-    if os.path.exists(VENV_PY) and os.path.realpath(sys.prefix) != os.path.realpath(os.path.join(ROOT, ".venv")):
-        os.execv(VENV_PY, [VENV_PY, *sys.argv])
-    raise
+from lib.paths import SHARECTL, WORK, rerun_in_venv_without
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from room_gate import SHARECTL, WORK, Browser, free_port, stop, wait_for  # noqa: E402
-from room_gate import Server as RoomServer  # noqa: E402
+rerun_in_venv_without("aiohttp")  # run.sh uses the system python; aiohttp lives in the project's .venv
+import aiohttp  # noqa: E402
 
-results = []
+from lib.devtools import GRACE, Browser  # noqa: E402
+from lib.ports import free_port  # noqa: E402
+from lib.processes import stop  # noqa: E402
+from lib.room import Server as RoomServer  # noqa: E402
+from lib.suite import choose, finish, record, record_broken  # noqa: E402
+from lib.waits import wait_for_async  # noqa: E402
 
 
 def Server():
     return RoomServer("gate", ["--log-level", "debug"])
-
-
-def record(name, ok, detail):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
 def peer_of(state, name):
@@ -100,7 +90,7 @@ class Call:
         # Ana shares her screen (getDisplayMedia with Chromium's fake capture) once joined.
         self.ana = Browser("Ana", url, "&share=1")
         await self.ana.connect()
-        await wait_for(lambda: self._joined(self.ana), 20)
+        await wait_for_async(lambda: self._joined(self.ana), 20)
         self.bo = Browser("Bo", url)
         await self.bo.connect()
         return url
@@ -125,7 +115,7 @@ async def gate_call(call):
               and f["ana_screen_at_bo"] > 30)
         return f if ok else None
 
-    f = await wait_for(ready, 45) or await figures(call.ana, call.bo)
+    f = await wait_for_async(ready, 45) or await figures(call.ana, call.bo)
     caption = await call.bo.evaluate(
         "Array.from(document.querySelectorAll('#stage figcaption')).map(c => c.textContent).join('|')")
     ana_state = f["ana"] or {}
@@ -254,7 +244,7 @@ async def resume_gate(call, name, interrupt):
                 and f["bo"].get("resumes", 0) > resumes[1])
         return f if done else None
 
-    back = await wait_for(resumed, 20)
+    back = await wait_for_async(resumed, 20)
     await asyncio.sleep(2)
     after = await figures(call.ana, call.bo)
     through, detail_during = flowing(before, during)
@@ -304,7 +294,7 @@ async def gate_stall_report(call):
         view = f["bo_at_ana"].get("theirViewOfMe") or {}
         return f if view.get("screenStalled") and f["ana_at_bo"].get("screen", {}).get("stalled") else None
 
-    stalled = await wait_for(reported, 15)
+    stalled = await wait_for_async(reported, 15)
     seconds = time.time() - held_at
     await call.ana.evaluate("window.sharectlDebug.holdScreen(false)")
 
@@ -313,7 +303,7 @@ async def gate_stall_report(call):
         view = f["bo_at_ana"].get("theirViewOfMe") or {}
         return f if view.get("screenStalled") is False and not f["ana_at_bo"].get("screen", {}).get("stalled") else None
 
-    moving = await wait_for(cleared, 15)
+    moving = await wait_for_async(cleared, 15)
     # Not before the 4 s rule allows, give or take the once-a-second reading of the counts.
     ok = stalled is not None and seconds >= 3 and moving is not None
     record(name, ok, f"Ana's screen frames held back: Bo reported screenStalled and Ana heard it after {seconds:.1f} s "
@@ -332,7 +322,7 @@ async def gate_share_off(call):
         return f if (not f["ana_at_bo"].get("sharing") and not f["ana_at_bo"].get("screen", {}).get("shown")
                      and captions == 0) else None
 
-    off = await wait_for(gone, 10)
+    off = await wait_for_async(gone, 10)
     await asyncio.sleep(1.5)
     quiet = await figures(call.ana, call.bo)
     # Shared again from the same button: the view comes back and decodes.
@@ -346,7 +336,7 @@ async def gate_share_off(call):
         # The same m-line is used again, so its count goes on from where the first share left it.
         return f if caption == "Ana's screen" and frames > before["ana_screen_at_bo"] + 15 else None
 
-    again = await wait_for(back, 15)
+    again = await wait_for_async(back, 15)
     camera_on = quiet["ana_cam_at_bo"] > before["ana_cam_at_bo"]
     ok = off is not None and again is not None and camera_on and not quiet["ana_at_bo"].get("screen", {}).get("stalled")
     record(name, ok, f"after Stop sharing Bo's stage emptied: {off is not None} (no stall reported for a screen no "
@@ -385,42 +375,39 @@ async def gate_tls(call):
         ok = url.startswith("https://") and page == 200 and welcome.get("type") == "welcome"
         record(name, ok, f"link {url.split('?')[0]}; page over HTTPS {page}; over WSS: {welcome.get('type')} as {welcome.get('id')}")
     finally:
-        stop(server)
+        stop(server, grace=GRACE)
+
+
+NAMES = ["call", "bad-token", "flood", "signalling-cut", "server-restart", "stall-report", "share-off", "tls"]
 
 
 async def main():
-    only = set(sys.argv[1:])
+    chosen = choose("room_server", NAMES)
     gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
              ("signalling-cut", gate_cut), ("server-restart", gate_restart),
              ("stall-report", gate_stall_report), ("share-off", gate_share_off), ("tls", gate_tls)]
-    unknown = only - {n for n, _ in gates}
-    if unknown:
-        print(f"room_server: no gate {sorted(unknown)}")
-        return 2
     call = Call()
     try:
         try:
             await call.start()
         except Exception as error:
             for gate_name, _ in gates:
-                if not only or gate_name in only:
+                if gate_name in chosen:
                     record(gate_name, False, f"the call could not start: {error!r}")
-            return 1
+            return finish()
         for gate_name, gate in gates:
-            if only and gate_name not in only and gate_name != "call":
+            if gate_name not in chosen and gate_name != "call":
                 continue
             try:
-                if gate_name == "call" and only and "call" not in only:
-                    await wait_for(lambda: _flowing_once(call), 45)  # the others need a running call
+                if gate_name == "call" and "call" not in chosen:
+                    await wait_for_async(lambda: _flowing_once(call), 45)  # the others need a running call
                     continue
                 await gate(call)
             except Exception as error:  # a gate that breaks is a failed gate, with its reason
-                record(gate_name, False, f"the gate itself failed: {error!r}")
+                record_broken(gate_name, error)
     finally:
         await call.close()
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return finish()
 
 
 async def _flowing_once(call):

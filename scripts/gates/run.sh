@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs the gates against real peers inside a fresh network namespace where only loopback exists
 # (nothing leaves 127.0.0.0/8). Each suite is one script, scripts/gates/SUITE.py, whose arguments
-# name some of its gates and whose last line is "N passed, N failed".
+# name some of its gates and whose last line is "N passed, N failed"; what the suites share is in
+# scripts/gates/lib/.
 #   scripts/gates/run.sh                    every suite
 #   scripts/gates/run.sh transport          one suite
-#   scripts/gates/run.sh transport:aiortc-vp8 room:bad-token   some gates
+#   scripts/gates/run.sh transport:aiortc-vp8 room_server:bad-token   some gates
+# A suite or gate that does not exist is an error (exit 2) before anything runs. A suite passes
+# when it exits 0 and its last line says at least one gate passed and none failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [[ "${SHARECTL_IN_NETNS:-}" != 1 ]]; then
@@ -19,17 +22,35 @@ declare -A chosen=()
 declare -a order=()
 for arg in "$@"; do
     suite=${arg%%:*}
-    [[ -f scripts/gates/$suite.py ]] || { echo "gates: no suite '$suite' (have: ${suites[*]})" >&2; exit 2; }
+    [[ " ${suites[*]} " == *" $suite "* ]] || { echo "gates: no suite '$suite' (have: ${suites[*]})" >&2; exit 2; }
+    [[ "$arg" != *: ]] || { echo "gates: '$arg' names no gate" >&2; exit 2; }
     [[ -v chosen[$suite] ]] || { order+=("$suite"); chosen[$suite]=""; }
     [[ "$arg" == *:* ]] && chosen[$suite]+=" ${arg#*:}"
 done
 ((${#order[@]})) || order=("${suites[@]}")
 
+# Each suite knows its gates: every name is checked before any suite runs.
+for suite in "${order[@]}"; do
+    [[ -n "${chosen[$suite]}" ]] || continue
+    # shellcheck disable=SC2086
+    python3 "scripts/gates/$suite.py" --check ${chosen[$suite]} || exit 2
+done
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 failed=()
 for suite in "${order[@]}"; do
     echo "== gates: $suite"
+    status=0
     # shellcheck disable=SC2086
-    if ! python3 "scripts/gates/$suite.py" ${chosen[$suite]:-}; then failed+=("$suite"); fi
+    PYTHONUNBUFFERED=1 python3 "scripts/gates/$suite.py" ${chosen[$suite]:-} | tee "$logs/$suite" || status=$?
+    summary=$(tail -n 1 "$logs/$suite")
+    if ((status != 0)); then
+        failed+=("$suite")
+    elif [[ ! "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]] || ((BASH_REMATCH[1] == 0 || BASH_REMATCH[2] != 0)); then
+        echo "gates: $suite ran no gate that passed (its last line: '$summary')"
+        failed+=("$suite")
+    fi
 done
 if ((${#failed[@]})); then
     echo "gates: failed in ${failed[*]}"

@@ -29,17 +29,10 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
-os.makedirs(WORK, exist_ok=True)
+from lib.paths import ROOT, SHARECTL, WORK
+from lib.suite import choose, finish, record, run_gates
+
 GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser", "reshare", "loss-10"]
-results = []
-
-
-def record(name, ok, detail):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
 def run(name):
@@ -62,16 +55,9 @@ def run(name):
 
 
 def main():
-    chosen = sys.argv[1:] or GATES
-    unknown = [name for name in chosen if name not in GATES]
-    if unknown:
-        print(f"scenarios: no gate {unknown} (have: {', '.join(GATES)})")
-        return 2
-    for name in chosen:
-        run(name)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    chosen = choose("scenarios", GATES)
+    run_gates([(name, lambda name=name: run(name)) for name in GATES], chosen)
+    return finish()
 
 
 if __name__ == "__main__":

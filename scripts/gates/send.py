@@ -22,21 +22,17 @@ judged; the last line is "N passed, N failed".
 Chromium's figures come from its getStats(), polled twice a second; ours from --stats-json.
 """
 import contextlib
-import json
-import os
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import transport  # noqa: E402  (the shared gate helpers)
-from transport import ROOT, SHARECTL, WORK, free_port, read_json, record, start, stop, wait_http  # noqa: E402
+from lib.chromium import WHIPReceiver
+from lib.network import clear_drops, drop_media, drop_udp, sh
+from lib.paths import ROOT
+from lib.sharectl import Share
+from lib.suite import GateSkipped, choose, finish, record, run_gates
 
 LINK = "tbf rate 1500kbit burst 20kb latency 100ms"
-
-
-def sh(command):
-    subprocess.run(command, shell=True, check=True, cwd=ROOT)
 
 
 def cap_link():
@@ -45,128 +41,6 @@ def cap_link():
 
 def uncap_link():
     subprocess.run("tc qdisc del dev lo root", shell=True, cwd=ROOT, stderr=subprocess.DEVNULL)
-
-
-def drop_udp(percent):
-    """Drops `percent` of UDP on lo at random (100: all of it), on the way in: the sender's
-    sendmsg succeeds and the datagram vanishes, as on a real lossy path (dropped on the way out,
-    the sender would get EPERM, which libnice takes for a broken pair)."""
-    clear_drops()
-    sh("nft add table inet sharectl_gate")
-    sh("nft add chain inet sharectl_gate in '{ type filter hook input priority 0; }'")
-    rule = "meta l4proto udp drop" if percent >= 100 else f"meta l4proto udp numgen random mod 100 \\< {percent} drop"
-    sh(f"nft add rule inet sharectl_gate in {rule}")
-
-
-def drop_media():
-    """Drops every RTP and RTCP datagram on lo (UDP payloads starting with version 2, RFC 7983)
-    and lets STUN and DTLS through: the media stops while connectivity checks go on answering."""
-    clear_drops()
-    sh("nft add table inet sharectl_gate")
-    sh("nft add chain inet sharectl_gate in '{ type filter hook input priority 0; }'")
-    sh("nft add rule inet sharectl_gate in meta l4proto udp @th,64,2 == 2 drop")
-
-
-def clear_drops():
-    subprocess.run("nft delete table inet sharectl_gate", shell=True, cwd=ROOT, stderr=subprocess.DEVNULL)
-
-
-class Receiver:
-    """Headless Chromium behind the WHIP bridge; `sample()` records its video figures over time."""
-
-    def __init__(self, name):
-        self.name = name
-        self.port = free_port()
-        self.stats_path = os.path.join(WORK, f"{name}.browser.json")
-        if os.path.exists(self.stats_path):
-            os.remove(self.stats_path)
-        self.bridge = start([sys.executable, "scripts/peers/chromium_whip_bridge.py", "--port", str(self.port),
-                             "--stats", self.stats_path], os.path.join(WORK, f"{name}.bridge.log"))
-        self.browser = None
-        self.samples = []
-
-    def open(self):
-        if not wait_http(self.port):
-            return False
-        self.browser = start(["scripts/peers/chromium.sh", f"http://127.0.0.1:{self.port}/receiver.html",
-                              os.path.join(WORK, f"{self.name}.profile")], os.path.join(WORK, f"{self.name}.chromium.log"))
-        deadline = time.time() + 30
-        while time.time() < deadline and not (read_json(self.stats_path) or {}).get("pageSeen"):
-            time.sleep(0.2)
-        return bool((read_json(self.stats_path) or {}).get("pageSeen"))
-
-    @property
-    def endpoint(self):
-        return f"http://127.0.0.1:{self.port}/whip"
-
-    def page(self):
-        return read_json(self.stats_path) or {}
-
-    def video(self):
-        sessions = self.page().get("sessions") or [{}]
-        return ((sessions[-1].get("stats") or {}).get("video")) or {}
-
-    def sample(self):
-        video = self.video()
-        if video:
-            self.samples.append((time.time(), video))
-        return video
-
-    def watch(self, seconds):
-        end = time.time() + seconds
-        while time.time() < end:
-            self.sample()
-            time.sleep(0.5)
-
-    def window(self, seconds):
-        """Frames decoded a second over the last `seconds`, and the samples in that window."""
-        if not self.samples:
-            return 0.0, []
-        end_t, end = self.samples[-1]
-        inside = [(t, v) for t, v in self.samples if t >= end_t - seconds]
-        start_t, start_v = inside[0]
-        span = max(0.001, end_t - start_t)
-        return (end.get("framesDecoded", 0) - start_v.get("framesDecoded", 0)) / span, [v for _, v in inside]
-
-    def close(self):
-        stop(self.browser)
-        stop(self.bridge)
-
-
-class Share:
-    """`sharectl share` to the receiver, with a pipe to type commands on its stdin."""
-
-    def __init__(self, name, endpoint, policy, size="1920x1080", duration=60, codec="h264", extra=()):
-        self.stats_path = os.path.join(WORK, f"{name}.share.jsonl")
-        self.log_path = os.path.join(WORK, f"{name}.share.log")
-        args = [SHARECTL, "share", "--source", "synthetic", "--whip", endpoint, "--codec", codec, "--size", size,
-                "--fps", "30", "--policy", policy, "--duration", str(duration), "--stats-json", self.stats_path, *extra]
-        self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=open(self.log_path, "w"),
-                                        stderr=subprocess.STDOUT, cwd=ROOT, text=True)
-
-    def type(self, line):
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def last(self):
-        try:
-            lines = [json.loads(l) for l in open(self.stats_path) if l.strip()]
-        except (OSError, ValueError):
-            return {}
-        return lines[-1] if lines else {}
-
-    def finish(self):
-        if self.process.poll() is None:
-            self.type("stop")
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        return code
-
-    def log(self):
-        return open(self.log_path).read()
 
 
 def wait_decoding(receiver, seconds=30):
@@ -182,15 +56,11 @@ def size_of(video):
     return f"{video.get('frameWidth')}x{video.get('frameHeight')}"
 
 
-class GateSkipped(Exception):
-    """The gate could not get as far as judging: recorded as a failure with its reason."""
-
-
 @contextlib.contextmanager
 def chromium_share(name, policy, size="1920x1080", capped=False):
     """Chromium's receiver page up (the link capped first if asked), a share to it decoding;
     everything taken down again on the way out, whatever happened."""
-    receiver = Receiver(name)
+    receiver = WHIPReceiver(name)
     share = None
     try:
         if capped:
@@ -294,31 +164,18 @@ def gate_pli():
                share)
 
 
-GATES = {
-    "link-balanced-then-detail": gate_balanced_then_detail,
-    "link-motion": gate_motion,
-    "loss-5": gate_loss,
-    "pli-keyframe": gate_pli,
-}
+GATES = [
+    ("link-balanced-then-detail", gate_balanced_then_detail),
+    ("link-motion", gate_motion),
+    ("loss-5", gate_loss),
+    ("pli-keyframe", gate_pli),
+]
 
 
 def main():
-    only = set(sys.argv[1:])
-    unknown = only - set(GATES)
-    if unknown:
-        print(f"send gates: no gate named {', '.join(sorted(unknown))} (have: {', '.join(GATES)})")
-        return 2
-    for name, gate in GATES.items():
-        if not only or name in only:
-            try:
-                gate()
-            except GateSkipped as reason:
-                record(name, False, str(reason))
-            except Exception as error:  # a gate that breaks is a failed gate, and the others still run
-                record(name, False, f"the gate broke: {error!r}")
-    passed = sum(transport.results)
-    print(f"{passed} passed, {len(transport.results) - passed} failed")
-    return 0 if passed == len(transport.results) else 1
+    chosen = choose("send", [name for name, _ in GATES])
+    run_gates(GATES, chosen)
+    return finish()
 
 
 if __name__ == "__main__":

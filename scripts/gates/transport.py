@@ -18,107 +18,32 @@ figures it judged; the last line is "N passed, N failed".
                                must publish again through it: exit 0, relayed pair, frames decoded.
   turn-from-config             the same TURN server given with --turn: relayed at the first try.
 """
-import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-VENV_PY = os.path.join(ROOT, ".venv/bin/python")
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
-os.makedirs(WORK, exist_ok=True)
-results = []
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(args, log):
-    return subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
-
-
-def stop(process):
-    if process and process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-
-
-def wait_http(port, timeout=15):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def share(endpoint, name, codec="h264", duration=10, extra=()):
-    stats = os.path.join(WORK, f"{name}.share.jsonl")
-    log = os.path.join(WORK, f"{name}.share.log")
-    args = [SHARECTL, "share", "--source", "synthetic", "--whip", endpoint, "--codec", codec,
-            "--size", "1280x720", "--fps", "30", "--duration", str(duration), "--stats-json", stats, *extra]
-    with open(log, "w") as out:
-        code = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=duration + 60).returncode
-    lines = [json.loads(l) for l in open(stats)] if os.path.exists(stats) else []
-    return code, (lines[-1] if lines else None), open(log).read()
-
-
-def record(name, ok, detail):
-    results.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def read_json(path):
-    try:
-        return json.load(open(path))
-    except (OSError, ValueError):
-        return None
-
-
-def start_aiortc(name, *extra):
-    """The aiortc WHIP endpoint on a free port; returns (process, port, stats path)."""
-    port = free_port()
-    stats_path = os.path.join(WORK, f"{name}.endpoint.json")
-    process = start([VENV_PY, "scripts/peers/aiortc_whip.py", "--port", str(port), "--stats", stats_path, *extra],
-                    os.path.join(WORK, f"{name}.endpoint.log"))
-    return process, port, stats_path
-
-
-def last_session(stats_path):
-    return ((read_json(stats_path) or {}).get("sessions") or [{}])[-1]
+from lib.chromium import WHIPReceiver
+from lib.paths import ROOT, SHARECTL, WORK
+from lib.peers import last_session, start_aiortc
+from lib.ports import free_port, wait_http
+from lib.processes import start, stop
+from lib.sharectl import share
+from lib.stats import read_stats
+from lib.suite import choose, finish, record, run_gates
 
 
 def chromium_gate(codec):
     name = f"chromium-{codec}"
-    port = free_port()
-    stats_path = os.path.join(WORK, f"{name}.browser.json")
-    bridge = start([sys.executable, "scripts/peers/chromium_whip_bridge.py", "--port", str(port), "--stats", stats_path],
-                   os.path.join(WORK, f"{name}.bridge.log"))
-    browser = None
+    receiver = WHIPReceiver(name)
     try:
-        if not wait_http(port):
+        if not receiver.bridge_up():
             return record(name, False, "the bridge did not start")
-        browser = start(["scripts/peers/chromium.sh", f"http://127.0.0.1:{port}/receiver.html", os.path.join(WORK, f"{name}.profile")],
-                        os.path.join(WORK, f"{name}.chromium.log"))
-        deadline = time.time() + 20
-        while time.time() < deadline and not (read_json(stats_path) or {}).get("pageSeen"):
-            time.sleep(0.2)
-        code, last, log = share(f"http://127.0.0.1:{port}/whip", name, codec)
+        receiver.open_page(timeout=20)
+        code, last, log = share(receiver.endpoint, name, codec)
         time.sleep(1.0)
-        page = read_json(stats_path) or {}
-        session = (page.get("sessions") or [{}])[-1]
+        session = receiver.session()
         video = ((session.get("stats") or {}).get("video")) or {}
         audio = ((session.get("stats") or {}).get("audio")) or {}
         sent = last["video"]["framesSent"] if last else 0
@@ -141,8 +66,7 @@ def chromium_gate(codec):
         if not ok:
             print(log[-2000:])
     finally:
-        stop(browser)
-        stop(bridge)
+        receiver.close()
 
 
 def aiortc_gate(codec):
@@ -216,8 +140,8 @@ def garbage_datagrams():
         while time.time() < deadline and local is None:
             time.sleep(0.3)
             try:
-                for line in open(share_stats):
-                    pair = json.loads(line)["connection"].get("pair")
+                for line in read_stats(share_stats, "share"):
+                    pair = line["connection"].get("pair")
                     if pair:
                         local = pair.split()[0]
             except (OSError, ValueError):
@@ -232,7 +156,7 @@ def garbage_datagrams():
         code = proc.wait(timeout=60)
         time.sleep(0.5)
         s = last_session(stats_path)
-        lines = [json.loads(l) for l in open(share_stats)]
+        lines = read_stats(share_stats, "share")
         sent = lines[-1]["video"]["framesSent"] if lines else 0
         decoded = (s.get("video") or {}).get("framesDecoded", 0)
         ok = local is not None and code == 0 and decoded >= 0.9 * sent > 0
@@ -279,36 +203,24 @@ def turn_gate(from_link):
         stop(turn)
 
 
+GATES = [
+    ("chromium-h264", lambda: chromium_gate("h264")),
+    ("chromium-vp8", lambda: chromium_gate("vp8")),
+    ("aiortc-h264", lambda: aiortc_gate("h264")),
+    ("aiortc-vp8", lambda: aiortc_gate("vp8")),
+    ("refuse-fingerprint", refusal_fingerprint),
+    ("refuse-4xx", lambda: refusal_http("4xx", "/error-400")),
+    ("refuse-not-sdp", lambda: refusal_http("not-sdp", "/not-sdp")),
+    ("garbage-datagrams", garbage_datagrams),
+    ("turn-from-link", lambda: turn_gate(True)),
+    ("turn-from-config", lambda: turn_gate(False)),
+]
+
+
 def main():
-    only = set(sys.argv[1:])
-    gates = [
-        ("chromium-h264", lambda: chromium_gate("h264")),
-        ("chromium-vp8", lambda: chromium_gate("vp8")),
-        ("aiortc-h264", lambda: aiortc_gate("h264")),
-        ("aiortc-vp8", lambda: aiortc_gate("vp8")),
-        ("refuse-fingerprint", refusal_fingerprint),
-        ("refuse-4xx", lambda: refusal_http("4xx", "/error-400")),
-        ("refuse-not-sdp", lambda: refusal_http("not-sdp", "/not-sdp")),
-        ("garbage-datagrams", garbage_datagrams),
-        ("turn-from-link", lambda: turn_gate(True)),
-        ("turn-from-config", lambda: turn_gate(False)),
-    ]
-    return run_suite(gates, only)
-
-
-def run_suite(gates, only):
-    """Runs the named gates (all when `only` is empty) and prints "N passed, N failed". Every
-    suite ends through here: a gate that breaks is a failed gate, with its reason."""
-    for name, gate in gates:
-        if only and name not in only:
-            continue
-        try:
-            gate()
-        except Exception as error:
-            record(name, False, f"the gate itself failed: {error!r}")
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    chosen = choose("transport", [name for name, _ in GATES])
+    run_gates(GATES, chosen)
+    return finish()
 
 
 if __name__ == "__main__":

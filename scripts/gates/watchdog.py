@@ -14,16 +14,15 @@ the network namespace scripts/gates/run.sh makes. The last line is "N passed, N 
                  session is published and the endpoint decodes it. The seconds from the drop to
                  the share's consent warning and to its "connection was lost" are printed.
 """
-import json
-import os
-import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import transport  # noqa: E402
-from transport import last_session, record, start_aiortc, stop, wait_http  # noqa: E402
-from send import Share, sh  # noqa: E402
+from lib.network import clear_drops, drop_udp
+from lib.peers import last_session, sessions, start_aiortc
+from lib.ports import wait_http
+from lib.processes import stop
+from lib.sharectl import Share
+from lib.suite import choose, finish, record, run_gates
 
 
 def decoded(stats_path):
@@ -33,14 +32,11 @@ def decoded(stats_path):
 def steps(share):
     """Every watchdog step the share reported, in order, without repeats."""
     seen, out = set(), []
-    try:
-        for line in open(share.stats_path):
-            for step in ((json.loads(line).get("watchdog") or {}).get("recent") or []):
-                if step["number"] not in seen:
-                    seen.add(step["number"])
-                    out.append(step)
-    except (OSError, ValueError):
-        pass
+    for line in share.lines():
+        for step in ((line.get("watchdog") or {}).get("recent") or []):
+            if step["number"] not in seen:
+                seen.add(step["number"])
+                out.append(step)
     return out
 
 
@@ -71,10 +67,6 @@ def drill(name, fault, judge):
         stop(endpoint)
 
 
-def sessions(stats_path):
-    return (transport.read_json(stats_path) or {}).get("sessions") or []
-
-
 def gate_reconnect():
     name = "reconnect"
     endpoint, port, stats_path = start_aiortc(name)
@@ -86,9 +78,7 @@ def gate_reconnect():
                       extra=["--reconnect"])
         time.sleep(8)
         first = decoded(stats_path)
-        sh("nft add table inet sharectl_reconnect")
-        sh("nft add chain inet sharectl_reconnect in '{ type filter hook input priority 0; }'")
-        sh("nft add rule inet sharectl_reconnect in meta l4proto udp drop")
+        drop_udp(100, table="sharectl_reconnect")
         dropped_at = time.time()
         expired_after = lost_after = None
         try:
@@ -103,7 +93,7 @@ def gate_reconnect():
             lost = "The connection was lost" in share.log()
             time.sleep(4)
         finally:
-            sh("nft delete table inet sharectl_reconnect")
+            clear_drops("sharectl_reconnect")
         deadline = time.time() + 75
         while time.time() < deadline and not (len(sessions(stats_path)) >= 2 and decoded(stats_path) > 30):
             time.sleep(1)
@@ -127,7 +117,7 @@ def gate_reconnect():
     finally:
         if share and share.process.poll() is None:
             share.process.kill()
-        subprocess.run("nft delete table inet sharectl_reconnect", shell=True, stderr=subprocess.DEVNULL)
+        clear_drops("sharectl_reconnect")
         stop(endpoint)
 
 
@@ -151,28 +141,17 @@ def judge_encoder(taken, injected_at, before, after, final, last):
     return ladder and moving, detail
 
 
-GATES = {
-    "capture-stall": lambda: drill("capture-stall", "capture-stall", judge_capture),
-    "encoder-stall": lambda: drill("encoder-stall", "encoder-stall", judge_encoder),
-    "reconnect": gate_reconnect,
-}
+GATES = [
+    ("capture-stall", lambda: drill("capture-stall", "capture-stall", judge_capture)),
+    ("encoder-stall", lambda: drill("encoder-stall", "encoder-stall", judge_encoder)),
+    ("reconnect", gate_reconnect),
+]
 
 
 def main():
-    only = set(sys.argv[1:])
-    unknown = only - set(GATES)
-    if unknown:
-        print(f"watchdog gates: no gate named {', '.join(sorted(unknown))} (have: {', '.join(GATES)})")
-        return 2
-    for name, gate in GATES.items():
-        if not only or name in only:
-            try:
-                gate()
-            except Exception as error:
-                record(name, False, f"the gate broke: {error!r}")
-    passed = sum(transport.results)
-    print(f"{passed} passed, {len(transport.results) - passed} failed")
-    return 0 if passed == len(transport.results) else 1
+    chosen = choose("watchdog", [name for name, _ in GATES])
+    run_gates(GATES, chosen)
+    return finish()
 
 
 if __name__ == "__main__":

@@ -1,89 +1,25 @@
-"""What the room gates (room_server.py, room_call.py) share: the room server on a fixed port with
-a state file, headless Chromium on an invite link driven through the DevTools protocol, and
-waiting for a condition. Imported by those suites (after they have made sure aiohttp from the
-project's .venv is importable)."""
+"""Headless Chromium on a room's invite link (the browser client), driven through the DevTools
+protocol. Needs aiohttp: a suite that imports this calls paths.rerun_in_venv_without("aiohttp")
+first."""
 import asyncio
 import json
 import os
-import signal
-import socket
 import subprocess
 import time
 
 import aiohttp
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARECTL = os.environ.get("SHARECTL", os.path.join(ROOT, ".build/debug/sharectl"))
-WORK = os.environ.get("GATE_WORK", "/tmp/sharectl-gates")
-os.makedirs(WORK, exist_ok=True)
+from .paths import WORK
+from .ports import free_port
+from .processes import stop
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(process, sig=signal.SIGTERM):
-    """Signals the process group, then SIGKILL if it has not gone within 8 s."""
-    if process and process.poll() is None:
-        os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=8)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
-
-
-async def wait_for(condition, timeout, interval=0.5):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = await condition()
-        if value:
-            return value
-        await asyncio.sleep(interval)
-    return None
-
-
-class Server:
-    """`sharectl serve` on a fixed port with a state file, so a restart keeps the room. `prefix`
-    names its files in WORK and is the room's name."""
-
-    def __init__(self, prefix, extra_args=()):
-        self.prefix = prefix
-        self.extra_args = list(extra_args)
-        self.port = free_port()
-        self.state = os.path.join(WORK, f"{prefix}.state.json")
-        if os.path.exists(self.state):
-            os.remove(self.state)
-        self.process = None
-        self.url = None
-        self.starts = 0
-
-    def start(self):
-        self.starts += 1
-        log = open(os.path.join(WORK, f"{self.prefix}.serve{self.starts}.log"), "w")
-        self.process = subprocess.Popen(
-            [SHARECTL, "serve", "--listen", f"127.0.0.1:{self.port}", "--room", self.prefix, "--grace", "15",
-             "--state", self.state, *self.extra_args],
-            stdout=subprocess.PIPE, stderr=log, cwd=ROOT, start_new_session=True, text=True)
-        first = self.process.stdout.readline().strip()
-        if not first.startswith("Room: "):
-            raise RuntimeError(f"serve's first line was {first!r}, not 'Room: <URL>'")
-        self.url = first.split(" ", 1)[1]
-        return self.url
-
-    def kill(self):
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=5)
-
-    def stop(self):
-        stop(self.process)
+# The room gates give their browsers and servers 8 s to go on SIGTERM.
+GRACE = 8.0
 
 
 class Browser:
-    """Headless Chromium on the invite link (fake camera, microphone and screen), driven through
-    the DevTools protocol; its files in WORK start with `prefix`."""
+    """Headless Chromium on the invite link (fake camera, microphone and screen), joining as
+    `name`; its files in WORK start with `prefix`."""
 
     def __init__(self, name, url, extra_query="", prefix="room"):
         self.name = name
@@ -153,4 +89,4 @@ class Browser:
             await self.ws.close()
         if self.session is not None:
             await self.session.close()
-        stop(self.process)
+        stop(self.process, grace=GRACE)

@@ -1,0 +1,69 @@
+"""A suite's gates: which ones the command line names, what each judged, and the suite's last
+line, "N passed, N failed".
+
+A suite's arguments name some of its gates (none: all of them). A name the suite does not have is
+an error: exit 2, naming the suite's gates. `--check NAME…` only checks the names (run.sh asks
+every suite before it runs any). A suite in which no gate ran fails."""
+import sys
+
+results = []
+
+
+class GateSkipped(Exception):
+    """The gate could not get as far as judging: recorded as a failure with its reason."""
+
+
+def record(name, ok, detail):
+    """One gate's verdict, printed as `PASS name: detail` or `FAIL name: detail`."""
+    ok = bool(ok)
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def record_broken(name, error):
+    """A gate that broke instead of judging is a failed gate, with its reason."""
+    record(name, False, f"the gate itself failed: {error!r}")
+
+
+def choose(suite, names, parts=None, argv=None):
+    """The set of gates the command line names, all of `names` when it names none. `parts` maps a
+    verdict recorded inside another gate to that gate (audio's mic-silent is judged by mic), so
+    naming it runs that gate."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    check_only = args[:1] == ["--check"]
+    if check_only:
+        args = args[1:]
+    parts = parts or {}
+    unknown = [arg for arg in args if arg not in names and arg not in parts]
+    if unknown:
+        within = "".join(f"; {part} is judged in {gate}" for part, gate in parts.items())
+        print(f"{suite}: no gate named {', '.join(unknown)} (its gates: {', '.join(names)}{within})", file=sys.stderr,
+              flush=True)
+        sys.exit(2)
+    if check_only:
+        sys.exit(0)
+    return {parts.get(arg, arg) for arg in args} or set(names)
+
+
+def run_gates(gates, chosen):
+    """Runs the chosen (name, function) gates in order; one that breaks is recorded as failed and
+    the others still run."""
+    for name, gate in gates:
+        if name not in chosen:
+            continue
+        try:
+            gate()
+        except GateSkipped as reason:
+            record(name, False, str(reason))
+        except Exception as error:
+            record_broken(name, error)
+
+
+def finish():
+    """Prints the last line, "N passed, N failed", and returns the suite's exit status: 0 when
+    every gate passed, 1 when one failed or none ran."""
+    passed = sum(results)
+    if not results:
+        print("no gate ran", flush=True)
+    print(f"{passed} passed, {len(results) - passed} failed", flush=True)
+    return 0 if results and passed == len(results) else 1
