@@ -82,18 +82,24 @@ let package = Package(
                            "CallsClient", "CallsServer"],
             swiftSettings: swift6),
 
-        // MARK: Tests — one target per module
+        // MARK: Tests — one target per module, and what they share (waits, clocks, a room server)
+        .target(name: "TestSupport", dependencies: ["CallsServer", "GLibLoop", "ShareCore"], path: "Tests/TestSupport",
+                swiftSettings: swift6),
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop"], swiftSettings: swift6),
+        .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
         .testTarget(name: "SDPWireTests", dependencies: ["SDPWire", "RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
-        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"],
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec", "TestSupport"],
+                    swiftSettings: swift6),
+        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "TestSupport"],
+                    swiftSettings: swift6),
+        .testTarget(name: "ScreenWatchdogTests",
+                    dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore", "TestSupport"],
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
+        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore", "TestSupport"], swiftSettings: swift6),
+        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop", "TestSupport"],
+                    swiftSettings: swift6),
     ]
 )
