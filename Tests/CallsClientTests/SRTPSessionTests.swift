@@ -1,6 +1,7 @@
 @testable import CallsClient
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// An RTP packet: v=2, PT 96, the given sequence number, timestamp 0x01020304, SSRC 0x11223344.
