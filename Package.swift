@@ -106,20 +106,30 @@ let package = Package(
                            "ShareTooling"],
             swiftSettings: swift6),
 
-        // MARK: Tests — one target per module
+        // MARK: Tests — one target per module, and what they share (waits, clocks, a room server)
+        .target(name: "TestSupport", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "ShareCore"], path: "Tests/TestSupport",
+                swiftSettings: swift6),
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop"], swiftSettings: swift6),
+        .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
         .testTarget(name: "SDPWireTests", dependencies: ["SDPWire", "RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
-        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec"], swiftSettings: swift6),
-        .testTarget(name: "ScreenWatchdogTests", dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore"],
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec", "TestSupport"],
                     swiftSettings: swift6),
+        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "TestSupport"],
+                    swiftSettings: swift6),
+        .testTarget(name: "ScreenWatchdogTests",
+                    dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "ShareToolingTests", dependencies: ["ShareTooling", "ScreenWatchdog", "ShareCore"],
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
-        .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol", "ShareTooling", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop"], swiftSettings: swift6),
+        .testTarget(
+            name: "CallsClientTests",
+            dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
+                           "ShareTooling", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog",
+                           "ShareCore", "TestSupport"],
+            swiftSettings: swift6),
+        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],
+                    swiftSettings: swift6),
     ]
 )

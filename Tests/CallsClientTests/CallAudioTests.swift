@@ -3,15 +3,15 @@ import Foundation
 import RTPWire
 import ShareCore
 import Synchronization
-import VideoSend
+import TestSupport
 import Testing
+import VideoSend
 @testable import CallMedia
 
 /// The pure parts of call audio through PipeWire: the playout mixer, cutting captured audio into
 /// 20 ms frames, the send deadline and the silent-microphone verdict (on a manual clock: `t(ms)`).
 @Suite struct CallAudioTests {
-    let start = ContinuousClock.now
-    func t(_ ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    let t = Timeline()
 
     @Test func mixerAddsParticipantsAndClips() {
         var mixer = AudioMixer(channels: 2)
@@ -59,7 +59,7 @@ import Testing
         var frames: [CaptureFrameSlicer.Frame] = []
         for k in 0..<14 {
             let chunk = (0..<256).map { Int16(truncatingIfNeeded: k * 256 + $0) }
-            slicer.append(chunk, end: start + .microseconds(Int64(k + 1) * 256 * 1_000_000 / 48_000))
+            slicer.append(chunk, end: t.start + .microseconds(Int64(k + 1) * 256 * 1_000_000 / 48_000))
             while let frame = slicer.read(now: t(100)) { frames.append(frame) }
         }
         #expect(frames.count == 3)  // 3584 samples: 704 wait for a fourth frame
@@ -168,7 +168,7 @@ private final class ScriptedAudioSource: AudioFrameSource {
 }
 
 @Suite struct AudioSendThreadTests {
-    @Test func framesPastTheirDeadlineAreDroppedAndTheirTimestampsSkipped() throws {
+    @Test func framesPastTheirDeadlineAreDroppedAndTheirTimestampsSkipped() async throws {
         let sent = Mutex<[RTPPacket]>([])
         let sender = RTPStreamSender(configuration: .init(ssrc: 7, payloadType: 111, clockRate: 48_000, keepsHistory: false),
                                      transportSequence: nil) { bytes in
@@ -179,9 +179,9 @@ private final class ScriptedAudioSource: AudioFrameSource {
                                          level: 1000)
         let thread = AudioSendThread(sender: sender, source: source, logger: Logger(label: "test", level: .error))
         try thread.start()
-        let deadline = ContinuousClock.now + .seconds(90)  // a hang guard only
-        while ContinuousClock.now < deadline, thread.snapshot.framesEncoded + thread.snapshot.framesDropped < 5 {
-            Thread.sleep(forTimeInterval: 0.01)
+        // A hang guard only: the expectations below judge.
+        try? await until("five frames sent or dropped", within: .seconds(90)) {
+            thread.snapshot.framesEncoded + thread.snapshot.framesDropped >= 5
         }
         thread.stop()
         let counters = thread.snapshot

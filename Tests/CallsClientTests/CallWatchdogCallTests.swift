@@ -1,7 +1,5 @@
 import CallsClient
-import CallsServer
-import Foundation
-import GLibLoop
+import TestSupport
 import Testing
 
 /// The receiver-driven ladder in a real call: a room server on 127.0.0.1, a sharer and a viewer
@@ -10,18 +8,8 @@ import Testing
 /// watchdog climbs to a rebuild for that viewer alone, and the viewer's new decoder moves again.
 /// A sticky wedge outlives the rebuild and takes the share again. Timeouts only guard against hangs.
 @Suite(.serialized) struct CallWatchdogCallTests {
-    private func server() async throws -> (RoomServer, GLibLoop, String) {
-        let directory = NSTemporaryDirectory() + "sharectl-client-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try Data("<!doctype html><title>room</title>".utf8).write(to: URL(fileURLWithPath: directory + "/room.html"))
-        let loop = GLibLoop(name: "room-server-test")
-        let server = RoomServer(loop: loop, client: try ClientFiles(directory: directory))
-        _ = try await server.start(RoomServerConfiguration(host: "127.0.0.1", port: 0))
-        let invite = try await server.addRoom(named: "test")
-        return (server, loop, invite)
-    }
-
-    private func call(_ invite: String, loop serverLoop: GLibLoop) async throws -> (sharer: CallSession, viewer: CallSession) {
+    private func call(_ room: TestRoomServer) async throws -> (sharer: CallSession, viewer: CallSession) {
+        let invite = room.invite
         var sharerOptions = CallSession.Options(invite: invite, name: "Ana")
         sharerOptions.shareScreen = true
         sharerOptions.screenWidth = 320
@@ -30,12 +18,12 @@ import Testing
         sharerOptions.loopbackOnly = true
         var viewerOptions = CallSession.Options(invite: invite, name: "Vi")
         viewerOptions.loopbackOnly = true
-        let sharer = try CallSession(options: sharerOptions, loop: serverLoop, logger: .disabled)
-        let viewer = try CallSession(options: viewerOptions, loop: serverLoop, logger: .disabled)
+        let sharer = try CallSession(options: sharerOptions, loop: room.loop, logger: .disabled)
+        let viewer = try CallSession(options: viewerOptions, loop: room.loop, logger: .disabled)
         try await sharer.start()
         try await viewer.start()
-        let _: Bool = try await until("the viewer decodes Ana's screen") {
-            (await viewer.statistics().peers.first { $0.name == "Ana" }?.screen?.framesDecoded ?? 0) >= 15 ? true : nil
+        try await until("the viewer decodes Ana's screen") {
+            (await viewer.statistics().peers.first { $0.name == "Ana" }?.screen?.framesDecoded ?? 0) >= 15
         }
         return (sharer, viewer)
     }
@@ -45,43 +33,42 @@ import Testing
     }
 
     @Test func aWedgedViewerDecoderIsRebuiltAndTheViewMovesAgain() async throws {
-        let (server, serverLoop, invite) = try await server()
-        let (sharer, viewer) = try await call(invite, loop: serverLoop)
+        let room = try await TestRoomServer.start()
+        let (sharer, viewer) = try await call(room)
         let before = try #require(await anasScreen(viewer))
         let said = await viewer.injectFault(.decoderWedge(name: "Ana", sticky: false))
         #expect(said.hasPrefix("Fault:"))
-        let _: Bool = try await until("the viewer's stats list the fault") {
-            await viewer.statistics().faults == ["decoder-wedge Ana"] ? true : nil
+        try await until("the viewer's stats list the fault") {
+            await viewer.statistics().faults == ["decoder-wedge Ana"]
         }
 
-        let stalled: CallStatistics.View = try await until("the viewer reports Ana's screen stalled") {
+        let stalled: CallStatistics.View = try await eventually("the viewer reports Ana's screen stalled") {
             let screen = await anasScreen(viewer)
             return screen?.stalled == true ? screen : nil
         }
         #expect(stalled.mid == before.mid)
-        let rebuilt = try await until("the sharer's watchdog rebuilds the screen for Vi") {
+        let rebuilt = try await eventually("the sharer's watchdog rebuilds the screen for Vi") {
             await sharer.statistics().watchdog?.recent.first { $0.action == "rebuild" }
         }
         #expect(rebuilt.reason.contains("Vi still reports the screen stalled"))
         let recent = try #require(await sharer.statistics().watchdog?.recent)
         #expect(recent.first?.action == "keyframe")
-        let moving: CallStatistics.View = try await until("the viewer decodes Ana's screen on a new section again") {
+        let moving: CallStatistics.View = try await eventually("the viewer decodes Ana's screen on a new section again") {
             guard let screen = await anasScreen(viewer), screen.mid != before.mid, screen.framesDecoded >= 15,
                   !screen.stalled else { return nil }
             return screen
         }
         #expect(moving.width == 320)
-        let _: Bool = try await until("the viewer's stats list no fault once the screen is rebuilt") {
-            await viewer.statistics().faults.isEmpty ? true : nil
+        try await until("the viewer's stats list no fault once the screen is rebuilt") {
+            await viewer.statistics().faults.isEmpty
         }
-        let _: Bool = try await until("the sharer's watchdog is back to watching") {
-            await sharer.statistics().watchdog?.state == "watching" ? true : nil
+        try await until("the sharer's watchdog is back to watching") {
+            await sharer.statistics().watchdog?.state == "watching"
         }
         #expect(await sharer.statistics().watchdog?.recent.contains { $0.action == "shareAgain" } == false)
         await viewer.stop()
         await sharer.stop()
-        await server.stop()
-        serverLoop.stop()
+        await room.stop()
     }
 
     /// Every new decoder wedges too, so only the share again (the same capture, the same section
@@ -90,40 +77,29 @@ import Testing
     /// refused them), and the replaced section's last packets were routed to the new one (see the
     /// router tests in `PeerConnectionPartsTests`).
     @Test func aStickyWedgeOutlivesTheRebuildAndEndsWithTheShareAgain() async throws {
-        let (server, serverLoop, invite) = try await server()
-        let (sharer, viewer) = try await call(invite, loop: serverLoop)
+        let room = try await TestRoomServer.start()
+        let (sharer, viewer) = try await call(room)
         let first = try #require(await anasScreen(viewer)?.mid)
         _ = await viewer.injectFault(.decoderWedge(name: nil, sticky: true))
-        let shared = try await until("the sharer shares again", guardSeconds: 120) {
+        let shared = try await eventually("the sharer shares again", within: .seconds(120)) {
             await sharer.statistics().watchdog?.recent.first { $0.action == "shareAgain" }
         }
         #expect(shared.subject == nil)
         let steps = try #require(await sharer.statistics().watchdog?.recent.map(\.action))
         #expect(steps.contains("rebuild"))
-        let moving: CallStatistics.View = try await until("the viewer decodes Ana's shared-again screen") {
+        let moving: CallStatistics.View = try await eventually("the viewer decodes Ana's shared-again screen") {
             guard let screen = await anasScreen(viewer), screen.mid != first, screen.framesDecoded >= 15,
                   !screen.stalled else { return nil }
             return screen
         }
         #expect(moving.framesDecoded >= 15)
-        let _: Bool = try await until("the viewer's stats list no fault once Ana shared again") {
-            await viewer.statistics().faults.isEmpty ? true : nil
+        try await until("the viewer's stats list no fault once Ana shared again") {
+            await viewer.statistics().faults.isEmpty
         }
         let shares = await sharer.statistics().sharesSent
         #expect(shares == 3, "share messages: \(shares)")  // on, off, on
         await viewer.stop()
         await sharer.stop()
-        await server.stop()
-        serverLoop.stop()
-    }
-
-    private func until<T>(_ what: String, guardSeconds: Int = 60, _ condition: () async -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(guardSeconds)
-        while ContinuousClock.now < deadline {
-            if let value = await condition() { return value }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        Issue.record("not reached within the hang guard: \(what)")
-        throw CancellationError()
+        await room.stop()
     }
 }

@@ -4,6 +4,7 @@ import GLibLoop
 import ScreenCapture
 import ShareCore
 import Synchronization
+import TestSupport
 import Testing
 import VideoSend
 @testable import CallMedia
@@ -85,16 +86,6 @@ import VideoSend
         source.push()
         #expect(source.starts == 2 && got.withLock { $0.last } == "three")
         three.stop()
-    }
-
-    private func until(_ what: String, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("not reached within the hang guard: \(what)")
-        throw CancellationError()
     }
 }
 

@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import GLibLoop
 import ShareCore
+import TestSupport
 import Testing
 @testable import CallMedia
 @testable import WebRTCTransport
@@ -27,9 +28,8 @@ import Testing
         try await b.waitUntilConnected()
 
         // B's receiver reports reach A: consent holds while they come.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await a.statistics().transport.rtcpReceived < 3, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
+        try? await until("A has three of B's receiver reports", within: .seconds(30)) {
+            await a.statistics().transport.rtcpReceived >= 3
         }
         #expect(await a.statistics().transport.rtcpReceived >= 3)
 
@@ -37,7 +37,7 @@ import Testing
         // to A's checks) reaches A again. A goes on sending its tone.
         loopB.stop()
         let silentFrom = ContinuousClock.now
-        let ended = await waitUntil(seconds: 75) { a.state != .connected }
+        let ended = (try? await until("A's connection ends", within: .seconds(75)) { a.state != .connected }) != nil
         let endedAfter = silentFrom.duration(to: .now)
         #expect(ended)
         let stats = await a.statistics()

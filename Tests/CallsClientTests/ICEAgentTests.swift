@@ -3,8 +3,10 @@ import Foundation
 import GLibLoop
 import ShareCore
 import Synchronization
+import TestSupport
 import Testing
 @testable import WebRTCTransport
+@testable import CallMedia
 
 /// Real libnice agents on 127.0.0.1. Timeouts below only guard against hangs; nothing asserts
 /// how long a step took.
@@ -52,12 +54,13 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for i in 0..<50 { #expect(a.send(ICEPeers.payload("a", "thread\(thread)", i))) }
         }
-        let echoed = await waitUntil(seconds: 10) { peers.receivedByA.all.count >= 200 }
-        #expect(echoed, "A got \(peers.receivedByA.all.count) echoes of 200")
+        try await peers.received.until("A gets 200 echoes (got \(peers.receivedByA.count))", within: .seconds(10)) {
+            $0.byA.count >= 200
+        }
         #expect(a.counters.datagramsSent == 200 && peers.b.counters.datagramsReceived == 200)
         #expect(peers.b.counters.datagramsSent == 200 && a.counters.datagramsReceived == 200)
         for thread in 0..<4 {
-            let mine = peers.receivedByA.all.filter { String(decoding: $0, as: UTF8.self).hasPrefix("a-thread\(thread)-") }
+            let mine = peers.receivedByA.filter { String(decoding: $0, as: UTF8.self).hasPrefix("a-thread\(thread)-") }
             #expect(mine == (0..<50).map { ICEPeers.payload("a", "thread\(thread)", $0) }, "each thread's datagrams in its order")
         }
         await peers.close()
@@ -92,7 +95,8 @@ import Testing
 
         try await peers.waitUntilConnected()
         // The history is read from the state stream, which may trail the agent by a moment.
-        #expect(await waitUntil(seconds: 10) { peers.history.last?.isConnected == true })
+        try await peers.historyA.seen.until("A's state stream says connected (it says \(peers.history))",
+                                            within: .seconds(10)) { $0.last?.isConnected == true }
         #expect(peers.history.contains(.gathering))
         try await peers.exchangeDatagrams(count: 3, tag: "after")
         await peers.close()
@@ -109,8 +113,7 @@ import Testing
         // B's loop stops: its sockets stay open but nothing answers A's consent checks.
         loopB.stop()
         // Checks every 4–6 s, the pair lost 50 s after the last answer.
-        let failed = await waitUntil(seconds: 90) { peers.a.state.isFailed }
-        #expect(failed)
+        try await until("A fails (it is \(peers.a.state))", within: .seconds(90)) { peers.a.state.isFailed }
         #expect(peers.a.state == .failed(reason: ICEAgent.consentLostReason))
         #expect(!peers.a.send([0x80, 1]), "no sending without consent")
         await peers.a.close()
@@ -122,8 +125,7 @@ import Testing
         let peers = ICEPeers(loop: loop, logger: .disabled)
         try await peers.connect(trickle: true)
         await peers.b.close()
-        let failed = await waitUntil(seconds: 90) { peers.a.state.isFailed }
-        #expect(failed)
+        try await until("A fails (it is \(peers.a.state))", within: .seconds(90)) { peers.a.state.isFailed }
         #expect(peers.a.state == .failed(reason: ICEAgent.consentLostReason))
         await peers.a.close()
     }
@@ -138,8 +140,7 @@ import Testing
         try await agent.setRemoteCredentials(ufrag: "abcd", pwd: "0123456789012345678901")
         try await agent.addRemoteCandidate("candidate:1 1 UDP 2130706431 127.0.0.1 \(unusedPort) typ host")
         try await agent.endOfRemoteCandidates()
-        let failed = await waitUntil(seconds: 60) { agent.state.isFailed }
-        #expect(failed)
+        try await until("the agent fails (it is \(agent.state))", within: .seconds(60)) { agent.state.isFailed }
         #expect(agent.state == .failed(reason: "ICE failed: no candidate pair succeeded (1 local, 1 remote candidate, 1 pair checked) — the peer is unreachable from here; a TURN server may be needed"))
         #expect(history.states.contains(.checking))
         await agent.close()
@@ -154,8 +155,7 @@ import Testing
         try await agent.start()
         try await agent.setRemoteCredentials(ufrag: "abcd", pwd: "0123456789012345678901")
         try await agent.endOfRemoteCandidates()
-        let failed = await waitUntil(seconds: 30) { agent.state.isFailed }
-        #expect(failed)
+        try await until("the agent fails (it is \(agent.state))", within: .seconds(30)) { agent.state.isFailed }
         #expect(agent.state == .failed(reason: "ICE failed: no remote candidates were received (1 local candidate) — check the peer's network and the signalling"))
         await agent.close()
     }
@@ -176,8 +176,9 @@ import Testing
         }
         try await a.endOfRemoteCandidates()
         try await b.endOfRemoteCandidates()
-        let connected = await waitUntil(seconds: 15) { a.state.isConnected && b.state.isConnected }
-        #expect(connected, "A is \(a.state), B is \(b.state)")
+        try await until("both connected (A is \(a.state), B is \(b.state))", within: .seconds(15)) {
+            a.state.isConnected && b.state.isConnected
+        }
         #expect(b.selectedPair?.remoteType == .prflx)
         #expect(a.send([1, 2, 3]))
         await a.close()
@@ -265,7 +266,7 @@ import Testing
         #expect(peers.a.state.isConnected)
         // libnice 0.1.21 hands the application only datagrams from a validated remote candidate:
         // the junk (from a port no candidate names) is dropped before the handler, and not counted.
-        #expect(peers.receivedByA.all.allSatisfy(ICEPeers.isPayload))
+        #expect(peers.receivedByA.allSatisfy(ICEPeers.isPayload))
         #expect(peers.a.counters.datagramsReceived == 10)
         await peers.close()
     }
@@ -273,23 +274,13 @@ import Testing
 
 // MARK: - Harness
 
-/// Waits for `condition`, looking every 20 ms, for at most `seconds` (a hang guard, not a timing check).
-func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return true
-}
-
 /// Every state an agent went through, read from its stream.
 final class StateHistory: Sendable {
-    private let seen = Mutex<[ICEAgent.State]>([])
+    let seen = Watched<[ICEAgent.State]>([])
     init(_ agent: ICEAgent) {
-        Task { [self] in for await state in agent.stateChanges { seen.withLock { $0.append(state) } } }
+        Task { [seen] in for await state in agent.stateChanges { seen.change { $0.append(state) } } }
     }
-    var states: [ICEAgent.State] { seen.withLock { $0 } }
+    var states: [ICEAgent.State] { seen.value }
 }
 
 /// Two agents (A controlling, B controlled) on loopback, with the signalling done in code:
@@ -297,9 +288,13 @@ final class StateHistory: Sendable {
 final class ICEPeers: Sendable {
     let a: ICEAgent
     let b: ICEAgent
-    let receivedByA = Inbox()
-    let receivedByB = Inbox()
-    private let historyA: StateHistory
+    /// The datagrams each side received, in order.
+    struct Received: Sendable {
+        var byA: [[UInt8]] = []
+        var byB: [[UInt8]] = []
+    }
+    let received = Watched(Received())
+    let historyA: StateHistory
     private let gathered = Mutex<[String: [ICEAgent.LocalCandidateEvent]]>([:])
 
     init(loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger, echoFromB: Bool = false,
@@ -307,17 +302,19 @@ final class ICEPeers: Sendable {
         a = ICEAgent(loop: loop, configuration: configurationA, logger: logger.child("a"))
         b = ICEAgent(loop: loopB ?? loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: logger.child("b"))
         historyA = StateHistory(a)
-        let receivedByA = self.receivedByA, receivedByB = self.receivedByB
-        try! a.setReceiveHandler { buffer in receivedByA.append(Array(buffer)) }
+        let received = self.received
+        try! a.setReceiveHandler { buffer in received.change { $0.byA.append(Array(buffer)) } }
         let echo = LoopBoundEcho()
         try! b.setReceiveHandler { buffer in
-            receivedByB.append(Array(buffer))
+            received.change { $0.byB.append(Array(buffer)) }
             if echoFromB { echo.agent?.send(buffer) }
         }
         echo.agent = b
     }
 
     var history: [ICEAgent.State] { historyA.states }
+    var receivedByA: [[UInt8]] { received.value.byA }
+    var receivedByB: [[UInt8]] { received.value.byB }
 
     static func payload(_ from: String, _ tag: String, _ index: Int) -> [UInt8] {
         Array("\(from)-\(tag)-\(index)".utf8)
@@ -353,8 +350,9 @@ final class ICEPeers: Sendable {
     }
 
     func waitUntilConnected() async throws {
-        let connected = await waitUntil(seconds: 15) { self.a.state.isConnected && self.b.state.isConnected }
-        try #require(connected, "A is \(a.state), B is \(b.state)")
+        try await until("both connected (A is \(a.state), B is \(b.state))", within: .seconds(15)) {
+            self.a.state.isConnected && self.b.state.isConnected
+        }
     }
 
     private static func gatherAll(_ agent: ICEAgent) async -> [String] {
@@ -374,7 +372,9 @@ final class ICEPeers: Sendable {
         Task {
             func deliver(_ event: ICEAgent.LocalCandidateEvent) async {
                 guard event.ufrag == from.localCredentials?.ufrag else { return }
-                _ = await waitUntil(seconds: 15) { to.remoteCredentials?.ufrag == event.ufrag || to.state == .closed }
+                try? await until("the other agent knows the candidate's ufrag", within: .seconds(15)) {
+                    to.remoteCredentials?.ufrag == event.ufrag || to.state == .closed
+                }
                 switch event.kind {
                 case .candidate(let line): try? await to.addRemoteCandidate(line)
                 case .endOfCandidates: try? await to.endOfRemoteCandidates()
@@ -407,16 +407,15 @@ final class ICEPeers: Sendable {
             #expect(a.send(Self.payload("a", tag, i)))
             #expect(b.send(Self.payload("b", tag, i)))
         }
-        let tagged = { (list: [[UInt8]], from: String) in
+        let tagged = { @Sendable (list: [[UInt8]], from: String) in
             list.filter { String(decoding: $0, as: UTF8.self).hasPrefix("\(from)-\(tag)-") }
         }
-        let arrived = await waitUntil(seconds: 10) {
-            tagged(self.receivedByB.all, "a").count >= count
-                && tagged(self.receivedByA.all, "b").count >= count
+        try await received.until("\(count) datagrams arrive each way (B got \(tagged(receivedByB, "a").count), "
+                                 + "A got \(tagged(receivedByA, "b").count))", within: .seconds(10)) {
+            tagged($0.byB, "a").count >= count && tagged($0.byA, "b").count >= count
         }
-        try #require(arrived, "datagrams did not arrive")
-        #expect(tagged(receivedByB.all, "a") == (0..<count).map { Self.payload("a", tag, $0) })
-        #expect(tagged(receivedByA.all, "b") == (0..<count).map { Self.payload("b", tag, $0) })
+        #expect(tagged(receivedByB, "a") == (0..<count).map { Self.payload("a", tag, $0) })
+        #expect(tagged(receivedByA, "b") == (0..<count).map { Self.payload("b", tag, $0) })
     }
 
     func close() async {
@@ -429,13 +428,6 @@ final class ICEPeers: Sendable {
 final class LoopBoundEcho: @unchecked Sendable {
     // Written once before B starts, read afterwards on B's loop thread only.
     weak var agent: ICEAgent?
-}
-
-/// Datagrams a receive handler was given, in order.
-final class Inbox: Sendable {
-    private let list = Mutex<[[UInt8]]>([])
-    func append(_ datagram: [UInt8]) { list.withLock { $0.append(datagram) } }
-    var all: [[UInt8]] { list.withLock { $0 } }
 }
 
 /// A plain UDP socket on 127.0.0.1, for junk datagrams and unused ports.

@@ -1,12 +1,12 @@
 import CallsClient
+import TestSupport
 import Testing
 @testable import CallMedia
 
 /// The receive jitter buffers on a manual clock: `t(ms)` is an instant that many milliseconds
 /// after a fixed start; the playout clock pulls every 20 ms as it would.
 @Suite struct JitterBufferTests {
-    let start = ContinuousClock.now
-    func t(_ ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    let t = Timeline()
 
     @Test func startsAtSixtyMillisecondsAndPlaysInOrder() {
         var buffer = AudioJitterBuffer<Int>()

@@ -4,6 +4,7 @@ import GLibLoop
 import SDPWire
 import ScreenCapture
 import ShareCore
+import TestSupport
 import Testing
 import VideoSend
 @testable import CallMedia
@@ -120,15 +121,5 @@ import VideoSend
         }
         await a.close()
         await b.close()
-    }
-
-    private func until(_ what: String, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("not reached within the hang guard: \(what)")
-        throw CancellationError()
     }
 }

@@ -5,6 +5,7 @@ import SDPWire
 import ScreenCapture
 import ShareCore
 import Synchronization
+import TestSupport
 import Testing
 import VideoSend
 @testable import CallMedia
@@ -57,17 +58,16 @@ import VideoSend
         try await a.waitUntilConnected()
         try await b.waitUntilConnected()
 
-        // Until B decoded 20 frames and some audio and A heard B's receiver reports (a hang guard).
+        // Until B decoded 20 frames and some audio and A heard B's receiver reports (a hang guard:
+        // when it runs out, the expectations below say what was missing).
         var bStats = await b.statistics(), aStats = await a.statistics()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
+        try? await until("B decodes and A hears B's reports") {
             bStats = await b.statistics()
             aStats = await a.statistics()
             let v = bStats.transceiver(.video)?.received, s = bStats.transceiver(.audio)?.received
-            if (v?.framesDecoded ?? 0) >= 20, (s?.audioFramesDecoded ?? 0) >= 10, aStats.transport.rttMs != nil,
-               aStats.transceiver(.video)?.feedback?.rttMs != nil,
-               (aStats.congestion?.estimate.packetsReported ?? 0) > 100 { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return (v?.framesDecoded ?? 0) >= 20 && (s?.audioFramesDecoded ?? 0) >= 10 && aStats.transport.rttMs != nil
+                && aStats.transceiver(.video)?.feedback?.rttMs != nil
+                && (aStats.congestion?.estimate.packetsReported ?? 0) > 100
         }
         let decodedVideo = try #require(bStats.transceiver(.video)?.received)
         #expect(decodedVideo.framesDecoded >= 20, "\(decodedVideo)")

@@ -1,4 +1,5 @@
 import CallsClient
+import TestSupport
 import Testing
 @testable import CallMedia
 @testable import RoomProtocol
@@ -8,8 +9,7 @@ import Testing
 /// The pure parts of a room call: the protocol's messages, the invite link, the view tracker's
 /// freeze and stall rules and the reconnect watch, on a manual clock.
 @Suite struct RoomCallPartsTests {
-    let start = ContinuousClock.now
-    func t(_ seconds: Double) -> ContinuousClock.Instant { start + .milliseconds(Int64(seconds * 1000)) }
+    let t = Timeline(.seconds)
 
     @Test func welcomeAndSignalsAreRead() throws {
         let welcome = try RoomMessage.parse(#"{"type":"welcome","id":"p3","resume":"K","peers":[{"id":"p1","name":"Bo","sharing":true,"mid":"2"}],"extra":1}"#)

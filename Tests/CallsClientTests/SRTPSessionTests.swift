@@ -1,6 +1,7 @@
 @testable import CallsClient
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 @testable import WebRTCTransport
 

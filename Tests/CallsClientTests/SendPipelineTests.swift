@@ -4,6 +4,7 @@ import RTPWire
 import ScreenCapture
 import ShareCore
 import Synchronization
+import TestSupport
 import Testing
 import VideoSend
 @testable import CallMedia
@@ -31,11 +32,9 @@ import VideoSend
         let source = SyntheticScreenSource(width: 1280, height: 720, framesPerSecond: 30)
         encoder.start()
         source.start { queue.push($0) }
-        // Until 15 frames are through (a loaded machine takes longer; the limit only guards a hang).
-        let deadline = ContinuousClock.now + .seconds(120)
-        while encoder.counters.framesEncoded < 15, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        // Until 15 frames are through (a loaded machine takes longer; the limit only guards a hang,
+        // and the expectations below judge).
+        try? await until("15 frames encoded", within: .seconds(120)) { encoder.counters.framesEncoded >= 15 }
         source.stop()
         encoder.stop()
 

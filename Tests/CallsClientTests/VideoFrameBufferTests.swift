@@ -1,4 +1,5 @@
 import RTPWire
+import TestSupport
 import Testing
 @testable import CallsClient
 @testable import CallMedia
@@ -6,8 +7,7 @@ import Testing
 /// The video frame buffer on a manual clock: H.264 packets in (SPS, PPS, IDR for a keyframe; two
 /// slices for a P-frame), frames out to a decode function that records what it was given.
 @Suite struct VideoFrameBufferTests {
-    let start = ContinuousClock.now
-    func t(_ ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    let t = Timeline()
     static let hold: Int64 = 150_000
 
     /// A keyframe's three packets from `sequence`, timestamp `ts`.

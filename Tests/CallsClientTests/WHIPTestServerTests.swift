@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import GLibLoop
 import Synchronization
+import TestSupport
 import Testing
 @testable import Signalling
 
@@ -88,19 +89,13 @@ final class WHIPTestServer {
 }
 
 extension WHIPTestServer {
-    struct StillWaiting: Error, CustomStringConvertible {
-        let received: [ReceivedRequest]
-        var description: String { "the server's log never became what the test waited for: \(received.map(\.path))" }
-    }
-
     /// Polls the server's log until `condition` holds; fails after 10 s (a guard, not a timing).
     func waitFor(using http: HTTPClient, _ condition: ([ReceivedRequest]) -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            let log = try await received(using: http)
-            if condition(log) { return }
-            guard ContinuousClock.now < deadline else { throw StillWaiting(received: log) }
-            try await Task.sleep(for: .milliseconds(20))
+        var log: [ReceivedRequest] = []
+        try await until("the server's log becomes what the test waits for (it holds \(log.map(\.path)))",
+                        within: .seconds(10), every: .milliseconds(20)) {
+            log = try await received(using: http)
+            return condition(log)
         }
     }
 }

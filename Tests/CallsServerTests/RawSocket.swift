@@ -2,14 +2,13 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 
-/// Runs blocking socket work on a thread of its own, never on the cooperative pool.
-func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    // A thread of its own: on Linux the global Dispatch queue is the pool Swift tasks run on (as
-    // many threads as cores), and a 200 MB post or a 10 s read there held every other test back.
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
+/// Where a raw socket finds a test's room: the server's port, the room's token, its WebSocket path.
+extension TestRoomServer {
+    var port: Int { RawSocket.port(of: base) }
+    var token: String { String(invite.split(separator: "=").last!) }
+    var socketPath: String { "/ws/\(room)?t=\(token)" }
 }
 
 struct RawSocketError: Error, CustomStringConvertible {

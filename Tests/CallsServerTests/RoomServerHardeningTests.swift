@@ -3,47 +3,22 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import GLibLoop
 import ShareCore
+import TestSupport
 import Testing
 @testable import RoomProtocol
 
 /// What the server does with clients that are not polite, on real sockets: bodies refused before
 /// they are read, slow readers and silent peers closed, caps, origins, logs, the state file.
 @Suite(.serialized) struct RoomServerHardeningTests {
-    struct Running {
-        let loop: GLibLoop
-        let server: RoomServer
-        let base: String
-        let invite: String
-        var port: Int { RawSocket.port(of: base) }
-        var token: String { String(invite.split(separator: "=").last!) }
-        var socketPath: String { "/ws/h?t=\(token)" }
-
-        func stop() async {
-            await server.stop()
-            loop.stop()
-        }
-    }
-
-    func start(_ limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = [], logger: Logger = .disabled,
-               stateFile: String? = nil) async throws -> Running {
-        let loop = GLibLoop(name: "room-hardening-test")
-        let server = RoomServer(loop: loop, client: try ClientFiles.bundled(), logger: logger)
-        let base = try await server.start(RoomServerConfiguration(host: "127.0.0.1", port: 0, limits: limits,
-                                                                  allowedOrigins: allowedOrigins))
-        let invite = try await server.addRoom(named: "h", stateFile: stateFile)
-        return Running(loop: loop, server: server, base: base, invite: invite)
-    }
-
     func get(_ url: String) async throws -> (Int, HTTPURLResponse?) {
         let (_, response) = try await URLSession.shared.data(from: URL(string: url)!)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, response as? HTTPURLResponse)
     }
 
     /// Opens a WebSocket and joins as `name`; returns the socket once welcomed.
-    func joined(_ running: Running, _ name: String, receiveBuffer: Int? = nil) async throws -> RawSocket {
-        try await blocking {
+    func joined(_ running: TestRoomServer, _ name: String, receiveBuffer: Int? = nil) async throws -> RawSocket {
+        try await onPlainThread {
             let socket = try RawSocket(port: running.port, receiveBuffer: receiveBuffer)
             guard socket.upgrade(running.socketPath)?.hasPrefix("HTTP/1.1 101") == true else {
                 throw RawSocketError(description: "no upgrade")
@@ -57,9 +32,9 @@ import Testing
     // MARK: 1. Request bodies
 
     @Test func anEndlessPostIsRefusedBeforeItsBodyIsRead() async throws {
-        let running = try await start()
+        let running = try await TestRoomServer.start()
         let before = residentBytes()
-        let (sent, head) = try await blocking { () -> (Int, String?) in
+        let (sent, head) = try await onPlainThread { () -> (Int, String?) in
             let socket = try RawSocket(port: running.port)
             socket.send("POST /r/h HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\nTransfer-Encoding: chunked\r\n\r\n")
             let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x41, count: 0x10000) + Array("\r\n".utf8)
@@ -78,8 +53,8 @@ import Testing
     }
 
     @Test func aBodyOnAGetIsRefusedFromItsHeaders() async throws {
-        let running = try await start()
-        let head = try await blocking { () -> String? in
+        let running = try await TestRoomServer.start()
+        let head = try await onPlainThread { () -> String? in
             let socket = try RawSocket(port: running.port, timeoutSeconds: 3)
             socket.send("GET /r/h HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\nContent-Length: 100000000\r\n\r\n")
             return socket.readHead()
@@ -95,15 +70,15 @@ import Testing
     @Test func aParticipantThatStopsReadingIsClosed() async throws {
         var limits = RoomLimits()
         limits.maxSocketOutputBytes = 1024 * 1024
-        let running = try await start(limits)
+        let running = try await TestRoomServer.start(limits: limits)
         let reader = try await joined(running, "Slow", receiveBuffer: 16 * 1024)  // p1, never reads again
         let sender = try await joined(running, "Fast")
         let offer = #"{"type":"signal","to":"p1","kind":"offer","sdp":"\#(String(repeating: "v", count: 200_000))"}"#
-        try await blocking { for _ in 0..<150 { sender.sendText(offer) } }
+        try await onPlainThread { for _ in 0..<150 { sender.sendText(offer) } }
         var present = ["p1"]
-        for _ in 0..<50 where present.contains("p1") {
-            try await Task.sleep(for: .milliseconds(200))
-            present = await running.server.presentIDs(inRoom: "h")
+        try? await until("the server closes p1", within: .seconds(10)) {  // the expectation below judges
+            present = await running.server.presentIDs(inRoom: running.room)
+            return !present.contains("p1")
         }
         #expect(!present.contains("p1"), "a peer that reads nothing is still connected, its output buffered")
         _ = reader
@@ -114,10 +89,10 @@ import Testing
         var limits = RoomLimits()
         limits.keepaliveInterval = .seconds(1)
         limits.pongTimeout = .seconds(2)
-        let running = try await start(limits)
+        let running = try await TestRoomServer.start(limits: limits)
         let silent = try await joined(running, "Silent")
         let started = ContinuousClock.now
-        let ended = try await blocking { () -> Bool in
+        let ended = try await onPlainThread { () -> Bool in
             // Reads everything, answers nothing, until the server closes (or 12 s pass).
             while ContinuousClock.now - started < .seconds(12) {
                 guard let frame = silent.readFrame() else { return !silent.timedOut }
@@ -133,8 +108,8 @@ import Testing
     @Test func socketsFromOneAddressAreCapped() async throws {
         var limits = RoomLimits()
         limits.maxSocketsPerAddress = 2
-        let running = try await start(limits)
-        let heads = try await blocking { () -> [String] in
+        let running = try await TestRoomServer.start(limits: limits)
+        let heads = try await onPlainThread { () -> [String] in
             let sockets = try (0..<3).map { _ in try RawSocket(port: running.port) }
             let heads = sockets.map { $0.upgrade(running.socketPath) ?? "none" }
             return heads
@@ -148,7 +123,7 @@ import Testing
     @Test func roomsAreCapped() async throws {
         var limits = RoomLimits()
         limits.maxRooms = 2
-        let running = try await start(limits)
+        let running = try await TestRoomServer.start(limits: limits)
         _ = try await running.server.addRoom(named: "second")
         await #expect(throws: RoomServerError.self) { try await running.server.addRoom(named: "third") }
         await running.stop()
@@ -159,15 +134,15 @@ import Testing
     @Test func aBurstOfChangesIsWrittenOnceASecond() async throws {
         let path = NSTemporaryDirectory() + "room-burst-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let running = try await start(stateFile: path)
+        let running = try await TestRoomServer.start(stateFile: path)
         let before = await running.server.stateFileWrites()
         let ana = try await joined(running, "Ana")
-        _ = try await blocking {
+        _ = try await onPlainThread {
             ana.sendText(#"{"type":"share","on":true,"mid":"0"}"#)
             ana.sendText(#"{"type":"share","on":false}"#)
         }
         let bo = try await joined(running, "Bo")
-        _ = try await blocking { bo.sendText(#"{"type":"leave"}"#) }
+        _ = try await onPlainThread { bo.sendText(#"{"type":"leave"}"#) }
         try await Task.sleep(for: .milliseconds(300))
         let inBurst = await running.server.stateFileWrites() - before
         #expect(inBurst <= 1, "\(inBurst) writes for one burst of changes")
@@ -186,22 +161,19 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let target = directory + "/elsewhere", link = directory + "/state.json"
         #expect(symlink(target, link) == 0)
-        let loop = GLibLoop(name: "room-link-test")
-        defer { loop.stop() }
-        let server = RoomServer(loop: loop, client: try ClientFiles.bundled())
-        _ = try await server.start(RoomServerConfiguration(host: "127.0.0.1", port: 0))
-        await #expect(throws: RoomServerError.self) { try await server.addRoom(named: "linked", stateFile: link) }
+        let running = try await TestRoomServer.start()
+        await #expect(throws: RoomServerError.self) { try await running.server.addRoom(named: "linked", stateFile: link) }
         #expect(!FileManager.default.fileExists(atPath: target), "the write followed the link")
         var status = stat()
         #expect(lstat(link, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK, "the link was replaced")
-        await server.stop()
+        await running.stop()
     }
 
     // MARK: 6. Browsers
 
     @Test func aWebSocketFromAnotherOriginIsRefused() async throws {
-        let running = try await start(allowedOrigins: ["https://allowed.example"])
-        let heads = try await blocking { () -> [String] in
+        let running = try await TestRoomServer.start(allowedOrigins: ["https://allowed.example"])
+        let heads = try await onPlainThread { () -> [String] in
             [nil, "http://127.0.0.1:\(running.port)", "https://allowed.example", "http://evil.example", "null"].map { origin in
                 (try? RawSocket(port: running.port))?.upgrade(running.socketPath, origin: origin) ?? "none"
             }
@@ -215,8 +187,8 @@ import Testing
     }
 
     @Test func everyResponseCarriesTheBrowserPolicies() async throws {
-        let running = try await start()
-        for url in [running.invite, running.base + "/elsewhere", running.base + "/r/h?t=wrong", running.base + "/client/room.js"] {
+        let running = try await TestRoomServer.start()
+        for url in [running.invite, running.base + "/elsewhere", running.base + "/r/\(running.room)?t=wrong", running.base + "/client/room.js"] {
             let (_, response) = try await get(url)
             let policy = response?.value(forHTTPHeaderField: "Content-Security-Policy") ?? ""
             #expect(response?.value(forHTTPHeaderField: "Referrer-Policy") == "no-referrer", "\(url)")
@@ -231,8 +203,8 @@ import Testing
 
     @Test func networkStringsReachTheLogEscaped() async throws {
         let capture = LogCapture()
-        let running = try await start(logger: capture.logger())
-        _ = try await blocking {
+        let running = try await TestRoomServer.start(logger: capture.logger())
+        _ = try await onPlainThread {
             let socket = try RawSocket(port: running.port)
             socket.send("GET /r/%1B%5B2J%0D%0Aforged%E2%80%AE?t=x HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\n\r\n")
             return socket.readHead()
@@ -261,7 +233,7 @@ import Testing
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let said = try await blocking { () -> String in
+        let said = try await onPlainThread { () -> String in
             let data = try output.fileHandleForReading.readToEnd() ?? Data()
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
@@ -278,7 +250,7 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let first = try await blocking { () -> String in
+        let first = try await onPlainThread { () -> String in
             var line: [UInt8] = []
             while line.last != 10, let byte = try output.fileHandleForReading.read(upToCount: 1) { line += byte }
             return String(decoding: line, as: UTF8.self)
@@ -288,7 +260,7 @@ import Testing
         // What it says while stopping goes to a pipe nobody reads. SIGINT is asked again every
         // half second: one sent before the server's signal source is registered is lost (the
         // source is set up asynchronously), and a test must end rather than wait for ever.
-        let exited = try await blocking { () -> Bool in
+        let exited = try await onPlainThread { () -> Bool in
             for _ in 0 ..< 40 where process.isRunning {
                 kill(process.processIdentifier, SIGINT)
                 usleep(500_000)
@@ -300,7 +272,7 @@ import Testing
             Issue.record("sharectl serve did not stop within 20 s of SIGINT")
             return
         }
-        try await blocking { process.waitUntilExit() }
+        try await onPlainThread { process.waitUntilExit() }
         #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
         #expect(process.terminationStatus == 0)
     }

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import GLibLoop
+import TestSupport
 import Testing
 
 /// The libsoup layer on a real socket: the invite link, refusals before the upgrade, client files.
@@ -14,12 +14,8 @@ import Testing
     }
 
     @Test func servesTheClientOnlyWithTheRoomsToken() async throws {
-        let loop = GLibLoop(name: "room-server-test")
-        defer { loop.stop() }
-        let client = try ClientFiles.bundled()
-        let server = RoomServer(loop: loop, client: client)
-        let base = try await server.start(RoomServerConfiguration(host: "127.0.0.1", port: 0))
-        let invite = try await server.addRoom(named: "t1")
+        let running = try await TestRoomServer.start(room: "t1")
+        let (server, base, invite) = (running.server, running.base, running.invite)
         #expect(invite.hasPrefix(base + "/r/t1?t="))
         let token = String(invite.split(separator: "=").last!)
         #expect(token.count == 22)
@@ -45,23 +41,17 @@ import Testing
         #expect([400, 404].contains(try await get(base + "/client/..%2Froom.js").0))  // libsoup itself says 400
         #expect(try await get(base + "/client/.hidden").0 == 404)
         #expect(try await get(base + "/elsewhere").0 == 404)
-        await server.stop()
+        await running.stop()
     }
 
     @Test func aStateFileKeepsTheToken() async throws {
         let path = NSTemporaryDirectory() + "room-state-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let loop = GLibLoop(name: "room-server-state-test")
-        defer { loop.stop() }
-        let first = RoomServer(loop: loop, client: try ClientFiles.bundled())
-        _ = try await first.start(RoomServerConfiguration(host: "127.0.0.1", port: 0))
-        let invite = try await first.addRoom(named: "kept", stateFile: path)
+        let first = try await TestRoomServer.start(room: "kept", stateFile: path)
         await first.stop()
-        let second = RoomServer(loop: loop, client: try ClientFiles.bundled())
-        _ = try await second.start(RoomServerConfiguration(host: "127.0.0.1", port: 0))
-        let again = try await second.addRoom(named: "kept", stateFile: path)
-        #expect(again.split(separator: "?").last == invite.split(separator: "?").last)
-        await #expect(throws: RoomServerError.self) { try await second.addRoom(named: "other", stateFile: path) }
+        let second = try await TestRoomServer.start(room: "kept", stateFile: path)
+        #expect(second.invite.split(separator: "?").last == first.invite.split(separator: "?").last)
+        await #expect(throws: RoomServerError.self) { try await second.server.addRoom(named: "other", stateFile: path) }
         await second.stop()
     }
 }

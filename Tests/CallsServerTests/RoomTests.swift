@@ -1,12 +1,11 @@
 @testable import CallsServer
+import TestSupport
 import Testing
 @testable import RoomProtocol
 
-/// The room's state machine on a manual clock: `t0` plus offsets, never a clock read.
+/// The room's state machine on a manual clock: `at(seconds)` after a start, never a clock read.
 @Suite struct RoomTests {
-    let t0 = ContinuousClock.now
-
-    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
+    let at = Timeline(.seconds)
 
     func makeRoom(grace: Double = 15) -> Room {
         Room(name: "demo", limits: RoomLimits(grace: .milliseconds(Int64(grace * 1000))), secrets: .seeded(7))

@@ -1,15 +1,10 @@
-import Foundation
 import GLibLoop
 import Synchronization
+import TestSupport
 import Testing
 
-/// `invokeAndWait` blocks its caller, so these call it from a plain thread, as its callers must.
-private func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
+/// Work on the loop thread, in order. `invokeAndWait` blocks its caller, so these call it from a
+/// plain thread (`onPlainThread`), as its callers must.
 @Suite struct GLibLoopTests {
     @Test func runsWorkOnItsOwnThreadInOrder() async throws {
         let loop = GLibLoop(name: "test-loop")
@@ -60,30 +55,28 @@ private func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () throws ->
     @Test func repeatsOnTheLoopUntilCancelled() async throws {
         let loop = GLibLoop()
         defer { loop.stop() }
-        let ticks = Mutex<[Bool]>([])
+        let ticks = Watched<[Bool]>([])
         let timer = loop.repeating(every: .milliseconds(5)) {
-            ticks.withLock { $0.append(loop.isLoopThread) }
+            ticks.change { $0.append(loop.isLoopThread) }
             return true
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ticks.withLock({ $0.count }) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try? await ticks.until("three ticks", within: .seconds(30)) { $0.count >= 3 }  // the expectations judge
         timer.cancel()
-        let count = ticks.withLock { $0.count }
+        let count = ticks.value.count
         #expect(count >= 3)
-        #expect(ticks.withLock { $0.allSatisfy { $0 } }, "every tick ran on the loop thread")
+        #expect(ticks.value.allSatisfy { $0 }, "every tick ran on the loop thread")
         try await Task.sleep(for: .milliseconds(50))
-        #expect(ticks.withLock { $0.count } <= count + 1, "no ticks after cancel")
+        #expect(ticks.value.count <= count + 1, "no ticks after cancel")
     }
 
     @Test func returningFalseStopsTheTimer() async throws {
         let loop = GLibLoop()
         defer { loop.stop() }
-        let ticks = Mutex(0)
-        let timer = loop.repeating(every: .milliseconds(2)) { ticks.withLock { $0 += 1; return $0 < 3 } }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ticks.withLock({ $0 }) < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let ticks = Watched(0)
+        let timer = loop.repeating(every: .milliseconds(2)) { ticks.change { $0 += 1; return $0 < 3 } }
+        try? await ticks.until("three ticks", within: .seconds(30)) { $0 >= 3 }  // the expectation judges
         try await Task.sleep(for: .milliseconds(50))
-        #expect(ticks.withLock { $0 } == 3, "no tick after the one that returned false")
+        #expect(ticks.value == 3, "no tick after the one that returned false")
         timer.cancel()
     }
 }

@@ -1,4 +1,5 @@
 import ScreenCapture
+import TestSupport
 import Testing
 
 /// The format rule: nearest 640 wide, then nearest 30 fps without going over, at a listed rate.
@@ -91,16 +92,16 @@ import Testing
         let made = ContinuousClock.now
         let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("a?stall=2s")])
         let camera = try #require(cameras.cameras().first)
-        let counter = Counter()
-        let stream = try cameras.open(camera, format: camera.formats[0], deliver: { _ in counter.add() }, ended: { _ in })
-        var waited = 0
-        while counter.value == 0, waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        let frames = Watched(0)
+        let stream = try cameras.open(camera, format: camera.formats[0], deliver: { _ in frames.change { $0 += 1 } },
+                                      ended: { _ in })
+        try? await frames.until("a first frame", within: .seconds(5)) { $0 > 0 }  // `afterStall > 0` judges
         try await Task.sleep(until: made + .milliseconds(2300))
-        let afterStall = counter.value
+        let afterStall = frames.value
         try await Task.sleep(for: .milliseconds(300))
         stream.stop()
         #expect(afterStall > 0)
-        #expect(counter.value == afterStall, "no frame while stalled")
+        #expect(frames.value == afterStall, "no frame while stalled")
     }
 
     @Test func aRefusedFormatIsAnError() throws {
@@ -110,12 +111,4 @@ import Testing
             _ = try cameras.open(camera, format: camera.formats[0], deliver: { _ in }, ended: { _ in })
         }
     }
-}
-
-import Synchronization
-
-final class Counter: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
 }

@@ -1,5 +1,6 @@
 import ScreenCapture
 import ShareCore
+import TestSupport
 import Testing
 
 @Suite struct SyntheticScreenTests {
@@ -40,8 +41,7 @@ import Testing
         let source = SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 30)
         let queue = FrameQueue(capacity: 64, maxAgeMicros: .max)
         source.start { queue.push($0) }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while source.frameCount < 5, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try? await until("five frames", within: .seconds(60)) { source.frameCount >= 5 }  // the expectations judge
         source.stop()
         let produced = source.frameCount
         try await Task.sleep(for: .milliseconds(100))

@@ -3,26 +3,21 @@ import ScreenCapture
 import ScreenWatchdog
 import ShareCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The director itself, with real threads and synthetic cameras: what it says, what it remembers,
 /// and that frames keep coming through one feed across a switch. Conditions are waited for with
-/// generous hang guards; nothing here judges timing.
+/// generous hang guards (`Self.hangGuard` unless said); nothing here judges timing.
 @Suite struct CameraDirectorTests {
     final class Record: Sendable {
-        let steps = Mutex<[String]>([])
-        let frames = Atomic<Int>(0)
+        let steps = Watched<[String]>([])
+        let frames = Watched(0)
         let sizes = Mutex<Set<String>>([])
-        var said: [String] { steps.withLock { $0 } }
+        var said: [String] { steps.value }
     }
 
-    func waitFor(_ what: String, timeout: Duration = .seconds(120), _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw CameraError("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
+    static let hangGuard: Duration = .seconds(120)
 
     func memory() -> CameraMemory {
         CameraMemory(path: NSTemporaryDirectory() + "sharectl-camera-test-\(UUID().uuidString)/camera")
@@ -39,17 +34,18 @@ import Testing
             let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=\(dieAfter)s"),
                                                      try SyntheticCameraScript.parse("spare")])
             let director = CameraDirector(providers: [cameras], choice: .device("synthetic:front"), memory: memory,
-                                          logger: .disabled) { step in record.steps.withLock { $0.append(step.words) } }
+                                          logger: .disabled) { step in record.steps.change { $0.append(step.words) } }
             director.feed.start { frame in
-                record.frames.add(1, ordering: .relaxed)
+                record.frames.change { $0 += 1 }
                 record.sizes.withLock { _ = $0.insert("\(frame.width)x\(frame.height)") }
             }
             let task = Task { await director.run() }
-            try await waitFor("the spare", timeout: .seconds(dieAfter + 120)) {
-                record.said.contains("Using Synthetic spare (640×480 YUYV at 30 fps)")
+            try await record.steps.until("the director switches to the spare",
+                                         within: .seconds(dieAfter) + Self.hangGuard) {
+                $0.contains("Using Synthetic spare (640×480 YUYV at 30 fps)")
             }
-            let atSwitch = record.frames.load(ordering: .relaxed)
-            try await waitFor("frames from the spare") { record.frames.load(ordering: .relaxed) > atSwitch + 10 }
+            let atSwitch = record.frames.value
+            try await record.frames.until("frames from the spare", within: Self.hangGuard) { $0 > atSwitch + 10 }
             task.cancel()
             await task.value
             director.feed.stop()
@@ -70,11 +66,11 @@ import Testing
         try memory.save(id: "v4l2:usb-1/HD Pro Webcam C920", name: "Logitech C920")
         let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("integrated")])
         let director = CameraDirector(providers: [cameras], choice: .auto, memory: memory, logger: .disabled) { step in
-            record.steps.withLock { $0.append(step.words) }
+            record.steps.change { $0.append(step.words) }
         }
-        director.feed.start { _ in record.frames.add(1, ordering: .relaxed) }
+        director.feed.start { _ in record.frames.change { $0 += 1 } }
         let task = Task { await director.run() }
-        try await waitFor("frames") { record.frames.load(ordering: .relaxed) > 5 }
+        try await record.frames.until("more than five frames", within: Self.hangGuard) { $0 > 5 }
         task.cancel()
         await task.value
         #expect(record.said.first == "Logitech C920 isn't connected; using Synthetic integrated")
@@ -85,11 +81,11 @@ import Testing
         let record = Record()
         let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("dark?silent")])
         let director = CameraDirector(providers: [cameras], choice: .auto, memory: nil, logger: .disabled) { step in
-            record.steps.withLock { $0.append(step.words) }
+            record.steps.change { $0.append(step.words) }
         }
         let task = Task { await director.run() }
-        try await waitFor("no signal", timeout: .seconds(150)) {
-            record.said.contains("No signal from Synthetic dark — check its input")
+        try await record.steps.until("the director says there is no signal", within: .seconds(150)) {
+            $0.contains("No signal from Synthetic dark — check its input")
         }
         let status = await director.status
         task.cancel()

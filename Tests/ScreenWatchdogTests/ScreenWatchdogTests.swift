@@ -1,6 +1,7 @@
 import ScreenWatchdog
 import ShareCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The actor's plumbing: reading through the probe, carrying out through the effector, logging
@@ -9,9 +10,9 @@ import Testing
 @Suite struct ScreenWatchdogTests {
     final class FakeProbe: WatchdogProbe {
         let reading = Mutex(WatchdogReading(sender: SenderCounters(captureFrames: 0)))
-        let reads = Mutex(0)
+        let reads = Watched(0)
         func read() async -> WatchdogReading {
-            reads.withLock { $0 += 1 }
+            reads.change { $0 += 1 }
             return reading.withLock { $0 }
         }
         /// One more second of a healthy capture and connection "bea", with her report.
@@ -30,12 +31,12 @@ import Testing
     struct Refused: Error, CustomStringConvertible { var description: String { "the encoder would not start" } }
 
     final class FakeEffector: WatchdogEffector {
-        let done = Mutex<[LadderAction]>([])
+        let done = Watched<[LadderAction]>([])
         let refuse: String?
         init(refuse: String? = nil) { self.refuse = refuse }
         func perform(_ action: LadderAction) async throws {
             if action.name == refuse { throw Refused() }
-            done.withLock { $0.append(action) }
+            done.change { $0.append(action) }
         }
     }
 
@@ -49,7 +50,7 @@ import Testing
             probe.advance(second: second, encoding: true, beaStalled: true)
             await watchdog.tick(now: start + .seconds(second))
         }
-        let done = effector.done.withLock { $0 }
+        let done = effector.done.value
         #expect(done.first == .requestKeyframe("bea"))
         #expect(done.contains(.notice("bea", "Bea's view of your screen stalled — recovering")))
         #expect(done.contains(.rebuild("bea")))
@@ -77,7 +78,7 @@ import Testing
             await watchdog.tick(now: start + .seconds(second))
         }
         // The sender-side ladder: stuck from 1 s, keyframe at 6 s (refused), fresh encoder at 9 s.
-        #expect(effector.done.withLock { $0 } == [.freshEncoder("bea", scale: 2.0 / 3)])
+        #expect(effector.done.value == [.freshEncoder("bea", scale: 2.0 / 3)])
         #expect(log.all.contains { $0.level == .warning && $0.message == "keyframe failed: the encoder would not start" })
         #expect(watchdog.status.rung == "freshEncoder")
         #expect(watchdog.status.steps == 2)
@@ -89,29 +90,25 @@ import Testing
         let watchdog = ScreenWatchdog(probe: probe, effector: effector, logger: .disabled, clock: clock)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await watchdog.run() }
+            // A wait that runs out throws from here: no sleeper may then hold the group open.
+            defer { group.cancelAll(); clock.cancelSleepers() }
             // Eight looks: Bea stalled from the first, her first keyframe left before the second,
             // so the rebuild comes at the eighth.
             for look in 1...8 {
-                try await waitUntil { clock.sleeping == 1 }
+                try await clock.untilSleeping(1, within: Self.hangGuard)
                 probe.advance(second: look - 1, encoding: true, beaStalled: true)
                 clock.advance(by: .seconds(1))
-                try await waitUntil { probe.reads.withLock { $0 } == look }
+                try await probe.reads.until("look \(look)", within: Self.hangGuard) { $0 == look }
             }
-            try await waitUntil { effector.done.withLock { $0.contains(.rebuild("bea")) } }
-            try await waitUntil { clock.sleeping == 1 }
+            try await effector.done.until("a rebuild for Bea", within: Self.hangGuard) { $0.contains(.rebuild("bea")) }
+            try await clock.untilSleeping(1, within: Self.hangGuard)
             group.cancelAll()
             clock.cancelSleepers()
             await #expect(throws: CancellationError.self) { try await group.next() }
         }
-        #expect(probe.reads.withLock { $0 } == 8, "no look without the clock moving")
+        #expect(probe.reads.value == 8, "no look without the clock moving")
     }
 
-    /// Waits for a condition, polling; a generous hang guard instead of a timing assertion.
-    func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(90)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { Issue.record("condition not met within the hang guard"); return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
+    /// Each wait's limit: a generous hang guard instead of a timing assertion.
+    static let hangGuard: Duration = .seconds(90)
 }

@@ -1,38 +1,34 @@
 import Foundation
 import ScreenCapture
 import ShareCore
-import Synchronization
+import TestSupport
 import Testing
 @testable import VideoSend
 
 /// The encoder thread with real encoders: a still screen is sent again once a second, and a policy
-/// or bitrate change reaches the running encoder without a new one.
+/// or bitrate change reaches the running encoder without a new one. A wait's limit only guards a
+/// hang on a loaded machine (nothing here is timed): past it the test goes on, and its
+/// expectations judge.
 @Suite struct EncodingThreadTests {
-    static func waitFor(_ what: () -> Bool) async throws {
-        // The limit only guards a hang on a loaded machine; nothing here is timed.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !what(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-    }
-
     @Test func aStillScreenIsEncodedAgainOnceASecond() async throws {
         let queue = FrameQueue()
-        let out = Mutex<[(Bool, Int64)]>([])
+        let out = Watched<[(Bool, Int64)]>([])
         let thread = VideoEncodingThread(queue: queue, settings: .init(factory: VideoEncoderFactory(codec: .vp8), bitrate: 800_000),
-                                         logger: .disabled) { frame, capture in out.withLock { $0.append((frame.isKeyframe, capture)) } }
+                                         logger: .disabled) { frame, capture in out.change { $0.append((frame.isKeyframe, capture)) } }
         thread.start()
         let screen = SyntheticScreen(width: 320, height: 240, framesPerSecond: 30)
         queue.push(screen.render(frame: 0, wallClockMillis: 0, captureMicros: Clocks.monotonicMicros()))
-        try await Self.waitFor { thread.counters.framesRepeated >= 2 }
+        try? await until("two repeats") { thread.counters.framesRepeated >= 2 }
         thread.requestKeyframe()
-        try await Self.waitFor { out.withLock { $0.dropFirst().contains { $0.0 } } }
+        try? await out.until("a keyframe after the first frame") { $0.dropFirst().contains { $0.0 } }
         thread.stop()
         let counters = thread.counters
         #expect(counters.framesIn == 1)
         #expect(counters.framesRepeated >= 2)
-        let stamps = out.withLock { $0.map(\.1) }
+        let stamps = out.value.map(\.1)
         #expect(stamps == stamps.sorted() && Set(stamps).count == stamps.count, "each repeat stamped anew")
         // The keyframe asked for while still came from a repeat.
-        #expect(out.withLock { $0.dropFirst().contains { $0.0 } })
+        #expect(out.value.dropFirst().contains { $0.0 })
     }
 
     @Test func policyAndBitrateChangesKeepTheEncoderUnlessTheSizeChanges() async throws {
@@ -41,31 +37,23 @@ import Testing
                                                                        maxLongSide: 1920, policy: .detail),
                                          logger: .disabled) { _, _ in }
         thread.start()
-        let screen = SyntheticScreen(width: 1280, height: 720, framesPerSecond: 30)
-        var number: UInt64 = 0
-        func feed(_ count: Int) async throws {
-            for _ in 0..<count {
-                queue.push(screen.render(frame: number, wallClockMillis: number * 33, captureMicros: Clocks.monotonicMicros()))
-                number += 1
-                try await Task.sleep(for: .milliseconds(33))
-            }
-        }
-        try await feed(10)
-        try await Self.waitFor { thread.counters.framesEncoded >= 5 }
+        var screen = LiveFrames(SyntheticScreen(width: 1280, height: 720, framesPerSecond: 30), into: queue)
+        try await screen.feed(10)
+        try? await until("five frames encoded") { thread.counters.framesEncoded >= 5 }
         let before = thread.counters
         #expect(before.width == 1280 && before.policy == .detail)
         thread.setBitrate(2_000_000)  // detail keeps full size at any rate: same encoder
-        try await feed(10)
+        try await screen.feed(10)
         let lowered = thread.counters
         #expect(lowered.encodersMade == before.encodersMade)
         #expect(lowered.targetBitrate == 2_000_000)
         thread.setPolicy(.motion)  // 1280 long side already: size kept, same encoder
-        try await feed(10)
+        try await screen.feed(10)
         let motion = thread.counters
         #expect(motion.policy == .motion)
         #expect(motion.encodersMade == before.encodersMade)
         thread.setBitrate(100_000)  // motion at 100 kbit/s: a smaller size, so one new encoder
-        try await feed(10)
+        try await screen.feed(10)
         thread.stop()
         let small = thread.counters
         #expect(small.width < 1280)
@@ -81,29 +69,42 @@ extension EncodingThreadTests {
                                                                        bitrate: 1_500_000, maxLongSide: 1280, policy: .detail),
                                          logger: .disabled) { _, _ in }
         thread.start()
-        let camera = SyntheticScreen(width: 640, height: 480, framesPerSecond: 30)
-        var number: UInt64 = 0
-        func feed(_ count: Int) async throws {
-            for _ in 0..<count {
-                queue.push(camera.render(frame: number, wallClockMillis: number * 33, captureMicros: Clocks.monotonicMicros()))
-                number += 1
-                try await Task.sleep(for: .milliseconds(33))
-            }
-        }
+        var camera = LiveFrames(SyntheticScreen(width: 640, height: 480, framesPerSecond: 30), into: queue)
         thread.setBitrate(1_200_000)
-        try await feed(8)
+        try await camera.feed(8)
         let free = thread.counters
         #expect(free.height == 480 && free.targetBitrate == 1_200_000)
         thread.setLimits(maxBitrate: CameraCap.besideScreenBitrate,
                          maxLongSide: CameraCap.longSide(width: 640, height: 480))
-        try await feed(8)
+        try await camera.feed(8)
         let capped = thread.counters
         #expect(capped.height <= CameraCap.besideScreenLines && capped.width == 480)
         #expect(capped.targetBitrate == 500_000)
         thread.setLimits(maxBitrate: 1_500_000, maxLongSide: 1280)  // the share stopped
-        try await feed(8)
+        try await camera.feed(8)
         thread.stop()
         let back = thread.counters
         #expect(back.height == 480 && back.targetBitrate == 1_200_000, "congestion control's last target comes back")
+    }
+}
+
+/// A synthetic picture pushed into an encoder's queue as a live source would: 30 frames a second,
+/// numbered on from the last.
+struct LiveFrames {
+    let picture: SyntheticScreen
+    let queue: FrameQueue
+    var number: UInt64 = 0
+
+    init(_ picture: SyntheticScreen, into queue: FrameQueue) {
+        self.picture = picture
+        self.queue = queue
+    }
+
+    mutating func feed(_ count: Int) async throws {
+        for _ in 0..<count {
+            queue.push(picture.render(frame: number, wallClockMillis: number * 33, captureMicros: Clocks.monotonicMicros()))
+            number += 1
+            try await Task.sleep(for: .milliseconds(33))
+        }
     }
 }

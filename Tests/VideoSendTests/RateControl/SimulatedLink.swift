@@ -1,4 +1,5 @@
 import RTPWire
+import TestSupport
 @testable import VideoSend
 
 /// A simulation, not a network: a bottleneck modelled as a FIFO queue drained at `capacity` bits
@@ -29,18 +30,6 @@ struct SimulatedLink {
     }
 
     func queueDelayMicros(nowMicros: Int64) -> Int64 { max(0, busyUntilMicros - nowMicros) }
-}
-
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// A sender that always has data (it sends exactly its target, in packets of up to 1200 bytes
