@@ -56,6 +56,8 @@ let package = Package(
         .target(name: "SDPWire", dependencies: ["ShareCore", "RTPWire"], swiftSettings: swift6),
         // The one GLib main-loop thread of a process (libnice, libsoup, GDBus run on it).
         .target(name: "GLibLoop", dependencies: ["CGIO"], swiftSettings: swift6),
+        // Option tables: parsing, help, config-file keys, shell completions (no I/O).
+        .target(name: "CommandLineOptions", swiftSettings: swift6),
 
         // MARK: The user's modules
         .target(
@@ -95,5 +97,6 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
         .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
     ]
 )
