@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
-                           "CallsClient", "CallsServer"],
+                           "CallsClient", "CallsServer", "CommandLineOptions"],
             swiftSettings: swift6),
 
         // MARK: Tests — one target per module
@@ -98,5 +98,6 @@ let package = Package(
         .testTarget(name: "CallsClientTests", dependencies: ["CallsClient", "CallsServer", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog", "ShareCore"], swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "GLibLoop"], swiftSettings: swift6),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
+        .testTarget(name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions"], swiftSettings: swift6),
     ]
 )

@@ -1,0 +1,158 @@
+import CommandLineOptions
+import Foundation
+import Synchronization
+@testable import sharectl
+import Testing
+
+/// The sharectl binary of this build, run as a user would: help, errors, and the
+/// completion scripts checked by bash and (when it is installed) zsh.
+@Suite struct BuiltBinaryTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Beside the test bundle (any --scratch-path), else .build/debug.
+    static let sharectl: String = {
+        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
+            URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("sharectl").path
+        }
+        if let bundle, FileManager.default.isExecutableFile(atPath: bundle) { return bundle }
+        return packageRoot.appendingPathComponent(".build/debug/sharectl").path
+    }()
+
+    struct Ran {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Ran {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Both pipes are read at once, so neither fills while the other is read.
+        let errorData = Mutex<Data>(Data())
+        let reader = Thread { let data = errors.fileHandleForReading.readDataToEndOfFile(); errorData.withLock { $0 = data } }
+        reader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { usleep(1000) }
+        return Ran(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+                   errors: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+    }
+
+    func sharectl(_ arguments: String...) throws -> Ran {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.sharectl), "build sharectl first: \(Self.sharectl)")
+        return try Self.run(Self.sharectl, arguments)
+    }
+
+    /// `bash -c SCRIPT SHARECTL ARGUMENT...`: the script's $0 is this build's sharectl.
+    func bash(_ script: String, _ arguments: String...) throws -> Ran {
+        try Self.run("/bin/bash", ["-c", script, Self.sharectl] + arguments)
+    }
+
+    @Test func shareHelpListsEveryShareOption() throws {
+        let ran = try sharectl("share", "--help")
+        #expect(ran.status == 0 && ran.errors.isEmpty)
+        #expect(ran.output.hasPrefix("usage: sharectl share "))
+        for option in CommandTables.share.options { #expect(ran.output.contains("  " + option.spelled), "\(option.spelled)") }
+        #expect(try sharectl("help", "share").output == ran.output)
+        #expect(try sharectl("share", "-h").output == ran.output)
+    }
+
+    @Test func helpListsEveryCommand() throws {
+        let ran = try sharectl("--help")
+        #expect(ran.status == 0)
+        for command in CommandTables.sharectl.allCommands { #expect(ran.output.contains("\n  \(command.name) ")) }
+        #expect(try sharectl().output == ran.output, "no command: the same list")
+        #expect(try sharectl("help").output == ran.output)
+    }
+
+    @Test func misplacedAndUnknownOptionsExitTwoAndPointAtHelp() throws {
+        let misplaced = try sharectl("serve", "--policy", "detail")
+        #expect(misplaced.status == 2 && misplaced.output.isEmpty)
+        #expect(misplaced.errors == "sharectl: --policy is an option of share, not of serve (see: sharectl serve --help)\n")
+        let unknown = try sharectl("share", "--polcy", "detail")
+        #expect(unknown.status == 2)
+        #expect(unknown.errors == "sharectl: unknown option --polcy for share; did you mean --policy? (see: sharectl share --help)\n")
+        let command = try sharectl("shre")
+        #expect(command.status == 2 && command.errors.contains("did you mean share?"))
+    }
+
+    @Test func theBashScriptIsValidBash() throws {
+        let ran = try bash(#"set -o pipefail; "$0" completion bash | bash -n"#)
+        #expect(ran.status == 0, "\(ran.errors)")
+    }
+
+    @Test(arguments: [
+        ("sharectl sh", "share"),
+        ("sharectl share --po", "--policy"),
+        ("sharectl share --policy ", "balanced detail motion"),
+        ("sharectl share --codec=v", "vp8"),
+        ("sharectl share --source portal:w", "window"),
+        ("sharectl serve --pol", ""),
+        ("sharectl camera ", "list test"),
+        ("sharectl help sc", "scenario"),
+        ("sharectl completion ", "bash zsh"),
+    ])
+    func bashCompletesFromTheTable(line: String, offered: String) throws {
+        let ran = try bash(#"""
+            source <("$0" completion bash) || exit 1
+            COMP_LINE=$1 COMP_POINT=${#1}
+            _sharectl
+            printf '%s' "${COMPREPLY[*]}"
+            """#, line)
+        #expect(ran.status == 0, "\(ran.errors)")
+        #expect(ran.output == offered, "\(line)")
+    }
+
+    static let zsh = ["/usr/bin/zsh", "/bin/zsh"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test(.enabled(if: zsh != nil, "zsh is not installed (apt-get install zsh)"))
+    func theZshScriptIsValidZshAndCompletesFromTheTable() throws {
+        let zsh = try #require(Self.zsh)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-zsh-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try sharectl("completion", "zsh").output.write(to: work.appendingPathComponent("_sharectl"), atomically: true, encoding: .utf8)
+        let check = try Self.run(zsh, ["-n", work.appendingPathComponent("_sharectl").path])
+        #expect(check.status == 0, "\(check.errors)")
+        let capture = work.appendingPathComponent("capture.zsh")
+        try Self.zshCapture.write(to: capture, atomically: true, encoding: .utf8)
+        for (line, offered) in [("sharectl sh", "share"), ("sharectl share --policy ", "balanced detail motion"),
+                                ("sharectl serve --tls-", "--tls-cert --tls-key"), ("sharectl camera ", "list test"),
+                                ("sharectl share --source portal:", "portal:monitor portal:window portal:virtual")] {
+            let ran = try Self.run("/usr/bin/timeout", ["60", zsh, capture.path, work.path, line])
+            #expect(ran.status == 0, "\(line): \(ran.errors)")
+            #expect(ran.output.trimmingCharacters(in: .whitespacesAndNewlines) == offered, "\(line)")
+        }
+    }
+
+    /// `zsh capture.zsh FPATH LINE`: types LINE and a tab into an interactive zsh (a zpty) with
+    /// FPATH's _sharectl, and prints the matches completion offered, each once (`_arguments` asks
+    /// `compadd` more than once for some).
+    static let zshCapture = #"""
+        zmodload zsh/zpty || exit 1
+        zpty z zsh -f -i
+        zpty -w z "PROMPT=; fpath=(${(q)1} \$fpath); autoload -U compinit; compinit -u -D"
+        zpty -w z 'compadd() { builtin compadd "$@"; local -a m; builtin compadd -O m "$@"; local x; for x in $m; do print -r -- "<M>$x</M>"; done }'
+        zpty -w z 'comppostfuncs=(_done); _done() { compstate[insert]=""; compstate[list]=""; print "<DONE>" }'
+        zpty -w z 'print READY'
+        local line
+        local -a found
+        while zpty -r z line; do [[ $line == READY* ]] && break; done
+        zpty -w -n z "$2"$'\t'
+        while zpty -r z line; do
+            [[ $line == *'<DONE>'* ]] && break
+            [[ $line == *'<M>'* ]] && found+=("${${line##*<M>}%%</M>*}")
+        done
+        found=(${(u)found})
+        print -r -- "${(j: :)found}"
+        zpty -d z
+        """#
+}
