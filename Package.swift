@@ -58,6 +58,8 @@ let package = Package(
         .target(name: "GLibLoop", dependencies: ["CGIO"], swiftSettings: swift6),
         // Option tables: parsing, help, config-file keys, shell completions (no I/O).
         .target(name: "CommandLineOptions", swiftSettings: swift6),
+        // The commit a build comes from, for `sharectl version` (runs git before each build).
+        .plugin(name: "GitCommit", capability: .buildTool()),
 
         // MARK: The user's modules
         .target(
@@ -82,7 +84,7 @@ let package = Package(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
                            "CallsClient", "CallsServer", "CommandLineOptions"],
-            swiftSettings: swift6),
+            swiftSettings: swift6, plugins: ["GitCommit"]),
 
         // MARK: Tests — one target per module
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),

@@ -4,7 +4,7 @@ import Synchronization
 @testable import sharectl
 import Testing
 
-/// The sharectl binary of this build, run as a user would: help, errors, and the
+/// The sharectl binary of this build, run as a user would: help, errors, the version line, and the
 /// completion scripts checked by bash and (when it is installed) zsh.
 @Suite struct BuiltBinaryTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -82,6 +82,50 @@ import Testing
         #expect(unknown.errors == "sharectl: unknown option --polcy for share; did you mean --policy? (see: sharectl share --help)\n")
         let command = try sharectl("shre")
         #expect(command.status == 2 && command.errors.contains("did you mean share?"))
+    }
+
+    @Test func versionNamesTheVersionAndTheCommitBeforeTheLibraries() throws {
+        let ran = try sharectl("--version")
+        #expect(ran.status == 0)
+        let lines = ran.output.split(separator: "\n").map(String.init)
+        let first = try #require(lines.first)
+        #expect(first.hasPrefix("sharectl \(VersionCommand.number), commit "))
+        #expect(lines.dropFirst().first?.hasPrefix("  x264") == true && ran.output.contains("  OpenSSL "), "the libraries follow")
+        #expect(try sharectl("version").output == ran.output)
+        // Built from this checkout: the commit is the checkout's HEAD (when git is here to say).
+        let head = try Self.run("/usr/bin/git", ["-C", Self.packageRoot.path, "rev-parse", "HEAD"])
+        if head.status == 0 {
+            let hash = head.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(first.hasPrefix("sharectl \(VersionCommand.number), commit \(hash)"), "\(first) is not HEAD \(hash)")
+        }
+    }
+
+    /// The plugin's script on a tarball (no .git), on a package unpacked inside another repository,
+    /// and on a repository of its own.
+    @Test func theCommitIsUnknownOutsideAGitCheckout() throws {
+        let script = Self.packageRoot.appendingPathComponent("Plugins/GitCommit/git-commit.sh").path
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-git-commit-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let repository = work.appendingPathComponent("repository"), tarball = work.appendingPathComponent("tarball")
+        let inside = repository.appendingPathComponent("vendored")
+        for folder in [tarball, inside] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        func made(_ package: URL) throws -> String {
+            let out = work.appendingPathComponent("out-\(package.lastPathComponent)")
+            let ran = try Self.run("/bin/sh", [script, package.path, out.path])
+            #expect(ran.status == 0, "\(ran.errors)")
+            return try String(contentsOf: out.appendingPathComponent("GitCommit.swift"), encoding: .utf8)
+        }
+        #expect(try made(tarball).contains("static let hash: String? = nil"))
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/git") else { return }
+        let git = ["-C", repository.path, "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        _ = try Self.run("/usr/bin/git", ["init", "-q", repository.path])
+        _ = try Self.run("/usr/bin/git", git + ["commit", "-q", "--allow-empty", "-m", "one"])
+        let hash = try Self.run("/usr/bin/git", ["-C", repository.path, "rev-parse", "HEAD"]).output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(hash.count == 40)
+        #expect(try made(inside).contains("static let hash: String? = nil"), "another repository's commit is not ours")
+        let own = try made(repository)
+        #expect(own.contains("static let hash: String? = \"\(hash)\"") && own.contains("static let modified = false"))
     }
 
     @Test func theBashScriptIsValidBash() throws {

@@ -99,4 +99,11 @@ import Testing
         #expect(CommandTables.configKeys(for: "version") == [])
         #expect(CommandTables.configKeys(for: "kiosk") == nil)
     }
+
+    @Test func theVersionLineSaysWhereItCameFrom() {
+        let hash = String(repeating: "ab", count: 20)
+        #expect(VersionCommand.headline(commit: hash, modified: false).hasPrefix("sharectl \(VersionCommand.number), commit \(hash) (Swift "))
+        #expect(VersionCommand.headline(commit: hash, modified: true).contains("commit \(hash) with local changes (Swift "))
+        #expect(VersionCommand.headline(commit: nil, modified: false).hasPrefix("sharectl \(VersionCommand.number), commit unknown (Swift "))
+    }
 }
