@@ -57,6 +57,10 @@ let package = Package(
         .target(name: "SDPWire", dependencies: ["ShareCore", "RTPWire"], swiftSettings: swift6),
         // The one GLib main-loop thread of a process (libnice, libsoup, GDBus run on it).
         .target(name: "GLibLoop", dependencies: ["CGIO"], swiftSettings: swift6),
+        // Option tables: parsing, help, config-file keys, shell completions (no I/O).
+        .target(name: "CommandLineOptions", swiftSettings: swift6),
+        // The commit a build comes from, for `sharectl version` (runs git before each build).
+        .plugin(name: "GitCommit", capability: .buildTool()),
 
         // MARK: The user's modules
         .target(
@@ -103,8 +107,8 @@ let package = Package(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
                            "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
-                           "ShareTooling"],
-            swiftSettings: swift6),
+                           "ShareTooling", "CommandLineOptions"],
+            swiftSettings: swift6, plugins: ["GitCommit"]),
 
         // MARK: Tests — one target per module, and what they share (waits, clocks, a room server)
         .target(name: "TestSupport", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "ShareCore"], path: "Tests/TestSupport",
@@ -131,5 +135,7 @@ let package = Package(
             swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],
                     swiftSettings: swift6),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
+        .testTarget(name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions"], swiftSettings: swift6),
     ]
 )

@@ -56,8 +56,8 @@ enum BenchPipelineCommand {
         guard let path = arguments.positional.first else {
             throw Arguments.UsageError(description: "bench-pipeline needs a path for the frames file (scripts/bench.sh gives one)")
         }
-        let frames = try arguments.int("frames", default: 180)
-        let kbps = try arguments.int("bitrate", default: 2500)
+        let frames = try arguments.int("frames")
+        let kbps = try arguments.int("bitrate")
         guard frames >= 10, frames <= 3000 else { throw Arguments.UsageError(description: "--frames is 10 to 3000, not \(frames)") }
         guard kbps >= 100, kbps <= 50_000 else { throw Arguments.UsageError(description: "--bitrate is 100 to 50000 kbit/s, not \(kbps)") }
         let codecs: [VideoCodec]
@@ -67,7 +67,7 @@ enum BenchPipelineCommand {
         } else {
             codecs = VideoCodec.allCases
         }
-        let contentName = arguments.value("content") ?? "screen"
+        let contentName = arguments.valueOrDefault("content")
         guard let content = VideoContent(rawValue: contentName) else {
             throw Arguments.UsageError(description: "--content is screen or camera, not '\(contentName)'")
         }

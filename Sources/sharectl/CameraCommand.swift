@@ -71,7 +71,7 @@ enum CameraCommand {
     }
 
     static func test(_ arguments: Arguments, logger: Logger) async throws {
-        let duration = try arguments.double("duration", default: 10)
+        let duration = try arguments.double("duration")
         let (choice, synthetic) = try parseDevices(arguments.value("device"))
         let start = Clocks.monotonicMicros()
         @Sendable func stamp(_ micros: Int64) -> String {

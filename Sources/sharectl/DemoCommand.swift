@@ -13,8 +13,8 @@ import RoomProtocol
 /// Runs until Ctrl-C (or `--duration S`), then both leave and the server stops.
 enum DemoCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
-        let duration = try arguments.double("duration", default: 0)
-        let listen = arguments.value("listen") ?? "127.0.0.1:0"
+        let duration = try arguments.double("duration")
+        let listen = arguments.valueOrDefault("listen")
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
               (0...65535).contains(port) else {
             throw Arguments.UsageError(description: "--listen wants HOST:PORT (e.g. 127.0.0.1:8080), not '\(listen)'")
@@ -47,7 +47,7 @@ enum DemoCommand {
         var sharer = CallSession.Options(invite: invite, name: "sharectl")
         sharer.shareScreen = true
         sharer.audio = .synthetic
-        sharer.camera = (arguments.value("camera") ?? "none") == "synthetic" ? .synthetic : .none
+        sharer.camera = arguments.valueOrDefault("camera") == "synthetic" ? .synthetic : .none
         if let codec = arguments.value("codec") {
             guard let parsed = VideoCodec(argument: codec) else {
                 throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")

@@ -19,7 +19,7 @@ enum RoomShareCommand {
         guard let invite = try SecretArguments.roomLink(arguments) else {
             throw Arguments.UsageError(description: "share needs the room link: --room-file PATH, SHARECTL_ROOM_URL or --room URL")
         }
-        var options = try RoomOptions.parse(arguments, invite: invite, defaultName: "sharectl", defaultAudio: .synthetic)
+        var options = try RoomOptions.parse(arguments, invite: invite)
         options.shareScreen = true
         if let size = arguments.value("size") {
             let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
@@ -28,11 +28,11 @@ enum RoomShareCommand {
             }
             (options.screenWidth, options.screenHeight) = (parts[0], parts[1])
         }
-        options.framesPerSecond = try arguments.int("fps", default: 30)
+        options.framesPerSecond = try arguments.int("fps")
         guard (1...30).contains(options.framesPerSecond) else { throw Arguments.UsageError(description: "--fps is 1 to 30") }
         options.screenBitrate = try arguments.int("bitrate", default: 2000) * 1000
         guard options.screenBitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
-        let shareFor = try arguments.double("share-for", default: 0)
+        let shareFor = try arguments.double("share-for")
         say("Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps) "
             + "into \(redactedURL(invite)) as \(options.name)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger, shareFor: shareFor)
@@ -42,21 +42,20 @@ enum RoomShareCommand {
 /// What `share --room` and `watch` have in common: the room options, and running a call with its
 /// status lines, `--stats-json` lines and snapshots until `--duration` or a signal.
 enum RoomOptions {
-    static func parse(_ arguments: Arguments, invite: String, defaultName: String,
-                      defaultAudio: CallSession.AudioSource) throws -> CallSession.Options {
-        var options = CallSession.Options(invite: invite, name: arguments.value("name") ?? defaultName)
+    /// The defaults of `--name` and `--audio` are the command's own (`CommandTables`).
+    static func parse(_ arguments: Arguments, invite: String) throws -> CallSession.Options {
+        var options = CallSession.Options(invite: invite, name: arguments.valueOrDefault("name"))
         guard !options.name.isEmpty, options.name.count <= 64 else {
             throw Arguments.UsageError(description: "--name is 1 to 64 characters")
         }
-        let source = arguments.value("source") ?? "synthetic"
-        guard source == "synthetic" else {
+        if let source = arguments.value("source"), source != "synthetic" {
             throw Arguments.UsageError(description: "--source \(source) is not built yet for rooms; use --source synthetic")
         }
         // none, synthetic (the pattern), or a camera through the director (started by `RoomRun`).
         let camera = arguments.value("camera") ?? "none"
         options.camera = CallSession.CameraSource(rawValue: camera) ?? .none
         if usesDirector(arguments) { _ = try CameraCommand.parseDevices(camera) }
-        let audio = arguments.value("audio") ?? defaultAudio.argument
+        let audio = arguments.valueOrDefault("audio")
         guard let audioSource = CallSession.AudioSource(argument: audio) else {
             throw Arguments.UsageError(description: "--audio wants synthetic, mic, mic:NODE or none, not '\(audio)'")
         }
@@ -100,7 +99,7 @@ enum RoomRun {
         let camera = RoomOptions.usesDirector(arguments) ? try ShareCamera.start(arguments, logger: logger) : nil
         defer { camera?.stop() }
         options.cameraFeed = camera?.feed
-        let duration = try arguments.double("duration", default: 0)
+        let duration = try arguments.double("duration")
         let statsFile = try openStats(arguments.value("stats-json"))
         let snapshotDirectory = arguments.value("snapshot")
         if let snapshotDirectory {

@@ -9,15 +9,15 @@ import RoomProtocol
 /// prints is `Room: <invite link>`; it runs until SIGINT or SIGTERM.
 enum ServeCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
-        let listen = arguments.value("listen") ?? "127.0.0.1:8080"
+        let listen = arguments.valueOrDefault("listen")
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
               (0...65535).contains(port) else {
             throw Arguments.UsageError(description: "--listen wants HOST:PORT (e.g. 127.0.0.1:8080), not '\(listen)'")
         }
         var host = String(listen[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let roomName = arguments.value("room") ?? "demo"
-        let grace = try arguments.double("grace", default: 15)
+        let roomName = arguments.valueOrDefault("room")
+        let grace = try arguments.double("grace")
         guard grace >= 1, grace <= 3600 else { throw Arguments.UsageError(description: "--grace is 1 to 3600 seconds") }
         let certificate = arguments.value("tls-cert"), key = arguments.value("tls-key")
         guard (certificate == nil) == (key == nil) else {

@@ -14,7 +14,7 @@ import WebRTCTransport
 /// --turn-credential-file PATH | --turn-credential C]`
 enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
-        let source = arguments.value("source") ?? "synthetic"
+        let source = arguments.valueOrDefault("source")
         guard source != "none" || arguments.value("camera") != nil else {
             throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
@@ -44,7 +44,7 @@ enum ShareCommand {
             }
             (options.width, options.height) = (parts[0], parts[1])
         }
-        options.framesPerSecond = try arguments.int("fps", default: 30)
+        options.framesPerSecond = try arguments.int("fps")
         guard (1...30).contains(options.framesPerSecond) else {
             throw Arguments.UsageError(description: "--fps is 1 to 30")
         }
@@ -56,7 +56,7 @@ enum ShareCommand {
             }
             options.policy = parsed
         }
-        options.hardwareEncoder = try chooseEncoder(arguments.value("encoder") ?? "auto", codec: options.codec)
+        options.hardwareEncoder = try chooseEncoder(arguments.valueOrDefault("encoder"), codec: options.codec)
         options.audio = !arguments.has("no-audio")
         options.relayOnly = arguments.has("relay-only")
         if let stun = arguments.value("stun") {
@@ -74,7 +74,7 @@ enum ShareCommand {
                 throw Arguments.UsageError(description: "--turn: \(error)")
             }
         }
-        let duration = try arguments.double("duration", default: 0)
+        let duration = try arguments.double("duration")
         let statsPath = arguments.value("stats-json")
         var statsFile: FileHandle?
         if let statsPath {

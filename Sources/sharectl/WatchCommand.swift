@@ -15,7 +15,7 @@ enum WatchCommand {
         }
         var plain = arguments
         if plain.value("camera") == nil { plain.set("camera", "none") }
-        let options = try RoomOptions.parse(plain, invite: invite, defaultName: "viewer", defaultAudio: .none)
+        let options = try RoomOptions.parse(plain, invite: invite)
         say("Watching \(redactedURL(invite)) as \(options.name) (call audio plays through PipeWire when there is an output, "
             + "else it is counted; the stats' audioOutput says which)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger)
