@@ -121,37 +121,17 @@ enum CameraCommand {
     }
 }
 
-/// `share --camera auto|none|DEVICE|synthetic:NAME`: a camera director running beside the share,
-/// its steps said as they happen; its feed is the share's camera track.
-final class ShareCamera: Sendable {
-    let feed: CameraFeed
-    private let director: CameraDirector
-    private let task: Task<Void, Never>
-
-    private init(director: CameraDirector) {
-        self.director = director
-        feed = director.feed
-        task = Task { await director.run() }
-    }
-
-    /// The camera the director is using now, by name.
-    func deviceName() async -> String? { await director.using?.0.name }
-
+/// `share --camera auto|none|DEVICE|synthetic:NAME`: the camera director that runs beside a WHIP
+/// share (the share's controller runs it), its steps said as they happen; its feed is the share's
+/// camera track.
+enum ShareCamera {
     /// Nil for `--camera none` or no `--camera`.
-    static func start(_ arguments: Arguments, logger: Logger) throws -> ShareCamera? {
+    static func director(_ arguments: Arguments, logger: Logger) throws -> CameraDirector? {
         guard let value = arguments.value("camera"), value != "none" else { return nil }
         let (choice, synthetic) = try CameraCommand.parseDevices(value)
-        let director = CameraDirector(providers: CameraCommand.providers(synthetic: synthetic), choice: choice,
-                                      memory: CameraMemory.standard(), logger: logger) { step in
+        return CameraDirector(providers: CameraCommand.providers(synthetic: synthetic), choice: choice,
+                              memory: CameraMemory.standard(), logger: logger) { step in
             say("Camera: \(step.words)")
         }
-        return ShareCamera(director: director)
     }
-
-    var frameCount: @Sendable () -> Int {
-        let feed = self.feed
-        return { Int(feed.framesDelivered) }
-    }
-
-    func stop() { task.cancel() }
 }

@@ -96,9 +96,10 @@ enum RoomRun {
     static func run(options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
                     quiet: Bool = false, prefix: String = "", readsInput: Bool = true) async throws {
         var options = options
-        let camera = RoomOptions.usesDirector(arguments) ? try ShareCamera.start(arguments, logger: logger) : nil
-        defer { camera?.stop() }
-        options.cameraFeed = camera?.feed
+        let director = RoomOptions.usesDirector(arguments) ? try ShareCamera.director(arguments, logger: logger) : nil
+        let camera = director.map { director in Task { await director.run() } }
+        defer { camera?.cancel() }
+        options.cameraFeed = director?.feed
         let duration = try arguments.double("duration")
         let statsFile = try openStats(arguments.value("stats-json"))
         let snapshotDirectory = arguments.value("snapshot")
@@ -195,7 +196,7 @@ enum RoomRun {
     }
 }
 
-/// Calls are kept until the process exits, like finished WHIP sessions (see `FinishedSessions`).
+/// Calls are kept until the process exits, like finished WHIP sessions (see `ShareController.ended`).
 enum KeptCalls {
     private static let calls = Mutex<[CallSession]>([])
     static func keep(_ call: CallSession) { calls.withLock { $0.append(call) } }

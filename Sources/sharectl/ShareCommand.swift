@@ -85,18 +85,14 @@ enum ShareCommand {
             statsFile = handle
         }
 
-        let camera = try ShareCamera.start(arguments, logger: logger)
-        defer { camera?.stop() }
+        let camera = try ShareCamera.director(arguments, logger: logger)
         options.screen = source != "none"
-        options.camera = camera?.feed
-        options.cameraFrameCount = camera?.frameCount
         if let capture {
             do {
                 try await capture.prepare()
             } catch {
                 throw ShareFailure(description: "could not start the share: \(error)")
             }
-            options.videoSource = capture
         }
         let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
@@ -107,129 +103,85 @@ enum ShareCommand {
         } else {
             say("Sharing the camera to \(redactedURL(endpoint))…")
         }
-        let reconnect = arguments.has("reconnect")
+        var configuration = ShareController.Configuration(session: options)
+        configuration.capture = capture
+        configuration.camera = camera
+        configuration.reconnect = arguments.has("reconnect")
+        configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
+        let controller = ShareController(configuration: configuration, loop: loop, logger: logger)
+        KeptControllers.keep(controller)
         let stop = StopSignal()
         let control = ControlInput()
         control.start()
-        let started = ContinuousClock.now
-        var publishes = 0
-        var backoff = Duration.seconds(2)
-        var failure: String?
-        while true {
-            let session = WHIPShareSession(options: options, loop: loop, logger: logger)
-            FinishedSessions.keep(session)
-            publishes += 1
-            do {
-                try await session.start()
-            } catch {
-                guard publishes > 1 else { throw ShareFailure(description: "could not start the share: \(error)") }
-                say("Publishing again failed: \(error)")
-                if await waitBeforePublishing(backoff, stop: stop, control: control) { break }
-                backoff = min(backoff * 2, .seconds(60))
-                continue
-            }
-            if publishes > 1 { say("Published again (session \(publishes)).") }
-            let publishedAt = ContinuousClock.now
-            let ending = await follow(session, capture: capture, camera: camera, stop: stop, control: control,
-                                      statsFile: statsFile, started: started, duration: duration)
-            await session.stop()
-            guard case .connectionLost(let reason) = ending, reconnect else {
-                if case .failed(let reason) = ending { failure = reason }
-                if case .connectionLost(let reason) = ending { failure = "the connection was lost: \(reason)" }
-                break
-            }
-            // A share that stayed up a minute starts its waits from the shortest again.
-            if publishedAt.duration(to: .now) >= .seconds(60) { backoff = .seconds(2) }
-            say("The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
-                + "\(backoff.components.seconds) s…")
-            if await waitBeforePublishing(backoff, stop: stop, control: control) { break }
-            backoff = min(backoff * 2, .seconds(60))
-            if let capture {
-                // The last session's end closed the capture: open it again (a portal by its
-                // restore token, no picker where one was saved).
-                do {
-                    try await capture.prepare()
-                } catch {
-                    failure = "the screen capture could not be opened again: \(error)"
-                    break
-                }
-            }
+        let forwarding = Task { await forward(control, stopRequested: stop.isRequested, to: controller) }
+        defer { forwarding.cancel() }
+        let output = statsFile.map(StatsOutput.init)
+        let ending: ShareController.Ending
+        do {
+            ending = try await controller.run { event in tell(event, statsFile: output) }
+        } catch {
+            throw ShareFailure(description: error.description)
         }
         if let capture {
             say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
                 + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
         }
-        try? statsFile?.close()
-        if let failure { throw ShareFailure(description: failure) }
+        output?.close()
+        if case .failed(let reason) = ending { throw ShareFailure(description: reason) }
         say("Share ended; the WHIP session was deleted.")
     }
 
-    enum Ending {
-        /// Asked to stop (signal, `stop` typed, `--duration` over).
-        case stopped
-        case failed(String)
-        case connectionLost(String)
-    }
-
-    /// Runs one WHIP session's status loop: typed commands, the status lines and `--stats-json`
-    /// each second, until it is asked to stop or something ends it.
-    static func follow(_ session: WHIPShareSession, capture: ScreenCaptureSource?, camera: ShareCamera?, stop: StopSignal,
-                       control: ControlInput, statsFile: FileHandle?, started: ContinuousClock.Instant,
-                       duration: Double) async -> Ending {
-        var previous: ShareStats?
-        var stopAsked = false
-        while true {
-            // Typed commands take effect within a tenth of a second; figures come once a second.
-            for _ in 0..<10 where !stopAsked {
-                try? await Task.sleep(for: .milliseconds(100))
-                let (commands, complaints) = control.take()
-                for complaint in complaints { say(complaint) }
-                for command in commands {
-                    switch command {
-                    case .policy(let name):
-                        if let policy = ScreenSendPolicy(argument: name) {
-                            await session.setPolicy(policy)
-                            say("Send policy: \(policy.label)")
-                        } else {
-                            say("policy wants balanced, detail or motion, not '\(name)'")
-                        }
-                    case .keyframe:
-                        await session.requestKeyframe()
-                        say("Keyframe asked for")
-                    case .fault(let fault):
-                        say(await session.injectFault(fault))
-                    case .stop:
-                        stopAsked = true
-                    }
-                }
-                if stop.requested { break }
-            }
-            var stats = await session.stats(previous: previous)
-            if let camera, stats.camera != nil { stats.camera?.device = await camera.deviceName() ?? "" }
-            previous = stats
+    /// Says what the controller tells, and writes each second's figures to `--stats-json`.
+    static func tell(_ event: ShareController.Event, statsFile: StatsOutput?) {
+        switch event {
+        case .published(let number):
+            if number > 1 { say("Published again (session \(number)).") }
+        case .stats(let stats):
             for line in stats.statusLines { say(line) }
-            if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
-            for notice in capture?.takeNotices() ?? [] { say(notice) }
-            if let ended = capture?.failure { return .failed("the screen capture ended: \(ended)") }
-            if stop.requested { say("Stopping (signal)…"); return .stopped }
-            if stopAsked { say("Stopping…"); return .stopped }
-            if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { return .stopped }
-            if !(await session.isConnected) { return .connectionLost(await session.connectionState) }
+            statsFile?.write(stats.jsonLine())
+        case .notice(let text):
+            say(text)
+        case .publishingFailed(let reason, _):
+            say("Publishing again failed: \(reason)")
+        case .connectionLost(let reason, let retryIn):
+            say("The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
+                         + "\(retryIn.components.seconds) s…")
         }
     }
 
-    /// Waits `delay` before publishing again; true if asked to stop meanwhile.
-    static func waitBeforePublishing(_ delay: Duration, stop: StopSignal, control: ControlInput) async -> Bool {
-        let end = ContinuousClock.now + delay
-        while ContinuousClock.now < end {
+    /// Hands typed commands and a stop signal to the controller, each within a tenth of a second.
+    static func forward(_ control: ControlInput, stopRequested: @escaping @Sendable () -> Bool,
+                        to controller: ShareController) async {
+        while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(100))
-            if stop.requested { say("Stopping (signal)…"); return true }
-            if control.take().commands.contains(where: { if case .stop = $0 { true } else { false } }) {
-                say("Stopping…")
-                return true
+            let (commands, complaints) = control.take()
+            for complaint in complaints { say(complaint) }
+            for command in commands {
+                switch command {
+                case .policy(let name):
+                    if let policy = ScreenSendPolicy(argument: name) {
+                        await controller.setPolicy(policy)
+                        say("Send policy: \(policy.label)")
+                    } else {
+                        say("policy wants balanced, detail or motion, not '\(name)'")
+                    }
+                case .keyframe:
+                    await controller.requestKeyframe()
+                    say("Keyframe asked for")
+                case .fault(let fault):
+                    say(await controller.injectFault(fault))
+                case .stop:
+                    say("Stopping…")
+                    controller.stop()
+                    return
+                }
+            }
+            if stopRequested() {
+                say("Stopping (signal)…")
+                controller.stop()
+                return
             }
         }
-        return false
     }
 }
 
@@ -259,13 +211,19 @@ func chooseEncoder(_ choice: String, codec: VideoCodec?) throws -> LibavH264Enco
     }
 }
 
-/// Finished sessions are kept until the process exits instead of being torn down object by object:
-/// once in about sixty gate runs, freeing the C libraries' objects after a share had ended showed
-/// heap corruption (glibc's malloc_consolidate check) that is not yet found. The share itself is
-/// stopped and its WHIP session deleted before this matters; only the final frees are skipped.
-enum FinishedSessions {
-    private static let sessions = Mutex<[WHIPShareSession]>([])
-    static func keep(_ session: WHIPShareSession) { sessions.withLock { $0.append(session) } }
+/// Controllers are kept until the process exits (with the sessions each has ended; see
+/// `ShareController.ended`).
+enum KeptControllers {
+    private static let controllers = Mutex<[ShareController]>([])
+    static func keep(_ controller: ShareController) { controllers.withLock { $0.append(controller) } }
+}
+
+/// `--stats-json`: one line a second, written as it comes.
+final class StatsOutput: Sendable {
+    private let handle: FileHandle
+    init(_ handle: FileHandle) { self.handle = handle }
+    func write(_ line: String) { handle.write(Data((line + "\n").utf8)) }
+    func close() { try? handle.close() }
 }
 
 struct ShareFailure: Error, CustomStringConvertible {
@@ -292,6 +250,12 @@ final class StopSignal {
     }
 
     var requested: Bool { flag.isSet }
+
+    /// The same question, for another task.
+    var isRequested: @Sendable () -> Bool {
+        let flag = self.flag
+        return { flag.isSet }
+    }
 
     private final class Flag: Sendable {
         private let value = Synchronization.Atomic<Bool>(false)

@@ -45,12 +45,14 @@ public final class Latch: Sendable {
                 let late = self.state.withLock { $0.waiters.removeValue(forKey: id) }
                 late?.waiter.resume(returning: false)
             }
-            let armed = state.withLock { s -> Bool in
+            timer.arm()
+            let kept = state.withLock { s -> Bool in
                 guard s.waiters[id] != nil else { return false }
                 s.waiters[id]?.timer = timer
                 return true
             }
-            if armed { timer.arm() }
+            // Opened (or timed out) meanwhile: the timer has nothing left to end.
+            if !kept { timer.cancel() }
         }
     }
 }
