@@ -1,0 +1,44 @@
+import CallsClient
+import Synchronization
+import Testing
+
+/// The controller against `scripts/whip-test-server.py`: a first publish that the endpoint refuses
+/// ends the share with the endpoint's reason and leaves nothing running; the events say nothing of
+/// a publish that never happened. (Publishing again after a lost connection is the
+/// `watchdog:reconnect` gate's, against a real aiortc endpoint with all UDP dropped.)
+@Suite struct ShareControllerTests {
+    private func configuration(_ url: String) -> ShareController.Configuration {
+        var options = WHIPShareSession.Options(endpoint: url, token: nil)
+        options.width = 320
+        options.height = 180
+        options.framesPerSecond = 10
+        options.loopbackOnly = true
+        options.connectTimeout = .seconds(5)
+        var configuration = ShareController.Configuration(session: options)
+        configuration.reconnect = true
+        return configuration
+    }
+
+    @Test func aRefusedFirstPublishEndsTheShareWithTheEndpointsReason() async throws {
+        let server = try await WHIPTestServer.start()
+        defer { server.stop() }
+        let controller = ShareController(configuration: configuration(server.url("/error-400")), loop: TestLoop.shared,
+                                         logger: .disabled)
+        let events = Mutex<[String]>([])
+        await #expect {
+            _ = try await controller.run { event in events.withLock { $0.append("\(event)") } }
+        } throws: { error in
+            "\(error)".hasPrefix("could not start the share:") && "\(error)".contains("400")
+        }
+        #expect(events.withLock { $0 }.isEmpty, "no event for a share that never started: \(events.withLock { $0 })")
+        #expect(await controller.injectFault(.captureStall) == "no share is running")
+    }
+
+    @Test func aCommandWithNoShareRunningSaysSo() async {
+        let controller = ShareController(configuration: configuration("http://127.0.0.1:9/whip"), loop: TestLoop.shared,
+                                         logger: .disabled)
+        #expect(await controller.injectFault(.encoderStall) == "no share is running")
+        await controller.requestKeyframe()
+        controller.stop()
+    }
+}
