@@ -178,9 +178,7 @@ public actor PeerConnection {
             sections.append(offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
         }
         for transceiver in transceivers where !placed.contains(transceiver.index) {
-            var mid = transceiver.mid ?? String(sections.count)
-            while transceiver.mid == nil, usedMids.contains(mid) { mid = String((Int(mid) ?? sections.count) + 1) }
-            usedMids.insert(mid)
+            let mid = JSEPSession.mid(existing: transceiver.mid, index: sections.count, used: &usedMids)
             transceiver.setMid(mid)
             sections.append(offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
         }
@@ -200,8 +198,7 @@ public actor PeerConnection {
     func offerSection(_ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
                               streams: inout [String]) -> MediaDescription {
         let video = transceiver.kind == .video
-        let settled = localDescription?.media.first { $0.mid == mid && !$0.isRejected }
-            ?? localDescription?.media.first { $0.kind == transceiver.kind.mediaKind && !$0.isRejected }
+        let settled = JSEPSession.settled(mid: mid, kind: transceiver.kind.mediaKind, in: localDescription)
         let builder = OfferBuilder(
             capabilities: configuration.capabilities, transport: local, origin: Self.origin(),
             video: video ? transceiver.direction : nil, audio: video ? nil : transceiver.direction,
@@ -211,22 +208,11 @@ public actor PeerConnection {
         }
         section.mid = mid
         if let settled {
-            section.formats = settled.formats
-            section.payloads = settled.payloads
-            section.feedbackForAllPayloads = settled.feedbackForAllPayloads
-            section.extensions = settled.extensions.map { ExtensionMap(id: $0.id, uri: $0.uri) }
-            section.rtcpReducedSize = settled.rtcpReducedSize
-            if !settled.payloads.contains(where: { $0.associatedPayloadType != nil }) {
-                section.ssrcGroups = []
-                section.ssrcs = section.ssrcs.filter { $0.ssrc == transceiver.localSSRC }
-            }
-        } else if let existing = localDescription?.media.lazy.flatMap(\.extensions), !Array(existing).isEmpty {
+            JSEPSession.keepSettled(&section, from: settled, ssrc: transceiver.localSSRC)
+        } else {
             // Extension ids the bundle already uses win over our defaults.
-            let ids = Dictionary(Array(existing).map { ($0.uri, $0.id) }, uniquingKeysWith: { a, _ in a })
-            section.extensions = section.extensions.compactMap { ext in
-                if let id = ids[ext.uri] { return ExtensionMap(id: id, uri: ext.uri) }
-                return Set(ids.values).contains(ext.id) ? nil : ext
-            }
+            section.extensions = JSEPSession.agreeingExtensions(
+                section.extensions, bundle: (localDescription?.media ?? []).flatMap(\.extensions))
         }
         if !first { Self.dropCandidates(&section) }
         if transceiver.direction.sends, !streams.contains(configuration.streamID) { streams.append(configuration.streamID) }
