@@ -55,7 +55,7 @@ public final class VideoEncodingThread: Sendable {
 
     public typealias Output = @Sendable (EncodedFrame, _ captureMicros: Int64) -> Void
 
-    public static let repeatInterval: Int64 = 1_000_000
+    public static let stillRepeat = StillFrameRepeat()
 
     private let queue: FrameQueue
     private let output: Output
@@ -75,7 +75,7 @@ public final class VideoEncodingThread: Sendable {
         var keyframeWanted = false
         var rebuild = false
         /// A fresh encoder at a reduced scale until this time (the watchdog's second rung).
-        var reducedScale: (scale: Double, untilMicros: Int64)?
+        var reducedScale: ReducedScale?
         /// Fault injection (drills and tests): frames are taken but nothing comes out, as from a
         /// wedged encoder, until a fresh encoder is made.
         var stalled = false
@@ -153,7 +153,7 @@ public final class VideoEncodingThread: Sendable {
         control.withLock { c in
             c.rebuild = true
             c.stalled = false
-            c.reducedScale = scale < 1 ? (scale, Clocks.monotonicMicros() + Int64(seconds * 1_000_000)) : nil
+            c.reducedScale = ReducedScale(scale: scale, forSeconds: seconds, now: Clocks.monotonicMicros())
         }
     }
 
@@ -180,7 +180,7 @@ public final class VideoEncodingThread: Sendable {
             var isRepeat = false
             if frame == nil {
                 // Still: encode the last frame again once a second, stamped now.
-                guard let held = last, now - held.encodedAtMicros >= Self.repeatInterval else { continue }
+                guard let held = last, Self.stillRepeat.due(lastEncodedMicros: held.encodedAtMicros, now: now) else { continue }
                 var again = held.picture
                 again.captureMicros = now
                 frame = again
@@ -188,11 +188,11 @@ public final class VideoEncodingThread: Sendable {
             }
             guard let frame else { continue }
             let (settings, target, keyframe, rebuild, reduced, stalled) = control.withLock { c in
-                if let r = c.reducedScale, Clocks.monotonicMicros() >= r.untilMicros { c.reducedScale = nil; c.rebuild = true }
+                if let r = c.reducedScale, r.expired(now: Clocks.monotonicMicros()) { c.reducedScale = nil; c.rebuild = true }
                 // A stalled encoder keeps its pending requests: they are what it fails to answer.
-                guard !c.stalled else { return (c.settings, c.target, false, false, c.reducedScale?.scale, true) }
+                guard !c.stalled else { return (c.settings, c.target, false, false, c.reducedScale, true) }
                 defer { c.keyframeWanted = false; c.rebuild = false }
-                return (c.settings, c.target, c.keyframeWanted, c.rebuild, c.reducedScale?.scale, false)
+                return (c.settings, c.target, c.keyframeWanted, c.rebuild, c.reducedScale, false)
             }
             if stalled {
                 if !isRepeat { stats.withLock { $0.framesIn += 1 } }
@@ -206,8 +206,8 @@ public final class VideoEncodingThread: Sendable {
             var decision = shaper.update(now: ContinuousClock.now, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
                                          targetBitrate: target, maxFrameRate: settings.factory.frameRate)
             if let reduced {
-                decision.shape.width = max(2, Int(Double(decision.shape.width) * reduced) & ~1)
-                decision.shape.height = max(2, Int(Double(decision.shape.height) * reduced) & ~1)
+                (decision.shape.width, decision.shape.height) = reduced.apply(width: decision.shape.width,
+                                                                              height: decision.shape.height)
             }
             if !isRepeat {
                 stats.withLock { $0.framesIn += 1 }
