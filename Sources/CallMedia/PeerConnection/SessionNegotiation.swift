@@ -1,7 +1,10 @@
 import SDPWire
 import VideoSend
 import ShareCore
+// The fuzz package compiles this file together with the DTLS files it reads (FuzzNegotiation).
+#if canImport(WebRTCTransport)
 import WebRTCTransport
+#endif
 
 /// What an offer/answer exchange settled, read from the answer (whoever wrote it) and the remote
 /// description (the offer when we answered, the answer when we offered):
