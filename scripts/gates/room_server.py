@@ -277,6 +277,20 @@ async def gate_cut(call):
 
 
 async def gate_restart(call):
+    # The server writes its state file at most once a second, off its loop: a kill sooner than
+    # that after a change loses the change, as it would in the field. So the kill waits for a
+    # write at or after the last change the browsers saw (a resume in the gate before this one).
+    f = await figures(call.ana, call.bo)
+    changes = [e.get("t", 0) for who in ("ana", "bo") for e in (f[who] or {}).get("events", [])
+               if e.get("kind") in ("joined", "resumed")]
+    last_change = max(changes or [0]) / 1000
+
+    async def saved():
+        return os.path.exists(call.server.state) and os.path.getmtime(call.server.state) >= last_change
+
+    if not await wait_for_async(saved, 10):
+        print(f"  the state file was not written after the last change ({last_change:.3f}) within 10 s")
+
     async def interrupt():
         call.server.kill()
         await asyncio.sleep(1.0)   # the reading in between is taken with the server down
