@@ -155,7 +155,7 @@ import Testing
         var line = Self.share
         line.video.fpsSent = .nan
         line.connection.rttMs = .infinity
-        #expect(throws: StatsLineError(field: "connection.rttMs", reason: "inf")) { try StatsLineJSON.encode(line) }
+        #expect(throws: StatsLineError(field: "video.fpsSent", reason: "nan")) { try StatsLineJSON.encode(line) }
         let (json, clamped) = StatsLineJSON.encodeClamping(line)
         #expect(clamped != nil)
         #expect(json.contains(#""fpsSent":0,"#) && json.contains(#""rttMs":1.7976931348623157e+308"#), "\(json)")

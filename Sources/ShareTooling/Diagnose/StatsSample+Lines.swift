@@ -4,7 +4,8 @@ import StatsLine
 /// onto the one sample a report and a plot read.
 extension StatsSample {
     /// A WHIP share's second. Before its encoder runs (no codec yet) the video fields are
-    /// defaults, not figures, and are left missing.
+    /// defaults, not figures, and are left missing; so is the connection before it starts (state
+    /// new, no pair).
     public init(_ line: ShareStatsLine) {
         self.init(t: line.t)
         let video = line.video
@@ -24,8 +25,10 @@ extension StatsSample {
             nacksReceived = video.nacksReceived
         }
         let connection = line.connection
-        connections = [Connection(peer: nil, state: connection.state, pair: connection.pair, relayed: connection.relayed,
-                                  rttMs: connection.rttMs, fractionLost: connection.fractionLost)]
+        if connection.pair != nil || connection.state != "new" {
+            connections = [Connection(peer: nil, state: connection.state, pair: connection.pair, relayed: connection.relayed,
+                                      rttMs: connection.rttMs, fractionLost: connection.fractionLost)]
+        }
         watchdog = line.watchdog.map(Watchdog.init)
     }
 
