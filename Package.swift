@@ -53,6 +53,9 @@ let package = Package(
 
         // MARK: Support modules
         .target(name: "ShareCore", swiftSettings: swift6),
+        // The `--stats-json` lines, one Codable type per command (docs/stats.schema.json in Swift):
+        // written by CallsClient, read by ShareTooling; pure Swift, so both and their tests import it cheaply.
+        .target(name: "StatsLine", swiftSettings: swift6),
         .target(name: "RTPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
         .target(name: "SDPWire", dependencies: ["ShareCore", "RTPWire"], swiftSettings: swift6),
         // The one GLib main-loop thread of a process (libnice, libsoup, GDBus run on it).
@@ -72,7 +75,7 @@ let package = Package(
             name: "VideoSend",
             dependencies: ["ShareCore", "RTPWire", "ScreenCapture", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "ScreenWatchdog", dependencies: ["ShareCore", "ScreenCapture"], swiftSettings: swift6),
+        .target(name: "ScreenWatchdog", dependencies: ["ShareCore", "StatsLine", "ScreenCapture"], swiftSettings: swift6),
         // MARK: The call stack, one layer a target; each imports only the layers below it.
         // The room protocol: messages and the room's rules, shared by server, client and fuzzers.
         .target(name: "RoomProtocol", dependencies: ["ShareCore"], swiftSettings: swift6),
@@ -96,24 +99,25 @@ let package = Package(
         .target(
             name: "CallsClient",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
-                           "ScreenWatchdog", "RoomProtocol", "WebRTCTransport", "Signalling", "CallMedia"],
+                           "ScreenWatchdog", "StatsLine", "RoomProtocol", "WebRTCTransport", "Signalling", "CallMedia"],
             swiftSettings: swift6),
         .target(name: "CallsServer", dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
                 resources: [.copy("Client")], swiftSettings: swift6),
         // Tooling around shares: diagnose (stats timelines and plots), scenario files, their runner
         // and judge.
-        .target(name: "ShareTooling", dependencies: ["ShareCore", "ScreenWatchdog"], swiftSettings: swift6),
+        .target(name: "ShareTooling", dependencies: ["ShareCore", "StatsLine", "ScreenWatchdog"], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
             dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
                            "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
-                           "ShareTooling", "CommandLineOptions"],
+                           "ShareTooling", "StatsLine", "CommandLineOptions"],
             swiftSettings: swift6, plugins: ["GitCommit"]),
 
         // MARK: Tests — one target per module, and what they share (waits, clocks, a room server)
         .target(name: "TestSupport", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "ShareCore"], path: "Tests/TestSupport",
                 swiftSettings: swift6),
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
+        .testTarget(name: "StatsLineTests", dependencies: ["StatsLine"], swiftSettings: swift6),
         .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop", "TestSupport"], swiftSettings: swift6),
         .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
                     swiftSettings: swift6),
@@ -124,13 +128,13 @@ let package = Package(
         .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "TestSupport"],
                     swiftSettings: swift6),
         .testTarget(name: "ScreenWatchdogTests",
-                    dependencies: ["ScreenWatchdog", "ScreenCapture", "ShareCore", "TestSupport"], swiftSettings: swift6),
-        .testTarget(name: "ShareToolingTests", dependencies: ["ShareTooling", "ScreenWatchdog", "ShareCore"],
+                    dependencies: ["ScreenWatchdog", "StatsLine", "ScreenCapture", "ShareCore", "TestSupport"], swiftSettings: swift6),
+        .testTarget(name: "ShareToolingTests", dependencies: ["ShareTooling", "StatsLine", "ScreenWatchdog", "ShareCore"],
                     resources: [.copy("Fixtures")], swiftSettings: swift6),
         .testTarget(
             name: "CallsClientTests",
             dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
-                           "ShareTooling", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog",
+                           "ShareTooling", "StatsLine", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog",
                            "ShareCore", "TestSupport"],
             swiftSettings: swift6),
         .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],

@@ -1,4 +1,5 @@
 import ShareCore
+import StatsLine
 import Synchronization
 
 /// What the watchdog reads once a second: the media counters (atomics the media threads keep)

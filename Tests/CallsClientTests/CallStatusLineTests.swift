@@ -15,7 +15,7 @@ import Testing
         sent.bitrateKbps = kbps
         sent.limitedBy = limitedBy
         sent.codecName = "VP8"
-        sent.codec = "libvpx"
+        sent.encoder = "libvpx"
         sent.framesSent = 300
         peer.video = sent
         peer.connection.state = "connected"

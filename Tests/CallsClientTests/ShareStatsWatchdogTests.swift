@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import ScreenWatchdog
 import ShareTooling
+import StatsLine
 import Testing
 @testable import RoomProtocol
 

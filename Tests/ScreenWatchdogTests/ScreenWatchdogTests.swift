@@ -1,5 +1,6 @@
 import ScreenWatchdog
 import ShareCore
+import StatsLine
 import Synchronization
 import TestSupport
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import ShareTooling
+import StatsLine
 import Synchronization
 import Testing
 @testable import ScreenWatchdog
@@ -106,6 +107,72 @@ import Testing
         #expect(report.contains("Bitrate: not in the statistics"))
         #expect(report.contains("Watchdog: 0 steps; rungs reached: none; at the end watching at ?"))
         try Self.expectWellFormed(ShareTimelinePlot(ShareDiagnosis(source: "x", contents: contents)).svg)
+    }
+
+    /// A room call's file (`share --room`, `watch`): the connections are under `peers[]`, one per
+    /// participant, and the screen's figures are what we send them.
+    @Test func aCallsPeersAreItsConnections() throws {
+        func line(_ t: Double, rtt: Double?) -> String {
+            var call = CallStatsLine()
+            call.t = t
+            call.id = "p1"
+            call.signalling = "up"
+            call.sharing = true
+            call.audioOutput = "pipewire: sharectl-call"
+            for (id, name) in [("p2", "bea"), ("p3", "cy")] {
+                var peer = CallStatsLine.Peer(id: id, name: name)
+                peer.connection.state = "connected"
+                peer.connection.pair = "127.0.0.1:1 host <-> 127.0.0.1:2 \(name == "cy" ? "relay" : "host") udp"
+                peer.connection.rttMs = rtt
+                var sent = CallStatsLine.Sent(framesSent: Int(t) * 30, framesEncoded: Int(t) * 30, width: 1280, height: 720,
+                                              keyframes: 1, encoder: "libvpx", targetKbps: 1000)
+                sent.codecName = "VP8"
+                sent.fps = 30
+                sent.bitrateKbps = 900
+                sent.limitedBy = name == "cy" ? "bandwidth" : "none"
+                peer.video = sent
+                call.peers.append(peer)
+            }
+            return try! StatsLineJSON.encode(call)
+        }
+        let contents = try StatsFile.parse([line(1, rtt: nil), line(2, rtt: 4), line(3, rtt: 6)].joined(separator: "\n"))
+        #expect(contents.samples.map(\.connections.count) == [2, 2, 2])
+        let report = ShareDiagnosis(source: "call.jsonl", contents: contents).report
+        #expect(report.contains("Peers: 2\n  bea — last connected, direct, 127.0.0.1:1 host <-> 127.0.0.1:2 host udp\n"
+                                + "  cy — last connected, relayed, 127.0.0.1:1 host <-> 127.0.0.1:2 relay udp"), "\(report)")
+        #expect(report.contains("Video: VP8 libvpx, 1280×720"))
+        #expect(report.contains("Bitrate: min 1800, median 1800, max 1800 kbit/s"), "summed over the two")
+        #expect(report.contains("Target: min 2000, median 2000, max 2000 kbit/s"))
+        #expect(report.contains("RTT: min 4.0, median 5.0, max 6.0 ms"))
+        #expect(report.contains("Limited by: bandwidth 3 s"))
+        #expect(report.contains("Connection states: connected 6 samples"))
+    }
+
+    /// A share line of this build, read as `ShareStatsLine`: the first lines, before the encoder
+    /// runs, hold defaults that are not figures.
+    @Test func aShareLineOfThisBuildIsRead() throws {
+        var before = ShareStatsLine()
+        before.t = 0.5
+        var share = ShareStatsLine()
+        share.t = 1.5
+        share.video.codec = "H264"
+        share.video.encoder = "x264"
+        share.video.width = 1280
+        share.video.height = 720
+        share.video.fpsSent = 30
+        share.video.fpsEncoded = 30
+        share.video.limitedBy = "cpu"
+        share.connection.state = "connected"
+        share.connection.pair = "a <-> b"
+        share.watchdog = WatchdogStatus(state: "recovering", rung: "keyframe", steps: 1,
+                                        lastStep: .init(number: 1, t: 1.2, action: "keyframe", subject: nil, reason: "stalled"))
+        let contents = try StatsFile.parse([before, share].map { try StatsLineJSON.encode($0) }.joined(separator: "\n"))
+        #expect(contents.samples.map(\.fpsSent) == [nil, 30])
+        let report = ShareDiagnosis(source: "share.jsonl", contents: contents).report
+        #expect(report.contains("Video: H264 x264, 1280×720\n"))
+        #expect(report.contains("Limited by: cpu 1 s"))
+        #expect(report.contains("Peers: 1\n  a <-> b — last connected, direct"))
+        #expect(report.contains("  t=1.2 s  keyframe: stalled"))
     }
 
     @Test func aBrokenLineIsAnErrorNamingIt() {

@@ -1,5 +1,6 @@
 import Foundation
 import ShareTooling
+import StatsLine
 import Testing
 @testable import ScreenWatchdog
 

@@ -1,6 +1,7 @@
 import Foundation
 import GLibLoop
 import SDPWire
+import StatsLine
 import ScreenCapture
 import ScreenWatchdog
 import ShareCore
@@ -74,7 +75,7 @@ extension CallSession {
             // What we send them.
             if let screen = participant.screen, let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent {
                 peer.video = .init(framesSent: sent.framesSent, framesEncoded: sent.framesEncoded, width: sent.width,
-                                   height: sent.height, keyframes: sent.keyframesEncoded, codec: sent.encoder)
+                                   height: sent.height, keyframes: sent.keyframesEncoded, encoder: sent.encoder)
                 peer.video?.mid = screen.mid
                 peer.video?.encodersMade = sent.encodersMade
                 peer.video?.codecName = screen.negotiated?.codec?.rawValue
@@ -93,7 +94,7 @@ extension CallSession {
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
                 peer.cameraSent = .init(framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
                                         width: camera.width, height: camera.height, keyframes: camera.keyframesEncoded,
-                                        codec: camera.encoder, targetKbps: camera.targetBitrate / 1000,
+                                        encoder: camera.encoder, targetKbps: camera.targetBitrate / 1000,
                                         maxKbps: camera.maxBitrate / 1000, capped: participant.cameraSent?.besideScreen)
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.sent {

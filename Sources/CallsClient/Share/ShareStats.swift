@@ -1,105 +1,13 @@
 import Foundation
 import ScreenWatchdog
 import RoomProtocol
+import StatsLine
 
-/// One second of a share, as the status line says it and `--stats-json` writes it (one JSON
-/// object per line; dotted names like `video.framesEncoded` are nested objects).
-public struct ShareStats: Sendable, Encodable {
-    public struct Video: Sendable, Encodable {
-        /// What this first video section carries: "screen", or "camera" when the camera goes alone.
-        public var content = "screen"
-        public var codec = ""
-        public var encoder = ""
-        public var width = 0
-        public var height = 0
-        public var framesCaptured = 0
-        public var framesEncoded = 0
-        public var framesSent = 0
-        public var keyframes = 0
-        public var keyframeRequests = 0
-        public var pliReceived = 0
-        public var firReceived = 0
-        public var nacksReceived = 0
-        public var rtxSent = 0
-        public var packetsSent = 0
-        public var bitrateKbps = 0
-        public var targetKbps = 0
-        public var fpsEncoded = 0.0
-        public var fpsSent = 0.0
-        public var encodeErrors = 0
-        /// The send policy (balanced, detail, motion), the frame rate it allows now, and what
-        /// holds the stream back: none, bandwidth or cpu.
-        public var policy = ""
-        public var fpsAllowed = 0
-        public var limitedBy = "none"
-        public var framesSkipped = 0
-        public var framesRepeated = 0
-        public var encodersMade = 0
-        public var encodeMs = 0.0
-        /// Keyframes sent in answer to PLI/FIR, and the slowest answer (request to last packet out).
-        public var keyframeResponses = 0
-        public var keyframeResponseMaxMs: Double?
-    }
+/// One second of a share, as the status line says it and `--stats-json` writes it: the share
+/// line of docs/stats.schema.json, defined once in `StatsLine`.
+public typealias ShareStats = ShareStatsLine
 
-    /// The camera sent beside the screen (or alone): its section's figures, whether it is capped
-    /// for the screen beside it, and which camera the director is using (`device`, filled in by
-    /// whoever runs the director).
-    public struct Camera: Sendable, Encodable {
-        public var device = ""
-        public var codec = ""
-        public var encoder = ""
-        public var width = 0
-        public var height = 0
-        public var framesCaptured = 0
-        public var framesEncoded = 0
-        public var framesSent = 0
-        public var keyframes = 0
-        public var fpsSent = 0.0
-        public var bitrateKbps = 0
-        public var targetKbps = 0
-        /// The encoder's limits now: 500 kbit/s and a long side for 360 lines while capped.
-        public var maxKbps = 0
-        public var maxLongSide = 0
-        public var capped = false
-
-        public init() {}
-    }
-
-    public struct Audio: Sendable, Encodable {
-        public var codec = "opus"
-        public var framesSent = 0
-        public var framesDropped = 0
-        public var levelDbfs = -120.0
-        public var bitrateKbps = 0
-    }
-
-    public struct Connection: Sendable, Encodable {
-        public var state = "new"
-        public var ice = "new"
-        public var pair: String?
-        public var relayed = false
-        public var srtpProfile: String?
-        public var rttMs: Double?
-        public var fractionLost: Double?
-        public var remb: Int?
-        public var bytesSent = 0
-        public var bytesReceived = 0
-        public var rtcpReceived = 0
-        public var droppedDatagrams = 0
-    }
-
-    /// Seconds since the share started.
-    public var t: Double = 0
-    public var video = Video()
-    public var camera: Camera?
-    public var audio: Audio?
-    public var connection = Connection()
-    /// What the screen watchdog is doing (`watchdog.state`, `watchdog.rung`, `watchdog.lastStep`),
-    /// when one runs.
-    public var watchdog: WatchdogStatus?
-
-    public init() {}
-
+extension ShareStatsLine {
     /// `Screen: 1920×1080 at 8 fps, limited by bandwidth, 1.2 Mbit/s, direct (H264 x264)` and a
     /// second line of counters.
     public var statusLines: [String] {
@@ -130,10 +38,11 @@ public struct ShareStats: Sendable, Encodable {
         kbps >= 1000 ? String(format: "%.1f Mbit/s", Double(kbps) / 1000) : "\(kbps) kbit/s"
     }
 
-    public func jsonLine() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+    /// The `--stats-json` line. A number JSON cannot hold (NaN, an infinity) is written as the
+    /// nearest one it can and `clamped` is told which field it was.
+    public func jsonLine(clamped: (StatsLineError) -> Void = { _ in }) -> String {
+        let (json, error) = StatsLineJSON.encodeClamping(self)
+        if let error { clamped(error) }
+        return json
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
-import ScreenWatchdog
+import StatsLine
 
-/// One second of a share as `sharectl share --stats-json` wrote it, read tolerantly: every field
-/// but the time may be missing (older builds, other kinds of share), and fields not known here are
-/// ignored. Names follow the stats file: `video.fpsEncoded`, `connection.rttMs`, `watchdog.rung`, …
+/// One second of a share or a call as its `--stats-json` line says it: a line of this build is
+/// read as its command's `StatsLine` type (StatsSample+Lines.swift); older builds' lines and
+/// hand-made ones are read tolerantly: every field but the time may be missing, and fields not
+/// known here are ignored. Names follow the share line: `video.fpsEncoded`, `connection.rttMs`,
+/// `watchdog.rung`, …; a call's `peers[]` are its connections.
 public struct StatsSample: Sendable, Equatable {
     public var t: Double
     public var codec: String?
@@ -22,6 +24,8 @@ public struct StatsSample: Sendable, Equatable {
     public var connections: [Connection] = []
     public var watchdog: Watchdog?
 
+    public init(t: Double) { self.t = t }
+
     public struct Connection: Sendable, Equatable {
         /// The person or endpoint (`peer`, `name` or `id` in the file), else the candidate pair.
         public var peer: String?
@@ -37,6 +41,12 @@ public struct StatsSample: Sendable, Equatable {
         public var rung: String?
         /// `lastStep` and `recent`, as steps.
         public var steps: [Step] = []
+
+        public init(state: String?, rung: String?, steps: [Step]) {
+            self.state = state
+            self.rung = rung
+            self.steps = steps
+        }
     }
 
     public struct Step: Sendable, Equatable, Hashable {
@@ -121,6 +131,15 @@ public enum StatsFile {
     private struct Reason: Error { var text: String }
 
     private static func sample(from line: String) throws -> StatsSample {
+        switch try? StatsLineJSON.decode(line) {
+        case .share(let share): return StatsSample(share)
+        case .call(let call): return StatsSample(call)
+        case nil: return try olderSample(from: line)
+        }
+    }
+
+    /// A line that is not one of this build's: from an older build, or made by hand.
+    private static func olderSample(from line: String) throws -> StatsSample {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(line.utf8))
@@ -153,6 +172,12 @@ public enum StatsFile {
         if let list = root["connections"] as? [[String: Any]] { connections += list.map { (nil, $0) } }
         if let byPeer = root["connections"] as? [String: Any] {
             connections += byPeer.sorted { $0.key < $1.key }.compactMap { key, value in (value as? [String: Any]).map { (key, $0) } }
+        }
+        // A call line: each participant's connection under its name.
+        for peer in root["peers"] as? [[String: Any]] ?? [] {
+            var connection = peer["connection"] as? [String: Any] ?? [:]
+            connection["name"] = peer["name"] ?? peer["id"]
+            connections.append((nil, connection))
         }
         sample.connections = connections.map { key, object in
             StatsSample.Connection(

@@ -1,4 +1,5 @@
 import ScreenWatchdog
+import StatsLine
 /// What a scenario run saw, in scenario time (seconds from its start): the faults put in, each
 /// viewer's view of each sharer's screen, the cameras, the sharers' watchdog and the lines they
 /// printed. `sharectl scenario run` fills it from the processes' `--stats-json` files and output;

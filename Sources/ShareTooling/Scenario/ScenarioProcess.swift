@@ -1,5 +1,6 @@
 import Foundation
 import ShareCore
+import StatsLine
 import Synchronization
 
 /// One process a scenario starts (`sharectl serve`, `share --room`, `watch`, Chromium): its
@@ -113,15 +114,19 @@ final class ScenarioProcess {
     }
 }
 
-/// Follows a `--stats-json` file as it grows: each call returns the complete lines added since.
+/// Follows a call's `--stats-json` file as it grows: each call returns the complete lines added
+/// since, read as `CallStatsLine`s; a line that is not one is counted in `unread`, the first
+/// one's reason kept in `firstUnread`.
 final class StatsFollower {
     let path: String
     private var offset: UInt64 = 0
     private var partial = Data()
+    private(set) var unread = 0
+    private(set) var firstUnread: String?
 
     init(path: String) { self.path = path }
 
-    func newObjects() -> [[String: Any]] {
+    func newLines() -> [CallStatsLine] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         do {
@@ -137,12 +142,17 @@ final class StatsFollower {
         } catch {
             return []
         }
-        var objects: [[String: Any]] = []
+        var lines: [CallStatsLine] = []
         while let newline = partial.firstIndex(of: 0x0A) {
             let line = partial[partial.startIndex..<newline]
             partial.removeSubrange(partial.startIndex...newline)
-            if let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] { objects.append(object) }
+            do {
+                lines.append(try StatsLineJSON.decode(CallStatsLine.self, from: line))
+            } catch {
+                unread += 1
+                if firstUnread == nil { firstUnread = "\(error)" }
+            }
         }
-        return objects
+        return lines
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ShareCore
 import ScreenWatchdog
+import StatsLine
 
 /// Carries out one scenario on a thread of its own: starts the room server, sharers, viewers and
 /// the browser it names, puts its faults in at their times (commands on the processes' standard
@@ -378,70 +379,58 @@ package final class ScenarioRunner {
         }
         let t = now
         for (name, role, follower) in stats {
-            for object in follower.newObjects() {
+            let unreadBefore = follower.unread
+            for line in follower.newLines() {
                 switch role {
-                case .viewer: readViewer(name, object, t: t)
-                case .sharer: readSharer(name, object, t: t)
+                case .viewer: readViewer(name, line, t: t)
+                case .sharer: readSharer(name, line, t: t)
                 }
             }
+            if unreadBefore == 0, follower.unread > 0 {
+                event("\(name): a --stats-json line that is not a call line was passed over (\(follower.firstUnread ?? "?"))", at: t)
+            }
         }
     }
 
-    private func readViewer(_ viewer: String, _ object: [String: Any], t: Double) {
-        for peer in object["peers"] as? [[String: Any]] ?? [] {
-            guard let name = peer["name"] as? String else { continue }
-            let screen = peer["screen"] as? [String: Any]
-            let sample = ScenarioRecord.ViewSample(t: t, framesDecoded: screen?["framesDecoded"] as? Int,
-                                                   width: screen?["width"] as? Int ?? 0, height: screen?["height"] as? Int ?? 0)
-            addScreen(viewer: viewer, sharer: name, sample)
+    private func readViewer(_ viewer: String, _ line: CallStatsLine, t: Double) {
+        for peer in line.peers {
+            let screen = peer.screen
+            let sample = ScenarioRecord.ViewSample(t: t, framesDecoded: screen?.framesDecoded,
+                                                   width: screen?.width ?? 0, height: screen?.height ?? 0)
+            addScreen(viewer: viewer, sharer: peer.name, sample)
             // The first built-in viewer's view of a sharer's camera stands for that camera.
-            if scenario.start.sharers.contains(where: { $0.name == name }),
+            if scenario.start.sharers.contains(where: { $0.name == peer.name }),
                viewer == scenario.start.viewers.first(where: { $0.kind == "builtin" })?.name {
-                let camera = peer["camera"] as? [String: Any]
-                addCamera(name, ScenarioRecord.ViewSample(t: t, framesDecoded: camera?["framesDecoded"] as? Int,
-                                                          width: camera?["width"] as? Int ?? 0, height: camera?["height"] as? Int ?? 0))
+                let camera = peer.camera
+                addCamera(peer.name, ScenarioRecord.ViewSample(t: t, framesDecoded: camera?.framesDecoded,
+                                                               width: camera?.width ?? 0, height: camera?.height ?? 0))
             }
         }
     }
 
-    private func readSharer(_ sharer: String, _ object: [String: Any], t: Double) {
-        var names: [String: String] = [:]
-        for peer in object["peers"] as? [[String: Any]] ?? [] {
-            if let id = peer["id"] as? String, let name = peer["name"] as? String { names[id] = name }
-        }
-        if let watchdog = object["watchdog"] as? [String: Any] {
-            var steps = (watchdog["recent"] as? [[String: Any]] ?? []).compactMap(Self.step)
-            if let last = (watchdog["lastStep"] as? [String: Any]).flatMap(Self.step), !steps.contains(where: { $0.number == last.number }) {
-                steps.append(last)
-            }
-            let notices = watchdog["notices"] as? [String] ?? []
+    private func readSharer(_ sharer: String, _ line: CallStatsLine, t: Double) {
+        let names = Dictionary(line.peers.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        if let watchdog = line.watchdog {
+            var steps = watchdog.recent
+            if let last = watchdog.lastStep, !steps.contains(where: { $0.number == last.number }) { steps.append(last) }
             record.watchdog[sharer, default: []].append(ScenarioRecord.WatchdogSample(
-                t: t, rung: watchdog["rung"] as? String ?? "none", steps: steps, notices: notices))
+                t: t, rung: watchdog.rung, steps: steps, notices: watchdog.notices))
             for step in steps where shownSteps[sharer, default: []].insert(step.number).inserted {
                 let subject = step.subject.map { id in names[id].map { " \(id) (\($0))" } ?? " \(id)" } ?? ""
                 event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(subject) — \(step.reason)", at: t)
             }
-            for text in notices { notice(text, by: sharer, at: t) }
+            for text in watchdog.notices { notice(text, by: sharer, at: t) }
         }
         // A browser viewer is seen through what it reports to the sharer.
-        for peer in object["peers"] as? [[String: Any]] ?? [] {
-            guard let name = peer["name"] as? String,
-                  scenario.start.viewers.contains(where: { $0.name == name && $0.kind == "browser" }) else { continue }
-            let report = (peer["report"] as? [String: Any]) ?? (peer["theirView"] as? [String: Any])
-            let frames = (report?["framesDecoded"] as? Int) ?? (report?["screenFramesDecoded"] as? Int)
-            addScreen(viewer: name, sharer: sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: frames))
+        for peer in line.peers where scenario.start.viewers.contains(where: { $0.name == peer.name && $0.kind == "browser" }) {
+            let frames = peer.report?.framesDecoded ?? peer.theirView?.screenFramesDecoded
+            addScreen(viewer: peer.name, sharer: sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: frames))
         }
         // With no built-in viewer, the camera is judged by what the sharer sends of it.
         if !scenario.start.viewers.contains(where: { $0.kind == "builtin" }) {
-            let sent = (object["peers"] as? [[String: Any]] ?? []).compactMap { ($0["cameraSent"] as? [String: Any])?["framesSent"] as? Int }
+            let sent = line.peers.compactMap { $0.cameraSent?.framesSent }
             addCamera(sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: sent.isEmpty ? nil : sent.reduce(0, +)))
         }
-    }
-
-    private static func step(_ object: [String: Any]) -> WatchdogStatus.Step? {
-        guard let number = object["number"] as? Int, let action = object["action"] as? String else { return nil }
-        return WatchdogStatus.Step(number: number, t: (object["t"] as? Double) ?? Double(object["t"] as? Int ?? 0),
-                                   action: action, subject: object["subject"] as? String, reason: object["reason"] as? String ?? "")
     }
 
     private func notice(_ text: String, by name: String, at t: Double) {

@@ -1,0 +1,115 @@
+/// One `--stats-json` line of `sharectl share --whip` (also `--source none --camera …`): one
+/// second of a WHIP share, as `#/$defs/share` of docs/stats.schema.json describes it. Optional
+/// fields are left out of the line while nil; every other field is in every line. Dotted names in
+/// the docs (`video.framesEncoded`) are these nested objects.
+public struct ShareStatsLine: Sendable, Codable, Equatable {
+    /// The first video section: the screen, or the camera when it goes alone. Counts are since the
+    /// session started; fps and kbit/s are over the last second.
+    public struct Video: Sendable, Codable, Equatable {
+        /// What this first video section carries: "screen", or "camera" when the camera goes alone.
+        public var content = "screen"
+        /// The negotiated codec (H264, VP8) and the encoder's implementation (x264, libvpx,
+        /// h264_vaapi, …); empty before the encoder runs.
+        public var codec = ""
+        public var encoder = ""
+        public var width = 0
+        public var height = 0
+        public var framesCaptured = 0
+        public var framesEncoded = 0
+        public var framesSent = 0
+        public var keyframes = 0
+        public var keyframeRequests = 0
+        public var pliReceived = 0
+        public var firReceived = 0
+        public var nacksReceived = 0
+        public var rtxSent = 0
+        public var packetsSent = 0
+        public var bitrateKbps = 0
+        public var targetKbps = 0
+        public var fpsEncoded = 0.0
+        public var fpsSent = 0.0
+        public var encodeErrors = 0
+        /// The send policy (balanced, detail, motion; empty before the encoder runs), the frame
+        /// rate it allows now, and what holds the stream back: none, bandwidth or cpu.
+        public var policy = ""
+        public var fpsAllowed = 0
+        public var limitedBy = "none"
+        public var framesSkipped = 0
+        public var framesRepeated = 0
+        public var encodersMade = 0
+        public var encodeMs = 0.0
+        /// Keyframes sent in answer to PLI/FIR, and the slowest answer (request to last packet out).
+        public var keyframeResponses = 0
+        public var keyframeResponseMaxMs: Double?
+
+        public init() {}
+    }
+
+    /// The camera sent beside the screen (or alone): its section's figures, whether it is capped
+    /// for the screen beside it, and which camera the director is using (`device`, filled in by
+    /// whoever runs the director).
+    public struct Camera: Sendable, Codable, Equatable {
+        public var device = ""
+        public var codec = ""
+        public var encoder = ""
+        public var width = 0
+        public var height = 0
+        public var framesCaptured = 0
+        public var framesEncoded = 0
+        public var framesSent = 0
+        public var keyframes = 0
+        public var fpsSent = 0.0
+        public var bitrateKbps = 0
+        public var targetKbps = 0
+        /// The encoder's limits now: 500 kbit/s and a long side for 360 lines while capped.
+        public var maxKbps = 0
+        public var maxLongSide = 0
+        public var capped = false
+
+        public init() {}
+    }
+
+    /// The audio section, when the share sends audio (not with `--no-audio`).
+    public struct Audio: Sendable, Codable, Equatable {
+        public var codec = "opus"
+        public var framesSent = 0
+        public var framesDropped = 0
+        /// What was sent; -120 for silence.
+        public var levelDbfs = -120.0
+        public var bitrateKbps = 0
+
+        public init() {}
+    }
+
+    public struct Connection: Sendable, Codable, Equatable {
+        /// The peer connection's state (`new`, `connecting`, `connected`, `closed`, `failed: …`)
+        /// and the ICE agent's.
+        public var state = "new"
+        public var ice = "new"
+        /// The selected candidate pair, `LOCAL TYPE <-> REMOTE TYPE PROTO`, once there is one.
+        public var pair: String?
+        public var relayed = false
+        public var srtpProfile: String?
+        public var rttMs: Double?
+        public var fractionLost: Double?
+        public var remb: Int?
+        public var bytesSent = 0
+        public var bytesReceived = 0
+        public var rtcpReceived = 0
+        public var droppedDatagrams = 0
+
+        public init() {}
+    }
+
+    /// Seconds since this WHIP session was published.
+    public var t: Double = 0
+    public var video = Video()
+    public var camera: Camera?
+    public var audio: Audio?
+    public var connection = Connection()
+    /// What the screen watchdog is doing (`watchdog.state`, `watchdog.rung`, `watchdog.lastStep`),
+    /// when one runs.
+    public var watchdog: WatchdogStatus?
+
+    public init() {}
+}
