@@ -62,7 +62,7 @@ public enum RoomServerError: Error, CustomStringConvertible, Sendable {
 /// are touched only on the loop thread (`ServerState`).
 public final class RoomServer: Sendable {
     let loop: GLibLoop
-    let state: ServerBox
+    let state: LoopConfined<ServerState>
     let writer: StateFileWriter
     let logger: Logger
 
@@ -70,33 +70,30 @@ public final class RoomServer: Sendable {
         self.loop = loop
         self.logger = logger
         writer = StateFileWriter(logger: logger)
-        state = ServerBox(ServerState(client: client, writer: writer, logger: logger))
+        state = LoopConfined(ServerState(client: client, writer: writer, logger: logger), on: loop)
     }
 
     deinit {
         // libsoup's callbacks hold the state unretained: stop them on the loop before it goes.
         // (The closure keeps the state alive until then; a stopped loop drops it with the process.)
-        let state = self.state
-        loop.invoke { state.value.stop() }
+        state.invoke { $0.stop() }
     }
 
     /// Listens; returns the base URL (`http://HOST:PORT`, the real port when 0 was asked).
     public func start(_ configuration: RoomServerConfiguration) async throws -> String {
-        let state = self.state
-        return try await onLoop { try state.value.listen(configuration) }
+        return try await state.perform { try $0.listen(configuration) }
     }
 
     /// Opens a room (restored from `stateFile` when it holds one, and kept there as it changes);
     /// returns its invite link.
     public func addRoom(named name: String, stateFile: String? = nil) async throws -> String {
-        let state = self.state
         let saved: Data? = if let stateFile { try await writer.read(stateFile) } else { nil }
-        let (invite, snapshot) = try await onLoop { try state.value.addRoom(named: name, stateFile: stateFile, saved: saved) }
+        let (invite, snapshot) = try await state.perform { try $0.addRoom(named: name, stateFile: stateFile, saved: saved) }
         if let stateFile, let snapshot {
             do {
                 try await writer.writeNow(snapshot, to: stateFile)
             } catch {
-                _ = try? await onLoop { state.value.removeRoom(named: name) }
+                _ = try? await state.perform { $0.removeRoom(named: name) }
                 throw error
             }
         }
@@ -105,46 +102,19 @@ public final class RoomServer: Sendable {
 
     /// Closes every connection (1001) and stops listening. The loop keeps running for its owner.
     public func stop() async {
-        let state = self.state
-        _ = try? await onLoop { state.value.stop() }
+        _ = try? await state.perform { $0.stop() }
         await writer.drain()
     }
 
     /// The ids of the participants connected to `room` now (for tests).
     func presentIDs(inRoom room: String) async -> [String] {
-        let state = self.state
-        return (try? await onLoop { state.value.rooms[room]?.room.presentIDs ?? [] }) ?? []
+        return (try? await state.perform { $0.rooms[room]?.room.presentIDs ?? [] }) ?? []
     }
 
     /// How many times a state file has been written (for tests).
     func stateFileWrites() async -> Int {
-        let state = self.state
-        return (try? await onLoop { state.value.stateFileWrites }) ?? 0
+        return (try? await state.perform { $0.stateFileWrites }) ?? 0
     }
-
-    func onLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let once = ResumeOnce(continuation)
-            loop.invoke { once.resume(with: Result { try work() }) }
-            // A loop that has stopped drops the work; `once` is then released unresumed.
-        }
-    }
-}
-
-/// Resumes a continuation exactly once; released unresumed it fails it (the loop dropped the work).
-final class ResumeOnce<T: Sendable>: Sendable {
-    let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
-    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation.withLock { $0 = continuation } }
-    func resume(with result: Result<T, any Error>) {
-        continuation.withLock { $0.take() }?.resume(with: result)
-    }
-    deinit { continuation.withLock { $0.take() }?.resume(throwing: RoomServerError.notStarted) }
-}
-
-/// The loop-confined state, carried through `@Sendable` closures that run on the loop thread only.
-struct ServerBox: @unchecked Sendable {
-    let value: ServerState
-    init(_ value: ServerState) { self.value = value }
 }
 
 /// One hosted room: the `Room` value, where its snapshot is kept and when it is next written.

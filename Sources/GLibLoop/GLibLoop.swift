@@ -1,5 +1,6 @@
 internal import CGIO
 import Foundation
+import ShareCore
 import Synchronization
 
 /// The one GLib main-loop thread of a process. libnice, libsoup and GDBus run on it; other threads
@@ -20,7 +21,7 @@ public final class GLibLoop: Sendable {
     private struct State {
         var threadID: pthread_t?
         var stopped = false
-        /// Resumes the `perform` callers still waiting when the loop stops (each resumes once).
+        /// What to run instead of the work still queued when the loop stops (`invoke(_:ifDropped:)`).
         var abandon: [UInt64: @Sendable () -> Void] = [:]
         var nextWaiter: UInt64 = 0
     }
@@ -117,32 +118,34 @@ public final class GLibLoop: Sendable {
     /// it runs inline. Throws `GLibLoopError.stopped` when the loop stops before running it.
     public func perform<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         if isLoopThread { return try work() }
-        let waiter = Waiter<T>()
+        let name = self.name
         return try await withCheckedThrowingContinuation { continuation in
-            waiter.set(continuation)
-            let name = self.name, shared = self.shared
-            let id = shared.state.withLock { state -> UInt64? in
-                guard !state.stopped else { return nil }
-                state.nextWaiter += 1
-                state.abandon[state.nextWaiter] = { waiter.resume(with: .failure(GLibLoopError.stopped(name))) }
-                return state.nextWaiter
-            }
-            guard let id else { return waiter.resume(with: .failure(GLibLoopError.stopped(name))) }
-            invoke {
-                _ = shared.state.withLock { $0.abandon.removeValue(forKey: id) }
-                waiter.resume(with: Result { try work() })
-            }
+            let once = ResumeOnce(continuation, ifAbandoned: GLibLoopError.stopped(name))
+            invoke({ once.resume(with: Result { try work() }) }, ifDropped: { once.resume(throwing: GLibLoopError.stopped(name)) })
         }
     }
 
-    /// A continuation resumed once: by the work, or by `stop()` when the work never ran.
-    private final class Waiter<T: Sendable>: Sendable {
-        private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
-        func set(_ new: CheckedContinuation<T, any Error>) { continuation.withLock { $0 = new } }
-        func resume(with result: Result<T, any Error>) {
-            continuation.withLock { c in defer { c = nil }; return c }?.resume(with: result)
+    /// Runs `work` on the loop thread as `invoke` does; when the loop never runs it (it had
+    /// stopped, or stops first), `dropped` runs instead, on the thread that submitted it or on the
+    /// one that stopped the loop. Exactly one of the two runs.
+    public func invoke(_ work: @escaping @Sendable () -> Void, ifDropped dropped: @escaping @Sendable () -> Void) {
+        let shared = self.shared
+        let id = shared.state.withLock { state -> UInt64? in
+            guard !state.stopped else { return nil }
+            state.nextWaiter += 1
+            state.abandon[state.nextWaiter] = dropped
+            return state.nextWaiter
+        }
+        guard let id else { return dropped() }
+        invoke {
+            // Whoever removes the entry first decides: here the work, in `stop()` the drop.
+            guard shared.state.withLock({ $0.abandon.removeValue(forKey: id) }) != nil else { return }
+            work()
         }
     }
+
+    /// True once `stop()` has begun: no work submitted from now on will run.
+    public var hasStopped: Bool { shared.state.withLock { $0.stopped } }
 
     /// Runs `work` on the loop thread every `interval` until it returns false or the timer is
     /// cancelled. The returned timer cancels itself when released.

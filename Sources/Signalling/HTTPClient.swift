@@ -26,7 +26,7 @@ public final class HTTPClient: Sendable {
     public static let defaultMaxBodyBytes = 1 << 20
 
     private let loop: GLibLoop
-    private let state: LoopBound<SessionState>
+    private let state: LoopConfined<SessionState>
     private let logger: Logger
     /// Responses with a larger body are refused with `HTTPError.bodyTooLarge`.
     public let maxBodyBytes: Int
@@ -36,15 +36,14 @@ public final class HTTPClient: Sendable {
         self.loop = loop
         self.maxBodyBytes = maxBodyBytes
         self.logger = logger
-        state = LoopBound(SessionState(userAgent: userAgent, logger: logger))
+        state = LoopConfined(SessionState(userAgent: userAgent, logger: logger), on: loop)
     }
 
     deinit {
         // The session must go on the thread it was made on. Requests in flight hold the client, so
         // none is left when this runs. If the loop has already stopped the session is not freed
         // (it is the process's end); freeing it here could race libsoup's own sources.
-        let state = self.state
-        loop.invoke { state.value.close() }
+        state.invoke { $0.close() }
     }
 
     /// Sends `request` and returns the response, whatever its status (3xx, 4xx and 5xx included).
@@ -68,26 +67,17 @@ public final class HTTPClient: Sendable {
                 completion.startTimer(after: timeout, failing: .timedOut(url: url, after: timeout)) {
                     cancellable.cancel()
                 }
-                // A closure the loop drops unrun (it has stopped) takes the ticket with it, and
-                // the ticket's deinit fails the request rather than leave the caller waiting.
-                let ticket = LoopTicket(completion)
-                loop.invoke {
-                    ticket.markRan()
+                // Work the loop drops unrun (it has stopped) fails the request rather than leave
+                // the caller waiting.
+                loop.invoke({
                     state.value.start(request, limit: limit, completion: completion, cancellable: cancellable)
-                }
+                }, ifDropped: { completion.finish(.failure(.loopStopped)) })
             }
         } onCancel: {
             completion.finish(.failure(.cancelled(url: url)))
             cancellable.cancel()
         }
     }
-}
-
-/// A value confined to the GLib loop thread, carried through `@Sendable` closures that run there.
-/// Only closures passed to `GLibLoop.invoke` (and C callbacks on the loop) read `value`.
-struct LoopBound<Value: AnyObject>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 // MARK: - Completion (any thread)
@@ -146,17 +136,6 @@ final class RequestCompletion: Sendable {
         timer?.cancel()
         continuation?.resume(with: outcome.mapError { $0 as any Error })
         return first
-    }
-}
-
-/// Fails a request whose start work was dropped by a stopped loop (see `HTTPClient.send`).
-private final class LoopTicket: Sendable {
-    private let ran = Atomic<Bool>(false)
-    private let completion: RequestCompletion
-    init(_ completion: RequestCompletion) { self.completion = completion }
-    func markRan() { ran.store(true, ordering: .sequentiallyConsistent) }
-    deinit {
-        if !ran.load(ordering: .sequentiallyConsistent) { completion.finish(.failure(.loopStopped)) }
     }
 }
 

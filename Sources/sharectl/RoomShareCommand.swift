@@ -152,7 +152,10 @@ enum RoomRun {
                 case .stop: stopAsked = true
                 }
             }
-            if let statsFile { statsFile.write(Data((stats.jsonLine() + "\n").utf8)) }
+            if let statsFile {
+                let line = stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") }
+                statsFile.write(Data((line + "\n").utf8))
+            }
             if let snapshotDirectory, seconds % 5 == 0 { await saveSnapshots(session, to: snapshotDirectory) }
             if stopAsked { say("\(prefix)Leaving the room (stop)…"); break }
             if stop.requested { say("\(prefix)Leaving the room (signal)…"); break }

@@ -138,7 +138,7 @@ enum ShareCommand {
             if number > 1 { say("Published again (session \(number)).") }
         case .stats(let stats):
             for line in stats.statusLines { say(line) }
-            statsFile?.write(stats.jsonLine())
+            statsFile?.write(stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
         case .notice(let text):
             say(text)
         case .publishingFailed(let reason, _):

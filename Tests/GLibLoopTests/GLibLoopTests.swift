@@ -80,3 +80,67 @@ import Testing
         timer.cancel()
     }
 }
+
+/// A value confined to a loop: used there through `invoke`/`perform`, released there.
+@Suite struct LoopConfinedTests {
+    /// Not Sendable; says on which thread it was released.
+    final class Counter {
+        var count = 0
+        let released: @Sendable (Bool) -> Void
+        let loop: GLibLoop
+        init(loop: GLibLoop, released: @escaping @Sendable (Bool) -> Void) {
+            self.loop = loop
+            self.released = released
+        }
+        deinit { released(loop.isLoopThread) }
+    }
+
+    @Test func theValueIsUsedOnTheLoopThread() async throws {
+        let loop = GLibLoop(name: "confined")
+        defer { loop.stop() }
+        let box = LoopConfined(Counter(loop: loop) { _ in }, on: loop)
+        for _ in 0..<10 { box.invoke { $0.count += 1 } }
+        let (count, onLoop) = try await box.perform { counter in (counter.count, loop.isLoopThread) }
+        #expect(count == 10 && onLoop)
+        #expect(try await onPlainThread { try box.invokeAndWait { $0.count } } == 10)
+        try await box.perform { _ in box.value = Counter(loop: loop) { _ in } }
+        #expect(try await box.perform { $0.count } == 0, "the value may be replaced on the loop")
+    }
+
+    @Test func theValueIsReleasedOnTheLoopThread() async throws {
+        let loop = GLibLoop(name: "confined-release")
+        defer { loop.stop() }
+        let releasedOnLoop = Mutex<Bool?>(nil)
+        var box: LoopConfined<Counter>? = LoopConfined(Counter(loop: loop) { onLoop in
+            releasedOnLoop.withLock { $0 = onLoop }
+        }, on: loop)
+        #expect(box != nil)
+        box = nil
+        _ = try await loop.perform { 0 }  // the release was queued before this
+        #expect(releasedOnLoop.withLock { $0 } == true)
+    }
+
+    @Test func performFailsWithLoopStoppedOnceTheLoopHasGone() async {
+        let loop = GLibLoop(name: "confined-stopped")
+        let box = LoopConfined(Counter(loop: loop) { _ in }, on: loop)
+        loop.stop()
+        #expect(loop.hasStopped)
+        await #expect(throws: GLibLoopError.self) { try await box.perform { $0.count } }
+        #expect(box.value.count == 0, "after the loop has stopped its owner may touch it anywhere")
+    }
+
+    /// Exactly one of the work and its drop runs, whether the loop stops before or after.
+    @Test func invokeIfDroppedRunsExactlyOneOfTheTwo() async throws {
+        for round in 0..<20 {
+            let loop = GLibLoop(name: "dropped-\(round)")
+            let ran = Atomic<Int>(0), dropped = Atomic<Int>(0)
+            for _ in 0..<200 {
+                loop.invoke({ ran.add(1, ordering: .relaxed) }, ifDropped: { dropped.add(1, ordering: .relaxed) })
+            }
+            loop.stop()
+            #expect(ran.load(ordering: .relaxed) + dropped.load(ordering: .relaxed) == 200)
+            loop.invoke({ ran.add(1, ordering: .relaxed) }, ifDropped: { dropped.add(1, ordering: .relaxed) })
+            #expect(ran.load(ordering: .relaxed) + dropped.load(ordering: .relaxed) == 201, "after stop: dropped at once")
+        }
+    }
+}

@@ -47,8 +47,8 @@ public final class AudioSendThread: Sendable {
         // Made here so a libopus failure is reported to the caller, then moved into the thread.
         let encoder = try OpusAudioEncoder(channels: source.channels, bitrate: source.channels == 2 ? 64_000 : 48_000)
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let box = EncoderBox(encoder)
-        let thread = Thread { [self] in run(box.take()) }
+        let handOff = HandOff(encoder)
+        let thread = Thread { [self] in run(handOff.take()!) }
         thread.name = "audio-send"
         thread.start()
     }
@@ -107,15 +107,5 @@ public final class AudioSendThread: Sendable {
                 counters.withLock { $0.framesDropped += 1 }
             }
         }
-    }
-}
-
-/// Hands a thread-confined encoder to the one thread that will own it.
-private final class EncoderBox: @unchecked Sendable {
-    private var encoder: OpusAudioEncoder?
-    init(_ encoder: OpusAudioEncoder) { self.encoder = encoder }
-    func take() -> OpusAudioEncoder {
-        defer { encoder = nil }
-        return encoder!
     }
 }

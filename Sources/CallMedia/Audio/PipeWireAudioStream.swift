@@ -31,7 +31,11 @@ final class PipeWireAudioStream: Sendable {
 
     let direction: Direction
     let channels: Int
-    private let core: AudioCoreBox
+    /// The owner's way to the stream core (`close()`); PipeWire's thread reaches the core through
+    /// its callbacks' user data, under the thread loop's lock.
+    private let core: Mutex<AudioStreamCore>
+    /// Shared with the core, which writes it on PipeWire's thread; read without waiting on `core`.
+    private let statusCell: StatusCell
     private let stopped = Atomic<Bool>(false)
 
     init(direction: Direction, channels: Int, target: String?, name: String, logger: Logger,
@@ -39,33 +43,33 @@ final class PipeWireAudioStream: Sendable {
         guard channels == 1 || channels == 2 else { throw Failure(description: "pipewire: \(channels) channels (1 or 2 only)") }
         self.direction = direction
         self.channels = channels
+        let statusCell = StatusCell()
         let state = AudioStreamCore(direction: direction, channels: channels, target: target, name: name,
-                                    logger: logger, process: process)
-        core = AudioCoreBox(state)
+                                    logger: logger, status: statusCell, process: process)
         do {
             try state.open()
         } catch {
             state.close()
             throw error
         }
+        self.statusCell = statusCell
+        core = Mutex(state)
     }
 
-    var status: Status { core.value.status.withLock { $0 } }
+    var status: Status { statusCell.value.withLock { $0 } }
 
     /// Disconnects and destroys the stream and joins PipeWire's thread. Safe to call twice.
     func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        core.value.close()
+        core.withLock { $0.close() }
     }
 
     deinit { stop() }
 }
 
-/// The stream core crosses from its owner's thread to PipeWire's; every use is under the thread
-/// loop's lock or on its thread (the status sits behind its own lock).
-private final class AudioCoreBox: @unchecked Sendable {
-    let value: AudioStreamCore
-    init(_ value: AudioStreamCore) { self.value = value }
+/// The stream's status, written on PipeWire's thread and read by the owner.
+private final class StatusCell: Sendable {
+    let value = Mutex(PipeWireAudioStream.Status())
 }
 
 /// The stream's C handles and PipeWire-thread state. Created and torn down by its owner under the
@@ -77,7 +81,7 @@ private final class AudioStreamCore {
     let name: String
     let logger: Logger
     let process: @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
-    let status = Mutex(PipeWireAudioStream.Status())
+    let status: StatusCell
 
     let pipewire = PipeWireThreadLoop()
     var stream: OpaquePointer?
@@ -94,7 +98,8 @@ private final class AudioStreamCore {
     var links: [UInt32: (output: UInt32, input: UInt32)] = [:]
 
     init(direction: PipeWireAudioStream.Direction, channels: Int, target: String?, name: String, logger: Logger,
-         process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void) {
+         status: StatusCell, process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void) {
+        self.status = status
         self.direction = direction
         self.channels = channels
         self.target = target
@@ -188,7 +193,7 @@ private final class AudioStreamCore {
 
     func stateChanged(_ state: pw_stream_state, error: String?) {
         logger.info("pipewire: audio stream \(String(cString: pw_stream_state_as_string(state)))\(error.map { " (\($0))" } ?? "")")
-        status.withLock { s in
+        status.value.withLock { s in
             s.streaming = state == PW_STREAM_STATE_STREAMING
             if state == PW_STREAM_STATE_ERROR { s.error = error ?? "stream error" }
             if state == PW_STREAM_STATE_STREAMING { wasStreaming = true }
@@ -229,7 +234,7 @@ private final class AudioStreamCore {
             direction == .playback ? (link.output == me ? link.input : nil) : (link.input == me ? link.output : nil)
         }
         let peer = peers.compactMap { nodes[$0] }.sorted().first
-        status.withLock { $0.peerNode = peer }
+        status.value.withLock { $0.peerNode = peer }
     }
 
     func processBuffer() {

@@ -48,7 +48,7 @@ public final class SecureTransport: Sendable {
     private let logger: Logger
     private let demux = PacketDemux()
     private let shared = Mutex(Shared())
-    private let dtls = LoopConfined<DTLSTransport?>(nil)
+    private let dtls: LoopConfined<DTLSTransport?>
     private let stateWaiters = Mutex<[CheckedContinuation<Void, any Error>]>([])
     private let timer = Mutex<GLibTimer?>(nil)
     private let consentTimer = Mutex<GLibTimer?>(nil)
@@ -67,6 +67,7 @@ public final class SecureTransport: Sendable {
 
     public init(loop: GLibLoop, ice configuration: ICEAgent.Configuration, certificate: DTLSCertificate, logger: Logger) {
         self.loop = loop
+        dtls = LoopConfined(nil, on: loop)
         self.logger = logger
         self.certificate = certificate
         ice = ICEAgent(loop: loop, configuration: configuration, logger: logger)
@@ -107,16 +108,13 @@ public final class SecureTransport: Sendable {
                 _ = ice.send(datagram)
             }
             transport.onStateChange = { [weak self] state in self?.dtlsStateChanged(state) }
-            dtls.set(transport, on: loop)
+            dtls.value = transport
         }
         // Drive DTLS retransmissions and its handshake timeout from the loop.
         let repeating = loop.repeating(every: .milliseconds(50)) { [weak self] in
-            guard let self else { return false }
-            return self.dtls.with(on: self.loop) { transport -> Bool in
-                guard let transport else { return false }
-                transport.handleTimeout(now: .now)
-                return transport.state == .connecting || transport.state == .new
-            } ?? false
+            guard let self, let transport = self.dtls.value else { return false }
+            transport.handleTimeout(now: .now)
+            return transport.state == .connecting || transport.state == .new
         }
         timer.withLock { $0 = repeating }
         // The DTLS client speaks first, once ICE has a pair; the server waits for its ClientHello.
@@ -124,7 +122,7 @@ public final class SecureTransport: Sendable {
             for await state in ice.stateChanges {
                 guard let self else { return }
                 if state.isConnected {
-                    self.loop.invoke { self.dtls.with(on: self.loop) { $0?.start(now: .now) } }
+                    self.dtls.invoke { $0?.start(now: .now) }
                 } else if case .failed(let reason) = state {
                     self.setState(.failed("ICE: \(reason)"))
                     return
@@ -132,7 +130,7 @@ public final class SecureTransport: Sendable {
             }
         }
         defer { iceWatch.cancel() }
-        if ice.state.isConnected { loop.invoke { [self] in dtls.with(on: loop) { $0?.start(now: .now) } } }
+        if ice.state.isConnected { dtls.invoke { $0?.start(now: .now) } }
         try await waitConnected(timeout: timeout)
     }
 
@@ -147,8 +145,8 @@ public final class SecureTransport: Sendable {
         timer.withLock { $0?.cancel(); $0 = nil }
         consentTimer.withLock { $0?.cancel(); $0 = nil }
         try? await loop.perform { [self] in
-            dtls.with(on: loop) { $0?.close() }
-            dtls.set(nil, on: loop)
+            dtls.value?.close()
+            dtls.value = nil
         }
         await ice.close()
         setState(.closed)
@@ -187,7 +185,7 @@ public final class SecureTransport: Sendable {
         let kind = demux.classify(bytes)  // counts each datagram once
         switch kind {
         case .dtls:
-            dtls.with(on: loop) { $0?.receive(bytes) }
+            dtls.value?.receive(bytes)
         case .rtp, .rtcp:
             let isRTCP = kind == .rtcp
             let (srtp, handler) = shared.withLock { ($0.srtp, isRTCP ? $0.rtcpHandler : $0.rtpHandler) }
@@ -210,8 +208,7 @@ public final class SecureTransport: Sendable {
     private func dtlsStateChanged(_ state: DTLSTransport.State) {
         switch state {
         case .connected:
-            guard let keys = dtls.with(on: loop, { $0?.srtpKeys }) ?? nil,
-                  let role = dtls.with(on: loop, { $0?.configuration.role }) ?? nil else {
+            guard let keys = dtls.value?.srtpKeys, let role = dtls.value?.configuration.role else {
                 setState(.failed("DTLS connected without SRTP keys (the peer negotiated no SRTP profile)"))
                 return
             }
@@ -323,22 +320,5 @@ public enum TransportError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .failed(let reason): "connection \(reason)"
         }
-    }
-}
-
-/// A value that only one GLib loop thread may touch. The loop thread check is a precondition:
-/// touching it elsewhere is a programming error, not a race.
-final class LoopConfined<Value>: @unchecked Sendable {
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-
-    func with<T>(on loop: GLibLoop, _ body: (Value) throws -> T) rethrows -> T? {
-        precondition(loop.isLoopThread, "loop-confined state touched off the loop thread")
-        return try body(value)
-    }
-
-    func set(_ new: Value, on loop: GLibLoop) {
-        precondition(loop.isLoopThread, "loop-confined state touched off the loop thread")
-        value = new
     }
 }

@@ -45,7 +45,7 @@ public final class AudioReceiver: Sendable {
     }
 
     private let shared = Mutex(Shared())
-    private let decoderBox: DecoderHandOff
+    private let decoderBox: HandOff<OpusAudioDecoder>
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let channels: Int
@@ -57,7 +57,7 @@ public final class AudioReceiver: Sendable {
         self.channels = channels
         self.output = output
         self.logger = logger
-        decoderBox = DecoderHandOff(try OpusAudioDecoder(channels: channels))
+        decoderBox = HandOff(try OpusAudioDecoder(channels: channels))
     }
 
     public var counters: Counters { shared.withLock { $0.counters } }
@@ -159,15 +159,5 @@ public final class AudioReceiver: Sendable {
             for c in 0..<outputChannels { out[i * outputChannels + c] = pcm[i * channels + min(c, channels - 1)] }
         }
         return out
-    }
-}
-
-/// Hands the thread-confined decoder to the one playout thread.
-private final class DecoderHandOff: @unchecked Sendable {
-    private var decoder: OpusAudioDecoder?
-    init(_ decoder: OpusAudioDecoder) { self.decoder = decoder }
-    func take() -> OpusAudioDecoder? {
-        defer { decoder = nil }
-        return decoder
     }
 }

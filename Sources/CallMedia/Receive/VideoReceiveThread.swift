@@ -84,8 +84,8 @@ public final class VideoReceiveThread: Sendable {
     public func start() throws {
         let decoder = try VideoDecoder(codec: codec)
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let box = DecoderBox(decoder)
-        let thread = Thread { [self] in run(box.take()) }
+        let handOff = HandOff(decoder)
+        let thread = Thread { [self] in run(handOff.take()!) }
         thread.name = "decoder-\(codec.rawValue.lowercased())"
         thread.start()
     }
@@ -183,15 +183,5 @@ public final class VideoReceiveThread: Sendable {
             logger.debug("a received \(codec) frame did not decode: \(error)")
             return .failed
         }
-    }
-}
-
-/// Hands a thread-confined decoder to the one thread that will own it.
-private final class DecoderBox: @unchecked Sendable {
-    private var decoder: VideoDecoder?
-    init(_ decoder: VideoDecoder) { self.decoder = decoder }
-    func take() -> VideoDecoder {
-        defer { decoder = nil }
-        return decoder!
     }
 }

@@ -15,9 +15,12 @@ extension CallSession {
 
     /// The capture (started once for every connection) and the watchdog, while sharing.
     @discardableResult
-    func startScreen() -> ScreenFanout {
-        let fanout = self.fanout ?? ScreenFanout(capture: SupervisedSource(SyntheticScreenSource(
-            width: options.screenWidth, height: options.screenHeight, framesPerSecond: options.framesPerSecond)))
+    func startScreen() -> FrameFanOut<SupervisedSource> {
+        // One capture for every connection, running as long as the share: encoders' branches come
+        // and go without stopping it.
+        let fanout = self.fanout ?? FrameFanOut(SupervisedSource(SyntheticScreenSource(
+            width: options.screenWidth, height: options.screenHeight, framesPerSecond: options.framesPerSecond)),
+            running: .betweenStartAndStop)
         self.fanout = fanout
         fanout.start()
         if watchdog == nil {
@@ -61,7 +64,7 @@ extension CallSession {
                                 sendingFor: now - since, reportsStalled: theirs?.screenStalled,
                                 reportsDecoded: theirs?.framesDecoded))
         }
-        return CallWatchdogFigures(captureFrames: fanout?.capture.frameCount, people: people)
+        return CallWatchdogFigures(captureFrames: fanout?.source.frameCount, people: people)
     }
 
     /// Carries out one watchdog step. A keyframe or a fresh encoder touches one encoder at once; a
@@ -70,7 +73,7 @@ extension CallSession {
         switch command {
         case .restartCapture:
             guard let fanout else { throw Failure(description: "no capture is running") }
-            fanout.capture.restart()
+            fanout.source.restart()
             senderFaults.removeAll { $0 == "capture-stall" }
         case .keyframe(let id):
             guard let participant = participants[id], let screen = participant.screen else {
@@ -150,7 +153,7 @@ extension CallSession {
         switch fault {
         case .captureStall:
             guard sharing, let fanout else { return "no screen is shared" }
-            fanout.capture.injectStall()
+            fanout.source.injectStall()
             senderFaults.append(fault.word)
             logger.notice("fault injected: the screen capture stops delivering")
             return "Fault: the screen capture stops delivering frames"

@@ -145,7 +145,7 @@ public actor CallSession {
     let logger: Logger
     let loop: GLibLoop
     let socketURL: String
-    let cameraFanOut: FrameFanOut?
+    let cameraFanOut: FrameFanOut<any VideoFrameSource>?
     let watch = ReconnectWatch()
     var jobs: AsyncStream<Job>.Continuation?
     var worker: Task<Void, Never>?
@@ -179,7 +179,7 @@ public actor CallSession {
     /// Opens at the room's first answer: its welcome, or an error before it.
     let answered = Latch()
     /// The one capture our screen comes from while sharing, a branch per connection.
-    var fanout: ScreenFanout?
+    var fanout: FrameFanOut<SupervisedSource>?
     var watchdog: ScreenWatchdog<ContinuousClock>?
     var watchdogLink: CallWatchdogLink?
     var watchdogTask: Task<Void, Never>?
@@ -196,7 +196,7 @@ public actor CallSession {
         self.loop = loop
         self.logger = logger
         socketURL = try Self.socketURL(invite: options.invite)
-        cameraFanOut = options.cameraFeed.map(FrameFanOut.init)
+        cameraFanOut = options.cameraFeed.map { FrameFanOut($0) }
     }
 
     /// `http[s]://HOST:PORT/r/ROOM?t=TOKEN` → `ws[s]://HOST:PORT/ws/ROOM?t=TOKEN`.

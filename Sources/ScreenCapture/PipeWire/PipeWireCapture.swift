@@ -55,8 +55,10 @@ public final class PipeWireCapture: Sendable {
         }
     }
 
-    public let counters = Counters()
-    private let core: CoreBox
+    public let counters: Counters
+    /// The owner's way to the stream core (its `close()`); PipeWire's thread reaches the core
+    /// through its callbacks' user data, under the thread loop's lock.
+    private let core: Mutex<StreamCore>
     private let stopped = Atomic<Bool>(false)
 
     /// Connects and starts; frames arrive through `deliver`, state through `events` (both on the
@@ -64,21 +66,23 @@ public final class PipeWireCapture: Sendable {
     public init(configuration: Configuration, logger: Logger, deliver: @escaping @Sendable (VideoFrame) -> Void,
                 events: @escaping @Sendable (Event) -> Void) throws(CaptureError) {
         let dmabuf = configuration.offerDMABUF ?? Self.renderNodeExists()
+        let counters = Counters()
         let state = StreamCore(configuration: configuration, negotiation: FormatNegotiation(dmabufImportable: dmabuf),
                                counters: counters, logger: logger, deliver: deliver, events: events)
-        core = CoreBox(state)
         do {
             try state.open()
         } catch {
             state.close()
             throw error
         }
+        self.counters = counters
+        core = Mutex(state)
     }
 
     /// Disconnects and destroys the stream and joins PipeWire's thread. Safe to call twice.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        core.value.close()
+        core.withLock { $0.close() }
     }
 
     deinit { stop() }
@@ -397,13 +401,6 @@ private final class StreamCore {
 }
 
 private func closeDescriptor(_ fd: Int32) { _ = close(fd) }
-
-/// The stream core crosses from its owner's thread to PipeWire's; every use is under the thread
-/// loop's lock or on its thread.
-private final class CoreBox: @unchecked Sendable {
-    let value: StreamCore
-    init(_ value: StreamCore) { self.value = value }
-}
 
 extension PipeWireCapture {
     /// Whether a PipeWire daemon answers on the default socket: nil when it does, else why not.

@@ -48,14 +48,14 @@ public final class ScreenCastSession: Sendable {
 
     /// Reads the portal's ScreenCast properties (version, source types, cursor modes).
     public static func capabilities(loop: GLibLoop) throws(PortalError) -> ScreenCastCapabilities {
-        let bus = try LoopConfined.make(loop: loop) { () throws(PortalError) in try PortalBus() }
+        let bus = try LoopConfined.portalBus(on: loop)
         return try readCapabilities(loop: loop, bus: bus)
     }
 
     private static func readCapabilities(loop: GLibLoop, bus: LoopConfined<PortalBus>) throws(PortalError) -> ScreenCastCapabilities {
         let reply: PortalValue
         do {
-            reply = try bus.run(loop) { (bus) throws(PortalError) in
+            reply = try bus.run { (bus) throws(PortalError) in
                 try bus.call(destination: desktopName, path: desktopPath, interface: "org.freedesktop.DBus.Properties",
                              method: "GetAll", arguments: .tuple([.string(screenCastInterface)]))
             }
@@ -80,7 +80,7 @@ public final class ScreenCastSession: Sendable {
     /// allow. `onClosed` runs (on the GLib loop thread) when the session ends from outside.
     public static func open(loop: GLibLoop, options: Options, logger: Logger,
                             onClosed: @escaping @Sendable (String) -> Void) throws(PortalError) -> ScreenCastSession {
-        let bus = try LoopConfined.make(loop: loop) { () throws(PortalError) in try PortalBus() }
+        let bus = try LoopConfined.portalBus(on: loop)
         let capabilities = try readCapabilities(loop: loop, bus: bus)
         logger.info("portal: ScreenCast version \(capabilities.version), sources \(capabilities.sourceTypes.names), "
                     + "cursor modes \(capabilities.cursorModes.names)")
@@ -129,7 +129,7 @@ public final class ScreenCastSession: Sendable {
         self.sessionPath = sessionPath
         logger.info("portal: session \(sessionPath)")
         // Follow the session from now on: Closed, and the portal itself leaving the bus.
-        subscriptions = try bus.run(loop) { (bus) throws(PortalError) in
+        subscriptions = try bus.run { (bus) throws(PortalError) in
             let closed = bus.subscribe(sender: Self.desktopName, interface: "org.freedesktop.portal.Session", member: "Closed",
                                        path: sessionPath) { _ in
                 if closedState.close() { onClosed("the desktop or the user ended the screen share") }
@@ -188,7 +188,7 @@ public final class ScreenCastSession: Sendable {
             if case .replacedStale = tokenOutcome {
                 logger.notice("portal: the saved restore token was stale; the portal made a new grant (token saved)")
             }
-            let fd = try bus.run(loop) { (bus) throws(PortalError) in
+            let fd = try bus.run { (bus) throws(PortalError) in
                 try bus.callTakingFD(destination: Self.desktopName, path: Self.desktopPath, interface: Self.screenCastInterface,
                                      method: "OpenPipeWireRemote", arguments: .tuple([.objectPath(sessionPath), .dictionary([:])])).1
             }
@@ -222,7 +222,7 @@ public final class ScreenCastSession: Sendable {
     deinit { close() }
 
     private static func closeSession(loop: GLibLoop, bus: LoopConfined<PortalBus>, path: String, subscriptions: [UInt32]) {
-        _ = try? bus.run(loop) { (bus) throws(PortalError) in
+        _ = try? bus.run { (bus) throws(PortalError) in
             for id in subscriptions { bus.unsubscribe(id) }
             _ = try? bus.call(destination: desktopName, path: path, interface: "org.freedesktop.portal.Session",
                               method: "Close", arguments: .tuple([]), timeoutMillis: 3000)
@@ -242,10 +242,10 @@ private struct RequestRunner {
         let token = "sharectl\(getpid())_\(Self.counter.add(1, ordering: .relaxed).newValue)"
         let waiter = ResponseWaiter()
         let call = arguments(token)
-        let path = try bus.run(loop) { (bus) throws(PortalError) -> String in
+        let path = try bus.run { (bus) throws(PortalError) -> String in
             "/org/freedesktop/portal/desktop/request/\(bus.senderToken)/\(token)"
         }
-        let subscription = try bus.run(loop) { (bus) throws(PortalError) -> UInt32 in
+        let subscription = try bus.run { (bus) throws(PortalError) -> UInt32 in
             let id = bus.subscribe(sender: ScreenCastSession.desktopName, interface: "org.freedesktop.portal.Request",
                                    member: "Response", path: path) { waiter.finish($0) }
             do throws(PortalError) {
@@ -263,7 +263,7 @@ private struct RequestRunner {
             return id
         }
         let response = waiter.wait(timeout: timeout)
-        _ = try? bus.run(loop) { (bus) throws(PortalError) in
+        _ = try? bus.run { (bus) throws(PortalError) in
             bus.unsubscribe(subscription)
             if response == nil {  // close the request (and any dialog it opened)
                 _ = try? bus.call(destination: ScreenCastSession.desktopName, path: path,
@@ -302,44 +302,25 @@ private final class ClosedState: Sendable {
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 }
 
-/// A value that lives on the GLib loop thread: made there, used there, released there.
-final class LoopConfined<Value>: @unchecked Sendable {
-    private var value: Value?
-    private let loop: GLibLoop
-
-    private init(loop: GLibLoop) { self.loop = loop }
-
-    static func make(loop: GLibLoop, _ build: @escaping () throws(PortalError) -> Value) throws(PortalError) -> LoopConfined {
-        let box = LoopConfined(loop: loop)
-        try box.perform { () throws(PortalError) in box.value = try build() }
-        return box
+extension LoopConfined where Value == PortalBus {
+    /// A bus connection made on the loop thread, used there and released there.
+    static func portalBus(on loop: GLibLoop) throws(PortalError) -> LoopConfined<PortalBus> {
+        try portalCall { try loop.invokeAndWait { LoopConfined(try PortalBus(), on: loop) } }
     }
 
-    func run<T: Sendable>(_ loop: GLibLoop, _ work: @escaping (Value) throws(PortalError) -> T) throws(PortalError) -> T {
-        try perform { () throws(PortalError) -> T in try work(self.value!) }
-    }
-
-    private func perform<T: Sendable>(_ body: @escaping () throws(PortalError) -> T) throws(PortalError) -> T {
-        let unchecked = UncheckedWork(body)
-        do {
-            return try loop.invokeAndWait { try unchecked.work() }
-        } catch let error as PortalError {
-            throw error
-        } catch {
-            throw .callFailed(method: "GLib loop", errorName: nil, message: "\(error)")
-        }
-    }
-
-    deinit {
-        // Release the value on the loop thread it belongs to.
-        let held = UncheckedWork<Void> { [value] in _ = value }
-        value = nil
-        loop.invoke { try? held.work() }
+    /// Runs `work` with the bus on the loop thread and waits for it (from a plain thread).
+    func run<T: Sendable>(_ work: @escaping @Sendable (PortalBus) throws(PortalError) -> T) throws(PortalError) -> T {
+        try portalCall { try invokeAndWait { bus in try work(bus) } }
     }
 }
 
-private struct UncheckedWork<T>: @unchecked Sendable {
-    let body: () throws(PortalError) -> T
-    init(_ body: @escaping () throws(PortalError) -> T) { self.body = body }
-    func work() throws(PortalError) -> T { try body() }
+/// The loop's own failure (it has stopped) as a portal error; portal errors as they are.
+private func portalCall<T>(_ body: () throws -> T) throws(PortalError) -> T {
+    do {
+        return try body()
+    } catch let error as PortalError {
+        throw error
+    } catch {
+        throw .callFailed(method: "GLib loop", errorName: nil, message: "\(error)")
+    }
 }

@@ -26,17 +26,16 @@ public final class RoomSocket: Sendable {
     /// Incoming frames and the end. One consumer.
     public let events: AsyncStream<Event>
     private let loop: GLibLoop
-    private let state: LoopBound<SocketState>
+    private let state: LoopConfined<SocketState>
 
-    private init(loop: GLibLoop, state: SocketState, events: AsyncStream<Event>) {
+    private init(loop: GLibLoop, state: LoopConfined<SocketState>, events: AsyncStream<Event>) {
         self.loop = loop
-        self.state = LoopBound(state)
+        self.state = state
         self.events = events
     }
 
     deinit {
-        let state = self.state
-        loop.invoke { state.value.close(code: 1001) }
+        state.invoke { $0.close(code: 1001) }
     }
 
     /// Opens the WebSocket; throws a readable reason when the server cannot be reached, refuses
@@ -44,37 +43,34 @@ public final class RoomSocket: Sendable {
     public static func connect(loop: GLibLoop, url: String, timeout: Duration = .seconds(5),
                                logger: Logger = .disabled) async throws -> RoomSocket {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        let state = SocketState(url: url, continuation: continuation, logger: logger)
-        let bound = LoopBound(state)
+        let bound = LoopConfined(SocketState(url: url, continuation: continuation, logger: logger), on: loop)
         let outcome = ConnectOutcome()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
                 outcome.install(waiter)
                 let timer = DeadlineTimer(after: .milliseconds(Int(timeout.inMilliseconds))) {
                     if outcome.finish(.failure(Failure(description: "\(redactedURL(url)): no WebSocket within \(timeout)"))) {
-                        loop.invoke { bound.value.close(code: 1001) }
+                        bound.invoke { $0.close(code: 1001) }
                     }
                 }
                 timer.arm()
                 outcome.setTimer(timer)
-                loop.invoke { bound.value.start(outcome) }
+                bound.invoke { $0.start(outcome) }
             }
         } onCancel: {
-            if outcome.finish(.failure(CancellationError())) { loop.invoke { bound.value.close(code: 1001) } }
+            if outcome.finish(.failure(CancellationError())) { bound.invoke { $0.close(code: 1001) } }
         }
-        return RoomSocket(loop: loop, state: state, events: events)
+        return RoomSocket(loop: loop, state: bound, events: events)
     }
 
     /// Sends one text frame (dropped when the socket has ended).
     public func send(_ text: String) {
-        let state = self.state
-        loop.invoke { state.value.send(text) }
+        state.invoke { $0.send(text) }
     }
 
     /// Closes the socket (1000, normal closure); `events` then ends with `.closed`.
     public func close() {
-        let state = self.state
-        loop.invoke { state.value.close(code: 1000) }
+        state.invoke { $0.close(code: 1000) }
     }
 }
 

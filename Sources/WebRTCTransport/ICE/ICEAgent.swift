@@ -26,7 +26,7 @@ public final class ICEAgent: Sendable {
     private let loop: GLibLoop
     private let logger: Logger
     private let shared: ICEShared
-    private let core: ICELoopBound<ICENiceAgent>
+    private let core: LoopConfined<ICENiceAgent>
 
     public init(loop: GLibLoop, configuration: Configuration, logger: Logger) {
         self.loop = loop
@@ -37,14 +37,13 @@ public final class ICEAgent: Sendable {
         stateChanges = states
         localCandidates = candidates
         shared = ICEShared(stateContinuation: stateContinuation, candidateContinuation: candidateContinuation)
-        core = ICELoopBound(value: ICENiceAgent(loop: loop, shared: shared, configuration: configuration, logger: logger))
+        core = LoopConfined(ICENiceAgent(loop: loop, shared: shared, configuration: configuration, logger: logger), on: loop)
     }
 
     deinit {
         // Hand the core to the loop thread, where it detaches its callbacks and releases libnice.
         // If the loop has stopped, the work is dropped and the core goes here: nothing calls back.
-        let core = self.core
-        loop.invoke { core.value.release() }
+        core.invoke { $0.release() }
     }
 
     // MARK: State

@@ -152,14 +152,8 @@ final class ICENiceAgent {
     /// arrive on the loop thread, and any that do not are moved there.
     private func onLoop(_ work: @escaping (ICENiceAgent) -> Void) {
         if loop.isLoopThread { return work(self) }
-        let bound = ICELoopBound(value: self)
-        let box = ICELoopBound(value: WorkBox(work))
-        loop.invoke { box.value.work(bound.value) }
-    }
-
-    private final class WorkBox {
-        let work: (ICENiceAgent) -> Void
-        init(_ work: @escaping (ICENiceAgent) -> Void) { self.work = work }
+        let bound = LoopConfined((agent: self, work: work), on: loop)
+        loop.invoke { bound.value.work(bound.value.agent) }
     }
 
     private func readLocalCredentials() throws(ICEError) -> ICEAgent.Credentials {
