@@ -37,7 +37,20 @@ echo "fuzz: built in $((SECONDS - started)) s"
 mkdir -p .build/bin
 # The modules every target links: the wire libraries and the plain-Swift support targets.
 objects=()
-for m in ShareCore RTPWire SDPWire RoomProtocol PureVideoSend ScriptInput; do objects+=(.build/release/$m.build/*.o); done
+# current_objects MODULE SOURCE_DIR: the module's object files whose source is still in it (a file
+# moved to another module leaves its old object behind in .build, which would link twice).
+current_objects() {
+    local o name
+    for o in ".build/release/$1.build/"*.o; do
+        name=$(basename "$o" .o)
+        case "$name" in
+            *.swift) find -L "$2" -name "$name" -print -quit | grep -q . && echo "$o" ;;
+            *) echo "$o" ;;
+        esac
+    done
+}
+for m in ShareCore RTPWire SDPWire RoomProtocol; do mapfile -t -O "${#objects[@]}" objects < <(current_objects "$m" "../Sources/$m"); done
+for m in PureVideoSend ScriptInput; do mapfile -t -O "${#objects[@]}" objects < <(current_objects "$m" "Sources/$m"); done
 
 # known_bug TARGET LOG: the text of a FUZZ_KNOWN_BUGS entry for TARGET found in LOG, if any.
 known_bug() {
@@ -63,7 +76,8 @@ judge() {
 
 failed=0
 for t in $targets; do
-    swiftc -sanitize=fuzzer,address ".build/release/$t.build/"*.o "${objects[@]}" -o ".build/bin/$t" 2>&1 \
+    mapfile -t own < <(current_objects "$t" "Sources/$t")
+    swiftc -sanitize=fuzzer,address "${own[@]}" "${objects[@]}" -o ".build/bin/$t" 2>&1 \
         | grep -v "ld.gold: warning" || true
     corpus=".build/corpus/$t"; crashes="crashes/$t"
     mkdir -p "$corpus" "$crashes"
