@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
 BIN          := .build/debug/sharectl
 
-.PHONY: all setup build test demo bench fuzz fuzz-long fuzz-smoke gates sanitize notices clean
+.PHONY: all setup build test demo bench fuzz fuzz-long fuzz-smoke gates sanitize notices clean format
 
 all: build
 
@@ -20,6 +20,7 @@ build:
 # (headless Chromium, aiortc) inside a network namespace that has only loopback.
 test:
 	@scripts/setup.sh test
+	@scripts/format-check.sh
 	@$(SWIFT) build --build-tests 2>&1 | scripts/swift-output.sh
 	@$(BIN) version  # the C libraries this run tests against, and their Debian packages
 	@dpkg-query -W -f='  $${Package} $${Version}\n' libssl3 libnice10 libsrtp2-1 libsoup-3.0-0 libopus0 \
@@ -65,6 +66,10 @@ fuzz-smoke:
 notices:
 	@scripts/setup.sh build
 	@scripts/third-party-notices.sh > THIRD_PARTY_NOTICES.md
+
+# Rewrites the Swift files to .swift-format (make test checks them).
+format:
+	@scripts/format-check.sh --fix
 
 clean:
 	rm -rf .build Fuzz/.build

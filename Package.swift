@@ -24,7 +24,7 @@ let package = Package(
         .library(name: "ShareCore", targets: ["ShareCore"]),
         .library(name: "RTPWire", targets: ["RTPWire"]),
         .library(name: "SDPWire", targets: ["SDPWire"]),
-        .library(name: "RoomProtocol", targets: ["RoomProtocol"]),
+        .library(name: "RoomProtocol", targets: ["RoomProtocol"])
     ],
     targets: [
         // MARK: C libraries
@@ -68,14 +68,17 @@ let package = Package(
         // MARK: The user's modules
         .target(
             name: "ScreenCapture",
-            dependencies: ["ShareCore", "GLibLoop", "CPipeWire", "CSharePipeWire", "CDRM", "CYUV", "CShareV4L2", "CGIO",
-                           "CAVCodec"],
+            dependencies: [
+                "ShareCore", "GLibLoop", "CPipeWire", "CSharePipeWire", "CDRM", "CYUV", "CShareV4L2", "CGIO",
+                "CAVCodec"
+            ],
             swiftSettings: swift6),
         .target(
             name: "VideoSend",
             dependencies: ["ShareCore", "RTPWire", "ScreenCapture", "CX264", "CVPX", "CShareCodecs", "CAVCodec"],
             swiftSettings: swift6),
-        .target(name: "ScreenWatchdog", dependencies: ["ShareCore", "StatsLine", "ScreenCapture"], swiftSettings: swift6),
+        .target(
+            name: "ScreenWatchdog", dependencies: ["ShareCore", "StatsLine", "ScreenCapture"], swiftSettings: swift6),
         // MARK: The call stack, one layer a target; each imports only the layers below it.
         // The room protocol: messages and the room's rules, shared by server, client and fuzzers.
         .target(name: "RoomProtocol", dependencies: ["ShareCore"], swiftSettings: swift6),
@@ -92,54 +95,75 @@ let package = Package(
         // The peer connection: transceivers, JSEP, RTP send and receive, audio, decoding.
         .target(
             name: "CallMedia",
-            dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
-                           "WebRTCTransport", "COpus", "CShareOpus", "CPipeWire", "CSharePipeWire"],
+            dependencies: [
+                "ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
+                "WebRTCTransport", "COpus", "CShareOpus", "CPipeWire", "CSharePipeWire"
+            ],
             swiftSettings: swift6),
         // Calls and shares: the call session and the WHIP share. Imports no C module.
         .target(
             name: "CallsClient",
-            dependencies: ["ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
-                           "ScreenWatchdog", "StatsLine", "RoomProtocol", "WebRTCTransport", "Signalling", "CallMedia"],
+            dependencies: [
+                "ShareCore", "RTPWire", "SDPWire", "GLibLoop", "VideoSend", "ScreenCapture",
+                "ScreenWatchdog", "StatsLine", "RoomProtocol", "WebRTCTransport", "Signalling", "CallMedia"
+            ],
             swiftSettings: swift6),
-        .target(name: "CallsServer", dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
-                resources: [.copy("Client")], swiftSettings: swift6),
+        .target(
+            name: "CallsServer", dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
+            resources: [.copy("Client")], swiftSettings: swift6),
         // Tooling around shares: diagnose (stats timelines and plots), scenario files, their runner
         // and judge.
-        .target(name: "ShareTooling", dependencies: ["ShareCore", "StatsLine", "ScreenWatchdog"], swiftSettings: swift6),
+        .target(
+            name: "ShareTooling", dependencies: ["ShareCore", "StatsLine", "ScreenWatchdog"], swiftSettings: swift6),
         .executableTarget(
             name: "sharectl",
-            dependencies: ["ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
-                           "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
-                           "ShareTooling", "StatsLine", "CommandLineOptions"],
+            dependencies: [
+                "ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
+                "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
+                "ShareTooling", "StatsLine", "CommandLineOptions"
+            ],
             swiftSettings: swift6, plugins: ["GitCommit"]),
 
         // MARK: Tests — one target per module, and what they share (waits, clocks, a room server)
-        .target(name: "TestSupport", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "ShareCore"], path: "Tests/TestSupport",
-                swiftSettings: swift6),
+        .target(
+            name: "TestSupport", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "ShareCore"],
+            path: "Tests/TestSupport",
+            swiftSettings: swift6),
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
         .testTarget(name: "StatsLineTests", dependencies: ["StatsLine"], swiftSettings: swift6),
         .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop", "TestSupport"], swiftSettings: swift6),
-        .testTarget(name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
-                    swiftSettings: swift6),
-        .testTarget(name: "SDPWireTests", dependencies: ["SDPWire", "RTPWire"], resources: [.copy("Fixtures")],
-                    swiftSettings: swift6),
-        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec", "TestSupport"],
-                    swiftSettings: swift6),
-        .testTarget(name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "TestSupport"],
-                    swiftSettings: swift6),
-        .testTarget(name: "ScreenWatchdogTests",
-                    dependencies: ["ScreenWatchdog", "StatsLine", "ScreenCapture", "ShareCore", "TestSupport"], swiftSettings: swift6),
-        .testTarget(name: "ShareToolingTests", dependencies: ["ShareTooling", "StatsLine", "ScreenWatchdog", "ShareCore"],
-                    resources: [.copy("Fixtures")], swiftSettings: swift6),
+        .testTarget(
+            name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
+            swiftSettings: swift6),
+        .testTarget(
+            name: "SDPWireTests", dependencies: ["SDPWire", "RTPWire"], resources: [.copy("Fixtures")],
+            swiftSettings: swift6),
+        .testTarget(
+            name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec", "TestSupport"],
+            swiftSettings: swift6),
+        .testTarget(
+            name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "TestSupport"],
+            swiftSettings: swift6),
+        .testTarget(
+            name: "ScreenWatchdogTests",
+            dependencies: ["ScreenWatchdog", "StatsLine", "ScreenCapture", "ShareCore", "TestSupport"],
+            swiftSettings: swift6),
+        .testTarget(
+            name: "ShareToolingTests", dependencies: ["ShareTooling", "StatsLine", "ScreenWatchdog", "ShareCore"],
+            resources: [.copy("Fixtures")], swiftSettings: swift6),
         .testTarget(
             name: "CallsClientTests",
-            dependencies: ["CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
-                           "ShareTooling", "StatsLine", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture", "ScreenWatchdog",
-                           "ShareCore", "TestSupport"],
+            dependencies: [
+                "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
+                "ShareTooling", "StatsLine", "GLibLoop", "VideoSend", "RTPWire", "SDPWire", "ScreenCapture",
+                "ScreenWatchdog",
+                "ShareCore", "TestSupport"
+            ],
             swiftSettings: swift6),
-        .testTarget(name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],
-                    swiftSettings: swift6),
+        .testTarget(
+            name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],
+            swiftSettings: swift6),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
-        .testTarget(name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions"], swiftSettings: swift6),
+        .testTarget(name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions"], swiftSettings: swift6)
     ]
 )

@@ -26,12 +26,15 @@ let package = Package(
             dependencies: ["ShareCore", "RTPWire"].map { .product(name: $0, package: "sharectl") },
             swiftSettings: [.swiftLanguageMode(.v6)]),
         // Reads a fuzzer's input as a script of steps (see ScriptInput.swift).
-        .target(name: "ScriptInput", swiftSettings: [.swiftLanguageMode(.v6)]),
-    ] + fuzzTargets.map { name in
-        .target(
-            name: name,
-            dependencies: ["ShareCore", "RTPWire", "SDPWire", "RoomProtocol"].map { .product(name: $0, package: "sharectl") }
-                + [.target(name: "PureVideoSend"), .target(name: "ScriptInput")],
-            swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-module-alias", "VideoSend=PureVideoSend"])])
-    }
+        .target(name: "ScriptInput", swiftSettings: [.swiftLanguageMode(.v6)])
+    ]
+        + fuzzTargets.map { name in
+            .target(
+                name: name,
+                dependencies: ["ShareCore", "RTPWire", "SDPWire", "RoomProtocol"].map {
+                    .product(name: $0, package: "sharectl")
+                }
+                    + [.target(name: "PureVideoSend"), .target(name: "ScriptInput")],
+                swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-module-alias", "VideoSend=PureVideoSend"])])
+        }
 )

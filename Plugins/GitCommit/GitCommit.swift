@@ -13,9 +13,12 @@ import PackagePlugin
         let package = context.package.directoryURL
         let output = context.pluginWorkDirectoryURL.appending(path: "GitCommit")
         let script = package.appending(path: "Plugins/GitCommit/git-commit.sh")
-        return [.prebuildCommand(displayName: "Reading the git commit of \(context.package.displayName)",
-                                 executable: URL(fileURLWithPath: "/bin/sh"),
-                                 arguments: [script.path, package.path, output.path],
-                                 outputFilesDirectory: output)]
+        return [
+            .prebuildCommand(
+                displayName: "Reading the git commit of \(context.package.displayName)",
+                executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: [script.path, package.path, output.path],
+                outputFilesDirectory: output)
+        ]
     }
 }

@@ -30,10 +30,12 @@ public struct ClientFiles: Sendable {
     public static func bundled() throws -> ClientFiles {
         var candidates: [String] = []
         if let forced = ProcessInfo.processInfo.environment["SHARECTL_CLIENT_DIR"] { candidates.append(forced) }
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         let bundleName = "sharectl_CallsServer.resources"
         candidates.append(executable.appendingPathComponent(bundleName).appendingPathComponent("Client").path)
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent(bundleName).appendingPathComponent("Client").path)
+        candidates.append(
+            Bundle.main.bundleURL.appendingPathComponent(bundleName).appendingPathComponent("Client").path)
         // The sources themselves, for a binary run from elsewhere in the tree it was built in.
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Client").path
         candidates.append(sources)

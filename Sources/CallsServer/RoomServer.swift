@@ -19,8 +19,10 @@ public struct RoomServerConfiguration: Sendable {
     /// server's own; a request without `Origin` (not from a browser) is always let through.
     public var allowedOrigins: [String]
 
-    public init(host: String, port: Int, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
-                limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = []) {
+    public init(
+        host: String, port: Int, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
+        limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = []
+    ) {
         self.host = host
         self.port = port
         self.tlsCertificatePath = tlsCertificatePath
@@ -42,13 +44,16 @@ public enum RoomServerError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         switch self {
-        case .badAddress(let text): "room server: '\(text)' is not an address to listen on (want HOST:PORT, e.g. 127.0.0.1:8080)"
+        case .badAddress(let text):
+            "room server: '\(text)' is not an address to listen on (want HOST:PORT, e.g. 127.0.0.1:8080)"
         case .listen(let address, let reason): "room server: could not listen on \(address): \(reason)"
         case .tls(let reason): "room server: the TLS certificate or key could not be loaded: \(reason)"
         case .stateFile(let path, let reason): "room server: the state file \(path) could not be used: \(reason)"
-        case .badRoomName(let name): "room server: '\(escapedForLog(name))' is not a room name (letters, digits, '-' and '_', at most 64)"
+        case .badRoomName(let name):
+            "room server: '\(escapedForLog(name))' is not a room name (letters, digits, '-' and '_', at most 64)"
         case .tooManyRooms(let limit): "room server: it already holds \(limit) rooms, its limit (RoomLimits.maxRooms)"
-        case .clientFilesMissing(let looked): "room server: the browser client's files were not found (looked in \(looked))"
+        case .clientFilesMissing(let looked):
+            "room server: the browser client's files were not found (looked in \(looked))"
         case .notStarted: "room server: not listening"
         }
     }
@@ -88,7 +93,9 @@ public final class RoomServer: Sendable {
     /// returns its invite link.
     public func addRoom(named name: String, stateFile: String? = nil) async throws -> String {
         let saved: Data? = if let stateFile { try await writer.read(stateFile) } else { nil }
-        let (invite, snapshot) = try await state.perform { try $0.addRoom(named: name, stateFile: stateFile, saved: saved) }
+        let (invite, snapshot) = try await state.perform {
+            try $0.addRoom(named: name, stateFile: stateFile, saved: saved)
+        }
         if let stateFile, let snapshot {
             do {
                 try await writer.writeNow(snapshot, to: stateFile)
@@ -161,7 +168,8 @@ final class ServerState {
         limits = configuration.limits
         allowedOrigins = Set(configuration.allowedOrigins.map(Self.normalizedOrigin))
         guard (0...65535).contains(configuration.port),
-              let address = g_inet_socket_address_new_from_string(configuration.host, guint(configuration.port)) else {
+            let address = g_inet_socket_address_new_from_string(configuration.host, guint(configuration.port))
+        else {
             throw RoomServerError.badAddress("\(configuration.host):\(configuration.port)")
         }
         defer { g_object_unref(address) }
@@ -178,21 +186,32 @@ final class ServerState {
             options = SOUP_SERVER_LISTEN_HTTPS
         }
         // Every request is judged on its headers first, so a refused body is never read.
-        let onRequest: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, message, data in
+        let onRequest: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
+            _, message, data in
             ServerState.from(callbackUserData: data).requestStarted(message!)
         }
-        g_signal_connect_data(UnsafeMutableRawPointer(server), "request-started", unsafeBitCast(onRequest, to: GCallback.self),
-                              userData, nil, GConnectFlags(0))
-        soup_server_add_handler(server, nil, { _, message, path, query, data in
-            ServerState.from(callbackUserData: data).http(message!, path: path.map { String(cString: $0) } ?? "/", query: query)
-        }, userData, nil)
+        g_signal_connect_data(
+            UnsafeMutableRawPointer(server), "request-started", unsafeBitCast(onRequest, to: GCallback.self),
+            userData, nil, GConnectFlags(0))
+        soup_server_add_handler(
+            server, nil,
+            { _, message, path, query, data in
+                ServerState.from(callbackUserData: data).http(
+                    message!, path: path.map { String(cString: $0) } ?? "/", query: query)
+            }, userData, nil)
         // The plain handler on /ws runs first and refuses a bad room or token (403) before the upgrade.
-        soup_server_add_handler(server, "/ws", { _, message, path, query, data in
-            ServerState.from(callbackUserData: data).http(message!, path: path.map { String(cString: $0) } ?? "/", query: query)
-        }, userData, nil)
-        soup_server_add_websocket_handler(server, "/ws", nil, nil, { _, message, path, connection, data in
-            ServerState.from(callbackUserData: data).accepted(connection!, message: message!, path: path.map { String(cString: $0) } ?? "")
-        }, userData, nil)
+        soup_server_add_handler(
+            server, "/ws",
+            { _, message, path, query, data in
+                ServerState.from(callbackUserData: data).http(
+                    message!, path: path.map { String(cString: $0) } ?? "/", query: query)
+            }, userData, nil)
+        soup_server_add_websocket_handler(
+            server, "/ws", nil, nil,
+            { _, message, path, connection, data in
+                ServerState.from(callbackUserData: data).accepted(
+                    connection!, message: message!, path: path.map { String(cString: $0) } ?? "")
+            }, userData, nil)
         var error: UnsafeMutablePointer<GError>?
         guard soup_server_listen(server, address, options, &error) != 0 else {
             g_object_unref(UnsafeMutableRawPointer(server))
@@ -206,7 +225,8 @@ final class ServerState {
         }
         scheme = options == SOUP_SERVER_LISTEN_HTTPS ? "https" : "http"
         // A wildcard address is no place to send anyone: the link names this machine instead.
-        let named = ["0.0.0.0", "::"].contains(configuration.host) ? ProcessInfo.processInfo.hostName : configuration.host
+        let named =
+            ["0.0.0.0", "::"].contains(configuration.host) ? ProcessInfo.processInfo.hostName : configuration.host
         let host = named.contains(":") ? "[\(named)]" : named
         baseURL = "\(scheme)://\(host):\(port)"
         startTimer()
@@ -218,7 +238,9 @@ final class ServerState {
     /// its invite link and the snapshot to write before anyone is told of it.
     func addRoom(named name: String, stateFile: String?, saved: Data?) throws -> (String, Data?) {
         guard Self.isRoomName(name) else { throw RoomServerError.badRoomName(name) }
-        guard rooms[name] != nil || rooms.count < limits.maxRooms else { throw RoomServerError.tooManyRooms(limits.maxRooms) }
+        guard rooms[name] != nil || rooms.count < limits.maxRooms else {
+            throw RoomServerError.tooManyRooms(limits.maxRooms)
+        }
         var room = Room(name: name, limits: limits)
         if let stateFile, let saved {
             let snapshot: RoomSnapshot
@@ -228,10 +250,12 @@ final class ServerState {
                 throw RoomServerError.stateFile(stateFile, reason: "it is not a room state written by sharectl serve")
             }
             guard snapshot.name == name else {
-                throw RoomServerError.stateFile(stateFile, reason: "it holds room '\(escapedForLog(snapshot.name))', not '\(name)'")
+                throw RoomServerError.stateFile(
+                    stateFile, reason: "it holds room '\(escapedForLog(snapshot.name))', not '\(name)'")
             }
             room = Room(restoring: snapshot, limits: limits, now: .now)
-            logger.info("room \(name) restored with \(snapshot.participants.count) participants within their grace period")
+            logger.info(
+                "room \(name) restored with \(snapshot.participants.count) participants within their grace period")
         }
         let hosted = HostedRoom(room: room, stateFile: stateFile)
         hosted.seenRevision = room.revision
@@ -276,8 +300,9 @@ final class ServerState {
         }
         let id = nextConnection
         nextConnection += 1
-        let socket = RoomSocket(id: id, roomName: parts[1], address: address, connection: connection, owner: self,
-                                limits: limits, now: .now)
+        let socket = RoomSocket(
+            id: id, roomName: parts[1], address: address, connection: connection, owner: self,
+            limits: limits, now: .now)
         sockets[id] = socket
         hosted.room.connected(id, now: .now)
         logger.debug("connection \(id) opened in room \(parts[1])")
@@ -324,7 +349,9 @@ final class ServerState {
         }
         if hosted.room.revision != hosted.seenRevision {
             hosted.seenRevision = hosted.room.revision
-            let who = hosted.room.participants.map { "\(escapedForLog($0.name)) (\($0.id)\($0.sharing ? ", sharing" : ""))" }
+            let who = hosted.room.participants.map {
+                "\(escapedForLog($0.name)) (\($0.id)\($0.sharing ? ", sharing" : ""))"
+            }
             logger.info("room \(hosted.room.name): \(who.isEmpty ? "nobody" : who.joined(separator: ", "))")
             if hosted.schedule.changed(now: .now) { save(hosted) }
         }
@@ -332,10 +359,12 @@ final class ServerState {
 
     func startTimer() {
         let source = g_timeout_source_new(1000)!
-        g_source_set_callback(source, { data in
-            ServerState.from(callbackUserData: data).tick()
-            return 1
-        }, userData, nil)
+        g_source_set_callback(
+            source,
+            { data in
+                ServerState.from(callbackUserData: data).tick()
+                return 1
+            }, userData, nil)
         g_source_attach(source, g_main_context_get_thread_default())
         timer = source
     }
@@ -376,7 +405,9 @@ final class ServerState {
 
     static func isRoomName(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64
-            && name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" || $0 == "_" }
+            && name.unicodeScalars.allSatisfy {
+                ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" || $0 == "_"
+            }
     }
 
     static func take(_ error: UnsafeMutablePointer<GError>?) -> String {

@@ -30,8 +30,10 @@ final class RoomSocket {
     private let ackedAtStart: Int64
     private var handedOver: Int64 = 0
 
-    init(id: ConnectionID, roomName: String, address: String, connection: OpaquePointer, owner: ServerState,
-         limits: RoomLimits, now: ContinuousClock.Instant) {
+    init(
+        id: ConnectionID, roomName: String, address: String, connection: OpaquePointer, owner: ServerState,
+        limits: RoomLimits, now: ContinuousClock.Instant
+    ) {
         self.id = id
         self.roomName = roomName
         self.address = address
@@ -42,7 +44,9 @@ final class RoomSocket {
         g_object_ref(UnsafeMutableRawPointer(connection))
         // libsoup keeps the socket under the stolen stream (soup_server_connection_steal).
         let stream = soup_websocket_connection_get_io_stream(connection)
-        let socket = stream.flatMap { g_object_get_data(UnsafeMutableRawPointer($0).assumingMemoryBound(to: GObject.self), "GSocket") }
+        let socket = stream.flatMap {
+            g_object_get_data(UnsafeMutableRawPointer($0).assumingMemoryBound(to: GObject.self), "GSocket")
+        }
         descriptor = socket.map { g_socket_get_fd($0.assumingMemoryBound(to: GSocket.self)) } ?? -1
         ackedAtStart = descriptor >= 0 ? max(0, CShareSoup_tcp_bytes_acked(descriptor)) : 0
         // The room refuses frames over `maxFrameBytes` with a clean close (1009) once it has them.
@@ -50,9 +54,11 @@ final class RoomSocket {
         // huge one is cut off by libsoup before it is held (an abrupt close, without the code).
         soup_websocket_connection_set_max_incoming_payload_size(connection, guint64(limits.maxFrameBytes) * 4)
         // A ping goes out behind the output already queued: its pong says the peer has read it all.
-        soup_websocket_connection_set_keepalive_interval(connection, guint(max(1, limits.keepaliveInterval.components.seconds)))
+        soup_websocket_connection_set_keepalive_interval(
+            connection, guint(max(1, limits.keepaliveInterval.components.seconds)))
         let data = Unmanaged.passUnretained(self).toOpaque()
-        let onMessage: @convention(c) (OpaquePointer?, gint, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, type, bytes, data in
+        let onMessage: @convention(c) (OpaquePointer?, gint, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
+            _, type, bytes, data in
             RoomSocket.from(callbackUserData: data).message(type: type, bytes: bytes)
         }
         let onPong: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, _, data in
@@ -63,9 +69,12 @@ final class RoomSocket {
         }
         let instance = UnsafeMutableRawPointer(connection)
         handlers = [
-            g_signal_connect_data(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data, nil, GConnectFlags(0)),
-            g_signal_connect_data(instance, "pong", unsafeBitCast(onPong, to: GCallback.self), data, nil, GConnectFlags(0)),
-            g_signal_connect_data(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data, nil, GConnectFlags(0)),
+            g_signal_connect_data(
+                instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data, nil, GConnectFlags(0)),
+            g_signal_connect_data(
+                instance, "pong", unsafeBitCast(onPong, to: GCallback.self), data, nil, GConnectFlags(0)),
+            g_signal_connect_data(
+                instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data, nil, GConnectFlags(0))
         ]
     }
 
@@ -106,7 +115,9 @@ final class RoomSocket {
         var size: gsize = 0
         let pointer = g_bytes_get_data(bytes, &size)
         if type == gint(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
-            let text = pointer.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(size)), as: UTF8.self) } ?? ""
+            let text =
+                pointer.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(size)), as: UTF8.self) }
+                ?? ""
             owner.text(text, from: self)
         } else {
             owner.binary(byteCount: Int(size), from: self)

@@ -15,8 +15,9 @@ extension ServerState {
         let onHeaders: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { message, data in
             ServerState.from(callbackUserData: data).headersArrived(message!)
         }
-        g_signal_connect_data(UnsafeMutableRawPointer(message), "got-headers", unsafeBitCast(onHeaders, to: GCallback.self),
-                              userData, nil, GConnectFlags(0))
+        g_signal_connect_data(
+            UnsafeMutableRawPointer(message), "got-headers", unsafeBitCast(onHeaders, to: GCallback.self),
+            userData, nil, GConnectFlags(0))
     }
 
     /// Runs once a request's headers are in (after libsoup's own checks), before any of its body
@@ -28,21 +29,29 @@ extension ServerState {
         let headers = soup_server_message_get_request_headers(message)
         let path = soup_server_message_get_uri(message).flatMap { g_uri_get_path($0) }.map { String(cString: $0) } ?? ""
         if method != "GET" && method != "HEAD" {
-            logger.notice("refused a \(escapedForLog(method, limit: 16)) request for \(escapedForLog(path)): only GET is served")
-            return answerAndClose(message, 405, "Method Not Allowed", "Only GET is served here.\n", extra: ["Allow: GET, HEAD"])
+            logger.notice(
+                "refused a \(escapedForLog(method, limit: 16)) request for \(escapedForLog(path)): only GET is served")
+            return answerAndClose(
+                message, 405, "Method Not Allowed", "Only GET is served here.\n", extra: ["Allow: GET, HEAD"])
         }
         let encoding = soup_message_headers_get_encoding(headers)
-        let length = encoding == SOUP_ENCODING_CONTENT_LENGTH ? Int(soup_message_headers_get_content_length(headers)) : 0
-        if encoding != SOUP_ENCODING_NONE && encoding != SOUP_ENCODING_CONTENT_LENGTH || length > limits.maxRequestBodyBytes {
+        let length =
+            encoding == SOUP_ENCODING_CONTENT_LENGTH ? Int(soup_message_headers_get_content_length(headers)) : 0
+        if encoding != SOUP_ENCODING_NONE && encoding != SOUP_ENCODING_CONTENT_LENGTH
+            || length > limits.maxRequestBodyBytes
+        {
             logger.notice("refused a request for \(escapedForLog(path)) with a body")
             return answerAndClose(message, 413, "Content Too Large", "A request here has no body.\n")
         }
     }
 
     /// Writes a whole response on the connection, taken from libsoup, and closes it.
-    func answerAndClose(_ message: OpaquePointer, _ status: Int, _ reason: String, _ body: String, extra: [String] = []) {
-        var lines = ["HTTP/1.1 \(status) \(reason)", "Connection: close", "Content-Type: text/plain; charset=utf-8",
-                     "Content-Length: \(body.utf8.count)"]
+    func answerAndClose(_ message: OpaquePointer, _ status: Int, _ reason: String, _ body: String, extra: [String] = [])
+    {
+        var lines = [
+            "HTTP/1.1 \(status) \(reason)", "Connection: close", "Content-Type: text/plain; charset=utf-8",
+            "Content-Length: \(body.utf8.count)"
+        ]
         lines += policyHeaders(for: message).map { "\($0.0): \($0.1)" } + extra
         let response = Array((lines.joined(separator: "\r\n") + "\r\n\r\n" + body).utf8)
         response.withUnsafeBufferPointer { buffer in
@@ -52,7 +61,9 @@ extension ServerState {
 
     func http(_ message: OpaquePointer, path: String, query: OpaquePointer?) {
         let method = soup_server_message_get_method(message).map { String(cString: $0) } ?? ""
-        let token = query.flatMap { g_hash_table_lookup($0, "t") }.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+        let token = query.flatMap { g_hash_table_lookup($0, "t") }.map {
+            String(cString: $0.assumingMemoryBound(to: CChar.self))
+        }
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard method == "GET" || method == "HEAD" else {  // refused at its headers already
             return respond(message, 405, "text/plain; charset=utf-8", Array("Only GET is served here.\n".utf8))
@@ -61,24 +72,33 @@ extension ServerState {
         case "ws", "r":
             guard parts.count == 2, let hosted = rooms[parts[1]], let token, hosted.room.accepts(token: token) else {
                 logger.notice("refused \(escapedForLog(path)): no such room, or the token is not the room's")
-                return respond(message, 403, "text/plain; charset=utf-8",
-                               Array("Refused: no such room, or the invite token is not this room's.\n".utf8))
+                return respond(
+                    message, 403, "text/plain; charset=utf-8",
+                    Array("Refused: no such room, or the invite token is not this room's.\n".utf8))
             }
             if parts[0] == "ws" {
                 if let origin = header(message, "Origin"), !originAllowed(origin, host: header(message, "Host")) {
                     logger.notice("refused a WebSocket from the page origin \(escapedForLog(origin))")
-                    return respond(message, 403, "text/plain; charset=utf-8",
-                                   Array("Refused: pages from another site may not open this room (see sharectl serve --allow-origin).\n".utf8))
+                    return respond(
+                        message, 403, "text/plain; charset=utf-8",
+                        Array(
+                            "Refused: pages from another site may not open this room (see sharectl serve --allow-origin).\n"
+                                .utf8))
                 }
                 let address = Self.remoteHost(message)
                 if sockets.values.count(where: { $0.address == address }) >= limits.maxSocketsPerAddress {
-                    logger.notice("refused a WebSocket from \(escapedForLog(address)): it has \(limits.maxSocketsPerAddress) open")
-                    return respond(message, 429, "text/plain; charset=utf-8",
-                                   Array("Refused: too many connections from your address.\n".utf8))
+                    logger.notice(
+                        "refused a WebSocket from \(escapedForLog(address)): it has \(limits.maxSocketsPerAddress) open"
+                    )
+                    return respond(
+                        message, 429, "text/plain; charset=utf-8",
+                        Array("Refused: too many connections from your address.\n".utf8))
                 }
                 return  // no status: the WebSocket upgrade goes on
             }
-            guard let page = client.file("room.html") else { return respond(message, 500, "text/plain", Array("client missing\n".utf8)) }
+            guard let page = client.file("room.html") else {
+                return respond(message, 500, "text/plain", Array("client missing\n".utf8))
+            }
             respond(message, 200, page.contentType, page.bytes)
         case "client":
             guard parts.count == 2, let file = client.file(parts[1]) else {
@@ -95,20 +115,25 @@ extension ServerState {
         let headers = soup_server_message_get_response_headers(message)
         for (name, value) in policyHeaders(for: message) { soup_message_headers_replace(headers, name, value) }
         body.withUnsafeBufferPointer { buffer in
-            soup_server_message_set_response(message, contentType, SOUP_MEMORY_COPY, buffer.baseAddress, gsize(buffer.count))
+            soup_server_message_set_response(
+                message, contentType, SOUP_MEMORY_COPY, buffer.baseAddress, gsize(buffer.count))
         }
     }
 
     /// The headers on every response. The page's address holds the room's token: no referrer
     /// carries it away, no other site frames the page, and the page connects only back here.
     func policyHeaders(for message: OpaquePointer) -> [(String, String)] {
-        let host = header(message, "Host").flatMap { Self.isHostHeader($0) ? $0 : nil }
+        let host =
+            header(message, "Host").flatMap { Self.isHostHeader($0) ? $0 : nil }
             ?? baseURL.split(separator: "/").dropFirst().first.map(String.init) ?? "localhost"
         let socketScheme = scheme == "https" ? "wss" : "ws"
-        let policy = "default-src 'self'; connect-src 'self' \(socketScheme)://\(host); media-src 'self' blob: mediastream:; "
+        let policy =
+            "default-src 'self'; connect-src 'self' \(socketScheme)://\(host); media-src 'self' blob: mediastream:; "
             + "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-        return [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-                ("Content-Security-Policy", policy)]
+        return [
+            ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+            ("Content-Security-Policy", policy)
+        ]
     }
 
     /// A page may open the room's socket when it came from this server (its origin names the host
@@ -128,7 +153,10 @@ extension ServerState {
     /// A `Host` header fit to be named in a policy: a name or address and a port, nothing more.
     static func isHostHeader(_ host: String) -> Bool {
         !host.isEmpty && host.utf8.count <= 255
-            && host.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0)) }
+            && host.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0))
+            }
     }
 
     func header(_ message: OpaquePointer, _ name: String) -> String? {

@@ -1,7 +1,7 @@
 import Foundation
 import ShareCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A room's state file, read and written without following a link: written whole to a new file

@@ -15,8 +15,10 @@ public struct CommandDescription: Hashable, Sendable {
     /// Lines printed after the options: what a command reads on standard input, signals, files.
     public var notes: [String]
 
-    public init(_ name: String, aliases: [String] = [], summary: String, synopsis: [String] = [],
-                arguments: [CommandOption.Completion] = [], options: [CommandOption] = [], notes: [String] = []) {
+    public init(
+        _ name: String, aliases: [String] = [], summary: String, synopsis: [String] = [],
+        arguments: [CommandOption.Completion] = [], options: [CommandOption] = [], notes: [String] = []
+    ) {
         self.name = name
         self.aliases = aliases
         self.summary = summary

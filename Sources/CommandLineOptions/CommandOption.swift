@@ -33,8 +33,10 @@ public struct CommandOption: Hashable, Sendable {
     public var repeatable: Bool
     public var completion: Completion
 
-    public init(name: String, kind: Kind, defaultValue: String? = nil, help: String, repeatable: Bool = false,
-                completion: Completion = .none) {
+    public init(
+        name: String, kind: Kind, defaultValue: String? = nil, help: String, repeatable: Bool = false,
+        completion: Completion = .none
+    ) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
@@ -44,15 +46,20 @@ public struct CommandOption: Hashable, Sendable {
     }
 
     /// `--name PLACEHOLDER`.
-    public static func value(_ name: String, _ placeholder: String, default defaultValue: String? = nil,
-                             repeatable: Bool = false, completion: Completion = .none, _ help: String) -> CommandOption {
-        CommandOption(name: name, kind: .value(placeholder: placeholder), defaultValue: defaultValue, help: help,
-                      repeatable: repeatable, completion: completion)
+    public static func value(
+        _ name: String, _ placeholder: String, default defaultValue: String? = nil,
+        repeatable: Bool = false, completion: Completion = .none, _ help: String
+    ) -> CommandOption {
+        CommandOption(
+            name: name, kind: .value(placeholder: placeholder), defaultValue: defaultValue, help: help,
+            repeatable: repeatable, completion: completion)
     }
 
     /// `--name a|b|c`: the placeholder lists the words and a shell offers them.
-    public static func choice(_ name: String, _ words: [String], default defaultValue: String? = nil,
-                              _ help: String) -> CommandOption {
+    public static func choice(
+        _ name: String, _ words: [String], default defaultValue: String? = nil,
+        _ help: String
+    ) -> CommandOption {
         value(name, words.joined(separator: "|"), default: defaultValue, completion: .words(words), help)
     }
 

@@ -20,8 +20,9 @@ public struct CommandTable: Sendable {
 
     /// The built-in `help` as a command like the others (for the list and the completions).
     public var helpCommand: CommandDescription {
-        CommandDescription(Self.helpCommandName, summary: "this text, or what a command does and its options",
-                           synopsis: ["[COMMAND]"], arguments: [.words(commands.map(\.name))])
+        CommandDescription(
+            Self.helpCommandName, summary: "this text, or what a command does and its options",
+            synopsis: ["[COMMAND]"], arguments: [.words(commands.map(\.name))])
     }
 
     /// The table's commands and `help`.
@@ -56,8 +57,10 @@ public struct CommandTable: Sendable {
             var names: Set<String> = []
             for option in command.options {
                 if !names.insert(option.name).inserted { found.append("\(command.name): --\(option.name) twice") }
-                if option.name == "help" || option.name.isEmpty || option.name.hasPrefix("-") || option.name.contains("=")
-                    || option.name.contains(where: \.isWhitespace) {
+                if option.name == "help" || option.name.isEmpty || option.name.hasPrefix("-")
+                    || option.name.contains("=")
+                    || option.name.contains(where: \.isWhitespace)
+                {
                     found.append("\(command.name): an option cannot be named '\(option.name)'")
                 }
                 if !option.takesValue, option.defaultValue != nil || option.repeatable {

@@ -5,7 +5,9 @@ extension CommandTable {
         var lines = ["usage: \(program) COMMAND [ARGUMENT...] [OPTIONS]", "", "commands:"]
         let rows = allCommands.map { ($0.name, $0.summary) }
         lines += Self.columns(rows)
-        lines += ["", "\(program) COMMAND --help (or \(program) help COMMAND) says what a command does and lists its options."]
+        lines += [
+            "", "\(program) COMMAND --help (or \(program) help COMMAND) says what a command does and lists its options."
+        ]
         if !notes.isEmpty { lines += [""] + notes }
         return lines.joined(separator: "\n")
     }
@@ -36,7 +38,8 @@ extension CommandTable {
 
     /// Two columns, the second starting at one place and wrapped at `lineWidth`; a left entry too
     /// long for its column puts its text on the next line.
-    static func columns(_ rows: [(String, String)], indent: Int = 2, widest: Int = 30, lineWidth: Int = 100) -> [String] {
+    static func columns(_ rows: [(String, String)], indent: Int = 2, widest: Int = 30, lineWidth: Int = 100) -> [String]
+    {
         let width = min(rows.map(\.0.count).max() ?? 0, widest)
         let pad = String(repeating: " ", count: indent)
         let hanging = pad + String(repeating: " ", count: width + 2)

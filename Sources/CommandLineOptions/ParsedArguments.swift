@@ -11,8 +11,10 @@ public struct ParsedArguments: Hashable, Sendable {
     private var switches: Set<String>
     private let options: [String: CommandOption]
 
-    public init(command: CommandDescription, positional: [String] = [], values: [String: [String]] = [:],
-                switches: Set<String> = []) {
+    public init(
+        command: CommandDescription, positional: [String] = [], values: [String: [String]] = [:],
+        switches: Set<String> = []
+    ) {
         self.command = command.name
         self.positional = positional
         given = values

@@ -43,7 +43,9 @@ extension CommandTable {
                 switches.insert(name)
             case .value:
                 guard let value = inline ?? rest.popFirst() else {
-                    throw UsageError(description: "--\(name) needs a value: \(option.spelled) (see: \(program) \(command.name) --help)")
+                    throw UsageError(
+                        description:
+                            "--\(name) needs a value: \(option.spelled) (see: \(program) \(command.name) --help)")
                 }
                 values[name, default: []].append(value)
             }
@@ -61,10 +63,13 @@ extension CommandTable {
         case 1 where Self.asksForHelp(words[0]):
             return .help(command: Self.helpCommandName)
         case 1:
-            guard let command = command(named: words[0]) else { throw UsageError(description: unknownCommand(words[0])) }
+            guard let command = command(named: words[0]) else {
+                throw UsageError(description: unknownCommand(words[0]))
+            }
             return .help(command: command.name)
         default:
-            throw UsageError(description: "help takes one command, e.g. \(program) help \(commands.first?.name ?? "COMMAND")")
+            throw UsageError(
+                description: "help takes one command, e.g. \(program) help \(commands.first?.name ?? "COMMAND")")
         }
     }
 

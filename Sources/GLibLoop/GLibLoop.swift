@@ -50,10 +50,12 @@ public final class GLibLoop: Sendable {
             // the callback at once here, on the context's own thread, before the loop runs.)
             let box = Unmanaged.passRetained(SemaphoreBox(started))
             let idle = g_idle_source_new()
-            g_source_set_callback(idle, { data in
-                Unmanaged<SemaphoreBox>.fromOpaque(data!).takeRetainedValue().semaphore.signal()
-                return 0
-            }, box.toOpaque(), nil)
+            g_source_set_callback(
+                idle,
+                { data in
+                    Unmanaged<SemaphoreBox>.fromOpaque(data!).takeRetainedValue().semaphore.signal()
+                    return 0
+                }, box.toOpaque(), nil)
             g_source_attach(idle, context)
             g_source_unref(idle)
             g_main_loop_run(handles.loop)
@@ -87,10 +89,12 @@ public final class GLibLoop: Sendable {
     public func invoke(_ work: @escaping @Sendable () -> Void) {
         if shared.state.withLock({ $0.stopped }) { return }
         let box = Unmanaged.passRetained(WorkBox(work))
-        g_main_context_invoke(context, { data in
-            Unmanaged<WorkBox>.fromOpaque(data!).takeRetainedValue().work()
-            return 0  // G_SOURCE_REMOVE
-        }, box.toOpaque())
+        g_main_context_invoke(
+            context,
+            { data in
+                Unmanaged<WorkBox>.fromOpaque(data!).takeRetainedValue().work()
+                return 0  // G_SOURCE_REMOVE
+            }, box.toOpaque())
     }
 
     /// Runs `work` on the loop thread and waits for its result. Blocks the caller: call it from a
@@ -121,7 +125,9 @@ public final class GLibLoop: Sendable {
         let name = self.name
         return try await withCheckedThrowingContinuation { continuation in
             let once = ResumeOnce(continuation, ifAbandoned: GLibLoopError.stopped(name))
-            invoke({ once.resume(with: Result { try work() }) }, ifDropped: { once.resume(throwing: GLibLoopError.stopped(name)) })
+            invoke(
+                { once.resume(with: Result { try work() }) },
+                ifDropped: { once.resume(throwing: GLibLoopError.stopped(name)) })
         }
     }
 
@@ -150,7 +156,8 @@ public final class GLibLoop: Sendable {
     /// Runs `work` on the loop thread every `interval` until it returns false or the timer is
     /// cancelled. The returned timer cancels itself when released.
     public func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Bool) -> GLibTimer {
-        let millis = UInt32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+        let millis = UInt32(
+            clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
         let timer = GLibTimer(context: handles)
         let box = Unmanaged.passRetained(TimerBox(work))
         timer.attach(millis: max(1, millis), box: box)
@@ -169,7 +176,9 @@ public final class GLibLoop: Sendable {
         g_main_context_wakeup(context)
         if !isLoopThread { finished.wait() }
         // Work that did not run by now never will: its awaiting callers hear so.
-        for abandoned in shared.state.withLock({ s in defer { s.abandon = [:] }; return s.abandon.values }) { abandoned() }
+        for abandoned in shared.state.withLock({ s in
+            defer { s.abandon = [:] }; return s.abandon.values
+        }) { abandoned() }
     }
 }
 
@@ -198,17 +207,24 @@ public final class GLibTimer: Sendable {
 
     fileprivate func attach(millis: UInt32, box: Unmanaged<TimerBox>) {
         guard let created = g_timeout_source_new(millis) else { return }
-        g_source_set_callback(created, { data in
-            Unmanaged<TimerBox>.fromOpaque(data!).takeUnretainedValue().work() ? 1 : 0
-        }, box.toOpaque(), { data in
-            Unmanaged<TimerBox>.fromOpaque(data!).release()
-        })
+        g_source_set_callback(
+            created,
+            { data in
+                Unmanaged<TimerBox>.fromOpaque(data!).takeUnretainedValue().work() ? 1 : 0
+            }, box.toOpaque(),
+            { data in
+                Unmanaged<TimerBox>.fromOpaque(data!).release()
+            })
         g_source_attach(created, handles.context)
         source.withLock { $0 = SourcePointer(pointer: created) }
     }
 
     public func cancel() {
-        guard let current = source.withLock({ s -> SourcePointer? in defer { s = nil }; return s }) else { return }
+        guard
+            let current = source.withLock({ s -> SourcePointer? in
+                defer { s = nil }; return s
+            })
+        else { return }
         g_source_destroy(current.pointer)
         g_source_unref(current.pointer)
     }

@@ -53,8 +53,9 @@ public final class LoopConfined<Value>: @unchecked Sendable {
     }
 
     private func checkThread() {
-        assert(loop.isLoopThread || loop.hasStopped,
-               "\(Value.self) belongs to the \(loop.name) loop's thread and was touched from another thread")
+        assert(
+            loop.isLoopThread || loop.hasStopped,
+            "\(Value.self) belongs to the \(loop.name) loop's thread and was touched from another thread")
     }
 
     deinit {

@@ -25,7 +25,9 @@ public enum ClientMessage: Hashable, Sendable {
         guard let value = JSONValue.parse(text) else { return .failure(.notJSON) }
         guard case .object(let object) = value else { return .failure(.notAnObject) }
         guard let type = object["type"] else { return .failure(.missing(field: "type", in: nil)) }
-        guard let typeName = type.stringValue else { return .failure(.wrongType(field: "type", in: nil, want: "a string")) }
+        guard let typeName = type.stringValue else {
+            return .failure(.wrongType(field: "type", in: nil, want: "a string"))
+        }
         switch typeName {
         case "join": return parseJoin(object)
         case "leave": return .success(.leave)
@@ -38,11 +40,14 @@ public enum ClientMessage: Hashable, Sendable {
 
     private static func parseJoin(_ object: [String: JSONValue]) -> Result<ClientMessage, RoomMessageError> {
         guard let field = object["name"] else { return .failure(.missing(field: "name", in: "join")) }
-        guard let raw = field.stringValue else { return .failure(.wrongType(field: "name", in: "join", want: "a string")) }
+        guard let raw = field.stringValue else {
+            return .failure(.wrongType(field: "name", in: "join", want: "a string"))
+        }
         let name = raw.trimmingWhitespace
         guard !name.isEmpty else { return .failure(.invalid(field: "name", in: "join", why: "it is empty")) }
         guard name.utf8.count <= maxNameBytes else {
-            return .failure(.invalid(field: "name", in: "join", why: "it is longer than \(maxNameBytes) bytes in UTF-8"))
+            return .failure(
+                .invalid(field: "name", in: "join", why: "it is longer than \(maxNameBytes) bytes in UTF-8"))
         }
         let categories = name.unicodeScalars.map(\.properties.generalCategory)
         guard !categories.contains(where: { [.control, .lineSeparator, .paragraphSeparator].contains($0) }) else {
@@ -50,14 +55,17 @@ public enum ClientMessage: Hashable, Sendable {
         }
         // Bidi overrides and isolates, zero-width characters: they make a name read as another.
         guard !categories.contains(.format) else {
-            return .failure(.invalid(field: "name", in: "join", why: "it holds invisible formatting characters (bidi or zero-width)"))
+            return .failure(
+                .invalid(
+                    field: "name", in: "join", why: "it holds invisible formatting characters (bidi or zero-width)"))
         }
         var resume: String?
         switch object["resume"] {
         case nil, .null?: break
         case .string(let key)?:
             guard key.utf8.count <= maxResumeCharacters else {
-                return .failure(.invalid(field: "resume", in: "join", why: "it is longer than \(maxResumeCharacters) characters"))
+                return .failure(
+                    .invalid(field: "resume", in: "join", why: "it is longer than \(maxResumeCharacters) characters"))
             }
             resume = key.isEmpty ? nil : key
         default: return .failure(.wrongType(field: "resume", in: "join", want: "a string"))
@@ -76,14 +84,19 @@ public enum ClientMessage: Hashable, Sendable {
         }
         switch kind {
         case .offer, .answer:
-            guard let sdp = object["sdp"] else { return .failure(.missing(field: "sdp", in: "signal \(kind.rawValue)")) }
+            guard let sdp = object["sdp"] else {
+                return .failure(.missing(field: "sdp", in: "signal \(kind.rawValue)"))
+            }
             guard let text = sdp.stringValue, !text.isEmpty else {
                 return .failure(.wrongType(field: "sdp", in: "signal \(kind.rawValue)", want: "a non-empty string"))
             }
         case .candidate:
-            guard let candidate = object["candidate"] else { return .failure(.missing(field: "candidate", in: "signal candidate")) }
+            guard let candidate = object["candidate"] else {
+                return .failure(.missing(field: "candidate", in: "signal candidate"))
+            }
             guard candidate.stringValue != nil else {
-                return .failure(.wrongType(field: "candidate", in: "signal candidate", want: "a string (empty: end of candidates)"))
+                return .failure(
+                    .wrongType(field: "candidate", in: "signal candidate", want: "a string (empty: end of candidates)"))
             }
         }
         if let mid = object["mid"], mid != .null {
@@ -96,7 +109,9 @@ public enum ClientMessage: Hashable, Sendable {
 
     private static func parseShare(_ object: [String: JSONValue]) -> Result<ClientMessage, RoomMessageError> {
         guard let on = object["on"] else { return .failure(.missing(field: "on", in: "share")) }
-        guard let isOn = on.boolValue else { return .failure(.wrongType(field: "on", in: "share", want: "true or false")) }
+        guard let isOn = on.boolValue else {
+            return .failure(.wrongType(field: "on", in: "share", want: "true or false"))
+        }
         var mid: String?
         if let field = object["mid"], field != .null {
             guard let text = field.stringValue, text.utf8.count <= maxMidCharacters else {
@@ -109,7 +124,9 @@ public enum ClientMessage: Hashable, Sendable {
 
     private static func parseMedia(_ object: [String: JSONValue]) -> Result<ClientMessage, RoomMessageError> {
         if let screens = object["screens"], screens != .null {
-            guard let list = screens.arrayValue else { return .failure(.wrongType(field: "screens", in: "media", want: "an array")) }
+            guard let list = screens.arrayValue else {
+                return .failure(.wrongType(field: "screens", in: "media", want: "an array"))
+            }
             for entry in list {
                 guard let report = entry.objectValue, report["from"]?.stringValue != nil else {
                     return .failure(.wrongType(field: "screens[]", in: "media", want: "objects with a \"from\" id"))
@@ -124,8 +141,10 @@ public enum ClientMessage: Hashable, Sendable {
         }
         if let cameras = object["cameras"], cameras != .null {
             guard let list = cameras.arrayValue,
-                  list.allSatisfy({ $0.objectValue?["from"]?.stringValue != nil }) else {
-                return .failure(.wrongType(field: "cameras", in: "media", want: "an array of objects with a \"from\" id"))
+                list.allSatisfy({ $0.objectValue?["from"]?.stringValue != nil })
+            else {
+                return .failure(
+                    .wrongType(field: "cameras", in: "media", want: "an array of objects with a \"from\" id"))
             }
         }
         if let hearing = object["hearing"], hearing != .null {
@@ -165,7 +184,8 @@ extension String {
     var trimmingWhitespace: String {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
         return String(scalars[first...last])
     }
 }

@@ -131,15 +131,19 @@ public struct Room: Sendable {
 
     /// A room as a snapshot left it: every participant absent since `now`, keeping its place for
     /// the grace period so it can resume.
-    public init(restoring snapshot: RoomSnapshot, limits: RoomLimits = RoomLimits(), secrets: SecretSource = .system,
-                now: ContinuousClock.Instant) {
+    public init(
+        restoring snapshot: RoomSnapshot, limits: RoomLimits = RoomLimits(), secrets: SecretSource = .system,
+        now: ContinuousClock.Instant
+    ) {
         name = snapshot.name
         token = snapshot.token
         self.limits = limits
         self.secrets = secrets
         nextNumber = max(1, snapshot.nextNumber)
         members = snapshot.participants.map { Member(participant: $0, connection: nil, absentSince: now) }
-        for member in members where member.participant.number >= nextNumber { nextNumber = member.participant.number + 1 }
+        for member in members where member.participant.number >= nextNumber {
+            nextNumber = member.participant.number + 1
+        }
     }
 
     public var snapshot: RoomSnapshot {
@@ -179,8 +183,10 @@ public struct Room: Sendable {
         for (connection, link) in links.sorted(by: { $0.key < $1.key })
         where !link.joined && !link.closing && now - link.openedAt >= limits.joinTimeout {
             links[connection]?.closing = true
-            out += [error(to: connection, code: "not-joined", "no join within \(limits.joinTimeout)"),
-                    .close(connection, code: 1008, reason: "no join")]
+            out += [
+                error(to: connection, code: "not-joined", "no join within \(limits.joinTimeout)"),
+                .close(connection, code: 1008, reason: "no join")
+            ]
         }
         let expired = members.filter { member in
             guard let since = member.absentSince else { return false }
@@ -191,14 +197,18 @@ public struct Room: Sendable {
     }
 
     /// A binary frame: not part of the protocol, answered with an error (or closed if too large).
-    public mutating func receivedBinary(byteCount: Int, from connection: ConnectionID,
-                                        now: ContinuousClock.Instant) -> [RoomOutput] {
+    public mutating func receivedBinary(
+        byteCount: Int, from connection: ConnectionID,
+        now: ContinuousClock.Instant
+    ) -> [RoomOutput] {
         if let refused = admit(byteCount: byteCount, from: connection, now: now) { return refused }
         return [error(to: connection, code: "bad-message", RoomMessageError.binary.description)]
     }
 
     /// One text frame from a connection.
-    public mutating func received(_ text: String, from connection: ConnectionID, now: ContinuousClock.Instant) -> [RoomOutput] {
+    public mutating func received(_ text: String, from connection: ConnectionID, now: ContinuousClock.Instant)
+        -> [RoomOutput]
+    {
         if let refused = admit(byteCount: text.utf8.count, from: connection, now: now) { return refused }
         let message: ClientMessage
         switch ClientMessage.parse(text) {
@@ -237,8 +247,12 @@ public struct Room: Sendable {
             let admitted = window.admit(now: now, limit: limits.maxShareMessagesPerSecond)
             members[index].shareMessages = window
             guard admitted else {
-                return [error(to: connection, code: "rate",
-                              "more than \(limits.maxShareMessagesPerSecond) share messages in one second; this one is refused")]
+                return [
+                    error(
+                        to: connection, code: "rate",
+                        "more than \(limits.maxShareMessagesPerSecond) share messages in one second; this one is refused"
+                    )
+                ]
             }
             if members[index].participant.sharing != on || members[index].participant.shareMid != mid {
                 members[index].participant.sharing = on
@@ -261,32 +275,45 @@ public struct Room: Sendable {
     private func oversized(_ text: String, from connection: ConnectionID) -> [RoomOutput]? {
         let size = text.utf8.count
         guard size > limits.maxFrameBytes else { return nil }
-        return [error(to: connection, code: "too-large",
-                      "relayed with your id the message would be \(size) bytes, over the \(limits.maxFrameBytes)-byte limit")]
+        return [
+            error(
+                to: connection, code: "too-large",
+                "relayed with your id the message would be \(size) bytes, over the \(limits.maxFrameBytes)-byte limit")
+        ]
     }
 
     // MARK: Steps
 
     /// Counts a frame against the connection's limits; returns the refusal when it breaks one.
-    private mutating func admit(byteCount: Int, from connection: ConnectionID, now: ContinuousClock.Instant) -> [RoomOutput]? {
+    private mutating func admit(byteCount: Int, from connection: ConnectionID, now: ContinuousClock.Instant)
+        -> [RoomOutput]?
+    {
         guard var link = links[connection], !link.closing else { return [] }
         if byteCount > limits.maxFrameBytes {
             links[connection]?.closing = true
-            return [error(to: connection, code: "too-large", "a message of \(byteCount) bytes is over the \(limits.maxFrameBytes)-byte limit"),
-                    .close(connection, code: 1009, reason: "message too large")]
+            return [
+                error(
+                    to: connection, code: "too-large",
+                    "a message of \(byteCount) bytes is over the \(limits.maxFrameBytes)-byte limit"),
+                .close(connection, code: 1009, reason: "message too large")
+            ]
         }
         let admitted = link.messages.admit(now: now, limit: limits.maxMessagesPerSecond)
         links[connection] = link
         if !admitted {
             links[connection]?.closing = true
-            return [error(to: connection, code: "rate", "more than \(limits.maxMessagesPerSecond) messages in one second"),
-                    .close(connection, code: 1008, reason: "too many messages")]
+            return [
+                error(to: connection, code: "rate", "more than \(limits.maxMessagesPerSecond) messages in one second"),
+                .close(connection, code: 1008, reason: "too many messages")
+            ]
         }
         return nil
     }
 
-    private mutating func join(_ connection: ConnectionID, name: String, resume: String?,
-                               now: ContinuousClock.Instant) -> [RoomOutput] {
+    private mutating func join(
+        _ connection: ConnectionID, name: String, resume: String?,
+        now: ContinuousClock.Instant
+    ) -> [RoomOutput] {
         guard links[connection]?.participantID == nil else {
             return [error(to: connection, code: "bad-message", "this connection has already joined")]
         }
@@ -310,13 +337,16 @@ public struct Room: Sendable {
             return out
         }
         guard members.count < limits.maxParticipants else {
-            return [error(to: connection, code: "room-full", "the room already has \(limits.maxParticipants) participants"),
-                    .close(connection, code: 1008, reason: "room full")]
+            return [
+                error(to: connection, code: "room-full", "the room already has \(limits.maxParticipants) participants"),
+                .close(connection, code: 1008, reason: "room full")
+            ]
         }
         let number = nextNumber
         nextNumber += 1
-        let participant = RoomParticipant(id: "p\(number)", number: number, name: name, resumeKey: secrets.next(),
-                                          sharing: false, shareMid: nil)
+        let participant = RoomParticipant(
+            id: "p\(number)", number: number, name: name, resumeKey: secrets.next(),
+            sharing: false, shareMid: nil)
         members.append(Member(participant: participant, connection: connection, absentSince: nil))
         links[connection]?.participantID = participant.id
         links[connection]?.joined = true
@@ -330,8 +360,10 @@ public struct Room: Sendable {
     private func welcome(for index: Int) -> String {
         let me = members[index].participant
         let peers = members.filter { $0.participant.id != me.id }.map(\.participant.peerJSON)
-        return JSONValue.object(["type": .string("welcome"), "id": .string(me.id), "name": .string(me.name),
-                                 "resume": .string(me.resumeKey), "peers": .array(peers)]).text
+        return JSONValue.object([
+            "type": .string("welcome"), "id": .string(me.id), "name": .string(me.name),
+            "resume": .string(me.resumeKey), "peers": .array(peers)
+        ]).text
     }
 
     /// Takes a participant out and tells everyone else.
@@ -369,6 +401,8 @@ public struct Room: Sendable {
     private func index(of id: String) -> Int? { members.firstIndex { $0.participant.id == id } }
 
     private func error(to connection: ConnectionID, code: String, _ message: String) -> RoomOutput {
-        .send(connection, JSONValue.object(["type": .string("error"), "code": .string(code), "message": .string(message)]).text)
+        .send(
+            connection,
+            JSONValue.object(["type": .string("error"), "code": .string(code), "message": .string(message)]).text)
     }
 }

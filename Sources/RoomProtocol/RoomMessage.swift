@@ -89,26 +89,35 @@ public enum RoomMessage: Sendable, Equatable {
 
     public static func parse(_ text: String) throws(Failure) -> RoomMessage {
         guard let data = text.data(using: .utf8), let any = try? JSONSerialization.jsonObject(with: data),
-              let object = any as? [String: Any] else {
+            let object = any as? [String: Any]
+        else {
             throw Failure(description: "room: a message that is not a JSON object")
         }
         guard let type = object["type"] as? String else { throw Failure(description: "room: a message without a type") }
         func string(_ key: String) throws(Failure) -> String {
-            guard let value = object[key] as? String else { throw Failure(description: "room: '\(type)' without '\(key)'") }
+            guard let value = object[key] as? String else {
+                throw Failure(description: "room: '\(type)' without '\(key)'")
+            }
             return value
         }
         switch type {
         case "join": return .join(name: try string("name"), resume: object["resume"] as? String)
         case "welcome":
-            guard let list = object["peers"] as? [Any] else { throw Failure(description: "room: 'welcome' without 'peers'") }
+            guard let list = object["peers"] as? [Any] else {
+                throw Failure(description: "room: 'welcome' without 'peers'")
+            }
             var peers: [Peer] = []
             for entry in list {
-                guard let peer = entry as? [String: Any] else { throw Failure(description: "room: a peer that is not an object") }
+                guard let peer = entry as? [String: Any] else {
+                    throw Failure(description: "room: a peer that is not an object")
+                }
                 peers.append(try Self.peer(peer))
             }
             return .welcome(id: try string("id"), resume: try string("resume"), peers: peers)
         case "joined":
-            guard let peer = object["peer"] as? [String: Any] else { throw Failure(description: "room: 'joined' without 'peer'") }
+            guard let peer = object["peer"] as? [String: Any] else {
+                throw Failure(description: "room: 'joined' without 'peer'")
+            }
             return .joined(try Self.peer(peer))
         case "left": return .left(id: try string("id"))
         case "leave": return .leave
@@ -119,10 +128,15 @@ public enum RoomMessage: Sendable, Equatable {
             guard let peer = (object["from"] as? String) ?? (object["to"] as? String) else {
                 throw Failure(description: "room: a signal with neither 'from' nor 'to'")
             }
-            let signal = Signal(peer: peer, kind: kind, sdp: object["sdp"] as? String, candidate: object["candidate"] as? String,
-                                mid: object["mid"] as? String)
-            if kind != .candidate, signal.sdp == nil { throw Failure(description: "room: an \(kind.rawValue) without 'sdp'") }
-            if kind == .candidate, signal.candidate == nil { throw Failure(description: "room: a candidate without 'candidate'") }
+            let signal = Signal(
+                peer: peer, kind: kind, sdp: object["sdp"] as? String, candidate: object["candidate"] as? String,
+                mid: object["mid"] as? String)
+            if kind != .candidate, signal.sdp == nil {
+                throw Failure(description: "room: an \(kind.rawValue) without 'sdp'")
+            }
+            if kind == .candidate, signal.candidate == nil {
+                throw Failure(description: "room: a candidate without 'candidate'")
+            }
             return .signal(signal)
         case "share":
             guard let on = object["on"] as? Bool else { throw Failure(description: "room: 'share' without 'on'") }
@@ -131,13 +145,16 @@ public enum RoomMessage: Sendable, Equatable {
             var media = Media(from: object["from"] as? String)
             for entry in object["screens"] as? [[String: Any]] ?? [] {
                 guard let from = entry["from"] as? String else { continue }
-                media.screens.append(.init(from: from, framesDecoded: (entry["framesDecoded"] as? NSNumber)?.intValue ?? 0,
-                                           screenStalled: entry["screenStalled"] as? Bool ?? false))
+                media.screens.append(
+                    .init(
+                        from: from, framesDecoded: (entry["framesDecoded"] as? NSNumber)?.intValue ?? 0,
+                        screenStalled: entry["screenStalled"] as? Bool ?? false))
             }
             media.hearing = object["hearing"] as? [String] ?? []
             for entry in object["cameras"] as? [[String: Any]] ?? [] {
                 guard let from = entry["from"] as? String else { continue }
-                media.cameras.append(.init(from: from, framesDecoded: (entry["framesDecoded"] as? NSNumber)?.intValue ?? 0))
+                media.cameras.append(
+                    .init(from: from, framesDecoded: (entry["framesDecoded"] as? NSNumber)?.intValue ?? 0))
             }
             return .media(media)
         case "error": return .error(code: try string("code"), message: object["message"] as? String ?? "")
@@ -147,8 +164,9 @@ public enum RoomMessage: Sendable, Equatable {
 
     private static func peer(_ object: [String: Any]) throws(Failure) -> Peer {
         guard let id = object["id"] as? String else { throw Failure(description: "room: a peer without 'id'") }
-        return Peer(id: id, name: object["name"] as? String ?? id, sharing: object["sharing"] as? Bool ?? false,
-                    mid: object["mid"] as? String)
+        return Peer(
+            id: id, name: object["name"] as? String ?? id, sharing: object["sharing"] as? Bool ?? false,
+            mid: object["mid"] as? String)
     }
 
     // MARK: Writing
@@ -175,10 +193,14 @@ public enum RoomMessage: Sendable, Equatable {
             if let from { object["from"] = from }
             if let mid { object["mid"] = mid }
         case .media(let media):
-            object = ["type": "media",
-                      "screens": media.screens.map { ["from": $0.from, "framesDecoded": $0.framesDecoded, "screenStalled": $0.screenStalled] },
-                      "hearing": media.hearing,
-                      "cameras": media.cameras.map { ["from": $0.from, "framesDecoded": $0.framesDecoded] }]
+            object = [
+                "type": "media",
+                "screens": media.screens.map {
+                    ["from": $0.from, "framesDecoded": $0.framesDecoded, "screenStalled": $0.screenStalled]
+                },
+                "hearing": media.hearing,
+                "cameras": media.cameras.map { ["from": $0.from, "framesDecoded": $0.framesDecoded] }
+            ]
             if let from = media.from { object["from"] = from }
         case .error(let code, let message): object = ["type": "error", "code": code, "message": message]
         }

@@ -28,7 +28,8 @@ public struct ReconnectRule: Sendable, Equatable {
     }
 
     public mutating func tick(now: ContinuousClock.Instant) -> Notice {
-        let lasting = (signallingDownSince.map { now - $0 >= Self.signallingGrace } ?? false)
+        let lasting =
+            (signallingDownSince.map { now - $0 >= Self.signallingGrace } ?? false)
             || (connectionDownSince.map { now - $0 >= Self.connectionGrace } ?? false)
         let problem = signallingDownSince != nil || connectionDownSince != nil
         switch notice {

@@ -44,8 +44,10 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
     private let published = Mutex(WatchdogStatus())
 
     /// `origin`: when the share started (a step's `t` counts from it); the clock's now if nil.
-    public init(probe: any WatchdogProbe, effector: any WatchdogEffector, logger: Logger, clock: C,
-                origin: ContinuousClock.Instant? = nil) {
+    public init(
+        probe: any WatchdogProbe, effector: any WatchdogEffector, logger: Logger, clock: C,
+        origin: ContinuousClock.Instant? = nil
+    ) {
         self.probe = probe
         self.effector = effector
         self.logger = logger
@@ -75,12 +77,16 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
         let steps = sender.tick(now: now, counters: reading.sender) + receiver.tick(now: now, people: reading.people)
         publish(steps, now: now)
         for step in steps {
-            var metadata = ["watchdog.action": step.action.name, "watchdog.rung": currentRung,
-                            "watchdog.state": status.state]
+            var metadata = [
+                "watchdog.action": step.action.name, "watchdog.rung": currentRung,
+                "watchdog.state": status.state
+            ]
             if let subject = step.action.subject { metadata["watchdog.subject"] = subject }
             switch step.action {
             case .notice(_, let text):
-                logger.info(text.map { "notice: \($0)" } ?? "notice cleared", metadata.merging(["watchdog.reason": step.reason]) { $1 })
+                logger.info(
+                    text.map { "notice: \($0)" } ?? "notice cleared",
+                    metadata.merging(["watchdog.reason": step.reason]) { $1 })
             case .held, .recovered:
                 logger.info("\(step)", metadata)
             default:
@@ -101,9 +107,12 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
 
     private func publish(_ steps: [LadderStep], now: ContinuousClock.Instant) {
         let seconds = (now - origin).inSeconds
-        let state = receiver.rung == .giveUp ? "gaveUp"
-                  : receiver.rung != .none || sender.rung != .none ? "recovering"
-                  : !sender.scaledDown.isEmpty ? "scaledDown" : "watching"
+        let state =
+            receiver.rung == .giveUp
+            ? "gaveUp"
+            : receiver.rung != .none || sender.rung != .none
+                ? "recovering"
+                : !sender.scaledDown.isEmpty ? "scaledDown" : "watching"
         let rung = currentRung
         let notices = receiver.notices.sorted { $0.key < $1.key }.map(\.value)
         published.withLock { status in
@@ -113,8 +122,9 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
             for step in steps {
                 if case .notice = step.action { continue }
                 status.steps += 1
-                let record = WatchdogStatus.Step(number: status.steps, t: seconds, action: step.action.name,
-                                                 subject: step.action.subject, reason: step.reason)
+                let record = WatchdogStatus.Step(
+                    number: status.steps, t: seconds, action: step.action.name,
+                    subject: step.action.subject, reason: step.reason)
                 status.lastStep = record
                 status.recent.append(record)
             }
@@ -126,8 +136,10 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
 }
 
 extension ScreenWatchdog where C == ContinuousClock {
-    public init(probe: any WatchdogProbe, effector: any WatchdogEffector, logger: Logger,
-                origin: ContinuousClock.Instant? = nil) {
+    public init(
+        probe: any WatchdogProbe, effector: any WatchdogEffector, logger: Logger,
+        origin: ContinuousClock.Instant? = nil
+    ) {
         self.init(probe: probe, effector: effector, logger: logger, clock: ContinuousClock(), origin: origin)
     }
 }

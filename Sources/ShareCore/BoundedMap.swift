@@ -39,7 +39,8 @@ public struct BoundedMap<Key: Hashable, Value> {
         tick &+= 1
         var evicted: (key: Key, value: Value)?
         if values[key] == nil, values.count >= capacity, let oldest = seen.min(by: { $0.value < $1.value })?.key,
-           let old = removeValue(forKey: oldest) {
+            let old = removeValue(forKey: oldest)
+        {
             evicted = (oldest, old)
         }
         values[key] = value

@@ -63,7 +63,8 @@ public struct ByteReader: Sendable {
         return UInt64(high) << 32 | UInt64(low)
     }
 
-    public mutating func readBytes(_ count: Int, _ what: StaticString = "bytes") throws(WireError) -> ArraySlice<UInt8> {
+    public mutating func readBytes(_ count: Int, _ what: StaticString = "bytes") throws(WireError) -> ArraySlice<UInt8>
+    {
         try need(count, what)
         defer { offset += count }
         return bytes[offset..<offset + count]

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The two clock readings the media path uses. Code that decides takes `now` as a parameter;

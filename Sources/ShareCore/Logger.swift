@@ -34,8 +34,10 @@ public struct Logger: Sendable {
     public var metadata: Metadata
     private let sink: @Sendable (Record) -> Void
 
-    public init(label: String, level: Level = .info, metadata: Metadata = [:],
-                sink: @escaping @Sendable (Record) -> Void = Logger.standardError) {
+    public init(
+        label: String, level: Level = .info, metadata: Metadata = [:],
+        sink: @escaping @Sendable (Record) -> Void = Logger.standardError
+    ) {
         self.label = label
         self.level = level
         self.metadata = metadata
@@ -52,16 +54,30 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
         guard level >= self.level else { return }
-        sink(Record(level: level, label: label, message: message(),
-                    metadata: metadata.isEmpty ? self.metadata : self.metadata.merging(metadata) { $1 }))
+        sink(
+            Record(
+                level: level, label: label, message: message(),
+                metadata: metadata.isEmpty ? self.metadata : self.metadata.merging(metadata) { $1 }))
     }
 
-    public func trace(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.trace, message(), metadata) }
-    public func debug(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.debug, message(), metadata) }
-    public func info(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.info, message(), metadata) }
-    public func notice(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.notice, message(), metadata) }
-    public func warning(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.warning, message(), metadata) }
-    public func error(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) { log(.error, message(), metadata) }
+    public func trace(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        log(.trace, message(), metadata)
+    }
+    public func debug(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        log(.debug, message(), metadata)
+    }
+    public func info(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        log(.info, message(), metadata)
+    }
+    public func notice(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        log(.notice, message(), metadata)
+    }
+    public func warning(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        log(.warning, message(), metadata)
+    }
+    public func error(_ message: @autoclosure () -> String, _ metadata: Metadata = [:]) {
+        log(.error, message(), metadata)
+    }
 
     /// Writes `LEVEL label: message key=value ...` to standard error, one line per record.
     public static let standardError: @Sendable (Record) -> Void = { record in

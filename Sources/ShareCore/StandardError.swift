@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Unbuffered writes to file descriptor 2, safe from any thread.
@@ -27,7 +27,7 @@ private func writeAll(_ text: String, to descriptor: Int32) {
 }
 
 #if canImport(Glibc)
-private let systemWrite = Glibc.write
+    private let systemWrite = Glibc.write
 #else
-private let systemWrite = Darwin.write
+    private let systemWrite = Darwin.write
 #endif

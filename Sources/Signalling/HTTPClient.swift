@@ -31,8 +31,10 @@ public final class HTTPClient: Sendable {
     /// Responses with a larger body are refused with `HTTPError.bodyTooLarge`.
     public let maxBodyBytes: Int
 
-    public init(loop: GLibLoop, maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes, userAgent: String = "sharectl",
-                logger: Logger = .disabled) {
+    public init(
+        loop: GLibLoop, maxBodyBytes: Int = HTTPClient.defaultMaxBodyBytes, userAgent: String = "sharectl",
+        logger: Logger = .disabled
+    ) {
         self.loop = loop
         self.maxBodyBytes = maxBodyBytes
         self.logger = logger
@@ -69,9 +71,10 @@ public final class HTTPClient: Sendable {
                 }
                 // Work the loop drops unrun (it has stopped) fails the request rather than leave
                 // the caller waiting.
-                loop.invoke({
-                    state.value.start(request, limit: limit, completion: completion, cancellable: cancellable)
-                }, ifDropped: { completion.finish(.failure(.loopStopped)) })
+                loop.invoke(
+                    {
+                        state.value.start(request, limit: limit, completion: completion, cancellable: cancellable)
+                    }, ifDropped: { completion.finish(.failure(.loopStopped)) })
             }
         } onCancel: {
             completion.finish(.failure(.cancelled(url: url)))
@@ -122,8 +125,10 @@ final class RequestCompletion: Sendable {
     /// Delivers `outcome` unless another already was. Returns whether this one was delivered.
     @discardableResult
     func finish(_ outcome: Result<HTTPResponse, HTTPError>) -> Bool {
-        typealias Taken = (continuation: CheckedContinuation<HTTPResponse, any Error>?, timer: DeadlineTimer?,
-                           first: Bool)
+        typealias Taken = (
+            continuation: CheckedContinuation<HTTPResponse, any Error>?, timer: DeadlineTimer?,
+            first: Bool
+        )
         let (continuation, timer, first) = state.withLock { state -> Taken in
             guard state.outcome == nil else { return (nil, nil, false) }
             state.outcome = outcome
@@ -179,8 +184,9 @@ final class SessionState {
             completion.finish(.failure(.loopStopped))
             return
         }
-        let exchange = SoupExchange(owner: self, request: request, limit: limit, completion: completion,
-                                    cancellable: cancellable, logger: logger)
+        let exchange = SoupExchange(
+            owner: self, request: request, limit: limit, completion: completion,
+            cancellable: cancellable, logger: logger)
         exchanges[ObjectIdentifier(exchange)] = exchange
         exchange.start(session: ensureSession())
     }
@@ -220,8 +226,10 @@ final class SoupExchange {
     private var headers = HTTPHeaders()
     private var body: [UInt8] = []
 
-    init(owner: SessionState, request: HTTPRequest, limit: Int, completion: RequestCompletion,
-         cancellable: Cancellable, logger: Logger) {
+    init(
+        owner: SessionState, request: HTTPRequest, limit: Int, completion: RequestCompletion,
+        cancellable: Cancellable, logger: Logger
+    ) {
         self.owner = owner
         self.request = request
         self.limit = limit
@@ -260,9 +268,11 @@ final class SoupExchange {
             soup_message_set_request_body_from_bytes(message, nil, bytes)
             g_bytes_unref(bytes)
         }
-        soup_session_send_async(session, message, G_PRIORITY_DEFAULT, cancellable.pointer, { _, result, data in
-            SoupExchange.from(callbackUserData: data).sent(result)
-        }, userData)
+        soup_session_send_async(
+            session, message, G_PRIORITY_DEFAULT, cancellable.pointer,
+            { _, result, data in
+                SoupExchange.from(callbackUserData: data).sent(result)
+            }, userData)
     }
 
     private func sent(_ result: OpaquePointer?) {
@@ -283,7 +293,8 @@ final class SoupExchange {
             headers.add(String(cString: name!), String(cString: value!))
         }
         if let length = headers["Content-Length"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }),
-           length > limit {
+            length > limit
+        {
             end(.failure(.bodyTooLarge(url: request.url, limit: limit)))
             return
         }
@@ -296,9 +307,11 @@ final class SoupExchange {
             return
         }
         let chunk = min(64 * 1024, limit - body.count + 1)
-        g_input_stream_read_bytes_async(stream, gsize(chunk), G_PRIORITY_DEFAULT, cancellable.pointer, { _, result, data in
-            SoupExchange.from(callbackUserData: data).read(result)
-        }, userData)
+        g_input_stream_read_bytes_async(
+            stream, gsize(chunk), G_PRIORITY_DEFAULT, cancellable.pointer,
+            { _, result, data in
+                SoupExchange.from(callbackUserData: data).read(result)
+            }, userData)
     }
 
     private func read(_ result: OpaquePointer?) {

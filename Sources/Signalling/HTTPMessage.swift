@@ -89,9 +89,10 @@ public struct HTTPResponse: Sendable {
         let line = text.split(whereSeparator: \.isNewline).lazy
             .map { $0.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
         guard let line else { return nil }
-        let shown = String(line.prefix(200).map { character -> Character in
-            character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "?" : character
-        })
+        let shown = String(
+            line.prefix(200).map { character -> Character in
+                character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "?" : character
+            })
         return line.count > 200 ? shown + "…" : shown
     }
 

@@ -17,7 +17,7 @@ public struct HTTPOrigin: Hashable, Sendable, CustomStringConvertible {
     /// The origin of an http or https URL; nil for anything else.
     public init?(_ url: String) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", var host = components.host?.lowercased(), !host.isEmpty
+            scheme == "http" || scheme == "https", var host = components.host?.lowercased(), !host.isEmpty
         else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         self.scheme = scheme

@@ -7,8 +7,9 @@ enum HTTPURL {
     static func resolve(_ location: String, against base: String) -> String? {
         let trimmed = location.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, let baseURL = URL(string: base),
-              let resolved = URL(string: trimmed, relativeTo: baseURL)?.absoluteURL,
-              resolved.host?.isEmpty == false else { return nil }
+            let resolved = URL(string: trimmed, relativeTo: baseURL)?.absoluteURL,
+            resolved.host?.isEmpty == false
+        else { return nil }
         let text = resolved.absoluteString
         return scheme(of: text) == nil ? nil : text
     }
@@ -16,7 +17,8 @@ enum HTTPURL {
     /// "http" or "https" (lower-cased) when `url` is one, else nil.
     static func scheme(of url: String) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", components.host?.isEmpty == false else { return nil }
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false
+        else { return nil }
         return scheme
     }
 }

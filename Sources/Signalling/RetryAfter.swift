@@ -41,7 +41,8 @@ enum RetryAfter {
         }
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         guard let day, let year, let time, let monthName, let monthIndex = months.firstIndex(of: monthName),
-              (1...31).contains(day) else { return nil }
+            (1...31).contains(day)
+        else { return nil }
         let clock = time.split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2])
         else { return nil }

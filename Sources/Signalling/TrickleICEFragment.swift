@@ -28,8 +28,10 @@ public struct TrickleICEFragment: Hashable, Sendable {
         public static let placeholderMediaLine = "audio 9 RTP/AVP 0"
 
         /// `candidates` may be given as "a=candidate:…", "candidate:…" or the bare value.
-        public init(mid: String, mediaLine: String = Media.placeholderMediaLine, candidates: [String] = [],
-                    endOfCandidates: Bool = false) {
+        public init(
+            mid: String, mediaLine: String = Media.placeholderMediaLine, candidates: [String] = [],
+            endOfCandidates: Bool = false
+        ) {
             self.mid = mid
             self.mediaLine = mediaLine
             self.candidates = candidates.map(Media.bareCandidate)
@@ -78,8 +80,10 @@ public struct TrickleICEFragment: Hashable, Sendable {
         func close() throws(TrickleICEFragmentError) {
             guard let section = current else { return }
             guard let mid = section.mid else { throw .mediaWithoutMid(section.mediaLine) }
-            fragment.media.append(Media(mid: mid, mediaLine: section.mediaLine, candidates: section.candidates,
-                                        endOfCandidates: section.end))
+            fragment.media.append(
+                Media(
+                    mid: mid, mediaLine: section.mediaLine, candidates: section.candidates,
+                    endOfCandidates: section.end))
             current = nil
         }
         let lines = text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
@@ -126,7 +130,8 @@ public struct TrickleICEFragment: Hashable, Sendable {
                 // RFC 8839 §5.1: foundation component-id transport priority address port "typ" type …
                 let fields = candidate.split(separator: " ")
                 if fields.count < 8 || fields[6] != "typ" || UInt32(fields[1]) == nil || UInt16(fields[5]) == nil
-                    || candidate.contains(where: { $0.isNewline || $0 == "\0" }) {
+                    || candidate.contains(where: { $0.isNewline || $0 == "\0" })
+                {
                     throw .invalidCandidate(String(candidate.prefix(120)))
                 }
             }

@@ -79,12 +79,15 @@ public actor WHIPClient {
     /// - Parameters:
     ///   - sleep: waits out a Retry-After (tests pass one that records instead of waiting).
     ///   - wallClock: the time an HTTP-date Retry-After is measured from.
-    public init(configuration: Configuration, http: HTTPClient, logger: Logger = .disabled,
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                wallClock: @escaping @Sendable () -> Date = { Date() }) throws(WHIPError) {
+    public init(
+        configuration: Configuration, http: HTTPClient, logger: Logger = .disabled,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        wallClock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(WHIPError) {
         guard HTTPURL.scheme(of: configuration.endpoint) != nil else { throw .invalidURL(configuration.endpoint) }
         if let token = configuration.bearerToken,
-           token.isEmpty || token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            token.isEmpty || token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        {
             throw .invalidToken
         }
         self.configuration = configuration
@@ -101,8 +104,9 @@ public actor WHIPClient {
         if let session { throw .alreadyPublished(resource: session.resourceURL) }
         let endpoint = configuration.endpoint
         for attempt in 1...max(1, configuration.maxAttempts) {
-            let response = try await send("POST", endpoint, headers: ["Content-Type": "application/sdp"],
-                                          body: Array(offer.utf8))
+            let response = try await send(
+                "POST", endpoint, headers: ["Content-Type": "application/sdp"],
+                body: Array(offer.utf8))
             guard response.status == 503 else { return try await accept(response) }
             guard let value = response.headers["Retry-After"], let delay = RetryAfter.delay(value, now: wallClock())
             else {
@@ -110,8 +114,9 @@ public actor WHIPClient {
             }
             guard attempt < configuration.maxAttempts else { throw .busy(url: endpoint, attempts: attempt) }
             let wait = min(delay, configuration.maxRetryAfter)
-            logger.notice("WHIP: \(redactedURL(endpoint)) is busy (503); trying again in \(wait.secondsText)",
-                          ["whip.attempt": "\(attempt)", "whip.retry_after": value])
+            logger.notice(
+                "WHIP: \(redactedURL(endpoint)) is busy (503); trying again in \(wait.secondsText)",
+                ["whip.attempt": "\(attempt)", "whip.retry_after": value])
             do { try await sleep(wait) } catch { throw .cancelled(url: endpoint) }
         }
         throw .busy(url: endpoint, attempts: configuration.maxAttempts)
@@ -146,8 +151,9 @@ public actor WHIPClient {
         }()
         if let problem {
             // The server made a session we cannot use: end it, so it does not wait for media.
-            logger.warning("WHIP: refusing the answer; ending the session it created",
-                           ["whip.resource": redactedURL(resource), "whip.problem": problem.description])
+            logger.warning(
+                "WHIP: refusing the answer; ending the session it created",
+                ["whip.resource": redactedURL(resource), "whip.problem": problem.description])
             await delete(resource)
             throw problem
         }
@@ -155,20 +161,24 @@ public actor WHIPClient {
         let limit = max(0, configuration.maxICEServers)
         for reason in links.skipped.prefix(limit) { logger.warning("WHIP: ignoring an ICE server: \(reason)") }
         if links.skipped.count > limit {
-            logger.warning("WHIP: ignoring \(links.skipped.count - limit) more ICE servers the answer names that "
-                           + "could not be used")
+            logger.warning(
+                "WHIP: ignoring \(links.skipped.count - limit) more ICE servers the answer names that "
+                    + "could not be used")
         }
         if links.servers.count > limit {
-            logger.warning("WHIP: the answer names \(links.servers.count) ICE servers; using the first \(limit) and "
-                           + "ignoring the rest", ["whip.ice_servers": "\(links.servers.count)"])
+            logger.warning(
+                "WHIP: the answer names \(links.servers.count) ICE servers; using the first \(limit) and "
+                    + "ignoring the rest", ["whip.ice_servers": "\(links.servers.count)"])
         }
         let servers = Array(links.servers.prefix(limit))
-        let session = Session(resourceURL: resource, answer: response.text, iceServers: servers,
-                              etag: response.headers["ETag"])
+        let session = Session(
+            resourceURL: resource, answer: response.text, iceServers: servers,
+            etag: response.headers["ETag"])
         self.session = session
         etag = session.etag
         trickleSupport = .unknown
-        logger.info("WHIP: session created", ["whip.resource": redactedURL(resource), "whip.ice_servers": "\(servers.count)"])
+        logger.info(
+            "WHIP: session created", ["whip.resource": redactedURL(resource), "whip.ice_servers": "\(servers.count)"])
         return session
     }
 
@@ -190,8 +200,9 @@ public actor WHIPClient {
             return .sent
         case let status where [405, 501, 422].contains(status) && trickleSupport == .unknown:
             trickleSupport = .unsupported
-            logger.info("WHIP: the server has no trickle ICE (\(response.status)); candidates go only in the offer",
-                        ["whip.resource": redactedURL(session.resourceURL)])
+            logger.info(
+                "WHIP: the server has no trickle ICE (\(response.status)); candidates go only in the offer",
+                ["whip.resource": redactedURL(session.resourceURL)])
             return .notSupported
         case 412:
             throw .etagMismatch(url: session.resourceURL)
@@ -219,8 +230,10 @@ public actor WHIPClient {
         default: throw .unexpectedStatus(url: url, status: response.status, expected: "200 OK")
         }
         guard response.mediaType == "application/trickle-ice-sdpfrag" else {
-            throw .invalidFragment(url: url, reason: "its Content-Type is "
-                                   + (response.headers["Content-Type"].map { "'\($0)'" } ?? "missing"))
+            throw .invalidFragment(
+                url: url,
+                reason: "its Content-Type is "
+                    + (response.headers["Content-Type"].map { "'\($0)'" } ?? "missing"))
         }
         let remote: TrickleICEFragment
         do { remote = try TrickleICEFragment.parse(response.text) } catch {
@@ -253,7 +266,8 @@ public actor WHIPClient {
             if (200...299).contains(response.status) {
                 logger.info("WHIP: session ended", ["whip.resource": redactedURL(resource)])
             } else {
-                logger.warning("WHIP: ending the session failed: \(refusal(response))", ["whip.resource": redactedURL(resource)])
+                logger.warning(
+                    "WHIP: ending the session failed: \(refusal(response))", ["whip.resource": redactedURL(resource)])
             }
         } catch {
             logger.warning("WHIP: ending the session failed: \(error)", ["whip.resource": redactedURL(resource)])
@@ -265,7 +279,8 @@ public actor WHIPClient {
     /// One request, following 307/308 with the same method, body and token within the endpoint's
     /// origin.
     private func send(_ method: String, _ start: String, headers: HTTPHeaders, body: [UInt8])
-        async throws(WHIPError) -> HTTPResponse {
+        async throws(WHIPError) -> HTTPResponse
+    {
         let home = HTTPOrigin(configuration.endpoint)
         var url = start
         var visited: Set<String> = [start]
@@ -297,12 +312,15 @@ public actor WHIPClient {
                 guard redirects <= configuration.maxRedirects else {
                     throw .tooManyRedirects(url: start, limit: configuration.maxRedirects)
                 }
-                logger.info("WHIP: \(method) redirected (\(response.status))", ["whip.from": redactedURL(url), "whip.to": redactedURL(next)])
+                logger.info(
+                    "WHIP: \(method) redirected (\(response.status))",
+                    ["whip.from": redactedURL(url), "whip.to": redactedURL(next)])
                 visited.insert(next)
                 url = next
             case 300...399:
-                throw .unexpectedStatus(url: url, status: response.status,
-                                        expected: "307 or 308 for a redirect (they keep the method and body)")
+                throw .unexpectedStatus(
+                    url: url, status: response.status,
+                    expected: "307 or 308 for a redirect (they keep the method and body)")
             default:
                 return response
             }

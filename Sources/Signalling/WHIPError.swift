@@ -47,7 +47,8 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidToken:
             return "WHIP: the bearer token contains line breaks or control characters — check how it was pasted"
         case .noAnswer(let url, let after):
-            return "WHIP: no answer from \(redactedURL(url)) within \(after.secondsText) — check that the server is up and reachable"
+            return
+                "WHIP: no answer from \(redactedURL(url)) within \(after.secondsText) — check that the server is up and reachable"
         case .unreachable(let url, let reason):
             return "WHIP: could not reach \(redactedURL(url)): \(reason) — check the address and your network"
         case .refused(let url, let status, let reason, let firstLine):
@@ -60,17 +61,22 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
             }
             return text
         case .unexpectedStatus(let url, let status, let expected):
-            return "WHIP: \(redactedURL(url)) answered \(status) where WHIP expects \(expected); the server does not speak WHIP as RFC 9725 says"
+            return
+                "WHIP: \(redactedURL(url)) answered \(status) where WHIP expects \(expected); the server does not speak WHIP as RFC 9725 says"
         case .missingLocation(let url):
-            return "WHIP: \(redactedURL(url)) answered 201 Created without a Location header, so the session could not be managed or ended"
+            return
+                "WHIP: \(redactedURL(url)) answered 201 Created without a Location header, so the session could not be managed or ended"
         case .badLocation(let url, let location):
-            return "WHIP: \(redactedURL(url)) gave a Location '\(redactedURL(location).prefix(200))' that is not an http or https URL; refused"
+            return
+                "WHIP: \(redactedURL(url)) gave a Location '\(redactedURL(location).prefix(200))' that is not an http or https URL; refused"
         case .notSDP(let url, let contentType):
-            return "WHIP: \(redactedURL(url)) answered with \(contentType.map { "'\($0)'" } ?? "no Content-Type") instead of application/sdp"
+            return
+                "WHIP: \(redactedURL(url)) answered with \(contentType.map { "'\($0)'" } ?? "no Content-Type") instead of application/sdp"
         case .emptyAnswer(let url):
             return "WHIP: \(redactedURL(url)) answered 201 Created with an empty SDP answer"
         case .invalidAnswer(let url, let firstLine):
-            return "WHIP: \(redactedURL(url)) answered with a body that is not SDP (it starts \"\(firstLine)\", not \"v=0\")"
+            return
+                "WHIP: \(redactedURL(url)) answered with a body that is not SDP (it starts \"\(firstLine)\", not \"v=0\")"
         case .answerTooLarge(let url, let limit):
             return "WHIP: the answer from \(redactedURL(url)) is larger than \(limit) bytes; refused"
         case .redirectWithoutLocation(let url, let status):
@@ -80,21 +86,26 @@ public enum WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
             let what = status == 201 ? "answered 201 Created with a Location on" : "redirected (\(status)) to"
             let place = there.map { "\($0)" } ?? "another origin"
             if here?.scheme == "https", there?.scheme == "http" {
-                return "WHIP: \(redactedURL(url)) \(what) plain http (\(place)); refused: the bearer token and the session "
+                return
+                    "WHIP: \(redactedURL(url)) \(what) plain http (\(place)); refused: the bearer token and the session "
                     + "would travel unencrypted"
             }
-            return "WHIP: \(redactedURL(url)) \(what) another origin (\(place)); refused: the bearer token goes only to "
+            return
+                "WHIP: \(redactedURL(url)) \(what) another origin (\(place)); refused: the bearer token goes only to "
                 + "\(here.map { "\($0)" } ?? "the endpoint's origin"), where the endpoint is"
         case .redirectLoop(let url):
             return "WHIP: the redirects loop back to \(redactedURL(url)); refused"
         case .tooManyRedirects(let url, let limit):
             return "WHIP: more than \(limit) redirects starting at \(redactedURL(url)); refused"
         case .busy(let url, let attempts):
-            return "WHIP: \(redactedURL(url)) is busy (503) after \(attempts) attempt\(attempts == 1 ? "" : "s") — try again later"
+            return
+                "WHIP: \(redactedURL(url)) is busy (503) after \(attempts) attempt\(attempts == 1 ? "" : "s") — try again later"
         case .etagMismatch(let url):
-            return "WHIP: \(redactedURL(url)) refused the update (412): the session changed since it was last seen (ETag mismatch)"
+            return
+                "WHIP: \(redactedURL(url)) refused the update (412): the session changed since it was last seen (ETag mismatch)"
         case .iceRestartNotSupported(let url, let status):
-            return "WHIP: \(redactedURL(url)) does not support ICE restarts (answered \(status)); the session has to be started again"
+            return
+                "WHIP: \(redactedURL(url)) does not support ICE restarts (answered \(status)); the session has to be started again"
         case .invalidFragment(let url, let reason):
             return "WHIP: the ICE restart answer from \(redactedURL(url)) is not a valid SDP fragment: \(reason)"
         case .notPublished:

@@ -27,8 +27,10 @@ public struct WHIPICEServer: Hashable, Sendable, CustomStringConvertible {
     public var username: String?
     public var credential: String?
 
-    public init(uri: String, scheme: Scheme, host: String, port: UInt16, transport: Transport? = nil,
-                username: String? = nil, credential: String? = nil) {
+    public init(
+        uri: String, scheme: Scheme, host: String, port: UInt16, transport: Transport? = nil,
+        username: String? = nil, credential: String? = nil
+    ) {
         self.uri = uri
         self.scheme = scheme
         self.host = host
@@ -83,7 +85,8 @@ public struct WHIPICEServer: Hashable, Sendable, CustomStringConvertible {
     /// `scheme:host[:port][?transport=udp|tcp]` (RFC 7064 §3.1, RFC 7065 §3.1).
     static func parseURI(_ uri: String) -> WHIPICEServer? {
         guard let colon = uri.firstIndex(of: ":"),
-              let scheme = Scheme(rawValue: uri[..<colon].lowercased()) else { return nil }
+            let scheme = Scheme(rawValue: uri[..<colon].lowercased())
+        else { return nil }
         var rest = Substring(uri[uri.index(after: colon)...])
         var transport: Transport?
         if let question = rest.firstIndex(of: "?") {

@@ -39,7 +39,8 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         /// Heard above silence within the last three seconds.
         public var hearing = false
 
-        public init(samplesDecoded: Int = 0, framesConcealed: Int = 0, levelDbfs: Double = -120, hearing: Bool = false) {
+        public init(samplesDecoded: Int = 0, framesConcealed: Int = 0, levelDbfs: Double = -120, hearing: Bool = false)
+        {
             self.samplesDecoded = samplesDecoded
             self.framesConcealed = framesConcealed
             self.levelDbfs = levelDbfs
@@ -72,8 +73,10 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         @Nullable public var limitedBy: String? = nil
         @Nullable public var policy: String? = nil
 
-        public init(framesSent: Int = 0, framesEncoded: Int = 0, width: Int = 0, height: Int = 0, keyframes: Int = 0,
-                    encoder: String? = nil, targetKbps: Int? = nil, maxKbps: Int? = nil, capped: Bool? = nil) {
+        public init(
+            framesSent: Int = 0, framesEncoded: Int = 0, width: Int = 0, height: Int = 0, keyframes: Int = 0,
+            encoder: String? = nil, targetKbps: Int? = nil, maxKbps: Int? = nil, capped: Bool? = nil
+        ) {
             self.framesSent = framesSent
             self.framesEncoded = framesEncoded
             self.width = width
@@ -95,8 +98,10 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         /// "Your microphone isn't picking anything up" (under −90 dBFS for 5 s while sending).
         public var silent = false
 
-        public init(framesSent: Int = 0, levelDbfs: Double = -120, framesDropped: Int = 0, source: String = "",
-                    silent: Bool = false) {
+        public init(
+            framesSent: Int = 0, levelDbfs: Double = -120, framesDropped: Int = 0, source: String = "",
+            silent: Bool = false
+        ) {
             self.framesSent = framesSent
             self.levelDbfs = levelDbfs
             self.framesDropped = framesDropped
@@ -121,8 +126,10 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         @Nullable public var cameraFramesDecoded: Int? = nil
         public var hearsUs = false
 
-        public init(screenFramesDecoded: Int? = nil, screenStalled: Bool? = nil, cameraFramesDecoded: Int? = nil,
-                    hearsUs: Bool = false) {
+        public init(
+            screenFramesDecoded: Int? = nil, screenStalled: Bool? = nil, cameraFramesDecoded: Int? = nil,
+            hearsUs: Bool = false
+        ) {
             self.screenFramesDecoded = screenFramesDecoded
             self.screenStalled = screenStalled
             self.cameraFramesDecoded = cameraFramesDecoded

@@ -45,8 +45,9 @@ public enum StatsLineJSON {
         do {
             return String(decoding: try encoder.encode(line), as: UTF8.self)
         } catch let EncodingError.invalidValue(value, context) {
-            throw StatsLineError(field: context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
-                                     .joined(separator: "."), reason: "\(value)")
+            throw StatsLineError(
+                field: context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+                    .joined(separator: "."), reason: "\(value)")
         } catch {
             throw StatsLineError(field: "the line", reason: "not encodable (\(error))")
         }

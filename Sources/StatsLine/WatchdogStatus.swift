@@ -37,8 +37,10 @@ public struct WatchdogStatus: Sendable, Codable, Equatable {
         }
     }
 
-    public init(state: String = "watching", rung: String = "none", steps: Int = 0, lastStep: Step? = nil,
-                recent: [Step] = [], notices: [String] = []) {
+    public init(
+        state: String = "watching", rung: String = "none", steps: Int = 0, lastStep: Step? = nil,
+        recent: [Step] = [], notices: [String] = []
+    ) {
         self.state = state
         self.rung = rung
         self.steps = steps

@@ -15,13 +15,16 @@ enum BenchCommand {
         for packet in packets { _ = try RTPPacket.parse(packet) }
         for compound in compounds { _ = try RTCPCompound.parse(compound) }
 
-        let map = HeaderExtensionMap([1: HeaderExtensionURI.mid, 2: HeaderExtensionURI.absSendTime,
-                                      3: HeaderExtensionURI.transportWideSequenceNumber])
+        let map = HeaderExtensionMap([
+            1: HeaderExtensionURI.mid, 2: HeaderExtensionURI.absSendTime,
+            3: HeaderExtensionURI.transportWideSequenceNumber
+        ])
         var sink = 0
         let rtp = rate(items: packets.count) {
             for bytes in packets {
                 if let packet = try? RTPPacket.parse(bytes),
-                   let sequence = try? packet.headerExtensionValue(TransportSequenceNumber.self, map: map) {
+                    let sequence = try? packet.headerExtensionValue(TransportSequenceNumber.self, map: map)
+                {
                     sink &+= Int(sequence.value)
                 }
             }
@@ -40,7 +43,7 @@ enum BenchCommand {
             "rtpParsePerSecond": rtp,
             "rtcpParsePerSecond": rtcp,
             "h264PacketizeFramesPerSecond": h264,
-            "checksum": sink & 0xFFFF,
+            "checksum": sink & 0xFFFF
         ]
         let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
         say(String(decoding: data, as: UTF8.self))
@@ -70,8 +73,12 @@ enum BenchCommand {
         var out: [[UInt8]] = []
         var offset = 0
         while offset + 4 <= bytes.count {
-            let length = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard offset + 4 + length <= bytes.count else { throw Arguments.UsageError(description: "\(path): truncated record") }
+            let length =
+                Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
+                | Int(bytes[offset + 3])
+            guard offset + 4 + length <= bytes.count else {
+                throw Arguments.UsageError(description: "\(path): truncated record")
+            }
             out.append(Array(bytes[offset + 4..<offset + 4 + length]))
             offset += 4 + length
         }

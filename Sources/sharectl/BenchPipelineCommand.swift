@@ -54,15 +54,22 @@ enum BenchPipelineCommand {
 
     static func run(_ arguments: Arguments) async throws {
         guard let path = arguments.positional.first else {
-            throw Arguments.UsageError(description: "bench-pipeline needs a path for the frames file (scripts/bench.sh gives one)")
+            throw Arguments.UsageError(
+                description: "bench-pipeline needs a path for the frames file (scripts/bench.sh gives one)")
         }
         let frames = try arguments.int("frames")
         let kbps = try arguments.int("bitrate")
-        guard frames >= 10, frames <= 3000 else { throw Arguments.UsageError(description: "--frames is 10 to 3000, not \(frames)") }
-        guard kbps >= 100, kbps <= 50_000 else { throw Arguments.UsageError(description: "--bitrate is 100 to 50000 kbit/s, not \(kbps)") }
+        guard frames >= 10, frames <= 3000 else {
+            throw Arguments.UsageError(description: "--frames is 10 to 3000, not \(frames)")
+        }
+        guard kbps >= 100, kbps <= 50_000 else {
+            throw Arguments.UsageError(description: "--bitrate is 100 to 50000 kbit/s, not \(kbps)")
+        }
         let codecs: [VideoCodec]
         if let name = arguments.value("codec") {
-            guard let codec = VideoCodec(argument: name) else { throw Arguments.UsageError(description: "--codec is h264 or vp8, not '\(name)'") }
+            guard let codec = VideoCodec(argument: name) else {
+                throw Arguments.UsageError(description: "--codec is h264 or vp8, not '\(name)'")
+            }
             codecs = [codec]
         } else {
             codecs = VideoCodec.allCases
@@ -71,13 +78,15 @@ enum BenchPipelineCommand {
         guard let content = VideoContent(rawValue: contentName) else {
             throw Arguments.UsageError(description: "--content is screen or camera, not '\(contentName)'")
         }
-        let settings = Settings(frames: frames, width: 1920, height: 1080, frameRate: 30, bitrate: kbps * 1000, path: path,
-                                content: content, reuseFile: arguments.has("no-write"))
+        let settings = Settings(
+            frames: frames, width: 1920, height: 1080, frameRate: 30, bitrate: kbps * 1000, path: path,
+            content: content, reuseFile: arguments.has("no-write"))
         // Encoders block for milliseconds a call: the work runs on a thread of its own.
         let outcome: Result<String, any Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
                 do {
-                    let data = try JSONSerialization.data(withJSONObject: try measure(settings, codecs: codecs), options: [.sortedKeys])
+                    let data = try JSONSerialization.data(
+                        withJSONObject: try measure(settings, codecs: codecs), options: [.sortedKeys])
                     continuation.resume(returning: .success(String(decoding: data, as: UTF8.self)))
                 } catch {
                     continuation.resume(returning: .failure(error))
@@ -112,8 +121,8 @@ enum BenchPipelineCommand {
                     "convert": result.convertSeconds * 1000 / n,
                     "encode": result.encodeSeconds * 1000 / n,
                     "packetize": result.packetizeSeconds * 1000 / n,
-                    "protect": result.protectSeconds * 1000 / n,
-                ],
+                    "protect": result.protectSeconds * 1000 / n
+                ]
             ]
             if let speed = result.vp8Speed { row["vp8Speed"] = speed }
             rows.append(row)
@@ -130,23 +139,28 @@ enum BenchPipelineCommand {
             "srtpProfile": SRTPProfile.aes128CMHMACSHA1_80.rawValue,
             "srtpKeyHex": testKeyAndSalt.map { String(format: "%02x", $0) }.joined(),
             "framesFile": settings.path,
-            "results": rows,
+            "results": rows
         ]
     }
 
     /// Draws the synthetic screen's frames (moving content) and writes them to the frames file.
     private static func render(_ settings: Settings) throws -> [VideoFrame] {
-        let screen = SyntheticScreen(width: settings.width, height: settings.height, framesPerSecond: settings.frameRate)
+        let screen = SyntheticScreen(
+            width: settings.width, height: settings.height, framesPerSecond: settings.frameRate)
         let frameBytes = settings.width * 4 * settings.height
         var file: FileHandle?
         if settings.reuseFile {
             let size = (try? FileManager.default.attributesOfItem(atPath: settings.path)[.size] as? Int) ?? nil
             guard let size, size >= frameBytes * settings.frames else {
-                throw Arguments.UsageError(description: "--no-write: \(settings.path) holds fewer than \(settings.frames) frames of \(frameBytes) bytes")
+                throw Arguments.UsageError(
+                    description:
+                        "--no-write: \(settings.path) holds fewer than \(settings.frames) frames of \(frameBytes) bytes"
+                )
             }
         } else {
             guard FileManager.default.createFile(atPath: settings.path, contents: nil),
-                  let handle = FileHandle(forWritingAtPath: settings.path) else {
+                let handle = FileHandle(forWritingAtPath: settings.path)
+            else {
                 throw Arguments.UsageError(description: "cannot write the frames file \(settings.path)")
             }
             file = handle
@@ -157,10 +171,12 @@ enum BenchPipelineCommand {
         pictures.reserveCapacity(settings.frames)
         for index in 0..<settings.frames {
             let micros = Int64(index) * 1_000_000 / Int64(settings.frameRate)
-            let frame = screen.render(frame: UInt64(index), wallClockMillis: start + UInt64(micros / 1000), captureMicros: micros)
+            let frame = screen.render(
+                frame: UInt64(index), wallClockMillis: start + UInt64(micros / 1000), captureMicros: micros)
             let plane = frame.planes[0]
             guard plane.stride == settings.width * 4 else {
-                throw Arguments.UsageError(description: "the synthetic screen gave rows of \(plane.stride) bytes, not \(settings.width * 4)")
+                throw Arguments.UsageError(
+                    description: "the synthetic screen gave rows of \(plane.stride) bytes, not \(settings.width * 4)")
             }
             try file?.write(contentsOf: Data(plane.bytes))
             pictures.append(frame)
@@ -178,8 +194,10 @@ enum BenchPipelineCommand {
 
         struct Tally { var packets = 0, bytes = 0, nanos: UInt64 = 0, failures = 0 }
         let tally = Mutex(Tally())
-        let sender = RTPStreamSender(configuration: .init(ssrc: 0x1234_5678, payloadType: codec == .h264 ? 102 : 96, clockRate: 90_000),
-                                     transportSequence: nil, firstSequence: 1) { packet in
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 0x1234_5678, payloadType: codec == .h264 ? 102 : 96, clockRate: 90_000),
+            transportSequence: nil, firstSequence: 1
+        ) { packet in
             let began = DispatchTime.now().uptimeNanoseconds
             let protected = try? srtp.protect(rtp: packet)
             let took = DispatchTime.now().uptimeNanoseconds - began
@@ -190,11 +208,12 @@ enum BenchPipelineCommand {
             return protected != nil
         }
 
-        var result = CodecRun(codec: codec, implementation: encoder.implementation, threads: factory.threadCount,
-                            vp8Speed: (encoder as? VP8Encoder)?.configuration.speed,
-                            keyframeInterval: (encoder as? X264Encoder)?.configuration.keyframeInterval
-                                ?? (encoder as? VP8Encoder)?.configuration.keyframeInterval ?? 0,
-                            wallSeconds: 0, cpuSeconds: 0)
+        var result = CodecRun(
+            codec: codec, implementation: encoder.implementation, threads: factory.threadCount,
+            vp8Speed: (encoder as? VP8Encoder)?.configuration.speed,
+            keyframeInterval: (encoder as? X264Encoder)?.configuration.keyframeInterval
+                ?? (encoder as? VP8Encoder)?.configuration.keyframeInterval ?? 0,
+            wallSeconds: 0, cpuSeconds: 0)
         var convertNanos: UInt64 = 0, encodeNanos: UInt64 = 0, sendNanos: UInt64 = 0
         let cpuBefore = processCPUSeconds()
         let wallBefore = DispatchTime.now().uptimeNanoseconds

@@ -19,9 +19,13 @@ enum CameraCommand {
 
     /// `--device` holds one camera, or several separated by ';' (the first is the chosen one, or
     /// `auto` for the remembered one); the synthetic ones among them become cameras of their own.
-    static func parseDevices(_ value: String?) throws -> (choice: CameraDirector.Choice, synthetic: [SyntheticCameraScript]) {
+    static func parseDevices(_ value: String?) throws -> (
+        choice: CameraDirector.Choice, synthetic: [SyntheticCameraScript]
+    ) {
         guard let value, !value.isEmpty, value != "auto" else { return (.auto, []) }
-        let specs = value.split(separator: ";").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let specs = value.split(separator: ";").map { String($0).trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
         var scripts: [SyntheticCameraScript] = []
         for spec in specs where spec.hasPrefix("synthetic:") {
             do { scripts.append(try SyntheticCameraScript.parse(spec)) } catch {
@@ -61,7 +65,9 @@ enum CameraCommand {
             if !camera.options.isEmpty { say("  every size and rate listed:") }
             for option in camera.options {
                 let rates = option.intervals.map { $0.description.replacingOccurrences(of: " fps", with: "") }
-                say("    \(option.width)×\(option.height) \(option.pixel.rawValue): \(rates.joined(separator: ", ")) fps")
+                say(
+                    "    \(option.width)×\(option.height) \(option.pixel.rawValue): \(rates.joined(separator: ", ")) fps"
+                )
             }
             if camera.formats.isEmpty { say("    no format sharectl can read (YUYV, NV12, MJPEG)") }
         }
@@ -78,8 +84,10 @@ enum CameraCommand {
             let elapsed = Double(micros - start) / 1e6, mono = Double(micros) / 1e6
             return "[\(fixed(elapsed, 2))s mono \(fixed(mono, 3))]"
         }
-        let director = CameraDirector(providers: providers(synthetic: synthetic), choice: choice,
-                                      memory: CameraMemory.standard(), logger: logger) { step in
+        let director = CameraDirector(
+            providers: providers(synthetic: synthetic), choice: choice,
+            memory: CameraMemory.standard(), logger: logger
+        ) { step in
             say("\(stamp(step.atMicros)) \(step.words)")
         }
         let frames = Atomic<UInt64>(0)
@@ -98,9 +106,13 @@ enum CameraCommand {
             let status = await director.status
             if let (camera, format) = await director.using {
                 let using = "\(camera.name) at \(format)"
-                if using != lastUsing { say("\(stamp(Clocks.monotonicMicros())) format: \(camera.name) (\(camera.path)) \(format)") }
+                if using != lastUsing {
+                    say("\(stamp(Clocks.monotonicMicros())) format: \(camera.name) (\(camera.path)) \(format)")
+                }
                 lastUsing = using
-                say("\(stamp(Clocks.monotonicMicros())) \(now - last) frames in the last second from \(camera.name); \(status)")
+                say(
+                    "\(stamp(Clocks.monotonicMicros())) \(now - last) frames in the last second from \(camera.name); \(status)"
+                )
             } else {
                 say("\(stamp(Clocks.monotonicMicros())) \(now - last) frames in the last second; \(status)")
             }
@@ -109,7 +121,9 @@ enum CameraCommand {
         task.cancel()
         await task.value
         director.feed.stop()
-        say("camera test: \(frames.load(ordering: .relaxed)) frames in \(seconds) s; first frame \(firstSize.withLock { $0.isEmpty ? "never arrived" : $0 })")
+        say(
+            "camera test: \(frames.load(ordering: .relaxed)) frames in \(seconds) s; first frame \(firstSize.withLock { $0.isEmpty ? "never arrived" : $0 })"
+        )
     }
 
     static func fixed(_ value: Double, _ places: Int) -> String {
@@ -129,8 +143,10 @@ enum ShareCamera {
     static func director(_ arguments: Arguments, logger: Logger) throws -> CameraDirector? {
         guard let value = arguments.value("camera"), value != "none" else { return nil }
         let (choice, synthetic) = try CameraCommand.parseDevices(value)
-        return CameraDirector(providers: CameraCommand.providers(synthetic: synthetic), choice: choice,
-                              memory: CameraMemory.standard(), logger: logger) { step in
+        return CameraDirector(
+            providers: CameraCommand.providers(synthetic: synthetic), choice: choice,
+            memory: CameraMemory.standard(), logger: logger
+        ) { step in
             say("Camera: \(step.words)")
         }
     }

@@ -8,16 +8,21 @@ import ShareCore
 /// and `--source pipewire:NODE` (any PipeWire video node on the default socket).
 enum CaptureSourceArguments {
     /// nil for the synthetic screen.
-    static func make(_ source: String, _ arguments: Arguments, loop: GLibLoop?, logger: Logger) throws -> ScreenCaptureSource? {
+    static func make(_ source: String, _ arguments: Arguments, loop: GLibLoop?, logger: Logger) throws
+        -> ScreenCaptureSource?
+    {
         if source == "synthetic" { return nil }
         if source.hasPrefix("pipewire:") {
             guard let node = UInt32(source.dropFirst("pipewire:".count)) else {
-                throw Arguments.UsageError(description: "--source pipewire:NODE wants a node id (see pw-cli ls Node), not '\(source)'")
+                throw Arguments.UsageError(
+                    description: "--source pipewire:NODE wants a node id (see pw-cli ls Node), not '\(source)'")
             }
             return ScreenCaptureSource(target: .node(node), loop: nil, logger: logger)
         }
         guard source == "portal" || source.hasPrefix("portal:") else {
-            throw Arguments.UsageError(description: "unknown --source '\(source)' (synthetic, portal[:monitor|window|virtual] or pipewire:NODE)")
+            throw Arguments.UsageError(
+                description:
+                    "unknown --source '\(source)' (synthetic, portal[:monitor|window|virtual] or pipewire:NODE)")
         }
         var options = ScreenCastSession.Options(tokenStore: tokenStore(arguments))
         switch source.dropFirst("portal".count) {
@@ -25,7 +30,8 @@ enum CaptureSourceArguments {
         case ":window": options.sourceTypes = .window
         case ":virtual": options.sourceTypes = .virtual
         default:
-            throw Arguments.UsageError(description: "--source portal takes :monitor, :window or :virtual, not '\(source)'")
+            throw Arguments.UsageError(
+                description: "--source portal takes :monitor, :window or :virtual, not '\(source)'")
         }
         options.unattended = arguments.has("unattended")
         options.cursor = !arguments.has("no-cursor")
@@ -51,7 +57,8 @@ enum CaptureSourceArguments {
             case .replacedStale: token = "the saved token was stale: new grant, token saved"
             case .none: token = "no restore token"
             }
-            return "the screen from the portal (PipeWire node \(session.stream.nodeID)\(size.map { ", \($0)" } ?? ""); \(token))"
+            return
+                "the screen from the portal (PipeWire node \(session.stream.nodeID)\(size.map { ", \($0)" } ?? ""); \(token))"
         }
     }
 }

@@ -5,10 +5,13 @@ import CommandLineOptions
 /// `sharectl completion bash|zsh` all come from this table. An option a command reads is in that
 /// command's table; one it does not read is refused.
 enum CommandTables {
-    static let sharectl = CommandTable(program: "sharectl", commands: [
-        demo, share, sources, serve, watch, snapshot, cameraCommand, version, completion, benchWire, benchPipeline, diagnose,
-        scenario,
-    ])
+    static let sharectl = CommandTable(
+        program: "sharectl",
+        commands: [
+            demo, share, sources, serve, watch, snapshot, cameraCommand, version, completion, benchWire, benchPipeline,
+            diagnose,
+            scenario
+        ])
 
     /// The keys a config file for `command` may take (`name = value`, named as the long options).
     static func configKeys(for command: String) -> [String]? { sharectl.configKeys(for: command) }
@@ -16,26 +19,36 @@ enum CommandTables {
     // MARK: Options several commands share, worded once
 
     static let verbose = CommandOption.flag("verbose", "log each step (the info level)")
-    static let logLevel = CommandOption.choice("log-level", ["trace", "debug", "info", "notice", "warning", "error"],
-                                               default: "warning", "what to log; --verbose is info")
-    static let duration = CommandOption.value("duration", "SECONDS", default: "0", "end after this many seconds; 0 runs until Ctrl-C")
-    static let statsJSON = CommandOption.value("stats-json", "PATH", completion: .file,
-                                               "write a JSON line of figures each second to this file")
-    static let codec = CommandOption.choice("codec", ["h264", "vp8"], "offer only this video codec (default: H.264, then VP8)")
-    static let roomFile = CommandOption.value("room-file", "PATH", completion: .file,
-                                              "the room link from this file (else SHARECTL_ROOM_URL)")
-    static let room = CommandOption.value("room", "URL", "the room link (others can read a command line in ps: prefer --room-file)")
-    static let audioOutput = CommandOption.value("audio-output", "NODE|none", completion: .words(["none"]),
-                                                 "where call audio plays (default: the default PipeWire sink)")
-    static let snapshotFolder = CommandOption.value("snapshot", "DIR", completion: .directory,
-                                                    "save the last picture of each view here as PNG every 5 s")
+    static let logLevel = CommandOption.choice(
+        "log-level", ["trace", "debug", "info", "notice", "warning", "error"],
+        default: "warning", "what to log; --verbose is info")
+    static let duration = CommandOption.value(
+        "duration", "SECONDS", default: "0", "end after this many seconds; 0 runs until Ctrl-C")
+    static let statsJSON = CommandOption.value(
+        "stats-json", "PATH", completion: .file,
+        "write a JSON line of figures each second to this file")
+    static let codec = CommandOption.choice(
+        "codec", ["h264", "vp8"], "offer only this video codec (default: H.264, then VP8)")
+    static let roomFile = CommandOption.value(
+        "room-file", "PATH", completion: .file,
+        "the room link from this file (else SHARECTL_ROOM_URL)")
+    static let room = CommandOption.value(
+        "room", "URL", "the room link (others can read a command line in ps: prefer --room-file)")
+    static let audioOutput = CommandOption.value(
+        "audio-output", "NODE|none", completion: .words(["none"]),
+        "where call audio plays (default: the default PipeWire sink)")
+    static let snapshotFolder = CommandOption.value(
+        "snapshot", "DIR", completion: .directory,
+        "save the last picture of each view here as PNG every 5 s")
     static let noAudio = CommandOption.flag("no-audio", "send no audio")
-    static let restoreTokenFile = CommandOption.value("restore-token-file", "PATH", completion: .file,
-                                                      "where the portal's restore token is kept "
-                                                          + "(default: $XDG_STATE_HOME/sharectl/portal-restore-token)")
-    static let cameraSource = CommandOption.value("camera", "none|synthetic|auto|DEVICE|synthetic:NAME", default: "none",
-                                            completion: .words(["none", "synthetic", "auto", "synthetic:"]),
-                                            "synthetic: the test pattern; else a camera through the camera director")
+    static let restoreTokenFile = CommandOption.value(
+        "restore-token-file", "PATH", completion: .file,
+        "where the portal's restore token is kept "
+            + "(default: $XDG_STATE_HOME/sharectl/portal-restore-token)")
+    static let cameraSource = CommandOption.value(
+        "camera", "none|synthetic|auto|DEVICE|synthetic:NAME", default: "none",
+        completion: .words(["none", "synthetic", "auto", "synthetic:"]),
+        "synthetic: the test pattern; else a camera through the camera director")
 
     // MARK: The commands
 
@@ -45,63 +58,83 @@ enum CommandTables {
             + "shared, the built-in viewer beside it) until Ctrl-C",
         options: [
             duration,
-            .value("listen", "HOST:PORT", default: "127.0.0.1:0", "where the room server listens; port 0 is any free port"),
+            .value(
+                "listen", "HOST:PORT", default: "127.0.0.1:0", "where the room server listens; port 0 is any free port"),
             codec,
             .choice("camera", ["none", "synthetic"], default: "none", "the synthetic camera beside the screen"),
-            verbose, logLevel,
+            verbose, logLevel
         ],
-        notes: ["It prints both sides' status lines each second and the room link, which a browser on this machine "
-                + "can open to join."])
+        notes: [
+            "It prints both sides' status lines each second and the room link, which a browser on this machine "
+                + "can open to join."
+        ])
 
     static let share = CommandDescription(
         "share",
         summary: "send the screen to a WHIP endpoint (RFC 9725), or into a room of `sharectl serve`",
-        synopsis: ["[--source SOURCE] --whip URL [--token-file PATH] [OPTIONS]",
-                   "--room-file PATH | --room URL [--name NAME] [OPTIONS]"],
+        synopsis: [
+            "[--source SOURCE] --whip URL [--token-file PATH] [OPTIONS]",
+            "--room-file PATH | --room URL [--name NAME] [OPTIONS]"
+        ],
         options: [
-            .value("source", "SOURCE", default: "synthetic",
-                   completion: .words(["synthetic", "portal", "portal:monitor", "portal:window", "portal:virtual", "pipewire:", "none"]),
-                   "synthetic, portal[:monitor|:window|:virtual], pipewire:NODE, or none for the camera alone"),
+            .value(
+                "source", "SOURCE", default: "synthetic",
+                completion: .words([
+                    "synthetic", "portal", "portal:monitor", "portal:window", "portal:virtual", "pipewire:", "none"
+                ]),
+                "synthetic, portal[:monitor|:window|:virtual], pipewire:NODE, or none for the camera alone"),
             .value("whip", "URL", "publish to this WHIP endpoint"),
             .value("token-file", "PATH", completion: .file, "the WHIP bearer token from this file (else WHIP_TOKEN)"),
-            .value("token", "TOKEN", "the WHIP bearer token (others can read a command line in ps: prefer --token-file)"),
+            .value(
+                "token", "TOKEN", "the WHIP bearer token (others can read a command line in ps: prefer --token-file)"),
             roomFile, room,
             .value("name", "NAME", default: "sharectl", "your name in the room, 1 to 64 characters"),
             codec,
             .value("size", "WxH", "the synthetic screen's size (default: 1920x1080 over WHIP, 1280x720 in a room)"),
             .value("fps", "N", default: "30", "frames per second, 1 to 30"),
-            .value("bitrate", "KBPS", "the most the screen may send, in kbit/s (default: 4000 over WHIP, 2000 in a room)"),
-            .choice("policy", ["balanced", "detail", "motion"], default: "balanced",
-                    "what the screen keeps when the link or the machine cannot carry everything"),
-            .choice("encoder", ["auto", "x264", "vaapi", "nvenc"], default: "auto",
-                    "the H.264 encoder; auto takes VA-API or NVENC when one opens, else x264"),
+            .value(
+                "bitrate", "KBPS", "the most the screen may send, in kbit/s (default: 4000 over WHIP, 2000 in a room)"),
+            .choice(
+                "policy", ["balanced", "detail", "motion"], default: "balanced",
+                "what the screen keeps when the link or the machine cannot carry everything"),
+            .choice(
+                "encoder", ["auto", "x264", "vaapi", "nvenc"], default: "auto",
+                "the H.264 encoder; auto takes VA-API or NVENC when one opens, else x264"),
             duration, statsJSON,
-            cameraSource.with(help: "a camera beside the screen, at most 500 kbit/s and 360 lines; synthetic is a room's test pattern"),
-            .value("audio", "synthetic|mic[:NODE]|none", default: "synthetic", completion: .words(["synthetic", "mic", "mic:", "none"]),
-                   "in a room: the 440 Hz tone, a PipeWire source (mic is the default one), or nothing"),
+            cameraSource.with(
+                help: "a camera beside the screen, at most 500 kbit/s and 360 lines; synthetic is a room's test pattern"
+            ),
+            .value(
+                "audio", "synthetic|mic[:NODE]|none", default: "synthetic",
+                completion: .words(["synthetic", "mic", "mic:", "none"]),
+                "in a room: the 440 Hz tone, a PipeWire source (mic is the default one), or nothing"),
             audioOutput.with(help: "in a room: where call audio plays (default: the default PipeWire sink)"),
             noAudio,
-            .value("share-for", "SECONDS", default: "0", "in a room: stop sharing after this many seconds; the call goes on"),
+            .value(
+                "share-for", "SECONDS", default: "0",
+                "in a room: stop sharing after this many seconds; the call goes on"),
             snapshotFolder.with(help: "in a room: save the last picture of each view here as PNG every 5 s"),
             .flag("reconnect", "publish again when the connection is lost (after 2 s, backing off to once a minute)"),
             .value("stun", "stun:HOST[:PORT]", "gather through this STUN server"),
-            .value("turn", "turn:HOST[:PORT][?transport=udp|tcp]", "gather through this TURN server (with --turn-user)"),
+            .value(
+                "turn", "turn:HOST[:PORT][?transport=udp|tcp]", "gather through this TURN server (with --turn-user)"),
             .value("turn-user", "USER", "the TURN user name"),
             .value("turn-credential-file", "PATH", completion: .file, "the TURN credential from this file"),
             .value("turn-credential", "SECRET", "the TURN credential (others can read a command line in ps)"),
             .flag("relay-only", "connect only through TURN relays, yours or the endpoint's"),
             .flag("unattended", "never wait at the portal's picker: restore the saved grant"),
             restoreTokenFile, .flag("no-cursor", "leave the cursor out of a portal capture"),
-            verbose, logLevel,
+            verbose, logLevel
         ],
         notes: [
             "While it shares, standard input takes one command a line: policy balanced|detail|motion, keyframe, stop,",
-            "and for drills fault capture-stall|encoder-stall. In a room, SIGUSR1 stops or restarts the share.",
+            "and for drills fault capture-stall|encoder-stall. In a room, SIGUSR1 stops or restarts the share."
         ])
 
     static let sources = CommandDescription(
         "sources",
-        summary: "what can be captured here: the portal's version, source types and cursor modes, PipeWire, the restore token",
+        summary:
+            "what can be captured here: the portal's version, source types and cursor modes, PipeWire, the restore token",
         options: [restoreTokenFile])
 
     static let serve = CommandDescription(
@@ -110,13 +143,15 @@ enum CommandTables {
         options: [
             .value("listen", "HOST:PORT", default: "127.0.0.1:8080", "where it listens"),
             .value("room", "NAME", default: "demo", "the room's name"),
-            .value("grace", "SECONDS", default: "15", "how long a participant who dropped keeps their place, 1 to 3600"),
+            .value(
+                "grace", "SECONDS", default: "15", "how long a participant who dropped keeps their place, 1 to 3600"),
             .value("state", "PATH", completion: .file, "keep the room's token and participants here across restarts"),
             .value("tls-cert", "PEM", completion: .file, "serve HTTPS with this certificate (with --tls-key)"),
             .value("tls-key", "PEM", completion: .file, "the certificate's private key"),
-            .value("allow-origin", "ORIGIN", repeatable: true,
-                   "another site whose pages may open the room's WebSocket, e.g. https://example.org"),
-            verbose, logLevel,
+            .value(
+                "allow-origin", "ORIGIN", repeatable: true,
+                "another site whose pages may open the room's WebSocket, e.g. https://example.org"),
+            verbose, logLevel
         ],
         notes: ["The server's own pages, and clients that send no Origin (sharectl), may always open the WebSocket."])
 
@@ -129,10 +164,12 @@ enum CommandTables {
             roomFile, room,
             .value("name", "NAME", default: "viewer", "your name in the room, 1 to 64 characters"),
             duration, statsJSON, snapshotFolder, audioOutput,
-            .value("audio", "synthetic|mic[:NODE]|none", default: "none", completion: .words(["synthetic", "mic", "mic:", "none"]),
-                   "what you send as audio: the 440 Hz tone, a PipeWire source, or nothing"),
+            .value(
+                "audio", "synthetic|mic[:NODE]|none", default: "none",
+                completion: .words(["synthetic", "mic", "mic:", "none"]),
+                "what you send as audio: the 440 Hz tone, a PipeWire source, or nothing"),
             cameraSource,
-            codec, noAudio, verbose, logLevel,
+            codec, noAudio, verbose, logLevel
         ],
         notes: ["Standard input takes fault decoder-wedge [NAME], fault decoder-wedge-sticky [NAME] and fault clear."])
 
@@ -144,7 +181,7 @@ enum CommandTables {
         options: [
             .value("width", "W", default: "1920", "the screen's width"),
             .value("height", "H", default: "1080", "the screen's height"),
-            .value("frame", "N", default: "0", "which frame"),
+            .value("frame", "N", default: "0", "which frame")
         ])
 
     static let cameraCommand = CommandDescription(
@@ -153,10 +190,11 @@ enum CommandTables {
         synopsis: ["list [--device ID]", "test [--device ID] [--duration SECONDS]"],
         arguments: [.words(["list", "test"]), .none],
         options: [
-            .value("device", "ID", default: "auto", completion: .words(["auto", "synthetic:"]),
-                   "a stable id, /dev/videoN, a name or synthetic:NAME?FAULTS; several separated by ';'"),
+            .value(
+                "device", "ID", default: "auto", completion: .words(["auto", "synthetic:"]),
+                "a stable id, /dev/videoN, a name or synthetic:NAME?FAULTS; several separated by ';'"),
             .value("duration", "SECONDS", default: "10", "test: how long to run"),
-            verbose, logLevel,
+            verbose, logLevel
         ])
 
     static let version = CommandDescription(
@@ -168,8 +206,10 @@ enum CommandTables {
         summary: "print a shell completion script for bash or zsh",
         synopsis: ["bash|zsh"],
         arguments: [.words(["bash", "zsh"]), .none],
-        notes: ["bash: source <(sharectl completion bash), or keep it in /usr/share/bash-completion/completions/sharectl",
-                "zsh:  keep it as _sharectl in a folder of $fpath, or source <(sharectl completion zsh) after compinit"])
+        notes: [
+            "bash: source <(sharectl completion bash), or keep it in /usr/share/bash-completion/completions/sharectl",
+            "zsh:  keep it as _sharectl in a folder of $fpath, or source <(sharectl completion zsh) after compinit"
+        ])
 
     static let benchWire = CommandDescription(
         "bench-wire",
@@ -187,7 +227,7 @@ enum CommandTables {
             .value("bitrate", "KBPS", default: "2500", "the encoder's bitrate, 100 to 50000"),
             .choice("codec", ["h264", "vp8"], default: "h264", "the encoder"),
             .choice("content", ["screen", "camera"], default: "screen", "what the encoder is tuned for"),
-            .flag("no-write", "the frames file is already there from a run with at least as many frames"),
+            .flag("no-write", "the frames file is already there from a run with at least as many frames")
         ],
         notes: ["The frames are also written to FRAMES.bgrx, for GStreamer to encode the same."])
 
@@ -196,7 +236,9 @@ enum CommandTables {
         summary: "a report (report.txt) and a plot (plot.svg) of a share's life from its --stats-json file",
         synopsis: ["STATS.jsonl [--out DIR]"],
         arguments: [.file, .none],
-        options: [.value("out", "DIR", completion: .directory, "where to write them (default: STATS.diagnose beside it)")])
+        options: [
+            .value("out", "DIR", completion: .directory, "where to write them (default: STATS.diagnose beside it)")
+        ])
 
     static let scenario = CommandDescription(
         "scenario",
@@ -204,9 +246,12 @@ enum CommandTables {
         synopsis: ["check FILE...", "run FILE [--out DIR] [--param NAME=VALUE]..."],
         arguments: [.words(["check", "run"]), .file],
         options: [
-            .value("out", "DIR", completion: .directory,
-                   "run: where each process's log, --stats-json and the timeline go (default: a new temporary folder)"),
-            .value("param", "NAME=VALUE", repeatable: true, "run: set a scenario parameter (several: NAME=VALUE,NAME=VALUE)"),
+            .value(
+                "out", "DIR", completion: .directory,
+                "run: where each process's log, --stats-json and the timeline go (default: a new temporary folder)"),
+            .value(
+                "param", "NAME=VALUE", repeatable: true,
+                "run: set a scenario parameter (several: NAME=VALUE,NAME=VALUE)")
         ],
         notes: ["run exits 1 when an expectation failed. A scenario that shapes the link needs root."])
 }

@@ -8,7 +8,8 @@ enum CompletionCommand {
         case "bash" where arguments.positional.count == 1: StandardOutput.write(table.bashCompletion())
         case "zsh" where arguments.positional.count == 1: StandardOutput.write(table.zshCompletion())
         default:
-            throw Arguments.UsageError(description: "completion wants bash or zsh, e.g. source <(sharectl completion bash)")
+            throw Arguments.UsageError(
+                description: "completion wants bash or zsh, e.g. source <(sharectl completion bash)")
         }
     }
 }

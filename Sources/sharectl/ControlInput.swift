@@ -37,7 +37,11 @@ final class ControlInput: Sendable {
                     }
                 case ("stop", 1), ("quit", 1): pending.withLock { $0.append(.stop) }
                 default:
-                    complaints.withLock { $0.append("unknown command '\(line)' (policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop)") }
+                    complaints.withLock {
+                        $0.append(
+                            "unknown command '\(line)' (policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop)"
+                        )
+                    }
                 }
             }
         }
@@ -47,8 +51,12 @@ final class ControlInput: Sendable {
 
     /// What arrived since the last call, and any lines that were not commands.
     func take() -> (commands: [Command], complaints: [String]) {
-        let commands = pending.withLock { p in defer { p = [] }; return p }
-        let said = complaints.withLock { c in defer { c = [] }; return c }
+        let commands = pending.withLock { p in
+            defer { p = [] }; return p
+        }
+        let said = complaints.withLock { c in
+            defer { c = [] }; return c
+        }
         return (commands, said)
     }
 }

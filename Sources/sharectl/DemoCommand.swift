@@ -16,7 +16,8 @@ enum DemoCommand {
         let duration = try arguments.double("duration")
         let listen = arguments.valueOrDefault("listen")
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-              (0...65535).contains(port) else {
+            (0...65535).contains(port)
+        else {
             throw Arguments.UsageError(description: "--listen wants HOST:PORT (e.g. 127.0.0.1:8080), not '\(listen)'")
         }
         let client: ClientFiles
@@ -33,7 +34,8 @@ enum DemoCommand {
             loop.stop()
             throw ShareFailure(description: "demo: the room server could not start: \(error)")
         }
-        say("""
+        say(
+            """
             sharectl demo — a room call on this machine: the room server, a synthetic 1280×720 screen and a
             440 Hz tone shared into the room by "sharectl", and the built-in viewer "viewer" decoding them
             (ICE, DTLS-SRTP, H.264 and Opus; the viewer plays the call's audio through PipeWire when there is an
@@ -94,7 +96,8 @@ enum DemoCommand {
         loop.stop()
         if let peer = last.peers.first(where: { $0.name == "sharectl" }) {
             let screen = peer.screen, audio = peer.audio
-            say("""
+            say(
+                """
 
                 The viewer decoded \(screen?.framesDecoded ?? 0) frames of the screen at \(screen?.width ?? 0)×\(screen?.height ?? 0) \
                 (\(screen?.freezes ?? 0) freezes) and \(audio?.samplesDecoded ?? 0) samples of Opus at \

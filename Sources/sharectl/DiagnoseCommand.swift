@@ -7,7 +7,8 @@ import ShareTooling
 enum DiagnoseCommand {
     static func run(_ arguments: Arguments) throws {
         guard arguments.positional.count == 1, let path = arguments.positional.first else {
-            throw Arguments.UsageError(description: "diagnose needs one stats file, e.g. sharectl diagnose share.jsonl [--out DIR]")
+            throw Arguments.UsageError(
+                description: "diagnose needs one stats file, e.g. sharectl diagnose share.jsonl [--out DIR]")
         }
         let contents = try StatsFile.read(path: path)
         let diagnosis = ShareDiagnosis(source: path, contents: contents)
@@ -21,7 +22,9 @@ enum DiagnoseCommand {
             say(diagnosis.report)
             say("diagnose: wrote \(report.path) and \(plot.path)")
         } catch let error as CocoaError {
-            throw DiagnoseError(reason: "could not write to \(directory): \(error.localizedDescription) (choose another with --out DIR)")
+            throw DiagnoseError(
+                reason: "could not write to \(directory): \(error.localizedDescription) (choose another with --out DIR)"
+            )
         }
     }
 

@@ -17,24 +17,31 @@ import CallMedia
 enum RoomShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         guard let invite = try SecretArguments.roomLink(arguments) else {
-            throw Arguments.UsageError(description: "share needs the room link: --room-file PATH, SHARECTL_ROOM_URL or --room URL")
+            throw Arguments.UsageError(
+                description: "share needs the room link: --room-file PATH, SHARECTL_ROOM_URL or --room URL")
         }
         var options = try RoomOptions.parse(arguments, invite: invite)
         options.shareScreen = true
         if let size = arguments.value("size") {
             let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, (96...3840).contains(parts[0]), (60...2160).contains(parts[1]) else {
-                throw Arguments.UsageError(description: "--size wants WIDTHxHEIGHT between 96x60 and 3840x2160, not '\(size)'")
+                throw Arguments.UsageError(
+                    description: "--size wants WIDTHxHEIGHT between 96x60 and 3840x2160, not '\(size)'")
             }
             (options.screenWidth, options.screenHeight) = (parts[0], parts[1])
         }
         options.framesPerSecond = try arguments.int("fps")
-        guard (1...30).contains(options.framesPerSecond) else { throw Arguments.UsageError(description: "--fps is 1 to 30") }
+        guard (1...30).contains(options.framesPerSecond) else {
+            throw Arguments.UsageError(description: "--fps is 1 to 30")
+        }
         options.screenBitrate = try arguments.int("bitrate", default: 2000) * 1000
-        guard options.screenBitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
+        guard options.screenBitrate >= 100_000 else {
+            throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)")
+        }
         let shareFor = try arguments.double("share-for")
-        say("Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps) "
-            + "into \(redactedURL(invite)) as \(options.name)…")
+        say(
+            "Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps) "
+                + "into \(redactedURL(invite)) as \(options.name)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger, shareFor: shareFor)
     }
 }
@@ -49,7 +56,8 @@ enum RoomOptions {
             throw Arguments.UsageError(description: "--name is 1 to 64 characters")
         }
         if let source = arguments.value("source"), source != "synthetic" {
-            throw Arguments.UsageError(description: "--source \(source) is not built yet for rooms; use --source synthetic")
+            throw Arguments.UsageError(
+                description: "--source \(source) is not built yet for rooms; use --source synthetic")
         }
         // none, synthetic (the pattern), or a camera through the director (started by `RoomRun`).
         let camera = arguments.value("camera") ?? "none"
@@ -61,13 +69,16 @@ enum RoomOptions {
         }
         options.audio = arguments.has("no-audio") ? .none : audioSource
         if case .microphone = options.audio, let why = PipeWireCapture.probeDaemon() {
-            throw Arguments.UsageError(description: "--audio \(audio): \(why); start PipeWire, or use --audio synthetic or none")
+            throw Arguments.UsageError(
+                description: "--audio \(audio): \(why); start PipeWire, or use --audio synthetic or none")
         }
         switch arguments.value("audio-output") {
         case nil: break
         case "none"?: AudioOutput.shared.configure(target: nil, enabled: false)
         case let node?:
-            guard !node.isEmpty else { throw Arguments.UsageError(description: "--audio-output wants a node name or none") }
+            guard !node.isEmpty else {
+                throw Arguments.UsageError(description: "--audio-output wants a node name or none")
+            }
             AudioOutput.shared.configure(target: node)
         }
         if let codec = arguments.value("codec") {
@@ -93,8 +104,10 @@ enum RoomRun {
     /// Joins, prints the status lines each second, writes `--stats-json` and `--snapshot` files,
     /// and leaves at `--duration` or on SIGINT/SIGTERM. `shareFor` > 0 stops the share after that
     /// many seconds (the call goes on). `status` (if given) replaces the printing of status lines.
-    static func run(options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
-                    quiet: Bool = false, prefix: String = "", readsInput: Bool = true) async throws {
+    static func run(
+        options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
+        quiet: Bool = false, prefix: String = "", readsInput: Bool = true
+    ) async throws {
         var options = options
         let director = RoomOptions.usesDirector(arguments) ? try ShareCamera.director(arguments, logger: logger) : nil
         let camera = director.map { director in Task { await director.run() } }
@@ -107,7 +120,8 @@ enum RoomRun {
             do {
                 try FileManager.default.createDirectory(atPath: snapshotDirectory, withIntermediateDirectories: true)
             } catch {
-                throw Arguments.UsageError(description: "cannot make the --snapshot folder \(snapshotDirectory): \(error)")
+                throw Arguments.UsageError(
+                    description: "cannot make the --snapshot folder \(snapshotDirectory): \(error)")
             }
         }
         let loop = ProcessLoop.shared
@@ -140,7 +154,9 @@ enum RoomRun {
             seconds += 1
             let stats = await session.statistics()
             if !quiet { for line in stats.statusLines { say(prefix + line) } }
-            for notice in stats.watchdog?.notices ?? [] where !noticesShown.contains(notice) { say("\(prefix)Notice: \(notice)") }
+            for notice in stats.watchdog?.notices ?? [] where !noticesShown.contains(notice) {
+                say("\(prefix)Notice: \(notice)")
+            }
             noticesShown = Set(stats.watchdog?.notices ?? [])
             let (commands, complaints) = control?.take() ?? ([], [])
             for complaint in complaints { say(prefix + complaint) }
@@ -181,7 +197,9 @@ enum RoomRun {
 
     static func openStats(_ path: String?) throws -> FileHandle? {
         guard let path else { return nil }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
             throw Arguments.UsageError(description: "cannot write --stats-json \(path)")
         }
         return handle

@@ -13,8 +13,9 @@ enum ScenarioCommand {
     static func run(_ arguments: Arguments) async throws {
         if arguments.positional.first == "run" { return try await ScenarioRunCommand.run(arguments) }
         guard arguments.positional.first == "check", arguments.positional.count >= 2 else {
-            throw Arguments.UsageError(description: "usage: sharectl scenario check FILE... (e.g. sharectl scenario check Scenarios/*.json), "
-                                       + "or sharectl scenario run FILE [--out DIR] [--param NAME=VALUE]")
+            throw Arguments.UsageError(
+                description: "usage: sharectl scenario check FILE... (e.g. sharectl scenario check Scenarios/*.json), "
+                    + "or sharectl scenario run FILE [--out DIR] [--param NAME=VALUE]")
         }
         var failed = 0
         for path in arguments.positional.dropFirst() {
@@ -30,7 +31,8 @@ enum ScenarioCommand {
     }
 
     static func summary(_ scenario: Scenario) -> String {
-        let people = scenario.start.sharers.map { "\($0.name) shares (\($0.source), \($0.codec), \($0.policy))" }
+        let people =
+            scenario.start.sharers.map { "\($0.name) shares (\($0.source), \($0.codec), \($0.policy))" }
             + scenario.start.viewers.map { "\($0.name) watches (\($0.kind))" }
         let faults = scenario.faults.map { fault in
             "\(fault.kind.rawValue) on \(fault.target) at \(Scenario.Expectation.number(fault.at)) s"

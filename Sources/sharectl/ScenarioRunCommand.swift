@@ -18,7 +18,8 @@ enum ScenarioRunCommand {
 
     static func run(_ arguments: Arguments) async throws {
         guard arguments.positional.count == 2 else {
-            throw Arguments.UsageError(description: "usage: sharectl scenario run Scenarios/NAME.json [--out DIR] [--param NAME=VALUE]")
+            throw Arguments.UsageError(
+                description: "usage: sharectl scenario run Scenarios/NAME.json [--out DIR] [--param NAME=VALUE]")
         }
         let path = arguments.positional[1]
         let parameters = try parameterValues()
@@ -33,8 +34,9 @@ enum ScenarioRunCommand {
         let shapesLink = scenario.faults.contains { $0.kind == .link }
         if shapesLink, !inNamespace {
             guard geteuid() == 0 else {
-                throw Failed(description: "scenario \(scenario.name) shapes the link (tc, nftables), which needs root: "
-                             + "run it as root (it then runs in a network namespace of its own, only loopback)")
+                throw Failed(
+                    description: "scenario \(scenario.name) shapes the link (tc, nftables), which needs root: "
+                        + "run it as root (it then runs in a network namespace of its own, only loopback)")
             }
             enterNamespace()
         }
@@ -43,7 +45,8 @@ enum ScenarioRunCommand {
             throw Failed(description: "scenario \(scenario.name) cannot run here: \(problem)")
         }
 
-        let directory = arguments.value("out") ?? NSTemporaryDirectory() + "sharectl-scenario-\(scenario.name)-\(getpid())"
+        let directory =
+            arguments.value("out") ?? NSTemporaryDirectory() + "sharectl-scenario-\(scenario.name)-\(getpid())"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -51,10 +54,13 @@ enum ScenarioRunCommand {
         }
         let parameterText = scenario.parameters.sorted { $0.key < $1.key }
             .map { " \($0.key)=\(Scenario.Expectation.number($0.value.value))" }.joined()
-        say("Scenario \(scenario.name) (\(Scenario.Expectation.number(scenario.duration)) s\(parameterText.isEmpty ? "" : ";" + parameterText)): \(scenario.summary)")
+        say(
+            "Scenario \(scenario.name) (\(Scenario.Expectation.number(scenario.duration)) s\(parameterText.isEmpty ? "" : ";" + parameterText)): \(scenario.summary)"
+        )
         say("Run directory: \(directory) (each process's log and --stats-json, timeline.txt)")
 
-        let setup = ScenarioRunner.Setup(executable: executablePath(), directory: directory, mayShapeLink: inNamespace || shapesLink)
+        let setup = ScenarioRunner.Setup(
+            executable: executablePath(), directory: directory, mayShapeLink: inNamespace || shapesLink)
         signal(SIGPIPE, SIG_IGN)
         let outcome = await onThread {
             let stop = StopSignal()
@@ -65,17 +71,22 @@ enum ScenarioRunCommand {
         var lines: [String] = []
         for verdict in outcome.verdicts {
             let expectation = scenario.expect[verdict.index]
-            lines.append("\(verdict.met ? "met   " : "FAILED") \(expectation.describe(in: scenario)): \(verdict.figure)")
+            lines.append(
+                "\(verdict.met ? "met   " : "FAILED") \(expectation.describe(in: scenario)): \(verdict.figure)")
         }
-        let heading = outcome.interrupted ? "Expectations (interrupted: judged on what was seen so far):" : "Expectations:"
+        let heading =
+            outcome.interrupted ? "Expectations (interrupted: judged on what was seen so far):" : "Expectations:"
         if !lines.isEmpty { say(heading); for line in lines { say("  " + line) } }
         try? (outcome.timeline + (lines.isEmpty ? "" : heading + "\n" + lines.map { "  " + $0 + "\n" }.joined()))
             .write(toFile: "\(directory)/timeline.txt", atomically: true, encoding: .utf8)
-        if let problem = outcome.problem { throw Failed(description: "scenario \(scenario.name) could not run: \(problem)") }
+        if let problem = outcome.problem {
+            throw Failed(description: "scenario \(scenario.name) could not run: \(problem)")
+        }
         if outcome.interrupted { throw Failed(description: "scenario \(scenario.name) was interrupted before its end") }
         let failed = outcome.verdicts.filter { !$0.met }.count
         if failed > 0 {
-            throw Failed(description: "scenario \(scenario.name): \(failed) of \(outcome.verdicts.count) expectations failed")
+            throw Failed(
+                description: "scenario \(scenario.name): \(failed) of \(outcome.verdicts.count) expectations failed")
         }
         say("Scenario \(scenario.name): all \(outcome.verdicts.count) expectations met.")
     }
@@ -86,7 +97,13 @@ enum ScenarioRunCommand {
         var words = CommandLine.arguments.dropFirst()[...]
         while let word = words.popFirst() {
             let given: String?
-            if word == "--param" { given = words.popFirst() } else if word.hasPrefix("--param=") { given = String(word.dropFirst(8)) } else { continue }
+            if word == "--param" {
+                given = words.popFirst()
+            } else if word.hasPrefix("--param=") {
+                given = String(word.dropFirst(8))
+            } else {
+                continue
+            }
             guard let given else { throw Arguments.UsageError(description: "--param needs NAME=VALUE") }
             for item in given.split(separator: ",") {
                 let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
@@ -111,11 +128,14 @@ enum ScenarioRunCommand {
         address.sin_port = in_port_t(9).bigEndian
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result != 0 else { return nil }
         let reason = String(cString: strerror(errno))
-        return "127.0.0.1 is unreachable (\(reason)): the loopback interface is down in this network namespace; bring it up with `ip link set lo up`"
+        return
+            "127.0.0.1 is unreachable (\(reason)): the loopback interface is down in this network namespace; bring it up with `ip link set lo up`"
     }
 
     /// This sharectl binary, for the processes the scenario starts.

@@ -5,12 +5,15 @@ import ShareCore
 /// (`SecretOption` decides; an explicit flag wins over the variable). A secret given on the
 /// command line works but is warned about: every user of the machine can read it in `ps`.
 enum SecretArguments {
-    static let whipToken = SecretOption(what: "the bearer token", flag: "token", fileFlag: "token-file",
-                                        environment: "WHIP_TOKEN")
-    static let turnCredential = SecretOption(what: "the TURN credential", flag: "turn-credential",
-                                             fileFlag: "turn-credential-file")
-    static let roomLink = SecretOption(what: "the room link and its token", flag: "room", fileFlag: "room-file",
-                                       environment: "SHARECTL_ROOM_URL")
+    static let whipToken = SecretOption(
+        what: "the bearer token", flag: "token", fileFlag: "token-file",
+        environment: "WHIP_TOKEN")
+    static let turnCredential = SecretOption(
+        what: "the TURN credential", flag: "turn-credential",
+        fileFlag: "turn-credential-file")
+    static let roomLink = SecretOption(
+        what: "the room link and its token", flag: "room", fileFlag: "room-file",
+        environment: "SHARECTL_ROOM_URL")
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
@@ -27,7 +30,8 @@ enum SecretArguments {
     /// `--room URL` (for `watch` also the first argument), `--room-file PATH` or `SHARECTL_ROOM_URL`.
     static func roomLink(_ arguments: Arguments, positional: String? = nil) throws -> String? {
         if positional != nil, arguments.value("room") != nil {
-            throw Arguments.UsageError(description: "the room link is given twice (as an argument and with --room); keep one")
+            throw Arguments.UsageError(
+                description: "the room link is given twice (as an argument and with --room); keep one")
         }
         return try resolve(roomLink, flagValue: positional ?? arguments.value("room"), arguments)
     }
@@ -42,8 +46,9 @@ enum SecretArguments {
     private static func resolve(_ option: SecretOption, flagValue: String?, _ arguments: Arguments) throws -> String? {
         let resolved: SecretOption.Resolved?
         do {
-            resolved = try option.resolve(flagValue: flagValue, filePath: arguments.value(option.fileFlag),
-                                          environment: environment)
+            resolved = try option.resolve(
+                flagValue: flagValue, filePath: arguments.value(option.fileFlag),
+                environment: environment)
         } catch {
             throw Arguments.UsageError(description: error.description)
         }

@@ -11,7 +11,8 @@ enum ServeCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let listen = arguments.valueOrDefault("listen")
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-              (0...65535).contains(port) else {
+            (0...65535).contains(port)
+        else {
             throw Arguments.UsageError(description: "--listen wants HOST:PORT (e.g. 127.0.0.1:8080), not '\(listen)'")
         }
         var host = String(listen[..<colon])
@@ -25,14 +26,20 @@ enum ServeCommand {
         }
         let origins = arguments.values("allow-origin")
         for origin in origins {
-            guard let url = URL(string: origin), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
-                  url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil else {
-                throw Arguments.UsageError(description: "--allow-origin wants a web origin such as https://example.org (scheme, host and port only), not '\(escapedForLog(origin))'")
+            guard let url = URL(string: origin), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                url.host != nil,
+                url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil
+            else {
+                throw Arguments.UsageError(
+                    description:
+                        "--allow-origin wants a web origin such as https://example.org (scheme, host and port only), not '\(escapedForLog(origin))'"
+                )
             }
         }
-        var configuration = RoomServerConfiguration(host: host, port: port, tlsCertificatePath: certificate, tlsKeyPath: key,
-                                                    limits: RoomLimits(grace: .milliseconds(Int64(grace * 1000))),
-                                                    allowedOrigins: origins)
+        var configuration = RoomServerConfiguration(
+            host: host, port: port, tlsCertificatePath: certificate, tlsKeyPath: key,
+            limits: RoomLimits(grace: .milliseconds(Int64(grace * 1000))),
+            allowedOrigins: origins)
         configuration.limits.grace = .milliseconds(Int64(grace * 1000))
 
         let stop = StopSignal()
@@ -48,7 +55,9 @@ enum ServeCommand {
             throw error
         }
         say("Room: \(invite)")
-        say("Open the link in a browser, or give it to `sharectl share --room` or `sharectl watch`. Ctrl-C stops the server.")
+        say(
+            "Open the link in a browser, or give it to `sharectl share --room` or `sharectl watch`. Ctrl-C stops the server."
+        )
         while !stop.requested { try? await Task.sleep(for: .milliseconds(200)) }
         say("Stopping the room server…")
         await server.stop()

@@ -16,16 +16,19 @@ enum ShareCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let source = arguments.valueOrDefault("source")
         guard source != "none" || arguments.value("camera") != nil else {
-            throw Arguments.UsageError(description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
+            throw Arguments.UsageError(
+                description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
         if SecretArguments.wantsRoom(arguments) { return try await RoomShareCommand.run(arguments, logger: logger) }
         if arguments.value("camera") == "synthetic" {
-            throw Arguments.UsageError(description: "--camera synthetic is a room call's test pattern; over WHIP name a "
-                                       + "synthetic camera for the camera director: --camera synthetic:NAME")
+            throw Arguments.UsageError(
+                description: "--camera synthetic is a room call's test pattern; over WHIP name a "
+                    + "synthetic camera for the camera director: --camera synthetic:NAME")
         }
         let loop = ProcessLoop.shared
         defer { loop.stop() }
-        let capture = source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: loop, logger: logger)
+        let capture =
+            source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: loop, logger: logger)
         defer { capture?.stop() }
         guard let endpoint = arguments.value("whip") else {
             throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
@@ -40,7 +43,8 @@ enum ShareCommand {
         if let size = arguments.value("size") {
             let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, (96...3840).contains(parts[0]), (60...2160).contains(parts[1]) else {
-                throw Arguments.UsageError(description: "--size wants WIDTHxHEIGHT between 96x60 and 3840x2160, not '\(size)'")
+                throw Arguments.UsageError(
+                    description: "--size wants WIDTHxHEIGHT between 96x60 and 3840x2160, not '\(size)'")
             }
             (options.width, options.height) = (parts[0], parts[1])
         }
@@ -49,7 +53,9 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--fps is 1 to 30")
         }
         options.bitrate = try arguments.int("bitrate", default: 4000) * 1000
-        guard options.bitrate >= 100_000 else { throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)") }
+        guard options.bitrate >= 100_000 else {
+            throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)")
+        }
         if let policy = arguments.value("policy") {
             guard let parsed = ScreenSendPolicy(argument: policy) else {
                 throw Arguments.UsageError(description: "--policy wants balanced, detail or motion, not '\(policy)'")
@@ -65,12 +71,16 @@ enum ShareCommand {
             }
         }
         if let turn = arguments.value("turn") {
-            guard let user = arguments.value("turn-user"), let credential = try SecretArguments.turnCredential(arguments)
+            guard let user = arguments.value("turn-user"),
+                let credential = try SecretArguments.turnCredential(arguments)
             else {
-                throw Arguments.UsageError(description: "--turn needs --turn-user and --turn-credential-file "
-                                           + "(or --turn-credential)")
+                throw Arguments.UsageError(
+                    description: "--turn needs --turn-user and --turn-credential-file "
+                        + "(or --turn-credential)")
             }
-            do { options.turnServers = [try ICEAgent.TURNServer(url: turn, username: user, credential: credential)] } catch {
+            do {
+                options.turnServers = [try ICEAgent.TURNServer(url: turn, username: user, credential: credential)]
+            } catch {
                 throw Arguments.UsageError(description: "--turn: \(error)")
             }
         }
@@ -79,7 +89,8 @@ enum ShareCommand {
         var statsFile: FileHandle?
         if let statsPath {
             guard FileManager.default.createFile(atPath: statsPath, contents: nil),
-                  let handle = FileHandle(forWritingAtPath: statsPath) else {
+                let handle = FileHandle(forWritingAtPath: statsPath)
+            else {
                 throw Arguments.UsageError(description: "cannot write --stats-json \(statsPath)")
             }
             statsFile = handle
@@ -96,10 +107,13 @@ enum ShareCommand {
         }
         let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
-            say("Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…")
+            say(
+                "Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…"
+            )
         } else if options.screen {
-            say("Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
-                + "\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…")
+            say(
+                "Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
+                    + "\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…")
         } else {
             say("Sharing the camera to \(redactedURL(endpoint))…")
         }
@@ -123,8 +137,9 @@ enum ShareCommand {
             throw ShareFailure(description: error.description)
         }
         if let capture {
-            say("Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
-                + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
+            say(
+                "Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
+                    + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
         }
         output?.close()
         if case .failed(let reason) = ending { throw ShareFailure(description: reason) }
@@ -144,14 +159,17 @@ enum ShareCommand {
         case .publishingFailed(let reason, _):
             say("Publishing again failed: \(reason)")
         case .connectionLost(let reason, let retryIn):
-            say("The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
-                         + "\(retryIn.components.seconds) s…")
+            say(
+                "The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
+                    + "\(retryIn.components.seconds) s…")
         }
     }
 
     /// Hands typed commands and a stop signal to the controller, each within a tenth of a second.
-    static func forward(_ control: ControlInput, stopRequested: @escaping @Sendable () -> Bool,
-                        to controller: ShareController) async {
+    static func forward(
+        _ control: ControlInput, stopRequested: @escaping @Sendable () -> Bool,
+        to controller: ShareController
+    ) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(100))
             let (commands, complaints) = control.take()

@@ -9,7 +9,8 @@ enum SnapshotCommand {
         }
         let width = try arguments.int("width"), height = try arguments.int("height")
         guard width >= 96, height >= 60, width <= 7680, height <= 4320 else {
-            throw Arguments.UsageError(description: "the synthetic screen is 96×60 to 7680×4320, not \(width)×\(height)")
+            throw Arguments.UsageError(
+                description: "the synthetic screen is 96×60 to 7680×4320, not \(width)×\(height)")
         }
         let screen = SyntheticScreen(width: width, height: height)
         let number = UInt64(try arguments.int("frame"))

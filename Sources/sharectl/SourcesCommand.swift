@@ -13,8 +13,12 @@ enum SourcesCommand {
             let capabilities = try ScreenCastSession.capabilities(loop: loop)
             lines.append("portal             xdg-desktop-portal ScreenCast version \(capabilities.version)")
             lines.append("  source types     \(capabilities.sourceTypes.names.joined(separator: ", "))")
-            lines.append("  cursor modes     \(capabilities.cursorModes.isEmpty ? "none offered (version 1)" : capabilities.cursorModes.names.joined(separator: ", "))")
-            lines.append("  unattended       \(capabilities.version >= RestoreTokenPolicy.firstVersion ? "yes (restore tokens)" : "no (needs version 4)")")
+            lines.append(
+                "  cursor modes     \(capabilities.cursorModes.isEmpty ? "none offered (version 1)" : capabilities.cursorModes.names.joined(separator: ", "))"
+            )
+            lines.append(
+                "  unattended       \(capabilities.version >= RestoreTokenPolicy.firstVersion ? "yes (restore tokens)" : "no (needs version 4)")"
+            )
         } catch {
             lines.append("portal             not available: \(error)")
         }

@@ -12,7 +12,8 @@ enum VersionCommand {
     static let number = "0.1.0"
 
     static func run(_ arguments: Arguments) throws {
-        say("""
+        say(
+            """
             \(headline(commit: GitCommit.hash, modified: GitCommit.modified))
               x264        build \(CodecLibraries.x264Build)
               libvpx      \(CodecLibraries.vpxVersion)
@@ -37,11 +38,11 @@ enum VersionCommand {
 
     private static var swiftVersion: String {
         #if compiler(>=6.3)
-        "6.3"
+            "6.3"
         #elseif compiler(>=6.2)
-        "6.2"
+            "6.2"
         #else
-        "6"
+            "6"
         #endif
     }
 }

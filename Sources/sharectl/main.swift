@@ -40,7 +40,9 @@ func runCommand(_ arguments: Arguments) async throws {
     case "share": try await ShareCommand.run(arguments, logger: makeLogger(arguments, label: "share"))
     case "watch": try await WatchCommand.run(arguments, logger: makeLogger(arguments, label: "watch"))
     case "serve": try await ServeCommand.run(arguments, logger: makeLogger(arguments, label: "serve"))
-    case "sources": try await ScenarioRunCommand.onThread { Result { try SourcesCommand.run(arguments) } }.get()  // GDBus waits
+    case "sources":
+        // GDBus waits: on a thread of its own.
+        try await ScenarioRunCommand.onThread { Result { try SourcesCommand.run(arguments) } }.get()
     case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))
     default: preconditionFailure("\(arguments.command) is in the command table but has no case here")
     }
@@ -59,7 +61,9 @@ func leave(_ code: Int32) -> Never {
 /// `--log-level trace|debug|info|notice|warning|error`.
 func makeLogger(_ arguments: Arguments, label: String) -> Logger {
     var level: Logger.Level = arguments.has("verbose") ? .info : .warning
-    if let name = arguments.value("log-level"), let chosen = Logger.Level.allCases.first(where: { $0.description == name }) {
+    if let name = arguments.value("log-level"),
+        let chosen = Logger.Level.allCases.first(where: { $0.description == name })
+    {
         level = chosen
     }
     return Logger(label: label, level: level)

@@ -45,7 +45,11 @@ import VideoSend
         var out: [Int16] = []
         for _ in 0..<4 {
             while mixer.queued(0) < 1024 {
-                mixer.push(0, (0..<960).map { _ in defer { next &+= 1 }; return next })
+                mixer.push(
+                    0,
+                    (0..<960).map { _ in
+                        defer { next &+= 1 }; return next
+                    })
             }
             out += mixer.take(frames: 1024)
         }
@@ -75,7 +79,9 @@ import VideoSend
         #expect(first?.end == t(60), "the frames that ended at 20 and 40 ms are stale")
         #expect(slicer.counters.discardedBeforeFirstRead == 2)
         slicer.append([Int16](repeating: 2, count: 960), end: t(80))
-        #expect(slicer.read(now: t(200))?.samples.first == 2, "after the first read, old frames are only late, not discarded")
+        #expect(
+            slicer.read(now: t(200))?.samples.first == 2,
+            "after the first read, old frames are only late, not discarded")
         #expect(slicer.counters.discardedBeforeFirstRead == 2)
     }
 
@@ -129,7 +135,8 @@ import VideoSend
         let source = SyntheticAudioSource(levelDbfs: -20)
         let frames = (0..<3).compactMap { _ in source.nextFrame() }
         #expect(frames.count == 3)
-        #expect(frames[1].end - frames[0].end == .milliseconds(20) && frames[2].end - frames[1].end == .milliseconds(20))
+        #expect(
+            frames[1].end - frames[0].end == .milliseconds(20) && frames[2].end - frames[1].end == .milliseconds(20))
         #expect(frames.allSatisfy { $0.samples.count == 960 * 2 })
         #expect(AudioLevel.peakDbfs(frames[1].samples) > -21)
     }
@@ -170,13 +177,16 @@ private final class ScriptedAudioSource: AudioFrameSource {
 @Suite struct AudioSendThreadTests {
     @Test func framesPastTheirDeadlineAreDroppedAndTheirTimestampsSkipped() async throws {
         let sent = Mutex<[RTPPacket]>([])
-        let sender = RTPStreamSender(configuration: .init(ssrc: 7, payloadType: 111, clockRate: 48_000, keepsHistory: false),
-                                     transportSequence: nil) { bytes in
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 7, payloadType: 111, clockRate: 48_000, keepsHistory: false),
+            transportSequence: nil
+        ) { bytes in
             if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
             return true
         }
-        let source = ScriptedAudioSource(ages: [.zero, .milliseconds(150), .milliseconds(500), .zero, .milliseconds(10)],
-                                         level: 1000)
+        let source = ScriptedAudioSource(
+            ages: [.zero, .milliseconds(150), .milliseconds(500), .zero, .milliseconds(10)],
+            level: 1000)
         let thread = AudioSendThread(sender: sender, source: source, logger: Logger(label: "test", level: .error))
         try thread.start()
         // A hang guard only: the expectations below judge.

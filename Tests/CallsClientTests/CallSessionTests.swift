@@ -24,11 +24,15 @@ import Testing
         try await sharer.start()
         try await viewer.start()
 
-        let seen: (CallStatistics.Peer, CallStatistics.Peer) = try await eventually("the viewer decodes Ana's screen and hears her, and Ana hears of it") {
+        let seen: (CallStatistics.Peer, CallStatistics.Peer) = try await eventually(
+            "the viewer decodes Ana's screen and hears her, and Ana hears of it"
+        ) {
             let v = await viewer.statistics(), s = await sharer.statistics()
-            guard let ana = v.peers.first(where: { $0.name == "Ana" }), let me = s.peers.first(where: { $0.name == "Viewer" })
+            guard let ana = v.peers.first(where: { $0.name == "Ana" }),
+                let me = s.peers.first(where: { $0.name == "Viewer" })
             else { return nil }
-            let ok = (ana.screen?.framesDecoded ?? 0) >= 20 && ana.audio?.hearing == true
+            let ok =
+                (ana.screen?.framesDecoded ?? 0) >= 20 && ana.audio?.hearing == true
                 && (me.theirView?.screenFramesDecoded ?? 0) > 0 && me.theirView?.hearsUs == true
             return ok ? (ana, me) : nil
         }

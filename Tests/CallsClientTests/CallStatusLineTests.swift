@@ -5,8 +5,10 @@ import Testing
 
 /// The room share's headline: the screen as a WHIP share says it, to one person or to several.
 @Suite struct CallStatusLineTests {
-    private func peer(_ name: String, width: Int, height: Int, fps: Double, kbps: Int, limitedBy: String = "none",
-                      pair: String = "127.0.0.1:1 host <-> 127.0.0.1:2 host udp") -> CallStatistics.Peer {
+    private func peer(
+        _ name: String, width: Int, height: Int, fps: Double, kbps: Int, limitedBy: String = "none",
+        pair: String = "127.0.0.1:1 host <-> 127.0.0.1:2 host udp"
+    ) -> CallStatistics.Peer {
         var peer = CallStatistics.Peer(id: name, name: name)
         var sent = CallStatistics.Sent()
         sent.width = width
@@ -34,19 +36,27 @@ import Testing
     @Test func severalViewersGettingTheSame() {
         var stats = CallStatistics()
         stats.sharing = true
-        stats.peers = [peer("bea", width: 1280, height: 720, fps: 30, kbps: 1400),
-                       peer("cy", width: 1280, height: 720, fps: 30, kbps: 900)]
-        #expect(stats.statusLines.first == "Screen to 2 people: 1280×720 at 30 fps; 2.3 Mbit/s in all, direct (VP8 libvpx)")
+        stats.peers = [
+            peer("bea", width: 1280, height: 720, fps: 30, kbps: 1400),
+            peer("cy", width: 1280, height: 720, fps: 30, kbps: 900)
+        ]
+        #expect(
+            stats.statusLines.first == "Screen to 2 people: 1280×720 at 30 fps; 2.3 Mbit/s in all, direct (VP8 libvpx)")
     }
 
     @Test func severalViewersOneHeldBackAndRelayed() {
         var stats = CallStatistics()
         stats.sharing = true
-        stats.peers = [peer("bea", width: 1280, height: 720, fps: 30, kbps: 1400),
-                       peer("cy", width: 640, height: 360, fps: 15, kbps: 300, limitedBy: "bandwidth",
-                            pair: "10.0.0.1:1 relay <-> 10.0.0.2:2 host udp")]
-        #expect(stats.statusLines.first
-                == "Screen to 2 people: bea 1280×720 at 30 fps; cy 640×360 at 15 fps, limited by bandwidth; 1.7 Mbit/s in all, direct and relayed (VP8 libvpx)")
+        stats.peers = [
+            peer("bea", width: 1280, height: 720, fps: 30, kbps: 1400),
+            peer(
+                "cy", width: 640, height: 360, fps: 15, kbps: 300, limitedBy: "bandwidth",
+                pair: "10.0.0.1:1 relay <-> 10.0.0.2:2 host udp")
+        ]
+        #expect(
+            stats.statusLines.first
+                == "Screen to 2 people: bea 1280×720 at 30 fps; cy 640×360 at 15 fps, limited by bandwidth; 1.7 Mbit/s in all, direct and relayed (VP8 libvpx)"
+        )
     }
 
     @Test func noHeadlineWhenNotSharingOrToNobody() {
@@ -63,7 +73,8 @@ import Testing
     @Test func readsEveryFingerprintLineThroughSDPWire() {
         let sha256 = "sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":")
         let sha1 = "sha-1 " + (0..<20).map { _ in "CD" }.joined(separator: ":")
-        let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=fingerprint:\(sha256)\r\n"
+        let sdp =
+            "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=fingerprint:\(sha256)\r\n"
             + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=fingerprint:\(sha1.uppercased())\r\n"
         #expect(RoomCallRules.fingerprints(in: sdp) == [sha256, sha1])
         #expect(RoomCallRules.fingerprints(in: "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n").isEmpty)

@@ -53,9 +53,11 @@ import Testing
         #expect(rebuilt.reason.contains("Vi still reports the screen stalled"))
         let recent = try #require(await sharer.statistics().watchdog?.recent)
         #expect(recent.first?.action == "keyframe")
-        let moving: CallStatistics.View = try await eventually("the viewer decodes Ana's screen on a new section again") {
+        let moving: CallStatistics.View = try await eventually("the viewer decodes Ana's screen on a new section again")
+        {
             guard let screen = await anasScreen(viewer), screen.mid != before.mid, screen.framesDecoded >= 15,
-                  !screen.stalled else { return nil }
+                !screen.stalled
+            else { return nil }
             return screen
         }
         #expect(moving.width == 320)
@@ -89,7 +91,8 @@ import Testing
         #expect(steps.contains("rebuild"))
         let moving: CallStatistics.View = try await eventually("the viewer decodes Ana's shared-again screen") {
             guard let screen = await anasScreen(viewer), screen.mid != first, screen.framesDecoded >= 15,
-                  !screen.stalled else { return nil }
+                !screen.stalled
+            else { return nil }
             return screen
         }
         #expect(moving.framesDecoded >= 15)

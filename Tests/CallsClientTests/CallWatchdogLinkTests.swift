@@ -15,13 +15,19 @@ import Testing
         func update(_ change: (inout CallWatchdogFigures) -> Void) { state.withLock { change(&$0.figures) } }
         var done: [CallWatchdogCommand] { state.withLock { $0.done } }
         func watchdogFigures() async -> CallWatchdogFigures { state.withLock { $0.figures } }
-        func watchdogCarryOut(_ command: CallWatchdogCommand) async throws { state.withLock { $0.done.append(command) } }
+        func watchdogCarryOut(_ command: CallWatchdogCommand) async throws {
+            state.withLock { $0.done.append(command) }
+        }
     }
 
-    static func bea(framesIn: Int = 300, encoded: Int = 300, sent: Int = 300, keyframes: Int = 3,
-                    stalled: Bool? = false, age: Duration = .seconds(20)) -> CallWatchdogFigures.Person {
-        .init(id: "p2", name: "Bea", framesIn: framesIn, framesEncoded: encoded, framesSent: sent, keyframesSent: keyframes,
-              sendingFor: age, reportsStalled: stalled)
+    static func bea(
+        framesIn: Int = 300, encoded: Int = 300, sent: Int = 300, keyframes: Int = 3,
+        stalled: Bool? = false, age: Duration = .seconds(20)
+    ) -> CallWatchdogFigures.Person {
+        .init(
+            id: "p2", name: "Bea", framesIn: framesIn, framesEncoded: encoded, framesSent: sent,
+            keyframesSent: keyframes,
+            sendingFor: age, reportsStalled: stalled)
     }
 
     @Test func theFiguresBecomeTheLaddersInputsPerConnectionAndPerson() {
@@ -31,10 +37,14 @@ import Testing
         cid.linkLimited = true
         let reading = CallWatchdogLink.reading(.init(captureFrames: 812, people: [Self.bea(stalled: true), cid]))
         #expect(reading.sender.captureFrames == 812)
-        #expect(reading.sender.connections["p2"] == ConnectionCounters(framesIn: 300, framesEncoded: 300, framesSent: 300,
-                                                                         linkLimited: false, age: .seconds(20)))
+        #expect(
+            reading.sender.connections["p2"]
+                == ConnectionCounters(
+                    framesIn: 300, framesEncoded: 300, framesSent: 300,
+                    linkLimited: false, age: .seconds(20)))
         #expect(reading.sender.connections["p3"]?.linkLimited == true)
-        #expect(reading.people["p2"] == PersonObservation(name: "Bea", stalled: true, framesSent: 300, keyframesSent: 3))
+        #expect(
+            reading.people["p2"] == PersonObservation(name: "Bea", stalled: true, framesSent: 300, keyframesSent: 3))
         // No report of our screen yet is not a stall.
         #expect(reading.people["p3"]?.stalled == false)
         #expect(CallWatchdogLink.reading(.init(captureFrames: nil, people: [])).sender.captureFrames == nil)
@@ -43,7 +53,9 @@ import Testing
     @Test func everyStepComesToItsCallOrToNothing() {
         #expect(CallWatchdogLink.command(for: .restartCapture) == .restartCapture)
         #expect(CallWatchdogLink.command(for: .requestKeyframe("p2")) == .keyframe(person: "p2"))
-        #expect(CallWatchdogLink.command(for: .freshEncoder("p2", scale: 2.0 / 3.0)) == .freshEncoder(person: "p2", scale: 2.0 / 3.0, seconds: 30))
+        #expect(
+            CallWatchdogLink.command(for: .freshEncoder("p2", scale: 2.0 / 3.0))
+                == .freshEncoder(person: "p2", scale: 2.0 / 3.0, seconds: 30))
         #expect(CallWatchdogLink.command(for: .restoreScale("p2")) == .freshEncoder(person: "p2", scale: 1, seconds: 0))
         #expect(CallWatchdogLink.command(for: .newTransceiver("p2")) == .rebuild(person: "p2"))
         #expect(CallWatchdogLink.command(for: .rebuild("p2")) == .rebuild(person: "p2"))
@@ -65,8 +77,14 @@ import Testing
             t += 1
             frames += 15
             capture += 15
-            call.set(.init(captureFrames: capture, people: [Self.bea(framesIn: frames, encoded: frames, sent: frames,
-                                                                      keyframes: keyframes, stalled: stalled)]))
+            call.set(
+                .init(
+                    captureFrames: capture,
+                    people: [
+                        Self.bea(
+                            framesIn: frames, encoded: frames, sent: frames,
+                            keyframes: keyframes, stalled: stalled)
+                    ]))
             await dog.tick(now: start + .seconds(t))
         }
         for _ in 0..<3 { await second(stalled: false) }
@@ -106,7 +124,8 @@ import Testing
         for _ in 0..<14 {
             t += 1
             framesIn += 15
-            call.set(.init(captureFrames: 1000 + framesIn, people: [Self.bea(framesIn: framesIn, encoded: 300, sent: 300)]))
+            call.set(
+                .init(captureFrames: 1000 + framesIn, people: [Self.bea(framesIn: framesIn, encoded: 300, sent: 300)]))
             await dog.tick(now: start + .seconds(t))
         }
         #expect(call.done.first == .keyframe(person: "p2"))

@@ -26,17 +26,22 @@ import VideoSend
         let feed = SwitchingSource(SyntheticScreenSource(width: 640, height: 480, framesPerSecond: 15))
         let defaults = CappedCamera.Defaults(bitrate: 1_200_000, longSide: 1280)
         let camera = CappedCamera(feed, connection: a, transceiver: sent, defaults: defaults, besideScreen: true)
-        try await a.attachVideoSource(camera, to: sent, bitrate: defaults.bitrate, framesPerSecond: 15,
-                                      maxLongSide: defaults.longSide, policy: .detail, content: .camera)
+        try await a.attachVideoSource(
+            camera, to: sent, bitrate: defaults.bitrate, framesPerSecond: 15,
+            maxLongSide: defaults.longSide, policy: .detail, content: .camera)
         try await a.waitUntilConnected()
         try await b.waitUntilConnected()
 
         // Capped from the first frame: a 4:3 camera at 480×360.
-        try await until("B decodes the capped camera") { (await b.statistics().transceiver(.video)?.received?.framesDecoded ?? 0) >= 5 }
+        try await until("B decodes the capped camera") {
+            (await b.statistics().transceiver(.video)?.received?.framesDecoded ?? 0) >= 5
+        }
         var received = await b.statistics().transceiver(.video)?.received
         var figures = await a.statistics().transceiver(.video)?.sent
         #expect(received?.width == 480 && received?.height == 360)
-        #expect(figures?.maxBitrate == 500_000 && figures?.maxLongSide == 480 && (figures?.targetBitrate ?? .max) <= 500_000)
+        #expect(
+            figures?.maxBitrate == 500_000 && figures?.maxLongSide == 480 && (figures?.targetBitrate ?? .max) <= 500_000
+        )
 
         // Another camera of another shape on the same track: still 360 lines.
         feed.switchTo(SyntheticScreenSource(width: 1280, height: 720, framesPerSecond: 15))
@@ -96,12 +101,16 @@ private final class SwitchingSource: VideoFrameSource {
     init(_ source: any VideoFrameSource) { state = Mutex((source, nil)) }
 
     func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
-        let source = state.withLock { $0.deliver = deliver; return $0.source }
+        let source = state.withLock {
+            $0.deliver = deliver; return $0.source
+        }
         source.start(deliver: deliver)
     }
 
     func stop() {
-        let source = state.withLock { $0.deliver = nil; return $0.source }
+        let source = state.withLock {
+            $0.deliver = nil; return $0.source
+        }
         source.stop()
     }
 
@@ -121,12 +130,24 @@ private final class ManualSource: VideoFrameSource {
     var starts: Int { state.withLock { $0.starts } }
     var stops: Int { state.withLock { $0.stops } }
 
-    func start(deliver: @escaping @Sendable (VideoFrame) -> Void) { state.withLock { $0.deliver = deliver; $0.starts += 1 } }
-    func stop() { state.withLock { $0.deliver = nil; $0.stops += 1 } }
+    func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
+        state.withLock {
+            $0.deliver = deliver; $0.starts += 1
+        }
+    }
+    func stop() {
+        state.withLock {
+            $0.deliver = nil; $0.stops += 1
+        }
+    }
     func push() {
-        let frame = VideoFrame(format: .i420, width: 2, height: 2, planes: [Plane(bytes: [0, 0, 0, 0], stride: 2),
-                                                                          Plane(bytes: [0], stride: 1), Plane(bytes: [0], stride: 1)],
-                               captureMicros: 0)
+        let frame = VideoFrame(
+            format: .i420, width: 2, height: 2,
+            planes: [
+                Plane(bytes: [0, 0, 0, 0], stride: 2),
+                Plane(bytes: [0], stride: 1), Plane(bytes: [0], stride: 1)
+            ],
+            captureMicros: 0)
         state.withLock { $0.deliver }?(frame)
     }
 }

@@ -16,7 +16,8 @@ import Testing
         let loopB = GLibLoop(name: "consent-b")
         defer { loopA.stop(); loopB.stop() }
         let logs = LogCapture()
-        let a = try PeerConnection(loop: loopA, configuration: .init(loopbackOnly: true), logger: logs.logger(label: "a", level: .warning))
+        let a = try PeerConnection(
+            loop: loopA, configuration: .init(loopbackOnly: true), logger: logs.logger(label: "a", level: .warning))
         let b = try PeerConnection(loop: loopB, configuration: .init(loopbackOnly: true), logger: .disabled)
         let statesOfA = StateLog(a.stateChanges)
         let audio = try await a.addTransceiver(kind: .audio, direction: .sendonly)
@@ -50,12 +51,16 @@ import Testing
         let encodedAtEnd = stats.transceiver(.audio)?.sent?.audioFramesSent ?? 0
         try await Task.sleep(for: .seconds(1))
         let later = await a.statistics()
-        #expect(later.transport.bytesSent == sentAtEnd, "\(later.transport.bytesSent - sentAtEnd) bytes sent after consent expired")
+        #expect(
+            later.transport.bytesSent == sentAtEnd,
+            "\(later.transport.bytesSent - sentAtEnd) bytes sent after consent expired")
         #expect((later.transceiver(.audio)?.sent?.audioFramesSent ?? 0) >= encodedAtEnd)
 
         let warning = logs.all.first { $0.message == ConsentTimer.expiredReason }
         #expect(warning?.metadata["consent.silence"] != nil)
-        print("consent: A stopped sending \(endedAfter) after B fell silent (consent.silence \(warning?.metadata["consent.silence"] ?? "?"))")
+        print(
+            "consent: A stopped sending \(endedAfter) after B fell silent (consent.silence \(warning?.metadata["consent.silence"] ?? "?"))"
+        )
 
         await a.close()
         await b.close()

@@ -32,7 +32,9 @@ import Testing
 
     @Test func sendingIntoSilenceStopsAtTheLastLookBeforeThirtySeconds() {
         let run = run(repeated("s", 32))
-        #expect(run.marbles == repeated(".", 28) + "xxxx", "heard last at the handshake (0 s): the look at 29 s is the last before 30 s")
+        #expect(
+            run.marbles == repeated(".", 28) + "xxxx",
+            "heard last at the handshake (0 s): the look at 29 s is the last before 30 s")
         #expect(run.verdicts[28] == .expired(silentFor: .seconds(29)))
         #expect(ConsentTimer.expiredReason == "consent expired: nothing heard from the peer for 30 s")
     }
@@ -40,8 +42,9 @@ import Testing
     @Test func aPeerThatKeepsTalkingKeepsConsent() {
         #expect(run(repeated("b", 90)).marbles == repeated(".", 90))
         #expect(run(repeated("ssssb", 18)).marbles == repeated(".", 90), "receiver reports every 5 s are enough")
-        #expect(run(repeated("s", 28) + "b" + repeated("s", 28)).marbles == repeated(".", 56) + "x",
-                "heard just in time (between 28 and 29 s): 30 s more from 28 s")
+        #expect(
+            run(repeated("s", 28) + "b" + repeated("s", 28)).marbles == repeated(".", 56) + "x",
+            "heard just in time (between 28 and 29 s): 30 s more from 28 s")
     }
 
     @Test func thirtySecondsCountFromTheLastAuthenticatedPacket() {
@@ -59,12 +62,16 @@ import Testing
         #expect(idleThenSending.marbles == repeated(".", 88) + repeated("x", 7))
         #expect(idleThenSending.verdicts[88] == .expired(silentFor: .seconds(89)), "silence counted from the handshake")
         // Heard, then silent while we sent nothing, then sending: 30 s from the first packet out.
-        #expect(run(repeated("h", 5) + repeated("-", 20) + repeated("s", 40)).marbles == repeated(".", 53) + repeated("x", 12))
+        #expect(
+            run(repeated("h", 5) + repeated("-", 20) + repeated("s", 40)).marbles == repeated(".", 53)
+                + repeated("x", 12))
     }
 
     @Test func onceExpiredConsentDoesNotComeBack() {
         let run = run(repeated("s", 30) + repeated("b", 5))
-        #expect(run.marbles == repeated(".", 28) + repeated("x", 7), "a packet after expiry changes nothing: a new connection is needed")
+        #expect(
+            run.marbles == repeated(".", 28) + repeated("x", 7),
+            "a packet after expiry changes nothing: a new connection is needed")
         #expect(run.verdicts.last == .expired(silentFor: .seconds(35)))
     }
 

@@ -10,8 +10,10 @@ import Testing
     static let secret = "SECRET-7f3a"
 
     @Test func aRoomLinkThatIsRefusedIsNamedWithoutItsToken() {
-        for invite in ["http://127.0.0.1:9/x/demo?t=\(Self.secret)", "ftp://127.0.0.1:9/r/demo?t=\(Self.secret)",
-                       "http://127.0.0.1:9/r/demo/more?a=1&t=\(Self.secret)#frag"] {
+        for invite in [
+            "http://127.0.0.1:9/x/demo?t=\(Self.secret)", "ftp://127.0.0.1:9/r/demo?t=\(Self.secret)",
+            "http://127.0.0.1:9/r/demo/more?a=1&t=\(Self.secret)#frag"
+        ] {
             do {
                 _ = try CallSession.socketURL(invite: invite)
                 Issue.record("\(invite) was taken")
@@ -26,15 +28,17 @@ import Testing
         let url = "ws://127.0.0.1:9/ws/demo?t=\(Self.secret)"
         let capture = LogCapture()
         do {
-            _ = try await RoomSocket.connect(loop: TestLoop.shared, url: url, timeout: .seconds(3),
-                                             logger: capture.logger())
+            _ = try await RoomSocket.connect(
+                loop: TestLoop.shared, url: url, timeout: .seconds(3),
+                logger: capture.logger())
             Issue.record("connected to port 9")
         } catch {
             #expect(!"\(error)".contains(Self.secret), "\(error)")
             #expect("\(error)".contains("ws://127.0.0.1:9/ws/demo"), "\(error)")
         }
         for record in capture.all {
-            #expect(!record.message.contains(Self.secret) && !record.metadata.values.contains { $0.contains(Self.secret) })
+            #expect(
+                !record.message.contains(Self.secret) && !record.metadata.values.contains { $0.contains(Self.secret) })
         }
     }
 
@@ -49,7 +53,7 @@ import Testing
             WHIPError.badLocation(url: url, location: "ftp://x/?k=\(Self.secret)"),
             WHIPError.alreadyPublished(resource: url),
             HTTPError.timedOut(url: url, after: .seconds(1)),
-            HTTPError.transport(url: url, reason: "refused"),
+            HTTPError.transport(url: url, reason: "refused")
         ]
         for error in errors {
             #expect(!error.description.contains(Self.secret), "\(error)")
@@ -65,9 +69,10 @@ import Testing
         var configuration = WHIPClient.Configuration(
             endpoint: server.url("/busy?times=1&retry-after=0&token=\(Self.secret)"))
         configuration.maxRetryAfter = .milliseconds(10)
-        let whip = try WHIPClient(configuration: configuration,
-                                  http: HTTPClient(loop: TestLoop.shared, logger: capture.logger()),
-                                  logger: capture.logger(), sleep: { _ in })
+        let whip = try WHIPClient(
+            configuration: configuration,
+            http: HTTPClient(loop: TestLoop.shared, logger: capture.logger()),
+            logger: capture.logger(), sleep: { _ in })
         _ = try await whip.publish(offer: WHIPClientTests.offer)
         await whip.stop()
         #expect(capture.all.contains { $0.message.contains("is busy") })

@@ -41,7 +41,8 @@ import Testing
     }
 
     @Test func fingerprintOfKnownBytesIsFormattedExactly() throws {
-        let fingerprint = try DTLSFingerprint(algorithm: .sha1, digest: [0x00, 0x0A, 0xFF] + Array(repeating: 0x5C, count: 17))
+        let fingerprint = try DTLSFingerprint(
+            algorithm: .sha1, digest: [0x00, 0x0A, 0xFF] + Array(repeating: 0x5C, count: 17))
         #expect(fingerprint.sdpValue == "sha-1 00:0A:FF:" + Array(repeating: "5C", count: 17).joined(separator: ":"))
     }
 
@@ -51,7 +52,7 @@ import Testing
         ("md5 AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89", "unknown hash \"md5\""),
         ("sha-1 AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:0G", "\"0G\" is not two hex digits"),
         ("sha-1 ABC:D:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01", "\"ABC\" is not two hex digits"),
-        ("sha-1 AB::EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01", "\"\" is not two hex digits"),
+        ("sha-1 AB::EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01", "\"\" is not two hex digits")
     ])
     func malformedFingerprintsAreRefusedWithAReason(value: String, reason: String) {
         do {
@@ -66,10 +67,16 @@ import Testing
         let digest = [UInt8](repeating: 0x11, count: 32)
         var other = digest
         other[31] = 0x10
-        #expect(try DTLSFingerprint(algorithm: .sha256, digest: digest) != DTLSFingerprint(algorithm: .sha256, digest: other))
-        #expect(try DTLSFingerprint(algorithm: .sha256, digest: digest) == DTLSFingerprint(algorithm: .sha256, digest: digest))
+        #expect(
+            try DTLSFingerprint(algorithm: .sha256, digest: digest)
+                != DTLSFingerprint(algorithm: .sha256, digest: other))
+        #expect(
+            try DTLSFingerprint(algorithm: .sha256, digest: digest)
+                == DTLSFingerprint(algorithm: .sha256, digest: digest))
         let long = [UInt8](repeating: 0x11, count: 48)
-        #expect(try DTLSFingerprint(algorithm: .sha384, digest: long) != DTLSFingerprint(algorithm: .sha256, digest: digest))
+        #expect(
+            try DTLSFingerprint(algorithm: .sha384, digest: long) != DTLSFingerprint(algorithm: .sha256, digest: digest)
+        )
     }
 
     @Test func roleFollowsTheSetupAttribute() {

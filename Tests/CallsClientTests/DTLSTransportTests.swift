@@ -24,11 +24,13 @@ final class DTLSPair {
     let wire = Wire()
     let logs = LogCapture()
 
-    init(clientProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
-         serverProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
-         clientExpects: DTLSFingerprint? = nil, serverExpects: DTLSFingerprint? = nil,
-         serverCertificate: DTLSCertificate? = nil, clientExpectsAny: [DTLSFingerprint]? = nil,
-         initialRetransmitTimeout: Duration = .seconds(1), handshakeTimeout: Duration = .seconds(30)) throws {
+    init(
+        clientProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
+        serverProfiles: [SRTPProfile] = SRTPProfile.defaultPreference,
+        clientExpects: DTLSFingerprint? = nil, serverExpects: DTLSFingerprint? = nil,
+        serverCertificate: DTLSCertificate? = nil, clientExpectsAny: [DTLSFingerprint]? = nil,
+        initialRetransmitTimeout: Duration = .seconds(1), handshakeTimeout: Duration = .seconds(30)
+    ) throws {
         clientCertificate = try DTLSCertificate()
         let serverCertificate = try serverCertificate ?? DTLSCertificate()
         self.serverCertificate = serverCertificate
@@ -43,13 +45,17 @@ final class DTLSPair {
         serverConfiguration.initialRetransmitTimeout = initialRetransmitTimeout
         serverConfiguration.handshakeTimeout = handshakeTimeout
         let wire = self.wire
-        client = try DTLSTransport(certificate: clientCertificate, configuration: clientConfiguration,
-                                   logger: logs.logger(label: "client")) { datagram in
+        client = try DTLSTransport(
+            certificate: clientCertificate, configuration: clientConfiguration,
+            logger: logs.logger(label: "client")
+        ) { datagram in
             defer { wire.sentToServer += 1 }
             if wire.passToServer(datagram, wire.sentToServer) { wire.toServer.append(datagram) }
         }
-        server = try DTLSTransport(certificate: serverCertificate, configuration: serverConfiguration,
-                                   logger: logs.logger(label: "server")) { datagram in
+        server = try DTLSTransport(
+            certificate: serverCertificate, configuration: serverConfiguration,
+            logger: logs.logger(label: "server")
+        ) { datagram in
             defer { wire.sentToClient += 1 }
             if wire.passToClient(datagram, wire.sentToClient) { wire.toClient.append(datagram) }
         }
@@ -57,7 +63,7 @@ final class DTLSPair {
 
     /// Delivers queued datagrams both ways until none are left (bounded, as a guard).
     func pump() {
-        for _ in 0 ..< 10_000 {
+        for _ in 0..<10_000 {
             if !wire.toServer.isEmpty {
                 server.receive(wire.toServer.removeFirst())
             } else if !wire.toClient.isEmpty {
@@ -100,13 +106,14 @@ final class DTLSPair {
     /// `driveTimersUntilSettled`'s limit only guards against a hang. The deadline has its own test.
     static let noDeadline: Duration = .seconds(3600)
 
-    @Test(arguments: [
-        // (client offers, server accepts, negotiated): OpenSSL's server picks its first common profile.
-        (SRTPProfile.defaultPreference, SRTPProfile.defaultPreference, SRTPProfile.aeadAES128GCM),
-        ([.aes128CMHMACSHA1_80], SRTPProfile.defaultPreference, .aes128CMHMACSHA1_80),
-        ([.aeadAES128GCM], [.aeadAES128GCM], .aeadAES128GCM),
-        (SRTPProfile.defaultPreference, [.aes128CMHMACSHA1_80, .aeadAES128GCM], .aes128CMHMACSHA1_80),
-    ] as [([SRTPProfile], [SRTPProfile], SRTPProfile)])
+    @Test(
+        arguments: [
+            // (client offers, server accepts, negotiated): OpenSSL's server picks its first common profile.
+            (SRTPProfile.defaultPreference, SRTPProfile.defaultPreference, SRTPProfile.aeadAES128GCM),
+            ([.aes128CMHMACSHA1_80], SRTPProfile.defaultPreference, .aes128CMHMACSHA1_80),
+            ([.aeadAES128GCM], [.aeadAES128GCM], .aeadAES128GCM),
+            (SRTPProfile.defaultPreference, [.aes128CMHMACSHA1_80, .aeadAES128GCM], .aes128CMHMACSHA1_80)
+        ] as [([SRTPProfile], [SRTPProfile], SRTPProfile)])
     func backToBackHandshakeExportsTheSameKeysOnBothSides(
         clientProfiles: [SRTPProfile], serverProfiles: [SRTPProfile], expected: SRTPProfile
     ) throws {
@@ -135,8 +142,12 @@ final class DTLSPair {
         let pair = try DTLSPair()
         var largest = 0
         let pass = pair.wire.passToServer
-        pair.wire.passToServer = { datagram, index in largest = max(largest, datagram.count); return pass(datagram, index) }
-        pair.wire.passToClient = { datagram, _ in largest = max(largest, datagram.count); return true }
+        pair.wire.passToServer = { datagram, index in
+            largest = max(largest, datagram.count); return pass(datagram, index)
+        }
+        pair.wire.passToClient = { datagram, _ in
+            largest = max(largest, datagram.count); return true
+        }
         pair.handshake()
         #expect(pair.client.state == .connected)
         #expect(largest > 0 && largest <= 1200)
@@ -150,8 +161,11 @@ final class DTLSPair {
             Issue.record("client is \(pair.client.state)")
             return
         }
-        #expect(clientError == .fingerprintMismatch(expected: stranger.sdpValue, got: pair.serverCertificate.fingerprint.sdpValue))
-        #expect(clientError.description == "DTLS: the peer's certificate fingerprint does not match the one in its SDP "
+        #expect(
+            clientError
+                == .fingerprintMismatch(expected: stranger.sdpValue, got: pair.serverCertificate.fingerprint.sdpValue))
+        #expect(
+            clientError.description == "DTLS: the peer's certificate fingerprint does not match the one in its SDP "
                 + "(expected \(stranger.sdpValue), got \(pair.serverCertificate.fingerprint.sdpValue))")
         #expect(pair.server.state == .failed(.peerAlert("bad certificate")))
         #expect(pair.client.srtpKeys == nil)
@@ -163,8 +177,11 @@ final class DTLSPair {
         let stranger = try DTLSCertificate().fingerprint
         let pair = try DTLSPair(serverExpects: stranger)
         pair.handshake()
-        #expect(pair.server.state == .failed(.fingerprintMismatch(
-            expected: stranger.sdpValue, got: pair.clientCertificate.fingerprint.sdpValue)))
+        #expect(
+            pair.server.state
+                == .failed(
+                    .fingerprintMismatch(
+                        expected: stranger.sdpValue, got: pair.clientCertificate.fingerprint.sdpValue)))
         #expect(pair.client.state == .failed(.peerAlert("bad certificate")))
         #expect(pair.client.srtpKeys == nil)
         #expect(pair.server.srtpKeys == nil)
@@ -266,16 +283,16 @@ final class DTLSPair {
         var random = SplitMix64(seed: 0x5EED)
         func garbage() -> [[UInt8]] {
             var datagrams: [[UInt8]] = [
-                [0x16],                                                         // one byte
-                [0x16, 0xFE, 0xFD],                                             // a header cut short
-                [0x16, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 1, 2],   // length says 65535
-                [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4],   // epoch 1 data, no keys
-                [0x15, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],              // an alert with no body
-                Array(repeating: 0x14, count: 3000),                            // longer than any record
+                [0x16],  // one byte
+                [0x16, 0xFE, 0xFD],  // a header cut short
+                [0x16, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 1, 2],  // length says 65535
+                [0x17, 0xFE, 0xFD, 0, 1, 0, 0, 0, 0, 0, 9, 0, 4, 1, 2, 3, 4],  // epoch 1 data, no keys
+                [0x15, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],  // an alert with no body
+                Array(repeating: 0x14, count: 3000)  // longer than any record
             ]
-            for _ in 0 ..< 50 {
+            for _ in 0..<50 {
                 let count = Int(random.next() % 300) + 1
-                var datagram = (0 ..< count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                var datagram = (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
                 datagram[0] = 20 + UInt8(random.next() % 44)  // what the demux would pass as DTLS
                 datagrams.append(datagram)
             }
@@ -305,11 +322,12 @@ final class DTLSPair {
     @Test(arguments: ["before the handshake", "during it", "after it"])
     func aProtectedRecordTooShortForItsTagIsDropped(when: String) throws {
         let tooShort: [UInt8] = [
-            0x17, 0xFE, 0xFD,        // application_data, DTLS 1.2
-            0x00, 0x01,              // epoch 1
-            0, 0, 0, 0, 0, 9,        // sequence number 9
-            0x00, 0x04,              // length 4 (AES-GCM needs at least 8 + 16)
-            1, 2, 3, 4]
+            0x17, 0xFE, 0xFD,  // application_data, DTLS 1.2
+            0x00, 0x01,  // epoch 1
+            0, 0, 0, 0, 0, 9,  // sequence number 9
+            0x00, 0x04,  // length 4 (AES-GCM needs at least 8 + 16)
+            1, 2, 3, 4
+        ]
         let pair = try DTLSPair()
         switch when {
         case "before the handshake":
@@ -338,24 +356,26 @@ final class DTLSPair {
     @Test func eachGarbageDatagramAloneLeavesTheAssociationStanding() throws {
         var random = SplitMix64(seed: 0xD7_15)
         var datagrams: [[UInt8]] = []
-        for _ in 0 ..< 40 {
+        for _ in 0..<40 {
             let count = Int(random.next() % 120) + 1
-            var datagram = (0 ..< count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            datagram[0] = 20 + UInt8(random.next() % 4)                       // a record type OpenSSL reads
+            var datagram = (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            datagram[0] = 20 + UInt8(random.next() % 4)  // a record type OpenSSL reads
             if count > 4 { (datagram[1], datagram[2], datagram[3]) = (0xFE, 0xFD, 0) }  // DTLS 1.2
-            if count > 12 { (datagram[11], datagram[12]) = (0, UInt8(count - 13)) }      // a length that fits
+            if count > 12 { (datagram[11], datagram[12]) = (0, UInt8(count - 13)) }  // a length that fits
             datagrams.append(datagram)
         }
         for (index, datagram) in datagrams.enumerated() {
-            for phase in 0 ..< 3 {
+            for phase in 0..<3 {
                 let pair = try DTLSPair()
                 switch phase {
                 case 0: pair.server.receive(datagram); pair.client.start(now: .now); pair.pump()
                 case 1: pair.client.start(now: .now); pair.client.receive(datagram); pair.pump()
                 default: pair.handshake(); pair.client.receive(datagram); pair.server.receive(datagram); pair.pump()
                 }
-                #expect(pair.client.state == .connected && pair.server.state == .connected,
-                        "datagram \(index) (\(datagram.prefix(16))) in phase \(phase): client \(pair.client.state), server \(pair.server.state)")
+                #expect(
+                    pair.client.state == .connected && pair.server.state == .connected,
+                    "datagram \(index) (\(datagram.prefix(16))) in phase \(phase): client \(pair.client.state), server \(pair.server.state)"
+                )
             }
         }
     }

@@ -12,8 +12,9 @@ import Testing
         let server = try await WHIPTestServer.start()
         defer { server.stop() }
         let http = HTTPClient(loop: TestLoop.shared)
-        let response = try await http.send(HTTPRequest(
-            method: "POST", url: server.url("/ok"), headers: ["Content-Type": "application/sdp"], body: offer))
+        let response = try await http.send(
+            HTTPRequest(
+                method: "POST", url: server.url("/ok"), headers: ["Content-Type": "application/sdp"], body: offer))
         #expect(response.status == 201)
         #expect(response.reason == "Created")
         #expect(response.headers["content-type"] == "application/sdp")
@@ -56,7 +57,8 @@ import Testing
         await #expect(throws: HTTPError.timedOut(url: url, after: .seconds(1))) {
             try await http.send(HTTPRequest(method: "POST", url: url, body: offer), timeout: .seconds(1))
         }
-        #expect(HTTPError.timedOut(url: url, after: .seconds(1)).description == "http: no answer from \(url) within 1 s")
+        #expect(
+            HTTPError.timedOut(url: url, after: .seconds(1)).description == "http: no answer from \(url) within 1 s")
         // The loop was not held up: the next request on the same client works.
         let next = try await http.send(HTTPRequest(method: "POST", url: server.url("/ok"), body: offer))
         #expect(next.status == 201)
@@ -163,7 +165,8 @@ import Testing
     }
 
     @Test func firstBodyLineIsShortAndHarmless() {
-        let escape = HTTPResponse(status: 500, body: Array("\n\n  \u{1B}[31mred\u{07} alert\r\nmore".utf8), url: "http://x/")
+        let escape = HTTPResponse(
+            status: 500, body: Array("\n\n  \u{1B}[31mred\u{07} alert\r\nmore".utf8), url: "http://x/")
         #expect(escape.firstBodyLine == "?[31mred? alert")
         let long = HTTPResponse(status: 500, body: Array(String(repeating: "a", count: 300).utf8), url: "http://x/")
         #expect(long.firstBodyLine == String(repeating: "a", count: 200) + "…")

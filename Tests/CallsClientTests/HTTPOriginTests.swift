@@ -5,14 +5,14 @@ import Testing
 /// RFC 6454 origins, as WHIP's token rule compares them.
 @Suite struct HTTPOriginTests {
     @Test(arguments: [
-        ("https://sfu.example/whip", "https://SFU.example:443/session/1", true),   // case, default port
+        ("https://sfu.example/whip", "https://SFU.example:443/session/1", true),  // case, default port
         ("http://127.0.0.1:8080/whip", "http://127.0.0.1:8080/x?y=1", true),
         ("http://[::1]/whip", "http://[::1]:80/s", true),
-        ("https://sfu.example/whip", "http://sfu.example/session/1", false),        // a downgrade
-        ("http://sfu.example/whip", "https://sfu.example/session/1", false),        // another scheme
-        ("http://127.0.0.1:8080/whip", "http://127.0.0.2:8080/whip", false),        // another host
-        ("http://127.0.0.1:8080/whip", "http://127.0.0.1:8081/whip", false),        // another port
-        ("https://sfu.example/whip", "https://sfu.example.evil/whip", false),
+        ("https://sfu.example/whip", "http://sfu.example/session/1", false),  // a downgrade
+        ("http://sfu.example/whip", "https://sfu.example/session/1", false),  // another scheme
+        ("http://127.0.0.1:8080/whip", "http://127.0.0.2:8080/whip", false),  // another host
+        ("http://127.0.0.1:8080/whip", "http://127.0.0.1:8081/whip", false),  // another port
+        ("https://sfu.example/whip", "https://sfu.example.evil/whip", false)
     ])
     func sameOriginIsSchemeHostAndPort(_ a: String, _ b: String, _ same: Bool) {
         #expect((HTTPOrigin(a) == HTTPOrigin(b)) == same, "\(a) vs \(b)")
@@ -26,9 +26,11 @@ import Testing
     }
 
     @Test func aLocationThatLeavesHTTPSForHTTPIsCalledADowngrade() {
-        let error = WHIPError.locationLeavesOrigin(url: "https://sfu.example/whip", status: 308,
-                                                   location: "http://sfu.example/whip")
-        #expect(error.description == "WHIP: https://sfu.example/whip redirected (308) to plain http "
+        let error = WHIPError.locationLeavesOrigin(
+            url: "https://sfu.example/whip", status: 308,
+            location: "http://sfu.example/whip")
+        #expect(
+            error.description == "WHIP: https://sfu.example/whip redirected (308) to plain http "
                 + "(http://sfu.example:80); refused: the bearer token and the session would travel unencrypted")
     }
 }

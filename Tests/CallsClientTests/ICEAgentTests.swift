@@ -61,7 +61,9 @@ import Testing
         #expect(peers.b.counters.datagramsSent == 200 && a.counters.datagramsReceived == 200)
         for thread in 0..<4 {
             let mine = peers.receivedByA.filter { String(decoding: $0, as: UTF8.self).hasPrefix("a-thread\(thread)-") }
-            #expect(mine == (0..<50).map { ICEPeers.payload("a", "thread\(thread)", $0) }, "each thread's datagrams in its order")
+            #expect(
+                mine == (0..<50).map { ICEPeers.payload("a", "thread\(thread)", $0) },
+                "each thread's datagrams in its order")
         }
         await peers.close()
     }
@@ -95,8 +97,10 @@ import Testing
 
         try await peers.waitUntilConnected()
         // The history is read from the state stream, which may trail the agent by a moment.
-        try await peers.historyA.seen.until("A's state stream says connected (it says \(peers.history))",
-                                            within: .seconds(10)) { $0.last?.isConnected == true }
+        try await peers.historyA.seen.until(
+            "A's state stream says connected (it says \(peers.history))",
+            within: .seconds(10)
+        ) { $0.last?.isConnected == true }
         #expect(peers.history.contains(.gathering))
         try await peers.exchangeDatagrams(count: 3, tag: "after")
         await peers.close()
@@ -133,7 +137,8 @@ import Testing
     @Test func unreachableCandidateFailsWithAReason() async throws {
         let loop = GLibLoop(name: "ice-unreachable")
         defer { loop.stop() }
-        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
+        let agent = ICEAgent(
+            loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
         let history = StateHistory(agent)
         try await agent.start()
         let unusedPort = UDPSocket.unusedPort()
@@ -141,7 +146,12 @@ import Testing
         try await agent.addRemoteCandidate("candidate:1 1 UDP 2130706431 127.0.0.1 \(unusedPort) typ host")
         try await agent.endOfRemoteCandidates()
         try await until("the agent fails (it is \(agent.state))", within: .seconds(60)) { agent.state.isFailed }
-        #expect(agent.state == .failed(reason: "ICE failed: no candidate pair succeeded (1 local, 1 remote candidate, 1 pair checked) — the peer is unreachable from here; a TURN server may be needed"))
+        #expect(
+            agent.state
+                == .failed(
+                    reason:
+                        "ICE failed: no candidate pair succeeded (1 local, 1 remote candidate, 1 pair checked) — the peer is unreachable from here; a TURN server may be needed"
+                ))
         #expect(history.states.contains(.checking))
         await agent.close()
     }
@@ -149,14 +159,20 @@ import Testing
     @Test func noRemoteCandidatesFailsSayingSo() async throws {
         let loop = GLibLoop(name: "ice-none")
         defer { loop.stop() }
-        let configuration = ICEAgent.Configuration(role: .controlled, loopbackOnly: true,
-                                                   noRemoteCandidatesGrace: .milliseconds(500))
+        let configuration = ICEAgent.Configuration(
+            role: .controlled, loopbackOnly: true,
+            noRemoteCandidatesGrace: .milliseconds(500))
         let agent = ICEAgent(loop: loop, configuration: configuration, logger: .disabled)
         try await agent.start()
         try await agent.setRemoteCredentials(ufrag: "abcd", pwd: "0123456789012345678901")
         try await agent.endOfRemoteCandidates()
         try await until("the agent fails (it is \(agent.state))", within: .seconds(30)) { agent.state.isFailed }
-        #expect(agent.state == .failed(reason: "ICE failed: no remote candidates were received (1 local candidate) — check the peer's network and the signalling"))
+        #expect(
+            agent.state
+                == .failed(
+                    reason:
+                        "ICE failed: no remote candidates were received (1 local candidate) — check the peer's network and the signalling"
+                ))
         await agent.close()
     }
 
@@ -188,8 +204,9 @@ import Testing
     @Test func localCandidateLinesPassOurOwnChecksIncludingICETCP() async throws {
         let loop = GLibLoop(name: "ice-tcp")
         defer { loop.stop() }
-        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true, iceTCP: true),
-                             logger: .disabled)
+        let agent = ICEAgent(
+            loop: loop, configuration: .init(role: .controlling, loopbackOnly: true, iceTCP: true),
+            logger: .disabled)
         let credentials = try await agent.start()
         var lines: [String] = []
         for await event in agent.localCandidates {
@@ -199,7 +216,8 @@ import Testing
         }
         #expect(lines.allSatisfy { $0.hasPrefix("candidate:") && !$0.hasPrefix("a=") })
         #expect(lines.contains { $0.contains(" UDP ") && $0.contains("127.0.0.1") && $0.hasSuffix("typ host") })
-        #expect(lines.contains { $0.contains(" TCP ") && $0.contains("tcptype passive") }, "ICE-TCP when asked: \(lines)")
+        #expect(
+            lines.contains { $0.contains(" TCP ") && $0.contains("tcptype passive") }, "ICE-TCP when asked: \(lines)")
         for line in lines { try await agent.addRemoteCandidate(line) }  // every generated line parses back
         await agent.close()
     }
@@ -207,8 +225,9 @@ import Testing
     @Test func anAgentDroppedWithoutCloseIsReleasedOnTheLoop() async throws {
         let loop = GLibLoop(name: "ice-drop")
         defer { loop.stop() }
-        var agent: ICEAgent? = ICEAgent(loop: loop, configuration: .init(role: .controlled, loopbackOnly: true),
-                                        logger: .disabled)
+        var agent: ICEAgent? = ICEAgent(
+            loop: loop, configuration: .init(role: .controlled, loopbackOnly: true),
+            logger: .disabled)
         let states = agent!.stateChanges
         try await agent!.start()
         agent = nil
@@ -233,12 +252,15 @@ import Testing
         // A well-formed line is still taken afterwards, with or without "a=".
         try await agent.addRemoteCandidate("a=candidate:1 1 UDP 2130706431 127.0.0.1 9 typ host\r\n")
         await agent.close()
-        await #expect(throws: ICEError.closed) { try await agent.addRemoteCandidate("candidate:1 1 UDP 1 127.0.0.1 9 typ host") }
+        await #expect(throws: ICEError.closed) {
+            try await agent.addRemoteCandidate("candidate:1 1 UDP 1 127.0.0.1 9 typ host")
+        }
     }
 
     @Test func callsBeforeStartAndAfterTheLoopStopsAreRefused() async throws {
         let loop = GLibLoop(name: "ice-lifecycle")
-        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
+        let agent = ICEAgent(
+            loop: loop, configuration: .init(role: .controlling, loopbackOnly: true), logger: .disabled)
         #expect(agent.state == .new)
         await #expect(throws: ICEError.notStarted) { try await agent.endOfRemoteCandidates() }
         #expect(!agent.send([1]))
@@ -256,9 +278,11 @@ import Testing
         // Before any remote side exists: throw junk at A's host candidate.
         try await peers.a.start()
         let port = try await peers.firstLocalPort(of: "a")
-        let junk: [[UInt8]] = [[], [0x00], [0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xA4, 0x42],  // truncated STUN
-                               [0x16, 0xFE, 0xFD], [0x80, 0x60] + [UInt8](repeating: 0xEE, count: 1200),
-                               (0..<255).map { UInt8($0) }]
+        let junk: [[UInt8]] = [
+            [], [0x00], [0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xA4, 0x42],  // truncated STUN
+            [0x16, 0xFE, 0xFD], [0x80, 0x60] + [UInt8](repeating: 0xEE, count: 1200),
+            (0..<255).map { UInt8($0) }
+        ]
         for datagram in junk { socket.send(datagram, toPort: port) }
         try await peers.connect(trickle: true)
         for datagram in junk { socket.send(datagram, toPort: port) }
@@ -297,10 +321,13 @@ final class ICEPeers: Sendable {
     let historyA: StateHistory
     private let gathered = Mutex<[String: [ICEAgent.LocalCandidateEvent]]>([:])
 
-    init(loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger, echoFromB: Bool = false,
-         configurationA: ICEAgent.Configuration = .init(role: .controlling, loopbackOnly: true)) {
+    init(
+        loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger, echoFromB: Bool = false,
+        configurationA: ICEAgent.Configuration = .init(role: .controlling, loopbackOnly: true)
+    ) {
         a = ICEAgent(loop: loop, configuration: configurationA, logger: logger.child("a"))
-        b = ICEAgent(loop: loopB ?? loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: logger.child("b"))
+        b = ICEAgent(
+            loop: loopB ?? loop, configuration: .init(role: .controlled, loopbackOnly: true), logger: logger.child("b"))
         historyA = StateHistory(a)
         let received = self.received
         try! a.setReceiveHandler { buffer in received.change { $0.byA.append(Array(buffer)) } }
@@ -410,8 +437,10 @@ final class ICEPeers: Sendable {
         let tagged = { @Sendable (list: [[UInt8]], from: String) in
             list.filter { String(decoding: $0, as: UTF8.self).hasPrefix("\(from)-\(tag)-") }
         }
-        try await received.until("\(count) datagrams arrive each way (B got \(tagged(receivedByB, "a").count), "
-                                 + "A got \(tagged(receivedByA, "b").count))", within: .seconds(10)) {
+        try await received.until(
+            "\(count) datagrams arrive each way (B got \(tagged(receivedByB, "a").count), "
+                + "A got \(tagged(receivedByA, "b").count))", within: .seconds(10)
+        ) {
             tagged($0.byB, "a").count >= count && tagged($0.byA, "b").count >= count
         }
         #expect(tagged(receivedByB, "a") == (0..<count).map { Self.payload("a", tag, $0) })
@@ -439,7 +468,9 @@ final class UDPSocket: Sendable {
         try #require(fd >= 0)
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(bound == 0)
     }

@@ -26,13 +26,17 @@ import Testing
     }
 
     @Test func aQuickLookupIsUsedAndAFailedOneSaysSo() async throws {
-        #expect(try await ICELocalAddresses.resolve("turn.example.net", deadline: .seconds(5)) { _ in "192.0.2.7" }
-            == "192.0.2.7")
+        #expect(
+            try await ICELocalAddresses.resolve("turn.example.net", deadline: .seconds(5)) { _ in "192.0.2.7" }
+                == "192.0.2.7")
         await #expect(throws: ICEError.unresolvableHost("nowhere.invalid")) {
             try await ICELocalAddresses.resolve("nowhere.invalid", deadline: .seconds(5)) { _ in nil }
         }
-        #expect(try await ICELocalAddresses.resolve("192.0.2.9") { _ in Issue.record("looked up"); return nil }
-            == "192.0.2.9")
+        #expect(
+            try await ICELocalAddresses.resolve("192.0.2.9") { _ in
+                Issue.record("looked up"); return nil
+            }
+                == "192.0.2.9")
     }
 
     /// Each lookup waits until all three names are being looked up at once; looked up one after
@@ -40,10 +44,12 @@ import Testing
     @Test func serversAreLookedUpTogetherAndKeepTheirOrder() async throws {
         let inFlight = Counter()
         let allStarted = DispatchSemaphore(value: 0)
-        let addresses = try await ICELocalAddresses.resolveAll(["a.example", "192.0.2.2", "c.example", "d.example"],
-                                                               deadline: .seconds(90)) { host in
+        let addresses = try await ICELocalAddresses.resolveAll(
+            ["a.example", "192.0.2.2", "c.example", "d.example"],
+            deadline: .seconds(90)
+        ) { host in
             if inFlight.add() == 3 {
-                for _ in 0 ..< 3 { allStarted.signal() }
+                for _ in 0..<3 { allStarted.signal() }
             }
             guard allStarted.wait(timeout: .now() + 60) == .success else { return nil }
             return ["a.example": "192.0.2.1", "c.example": "192.0.2.3", "d.example": "192.0.2.4"][host]
@@ -52,9 +58,10 @@ import Testing
     }
 
     @Test func theTimeoutReadsAsASentence() {
-        #expect(ICEError.resolutionTimedOut(host: "turn.example.net", after: .seconds(5)).description
-            == "ice: the STUN/TURN host \"turn.example.net\" did not resolve within 5 s; check the name and the "
-            + "network's DNS")
+        #expect(
+            ICEError.resolutionTimedOut(host: "turn.example.net", after: .seconds(5)).description
+                == "ice: the STUN/TURN host \"turn.example.net\" did not resolve within 5 s; check the name and the "
+                + "network's DNS")
     }
 }
 

@@ -11,16 +11,19 @@ import Testing
 /// Relay candidates through a real TURN server: Debian's coturn (`turnserver`) on 127.0.0.1 with a
 /// static long-term user. Skipped where coturn is not installed (`apt-get install coturn`).
 @Suite struct ICETURNTests {
-    @Test(.enabled(if: TURNServerProcess.isInstalled, "coturn's turnserver is not installed"),
-          arguments: [ICEAgent.TURNServer.Transport.udp, .tcp])
+    @Test(
+        .enabled(if: TURNServerProcess.isInstalled, "coturn's turnserver is not installed"),
+        arguments: [ICEAgent.TURNServer.Transport.udp, .tcp])
     func relayOnlyAgentConnectsThroughTURN(transport: ICEAgent.TURNServer.Transport) async throws {
         let turn = try TURNServerProcess()
         defer { turn.stop() }
         let loop = GLibLoop(name: "ice-turn-\(transport.rawValue)")
         defer { loop.stop() }
-        let server = try ICEAgent.TURNServer(url: "turn:127.0.0.1:\(turn.port)?transport=\(transport.rawValue)",
-                                             username: TURNServerProcess.username, credential: TURNServerProcess.password)
-        let relayed = ICEAgent.Configuration(role: .controlling, turnServers: [server], loopbackOnly: true, relayOnly: true)
+        let server = try ICEAgent.TURNServer(
+            url: "turn:127.0.0.1:\(turn.port)?transport=\(transport.rawValue)",
+            username: TURNServerProcess.username, credential: TURNServerProcess.password)
+        let relayed = ICEAgent.Configuration(
+            role: .controlling, turnServers: [server], loopbackOnly: true, relayOnly: true)
         let peers = ICEPeers(loop: loop, logger: .disabled, configurationA: relayed)
         try await peers.connect(trickle: true)
 
@@ -40,8 +43,9 @@ import Testing
         defer { loop.stop() }
         let logs = LogCapture()
         let server = try ICEAgent.TURNServer(url: "turns:127.0.0.1:5349", username: "u", credential: "p")
-        let agent = ICEAgent(loop: loop, configuration: .init(role: .controlling, turnServers: [server], loopbackOnly: true),
-                             logger: logs.logger())
+        let agent = ICEAgent(
+            loop: loop, configuration: .init(role: .controlling, turnServers: [server], loopbackOnly: true),
+            logger: logs.logger())
         try await agent.start()
         #expect(logs.all.contains { $0.level == .warning && $0.message.contains("cannot speak TLS to a TURN server") })
         await agent.close()
@@ -73,7 +77,7 @@ final class TURNServerProcess: Sendable {
             "--allow-loopback-peers", "--no-cli", "--no-tls", "--no-dtls", "--no-stdout-log",
             "--log-file=\(directory.appendingPathComponent("turn.log").path)",
             "--pidfile=\(directory.appendingPathComponent("turn.pid").path)",
-            "--userdb=\(directory.appendingPathComponent("turndb").path)",
+            "--userdb=\(directory.appendingPathComponent("turndb").path)"
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -107,7 +111,9 @@ final class TURNServerProcess: Sendable {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         } == 0
     }
 

@@ -26,7 +26,9 @@ import Testing
 
     @Test func reorderedPacketIsPlayedAndLateOneDropped() {
         var buffer = AudioJitterBuffer<Int>()
-        for (sequence, ms) in [(1, 0), (3, 20), (2, 25), (4, 40)] { buffer.insert(sequence: UInt16(sequence), payload: sequence, now: t(ms)) }
+        for (sequence, ms) in [(1, 0), (3, 20), (2, 25), (4, 40)] {
+            buffer.insert(sequence: UInt16(sequence), payload: sequence, now: t(ms))
+        }
         var played: [Int] = []
         for tick in 0..<4 { if case .frame(let p) = buffer.pull(now: t(60 + tick * 20)) { played.append(p) } }
         #expect(played == [1, 2, 3, 4])

@@ -25,14 +25,18 @@ import Testing
     @Test func candidatesBeforeTheOfferWaitForIt() async throws {
         let loop = GLibLoop(name: "pc-early")
         defer { loop.stop() }
-        let a = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
-        let b = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
+        let a = try PeerConnection(
+            loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
+        let b = try PeerConnection(
+            loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
         try await a.addTransceiver(kind: .video, direction: .sendonly)
         let offer = try await a.createOffer()
         let lines = offer.split(separator: "\r\n").map(String.init)
         let candidates = lines.filter { $0.hasPrefix("a=candidate:") }
         #expect(!candidates.isEmpty)
-        let bare = lines.filter { !$0.hasPrefix("a=candidate:") && $0 != "a=end-of-candidates" }.joined(separator: "\r\n") + "\r\n"
+        let bare =
+            lines.filter { !$0.hasPrefix("a=candidate:") && $0 != "a=end-of-candidates" }.joined(separator: "\r\n")
+            + "\r\n"
 
         for line in candidates { try await b.addRemoteCandidate(line) }
         for port in 1...200 { try await b.addRemoteCandidate("candidate:9\(port) 1 udp 1 192.0.2.1 \(port) typ host") }

@@ -10,11 +10,13 @@ import VideoSend
     @Test func receptionStatisticsCountAcrossTheWrapAndReportLoss() {
         var stats = ReceptionStatistics(ssrc: 7, clockRate: 90_000)
         for (i, sequence) in [UInt16(65534), 65535, 0, 2].enumerated() {
-            stats.received(sequenceNumber: sequence, timestamp: UInt32(i) * 3000, bytes: 100, arrivalMicros: Int64(i) * 33_333)
+            stats.received(
+                sequenceNumber: sequence, timestamp: UInt32(i) * 3000, bytes: 100, arrivalMicros: Int64(i) * 33_333)
         }
         #expect(stats.extendedHighestSequence == 65536 + 2)
         #expect(stats.expected == 5 && stats.packetsReceived == 4 && stats.cumulativeLost == 1)
-        stats.senderReportReceived(ntp: NTPTimestamp(seconds: 0x0001_0002, fraction: 0x0003_0000), arrivalMicros: 1_000_000)
+        stats.senderReportReceived(
+            ntp: NTPTimestamp(seconds: 0x0001_0002, fraction: 0x0003_0000), arrivalMicros: 1_000_000)
         let report = stats.report(nowMicros: 1_500_000)
         #expect(report.ssrc == 7 && report.cumulativeLost == 1 && report.fractionLost == 51)  // 1/5 × 256
         #expect(report.lastSenderReport == 0x0002_0003)
@@ -31,8 +33,9 @@ import VideoSend
         var stats = ReceptionStatistics(ssrc: 7, clockRate: 90_000)
         stats.senderReportReceived(ntp: NTPTimestamp(seconds: 1, fraction: 0), arrivalMicros: 0)
         for i in 0..<30 {
-            stats.received(sequenceNumber: UInt16(i), timestamp: UInt32(i) * 3000, bytes: 100,
-                           arrivalMicros: tenYears + Int64(i) * 33_333)
+            stats.received(
+                sequenceNumber: UInt16(i), timestamp: UInt32(i) * 3000, bytes: 100,
+                arrivalMicros: tenYears + Int64(i) * 33_333)
         }
         #expect(stats.packetsReceived == 30 && stats.cumulativeLost == 0)
         #expect(stats.jitter <= 1, "steady 30 fps: \(stats.jitter)")
@@ -54,8 +57,10 @@ import VideoSend
     /// our own receiver began sending PLIs.
     @Test func firstPictureLossIndicationAsksForAKeyframeThenEveryThreeHundredMilliseconds() {
         let asked = Atomic<Int>(0)
-        let sender = RTPStreamSender(configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
-                                     transportSequence: nil) { _ in true }
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
+            transportSequence: nil
+        ) { _ in true }
         let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { asked.add(1, ordering: .relaxed) }
         let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
         for now: Int64 in [1_000, 100_000, 301_000] { rtcp.receive(pli, nowMicros: now) }
@@ -64,10 +69,11 @@ import VideoSend
     }
 
     @Test func routesBySSRCThenMidThenPayloadType() throws {
-        var router = RTPRouter(entries: [
-            .init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: 97, ssrc: 1111, rtxSSRC: 2222),
-            .init(index: 1, mid: "1", payloadType: 111, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil),
-        ], midExtensionID: 1)
+        var router = RTPRouter(
+            entries: [
+                .init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: 97, ssrc: 1111, rtxSSRC: 2222),
+                .init(index: 1, mid: "1", payloadType: 111, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil)
+            ], midExtensionID: 1)
         func packet(ssrc: UInt32, pt: UInt8, mid: String? = nil) throws -> RTPPacket {
             var p = RTPPacket(marker: false, payloadType: pt, sequenceNumber: 1, timestamp: 0, ssrc: ssrc, payload: [1])
             if let mid { try p.setHeaderExtensionElements([HeaderExtensionElement(id: 1, data: Array(mid.utf8))]) }
@@ -75,20 +81,34 @@ import VideoSend
         }
         do { let got = router.route(try packet(ssrc: 1111, pt: 96)); #expect(got == .init(index: 0, isRTX: false)) }
         do { let got = router.route(try packet(ssrc: 2222, pt: 97)); #expect(got == .init(index: 0, isRTX: true)) }
-        do { let got = router.route(try packet(ssrc: 5, pt: 111, mid: "1")); #expect(got == .init(index: 1, isRTX: false)) }
-        do { let got = router.route(try packet(ssrc: 5, pt: 111)); #expect(got == .init(index: 1, isRTX: false), "learned") }
-        do { let got = router.route(try packet(ssrc: 6, pt: 111)); #expect(got == .init(index: 1, isRTX: false), "by payload type") }
+        do {
+            let got = router.route(try packet(ssrc: 5, pt: 111, mid: "1"));
+            #expect(got == .init(index: 1, isRTX: false))
+        }
+        do {
+            let got = router.route(try packet(ssrc: 5, pt: 111));
+            #expect(got == .init(index: 1, isRTX: false), "learned")
+        }
+        do {
+            let got = router.route(try packet(ssrc: 6, pt: 111));
+            #expect(got == .init(index: 1, isRTX: false), "by payload type")
+        }
         do { let got = router.route(try packet(ssrc: 8, pt: 50)); #expect(got == nil, "no transceiver takes type 50") }
-        do { let got = router.route(try packet(ssrc: 9, pt: 96, mid: "1")); #expect(got == nil, "mid 1 does not carry type 96") }
+        do {
+            let got = router.route(try packet(ssrc: 9, pt: 96, mid: "1"));
+            #expect(got == nil, "mid 1 does not carry type 96")
+        }
     }
 
     /// Regression: when a screen share stopped, its last packets (MID "2", the camera's payload
     /// type) arrived after the section stopped receiving and were routed by payload type to the
     /// camera, whose reorder buffer then followed the screen's sequence numbers and stalled.
     @Test func aPacketNamingASectionThatReceivesNothingIsDropped() throws {
-        var router = RTPRouter(entries: [.init(index: 1, mid: "1", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)],
-                               midExtensionID: 3)
-        var screen = RTPPacket(marker: false, payloadType: 96, sequenceNumber: 40_000, timestamp: 0, ssrc: 77, payload: [1])
+        var router = RTPRouter(
+            entries: [.init(index: 1, mid: "1", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)],
+            midExtensionID: 3)
+        var screen = RTPPacket(
+            marker: false, payloadType: 96, sequenceNumber: 40_000, timestamp: 0, ssrc: 77, payload: [1])
         try screen.setHeaderExtensionElements([HeaderExtensionElement(id: 3, data: Array("2".utf8))])
         #expect(router.route(screen) == nil)
         var camera = RTPPacket(marker: false, payloadType: 96, sequenceNumber: 5, timestamp: 0, ssrc: 55, payload: [1])
@@ -106,31 +126,40 @@ import VideoSend
     /// after a renegotiation follows the last one: a stream of a section that stopped receiving is
     /// dropped unless its MID says where it goes.
     @Test func aStreamOfASectionThatStoppedReceivingIsNotTakenByTheSectionAfterIt() throws {
-        var before = RTPRouter(entries: [
-            .init(index: 3, mid: "3", payloadType: 96, rtxPayloadType: 97, ssrc: 3951, rtxSSRC: 3952),
-        ], midExtensionID: 3)
+        var before = RTPRouter(
+            entries: [
+                .init(index: 3, mid: "3", payloadType: 96, rtxPayloadType: 97, ssrc: 3951, rtxSSRC: 3952)
+            ], midExtensionID: 3)
         #expect(before.route(try packet(ssrc: 3951, pt: 96)) == .init(index: 3, isRTX: false))
         // The share again: mid 3 inactive, mid 4 receives the new screen.
-        var after = RTPRouter(entries: [
-            .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: 2796, rtxSSRC: 2797),
-        ], midExtensionID: 3).following(before)
+        var after = RTPRouter(
+            entries: [
+                .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: 2796, rtxSSRC: 2797)
+            ], midExtensionID: 3
+        ).following(before)
         #expect(after.route(try packet(ssrc: 3951, pt: 96)) == nil, "the old screen without a MID")
         #expect(after.route(try packet(ssrc: 3952, pt: 97)) == nil, "the old screen's RTX without a MID")
         #expect(after.route(try packet(ssrc: 3951, pt: 96, mid: "3")) == nil, "the old screen naming its mid")
         #expect(after.route(try packet(ssrc: 2796, pt: 96)) == .init(index: 4, isRTX: false), "the new screen")
-        #expect(after.route(try packet(ssrc: 8000, pt: 96)) == .init(index: 4, isRTX: false),
-                "a stream never seen: by payload type as before")
+        #expect(
+            after.route(try packet(ssrc: 8000, pt: 96)) == .init(index: 4, isRTX: false),
+            "a stream never seen: by payload type as before")
         // Another exchange: what was retired stays so, unless a MID naming a receiving section says otherwise.
-        var later = RTPRouter(entries: [
-            .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil),
-        ], midExtensionID: 3).following(after)
+        var later = RTPRouter(
+            entries: [
+                .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)
+            ], midExtensionID: 3
+        ).following(after)
         #expect(later.route(try packet(ssrc: 3951, pt: 96)) == nil, "still retired")
-        #expect(later.route(try packet(ssrc: 3952, pt: 96, mid: "4")) == .init(index: 4, isRTX: false), "named by its MID")
+        #expect(
+            later.route(try packet(ssrc: 3952, pt: 96, mid: "4")) == .init(index: 4, isRTX: false), "named by its MID")
         #expect(later.route(try packet(ssrc: 3952, pt: 96)) == .init(index: 4, isRTX: false), "and learned again")
         // A section that announces another SSRC for itself retires the one it had.
-        var reannounced = RTPRouter(entries: [
-            .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: 7000, rtxSSRC: 7001),
-        ], midExtensionID: 3).following(later)
+        var reannounced = RTPRouter(
+            entries: [
+                .init(index: 4, mid: "4", payloadType: 96, rtxPayloadType: 97, ssrc: 7000, rtxSSRC: 7001)
+            ], midExtensionID: 3
+        ).following(later)
         #expect(reannounced.route(try packet(ssrc: 2796, pt: 96)) == nil, "mid 4's stream before")
         #expect(reannounced.route(try packet(ssrc: 7000, pt: 96)) == .init(index: 4, isRTX: false))
     }
@@ -142,17 +171,22 @@ import VideoSend
         let camera = RTPRouter.Entry(index: 1, mid: "1", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)
         var before = RTPRouter(entries: [camera], midExtensionID: 3)
         #expect(before.route(try packet(ssrc: 55, pt: 96, mid: "1")) == .init(index: 1, isRTX: false))
-        var after = RTPRouter(entries: [camera, .init(index: 2, mid: "2", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)],
-                              midExtensionID: 3).following(before)
+        var after = RTPRouter(
+            entries: [camera, .init(index: 2, mid: "2", payloadType: 96, rtxPayloadType: 97, ssrc: nil, rtxSSRC: nil)],
+            midExtensionID: 3
+        ).following(before)
         #expect(after.route(try packet(ssrc: 55, pt: 96)) == .init(index: 1, isRTX: false))
         var changed = camera
         changed.payloadType = 98
         var recoded = RTPRouter(entries: [changed], midExtensionID: 3).following(before)
-        #expect(recoded.route(try packet(ssrc: 55, pt: 96)) == nil, "another payload type now: learned anew, and 96 is not it")
+        #expect(
+            recoded.route(try packet(ssrc: 55, pt: 96)) == nil,
+            "another payload type now: learned anew, and 96 is not it")
     }
 
     private func packet(ssrc: UInt32, pt: UInt8, mid: String? = nil) throws -> RTPPacket {
-        var p = RTPPacket(marker: false, payloadType: pt, sequenceNumber: 20_315, timestamp: 0, ssrc: ssrc, payload: [1])
+        var p = RTPPacket(
+            marker: false, payloadType: pt, sequenceNumber: 20_315, timestamp: 0, ssrc: ssrc, payload: [1])
         if let mid { try p.setHeaderExtensionElements([HeaderExtensionElement(id: 3, data: Array(mid.utf8))]) }
         return p
     }

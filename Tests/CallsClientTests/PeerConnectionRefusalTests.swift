@@ -10,8 +10,10 @@ import Testing
 @Suite struct PeerConnectionRefusalTests {
     /// A offers sendonly video, B answers; returns both and B's answer text.
     private func exchange(loop: GLibLoop) async throws -> (PeerConnection, PeerConnection, String) {
-        let a = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
-        let b = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
+        let a = try PeerConnection(
+            loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
+        let b = try PeerConnection(
+            loop: loop, configuration: .init(loopbackOnly: true, connectTimeout: .seconds(15)), logger: .disabled)
         try await a.addTransceiver(kind: .video, direction: .sendonly)
         try await b.setRemoteDescription(try await a.createOffer(), type: .offer)
         return (a, b, try await b.createAnswer())
@@ -21,7 +23,9 @@ import Testing
         let loop = GLibLoop(name: "pc-garbage")
         defer { loop.stop() }
         let (a, b, _) = try await exchange(loop: loop)
-        await #expect(throws: PeerConnectionError.self) { try await a.setRemoteDescription("hello, I am not SDP", type: .answer) }
+        await #expect(throws: PeerConnectionError.self) {
+            try await a.setRemoteDescription("hello, I am not SDP", type: .answer)
+        }
         do {
             try await a.setRemoteDescription("<html>502 Bad Gateway</html>", type: .answer)
         } catch {
@@ -66,7 +70,8 @@ import Testing
             try await a.waitUntilConnected()
             Issue.record("connected despite the wrong fingerprint")
         } catch {
-            #expect(error.description.contains("fingerprint") && error.description.contains("does not match"), "\(error)")
+            #expect(
+                error.description.contains("fingerprint") && error.description.contains("does not match"), "\(error)")
         }
         guard case .failed(let reason) = a.state else {
             Issue.record("A is \(a.state), not failed")

@@ -27,8 +27,9 @@ import VideoSend
         try await b.setRemoteDescription(try await a.createOffer(), type: .offer)
         try await a.setRemoteDescription(try await b.createAnswer(), type: .answer)
         for (pc, camera) in zip([a, b], cameras) {
-            try await pc.attachVideoSource(SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 15), to: camera,
-                                           bitrate: 300_000, framesPerSecond: 15, policy: .detail)
+            try await pc.attachVideoSource(
+                SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 15), to: camera,
+                bitrate: 300_000, framesPerSecond: 15, policy: .detail)
             let audio = try #require(await pc.allTransceivers.first { $0.kind == .audio })
             try await pc.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
@@ -36,8 +37,10 @@ import VideoSend
         try await b.waitUntilConnected()
         try await until("both decode the other's camera and audio") {
             let sa = await a.statistics(), sb = await b.statistics()
-            return [sa, sb].allSatisfy { ($0.transceiver(.video)?.received?.framesDecoded ?? 0) >= 5
-                && ($0.transceiver(.audio)?.received?.audioFramesDecoded ?? 0) >= 5 }
+            return [sa, sb].allSatisfy {
+                ($0.transceiver(.video)?.received?.framesDecoded ?? 0) >= 5
+                    && ($0.transceiver(.audio)?.received?.audioFramesDecoded ?? 0) >= 5
+            }
         }
 
         // A shares a screen: a new sendonly section by a re-offer.
@@ -50,9 +53,10 @@ import VideoSend
         try await a.setRemoteDescription(reanswer, type: .answer)
         let screenMid = try #require(screen.mid)
         #expect(screen.negotiated?.direction == .sendonly)
-        try await a.attachVideoSource(SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15), to: screen,
-                                      bitrate: 800_000, framesPerSecond: 15,
-                                      policy: .detail)  // a fixed size even on a busy machine
+        try await a.attachVideoSource(
+            SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15), to: screen,
+            bitrate: 800_000, framesPerSecond: 15,
+            policy: .detail)  // a fixed size even on a busy machine
         try await until("B decodes A's screen at 640×360 beside the camera") {
             let s = await b.statistics()
             let screenAtB = s.transceivers.first { $0.mid == screenMid }?.received
@@ -113,8 +117,9 @@ import VideoSend
                 try await a.setRemoteDescription(try await b.createAnswer(), type: .answer)
                 #expect(screen.mid == mid, "the same section is used again")
             }
-            try await a.attachVideoSource(SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 15), to: screen,
-                                          bitrate: 300_000, framesPerSecond: 15, policy: .detail)
+            try await a.attachVideoSource(
+                SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 15), to: screen,
+                bitrate: 300_000, framesPerSecond: 15, policy: .detail)
             try await until("B decodes A's screen in round \(round)") {
                 (await b.statistics().transceivers.first { $0.mid == mid }?.received?.framesDecoded ?? 0) >= 5
             }

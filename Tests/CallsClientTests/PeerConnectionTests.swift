@@ -51,9 +51,10 @@ import VideoSend
         #expect(videoB.sendSSRCs == nil)
         #expect(audio.negotiated?.codec == .opus && audioB.negotiated?.direction == .recvonly)
 
-        try await a.attachVideoSource(SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 30), to: video,
-                                      bitrate: 1_000_000, framesPerSecond: 30,
-                                      policy: .detail)  // a fixed size even on a busy machine
+        try await a.attachVideoSource(
+            SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 30), to: video,
+            bitrate: 1_000_000, framesPerSecond: 30,
+            policy: .detail)  // a fixed size even on a busy machine
         try await a.attachAudioTone(to: audio, toneLevelDbfs: -20)
         try await a.waitUntilConnected()
         try await b.waitUntilConnected()
@@ -82,15 +83,18 @@ import VideoSend
         let sentVideo = try #require(aStats.transceiver(.video))
         #expect((sentVideo.sent?.framesEncoded ?? 0) >= 20 && sentVideo.sent?.width == 640)
         #expect(sentVideo.received == nil, "a sendonly transceiver receives nothing")
-        #expect(sentVideo.feedback?.rttMs != nil, "A's RTCP receiver saw B's receiver reports: \(String(describing: sentVideo.feedback))")
+        #expect(
+            sentVideo.feedback?.rttMs != nil,
+            "A's RTCP receiver saw B's receiver reports: \(String(describing: sentVideo.feedback))")
         #expect(aStats.transport.srtpProfile != nil)
         // B's transport-wide feedback reached A's estimate; A's packets went through its pacer.
         let congestion = try #require(aStats.congestion)
         #expect(congestion.estimate.feedbackMessages > 0 && congestion.estimate.packetsReported > 100, "\(congestion)")
         #expect(congestion.estimate.acknowledgedBitrate != nil)
         #expect(congestion.pacer.counters.released > 0 && congestion.pacer.sendFailures == 0)
-        #expect(congestion.targetBitrate >= 100_000 && congestion.targetBitrate <= 1_040_000,
-                "within the minimum and the 1 Mbit/s video + audio maximum: \(congestion.targetBitrate)")
+        #expect(
+            congestion.targetBitrate >= 100_000 && congestion.targetBitrate <= 1_040_000,
+            "within the minimum and the 1 Mbit/s video + audio maximum: \(congestion.targetBitrate)")
         #expect(aStats.transport.selectedPair?.contains("127.0.0.1") == true)
 
         await a.close()

@@ -10,8 +10,9 @@ import Testing
     /// A flood of SSRCs, each routed by payload type: the router learns at most 32, and the
     /// stream it still sees is not the one forgotten.
     @Test func theRouterLearnsAtMostThirtyTwoStreams() throws {
-        var router = RTPRouter(entries: [.init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil)],
-                               midExtensionID: nil)
+        var router = RTPRouter(
+            entries: [.init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil)],
+            midExtensionID: nil)
         func packet(_ ssrc: UInt32) throws -> RTPPacket { try RTPPacket.parse(rtpPacket(sequence: 1, ssrc: ssrc)) }
         for ssrc in UInt32(1000)..<2000 {
             #expect(router.route(try packet(ssrc))?.index == 0)
@@ -20,8 +21,10 @@ import Testing
         #expect(router.learnedCount == RTPRouter.perConnectionSSRCs)
         let followed = RTPRouter(entries: [], midExtensionID: nil).following(router)
         #expect(followed.learnedCount == 0, "a section that no longer receives keeps no route")
-        var next = RTPRouter(entries: [.init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil)],
-                             midExtensionID: nil).following(followed)
+        var next = RTPRouter(
+            entries: [.init(index: 0, mid: "0", payloadType: 96, rtxPayloadType: nil, ssrc: nil, rtxSSRC: nil)],
+            midExtensionID: nil
+        ).following(followed)
         #expect(next.route(try packet(7)) == nil, "retired: not taken by the payload type")
     }
 
@@ -39,7 +42,8 @@ import Testing
         let busy = 0xB0B
         for ssrc in 100..<140 {
             _ = try receiver.unprotect(srtp: try sender.protect(rtp: rtpPacket(sequence: 1, ssrc: UInt32(ssrc))))
-            _ = try receiver.unprotect(srtp: try sender.protect(rtp: rtpPacket(sequence: UInt16(kept), ssrc: UInt32(busy))))
+            _ = try receiver.unprotect(
+                srtp: try sender.protect(rtp: rtpPacket(sequence: UInt16(kept), ssrc: UInt32(busy))))
             kept += 1
         }
         _ = try receiver.unprotect(srtp: first)  // a fresh stream: not a replay

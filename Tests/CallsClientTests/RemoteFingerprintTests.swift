@@ -12,10 +12,11 @@ import Testing
     static let sha512 = "sha-512 " + (0..<64).map { _ in "CC" }.joined(separator: ":")
 
     static func offer(session: [String], media: [String]) throws -> SessionDescription {
-        let lines = ["v=0", "o=- 1 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0"] + session + [
-            "m=video 9 UDP/TLS/RTP/SAVPF 96", "c=IN IP4 0.0.0.0", "a=mid:0", "a=ice-ufrag:abcd",
-            "a=ice-pwd:abcdefghijklmnopqrstuvwx", "a=setup:actpass", "a=rtcp-mux", "a=rtpmap:96 VP8/90000",
-        ] + media
+        let lines =
+            ["v=0", "o=- 1 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0"] + session + [
+                "m=video 9 UDP/TLS/RTP/SAVPF 96", "c=IN IP4 0.0.0.0", "a=mid:0", "a=ice-ufrag:abcd",
+                "a=ice-pwd:abcdefghijklmnopqrstuvwx", "a=setup:actpass", "a=rtcp-mux", "a=rtpmap:96 VP8/90000"
+            ] + media
         return try SessionDescription.parse(lines.joined(separator: "\r\n") + "\r\n")
     }
 
@@ -31,7 +32,10 @@ import Testing
         let transport = try SessionNegotiation.remoteTransport(offer, remoteIsAnswer: false)
         #expect(transport.fingerprints.map(\.sdpValue) == [Self.sha512, Self.sha1])
         let sha1Only = try Self.offer(session: [], media: ["a=fingerprint:\(Self.sha1)"])
-        #expect(DTLSFingerprint.accepted(try SessionNegotiation.remoteTransport(sha1Only, remoteIsAnswer: false).fingerprints)
+        #expect(
+            DTLSFingerprint.accepted(
+                try SessionNegotiation.remoteTransport(sha1Only, remoteIsAnswer: false).fingerprints
+            )
             .map(\.sdpValue) == [Self.sha1], "SHA-1 when nothing stronger is offered")
     }
 
@@ -40,7 +44,8 @@ import Testing
     @Test func theCertificateMayMatchAnyStrongFingerprint() throws {
         let decoy = try DTLSFingerprint(algorithm: .sha256, digest: Array(repeating: 0xEE, count: 32))
         let serverCertificate = try DTLSCertificate()
-        let pair = try DTLSPair(serverCertificate: serverCertificate, clientExpectsAny: [decoy, serverCertificate.fingerprint])
+        let pair = try DTLSPair(
+            serverCertificate: serverCertificate, clientExpectsAny: [decoy, serverCertificate.fingerprint])
         pair.handshake()
         #expect(pair.client.state == .connected && pair.server.state == .connected)
         #expect(pair.client.peerFingerprint == serverCertificate.fingerprint)

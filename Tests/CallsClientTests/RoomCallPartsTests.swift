@@ -12,17 +12,26 @@ import Testing
     let t = Timeline(.seconds)
 
     @Test func welcomeAndSignalsAreRead() throws {
-        let welcome = try RoomMessage.parse(#"{"type":"welcome","id":"p3","resume":"K","peers":[{"id":"p1","name":"Bo","sharing":true,"mid":"2"}],"extra":1}"#)
-        #expect(welcome == .welcome(id: "p3", resume: "K", peers: [.init(id: "p1", name: "Bo", sharing: true, mid: "2")]))
+        let welcome = try RoomMessage.parse(
+            #"{"type":"welcome","id":"p3","resume":"K","peers":[{"id":"p1","name":"Bo","sharing":true,"mid":"2"}],"extra":1}"#
+        )
+        #expect(
+            welcome == .welcome(id: "p3", resume: "K", peers: [.init(id: "p1", name: "Bo", sharing: true, mid: "2")]))
         let offer = try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"offer","sdp":"v=0"}"#)
         #expect(offer == .signal(.init(peer: "p1", kind: .offer, sdp: "v=0")))
         let end = try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"candidate","candidate":"","mid":"0"}"#)
         #expect(end == .signal(.init(peer: "p1", kind: .candidate, candidate: "", mid: "0")))
         let share = try RoomMessage.parse(#"{"type":"share","from":"p1","on":false}"#)
         #expect(share == .share(from: "p1", on: false, mid: nil))
-        let media = try RoomMessage.parse(#"{"type":"media","from":"p2","screens":[{"from":"p1","framesDecoded":812,"screenStalled":true}],"hearing":["p1"],"cameras":[{"from":"p1","framesDecoded":300}]}"#)
-        #expect(media == .media(.init(from: "p2", screens: [.init(from: "p1", framesDecoded: 812, screenStalled: true)],
-                                      hearing: ["p1"], cameras: [.init(from: "p1", framesDecoded: 300)])))
+        let media = try RoomMessage.parse(
+            #"{"type":"media","from":"p2","screens":[{"from":"p1","framesDecoded":812,"screenStalled":true}],"hearing":["p1"],"cameras":[{"from":"p1","framesDecoded":300}]}"#
+        )
+        #expect(
+            media
+                == .media(
+                    .init(
+                        from: "p2", screens: [.init(from: "p1", framesDecoded: 812, screenStalled: true)],
+                        hearing: ["p1"], cameras: [.init(from: "p1", framesDecoded: 300)])))
     }
 
     @Test(arguments: [
@@ -34,7 +43,7 @@ import Testing
         (#"{"type":"signal","kind":"answer","sdp":"v=0"}"#, "neither 'from' nor 'to'"),
         (#"{"type":"signal","from":"p1","kind":"shout","sdp":"v=0"}"#, "unknown kind"),
         (#"{"type":"welcome","id":"p1","resume":"k"}"#, "without 'peers'"),
-        (#"{"type":"share","from":"p1"}"#, "without 'on'"),
+        (#"{"type":"share","from":"p1"}"#, "without 'on'")
     ])
     func badMessagesAreRefusedWithAReason(text: String, reason: String) {
         #expect {
@@ -48,10 +57,13 @@ import Testing
         let messages: [RoomMessage] = [
             .join(name: "Ana", resume: "KEY"), .join(name: "Ana", resume: nil), .leave,
             .signal(.init(peer: "p1", kind: .answer, sdp: "v=0\r\n")),
-            .signal(.init(peer: "p1", kind: .candidate, candidate: "candidate:1 1 udp 1 127.0.0.1 5000 typ host", mid: "0")),
+            .signal(
+                .init(peer: "p1", kind: .candidate, candidate: "candidate:1 1 udp 1 127.0.0.1 5000 typ host", mid: "0")),
             .share(from: nil, on: true, mid: "2"),
-            .media(.init(screens: [.init(from: "p1", framesDecoded: 5, screenStalled: false)], hearing: ["p1"],
-                         cameras: [.init(from: "p1", framesDecoded: 9)])),
+            .media(
+                .init(
+                    screens: [.init(from: "p1", framesDecoded: 5, screenStalled: false)], hearing: ["p1"],
+                    cameras: [.init(from: "p1", framesDecoded: 9)]))
         ]
         for message in messages {
             #expect(try RoomMessage.parse(message.text) == message, "\(message.text)")
@@ -60,8 +72,12 @@ import Testing
     }
 
     @Test func inviteLinkBecomesTheWebSocketAddress() throws {
-        #expect(try CallSession.socketURL(invite: "http://127.0.0.1:8080/r/demo?t=abc") == "ws://127.0.0.1:8080/ws/demo?t=abc")
-        #expect(try CallSession.socketURL(invite: "https://rooms.example/r/team?t=x-y_z") == "wss://rooms.example/ws/team?t=x-y_z")
+        #expect(
+            try CallSession.socketURL(invite: "http://127.0.0.1:8080/r/demo?t=abc")
+                == "ws://127.0.0.1:8080/ws/demo?t=abc")
+        #expect(
+            try CallSession.socketURL(invite: "https://rooms.example/r/team?t=x-y_z")
+                == "wss://rooms.example/ws/team?t=x-y_z")
         for bad in ["", "demo", "ftp://h/r/demo?t=a", "http://h/x/demo?t=a", "http://h/r/demo", "http://h/r/demo?t="] {
             #expect(throws: CallSession.Failure.self) { try CallSession.socketURL(invite: bad) }
         }

@@ -24,31 +24,36 @@ import Testing
         ("p1", "p2", 1, "----r"),
         ("p1", "p2", 3, "----------------r"),
         ("p2", "p1", 1, "------------------------------r"),
-        ("p1", "p2", 9, String(repeating: "-", count: 60) + "r"),
+        ("p1", "p2", 9, String(repeating: "-", count: 60) + "r")
     ])
     func renewalTimeline(me: String, them: String, renewals: Int, timeline: String) {
         let rules = RoomCallRules(myID: me)
         let failed = ContinuousClock.now
         let seen = (0..<timeline.count).map { second in
-            rules.renewalDue(with: them, failedSince: failed, renewals: renewals, signallingUp: true,
-                             now: failed + .seconds(second)) ? "r" : "-"
+            rules.renewalDue(
+                with: them, failedSince: failed, renewals: renewals, signallingUp: true,
+                now: failed + .seconds(second)) ? "r" : "-"
         }.joined()
         #expect(seen == timeline)
     }
 
     @Test func nothingIsRenewedWhileTheSignallingIsDownOrBeforeTheWelcome() {
         let failed = ContinuousClock.now, late = failed + .seconds(600)
-        #expect(!RoomCallRules(myID: "p1").renewalDue(with: "p2", failedSince: failed, renewals: 0,
-                                                      signallingUp: false, now: late))
-        #expect(!RoomCallRules(myID: nil).renewalDue(with: "p2", failedSince: failed, renewals: 0,
-                                                     signallingUp: true, now: late))
+        #expect(
+            !RoomCallRules(myID: "p1").renewalDue(
+                with: "p2", failedSince: failed, renewals: 0,
+                signallingUp: false, now: late))
+        #expect(
+            !RoomCallRules(myID: nil).renewalDue(
+                with: "p2", failedSince: failed, renewals: 0,
+                signallingUp: true, now: late))
     }
 
     @Test(arguments: [
         (["sha-256 AA"], ["sha-256 BB"], true),
         (["sha-256 AA", "sha-1 CC"], ["sha-256 AA"], false),
         ([], ["sha-256 BB"], false),
-        (["sha-256 AA"], [], false),
+        (["sha-256 AA"], [], false)
     ])
     func anOfferFromANewConnection(offered: [String], known: [String], new: Bool) {
         #expect(RoomCallRules.comesFromNewConnection(offered: Set(offered), known: Set(known)) == new)
@@ -60,7 +65,7 @@ import Testing
         (.sendonly, .inactive, true),
         (.inactive, .sendonly, true),
         (.inactive, .inactive, false),
-        (.sendrecv, .sendonly, false),
+        (.sendrecv, .sendonly, false)
     ])
     func ourScreenNeedsAnOffer(wanted: MediaDirection, negotiated: MediaDirection?, needs: Bool) {
         #expect(RoomCallRules.screenNeedsOffer(wanted: wanted, negotiated: negotiated) == needs)

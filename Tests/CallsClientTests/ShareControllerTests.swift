@@ -22,8 +22,9 @@ import Testing
     @Test func aRefusedFirstPublishEndsTheShareWithTheEndpointsReason() async throws {
         let server = try await WHIPTestServer.start()
         defer { server.stop() }
-        let controller = ShareController(configuration: configuration(server.url("/error-400")), loop: TestLoop.shared,
-                                         logger: .disabled)
+        let controller = ShareController(
+            configuration: configuration(server.url("/error-400")), loop: TestLoop.shared,
+            logger: .disabled)
         let events = Mutex<[String]>([])
         await #expect {
             _ = try await controller.run { event in events.withLock { $0.append("\(event)") } }
@@ -35,8 +36,9 @@ import Testing
     }
 
     @Test func aCommandWithNoShareRunningSaysSo() async {
-        let controller = ShareController(configuration: configuration("http://127.0.0.1:9/whip"), loop: TestLoop.shared,
-                                         logger: .disabled)
+        let controller = ShareController(
+            configuration: configuration("http://127.0.0.1:9/whip"), loop: TestLoop.shared,
+            logger: .disabled)
         #expect(await controller.injectFault(.encoderStall) == "no share is running")
         await controller.requestKeyframe()
         controller.stop()

@@ -32,9 +32,12 @@ import VideoSend
             adapter.packetSent(sequence: UInt16(i), size: 1000, nowMicros: Int64(i) * 1_000)
             if i % 10 != 7 { recorder.received(sequence: UInt16(i), arrivalMicros: 900_000_000 + Int64(i) * 1_500) }
         }
-        let bytes = try RTCPCompound.serialize(recorder.feedback(senderSSRC: 1, mediaSSRC: 2).map { .transportWideFeedback($0) })
+        let bytes = try RTCPCompound.serialize(
+            recorder.feedback(senderSSRC: 1, mediaSSRC: 2).map { .transportWideFeedback($0) })
         var results: [PacketFeedback] = []
-        for case .transportWideFeedback(let message) in try RTCPCompound.parse(bytes) { results += adapter.feedback(message) }
+        for case .transportWideFeedback(let message) in try RTCPCompound.parse(bytes) {
+            results += adapter.feedback(message)
+        }
         #expect(results.count == 50)
         #expect(results.filter { $0.arrivalMicros == nil }.map(\.sequence) == [7, 17, 27, 37, 47])
         let received = results.filter { $0.arrivalMicros != nil }

@@ -12,19 +12,24 @@ import Testing
 
     /// A keyframe's three packets from `sequence`, timestamp `ts`.
     func keyframe(_ sequence: UInt16, ts: UInt32, ssrc: UInt32 = 7) -> [RTPPacket] {
-        [packet(sequence, ts, [0x67, 0x42, 0x00, 0x1F], ssrc: ssrc),
-         packet(sequence &+ 1, ts, [0x68, 0xCE, 0x38, 0x80], ssrc: ssrc),
-         packet(sequence &+ 2, ts, [0x65, 0x88, 0x84, 0x21], marker: true, ssrc: ssrc)]
+        [
+            packet(sequence, ts, [0x67, 0x42, 0x00, 0x1F], ssrc: ssrc),
+            packet(sequence &+ 1, ts, [0x68, 0xCE, 0x38, 0x80], ssrc: ssrc),
+            packet(sequence &+ 2, ts, [0x65, 0x88, 0x84, 0x21], marker: true, ssrc: ssrc)
+        ]
     }
 
     /// A P-frame's two packets from `sequence`.
     func pFrame(_ sequence: UInt16, ts: UInt32, ssrc: UInt32 = 7) -> [RTPPacket] {
-        [packet(sequence, ts, [0x41, 0x9A, 0x01], ssrc: ssrc),
-         packet(sequence &+ 1, ts, [0x41, 0x9A, 0x02], marker: true, ssrc: ssrc)]
+        [
+            packet(sequence, ts, [0x41, 0x9A, 0x01], ssrc: ssrc),
+            packet(sequence &+ 1, ts, [0x41, 0x9A, 0x02], marker: true, ssrc: ssrc)
+        ]
     }
 
     func packet(_ sequence: UInt16, _ ts: UInt32, _ payload: [UInt8], marker: Bool = false, ssrc: UInt32) -> RTPPacket {
-        RTPPacket(marker: marker, payloadType: 102, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc, payload: payload)
+        RTPPacket(
+            marker: marker, payloadType: 102, sequenceNumber: sequence, timestamp: ts, ssrc: ssrc, payload: payload)
     }
 
     /// Releases at `now`; the timestamps of what went to the decoder, keyframes marked "k".

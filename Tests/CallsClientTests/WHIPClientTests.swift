@@ -27,13 +27,19 @@ import Testing
 
     static let localFragment = TrickleICEFragment(
         iceUfrag: "cl1a", icePwd: "clientpassword0123456789",
-        media: [.init(mid: "0", mediaLine: "video 9 UDP/TLS/RTP/SAVPF 96",
-                      candidates: ["a=candidate:1 1 udp 2130706431 127.0.0.1 50000 typ host"])])
+        media: [
+            .init(
+                mid: "0", mediaLine: "video 9 UDP/TLS/RTP/SAVPF 96",
+                candidates: ["a=candidate:1 1 udp 2130706431 127.0.0.1 50000 typ host"])
+        ])
 
     static let restartFragment = TrickleICEFragment(
         iceUfrag: "cl2b", icePwd: "newclientpassword0123456789",
-        media: [.init(mid: "0", candidates: ["candidate:3 1 udp 2130706431 127.0.0.1 50002 typ host"],
-                      endOfCandidates: true)])
+        media: [
+            .init(
+                mid: "0", candidates: ["candidate:3 1 udp 2130706431 127.0.0.1 50002 typ host"],
+                endOfCandidates: true)
+        ])
 
     /// Records the waits asked for instead of waiting.
     final class SleepRecorder: Sendable {
@@ -43,15 +49,18 @@ import Testing
         private func record(_ duration: Duration) { waits.withLock { $0.append(duration) } }
     }
 
-    func client(_ server: WHIPTestServer, _ path: String, token: String? = nil, timeout: Duration = .seconds(10),
-                logger: Logger = .disabled, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
-                now: Date = Date()) throws -> WHIPClient {
+    func client(
+        _ server: WHIPTestServer, _ path: String, token: String? = nil, timeout: Duration = .seconds(10),
+        logger: Logger = .disabled, sleep: (@Sendable (Duration) async throws -> Void)? = nil,
+        now: Date = Date()
+    ) throws -> WHIPClient {
         var configuration = WHIPClient.Configuration(endpoint: server.url(path), bearerToken: token)
         configuration.timeout = timeout
         let http = HTTPClient(loop: TestLoop.shared)
         if let sleep {
-            return try WHIPClient(configuration: configuration, http: http, logger: logger, sleep: sleep,
-                                  wallClock: { now })
+            return try WHIPClient(
+                configuration: configuration, http: http, logger: logger, sleep: sleep,
+                wallClock: { now })
         }
         return try WHIPClient(configuration: configuration, http: http, logger: logger, wallClock: { now })
     }
@@ -115,14 +124,19 @@ import Testing
         defer { server.stop() }
         let whip = try client(server, "/needs-token")
         let url = server.url("/needs-token")
-        await #expect(throws: WHIPError.refused(url: url, status: 401, reason: "Unauthorized",
-                                                firstLine: "missing or wrong bearer token")) {
+        await #expect(
+            throws: WHIPError.refused(
+                url: url, status: 401, reason: "Unauthorized",
+                firstLine: "missing or wrong bearer token")
+        ) {
             try await whip.publish(offer: Self.offer)
         }
-        let error = WHIPError.refused(url: url, status: 401, reason: "Unauthorized",
-                                      firstLine: "missing or wrong bearer token")
-        #expect(error.description
-            == "WHIP: \(url) answered 401 Unauthorized: missing or wrong bearer token — check the bearer token")
+        let error = WHIPError.refused(
+            url: url, status: 401, reason: "Unauthorized",
+            firstLine: "missing or wrong bearer token")
+        #expect(
+            error.description
+                == "WHIP: \(url) answered 401 Unauthorized: missing or wrong bearer token — check the bearer token")
     }
 
     // MARK: - Trickle and ICE restart
@@ -140,9 +154,13 @@ import Testing
         let remote = try await whip.restartICE(Self.restartFragment)
         #expect(remote.iceUfrag == "srv2")
         #expect(remote.icePwd == "restartedpassword0123456789")
-        #expect(remote.media == [.init(mid: "0", mediaLine: "video 9 UDP/TLS/RTP/SAVPF 96",
-                                       candidates: ["2 1 udp 2130706431 127.0.0.1 40002 typ host"],
-                                       endOfCandidates: true)])
+        #expect(
+            remote.media == [
+                .init(
+                    mid: "0", mediaLine: "video 9 UDP/TLS/RTP/SAVPF 96",
+                    candidates: ["2 1 udp 2130706431 127.0.0.1 40002 typ host"],
+                    endOfCandidates: true)
+            ])
         #expect(await whip.etag == "\"t-2\"")
 
         // After the restart, trickle carries the new ETag (the server answers 412 to the old one).
@@ -158,23 +176,25 @@ import Testing
             #expect(server.url(patch.path) == session.resourceURL)
             #expect(throws: Never.self) { try TrickleICEFragment.parse(patch.body) }
         }
-        #expect(patches[0].body == """
-            a=ice-ufrag:cl1a\r
-            a=ice-pwd:clientpassword0123456789\r
-            m=video 9 UDP/TLS/RTP/SAVPF 96\r
-            a=mid:0\r
-            a=candidate:1 1 udp 2130706431 127.0.0.1 50000 typ host\r
+        #expect(
+            patches[0].body == """
+                a=ice-ufrag:cl1a\r
+                a=ice-pwd:clientpassword0123456789\r
+                m=video 9 UDP/TLS/RTP/SAVPF 96\r
+                a=mid:0\r
+                a=candidate:1 1 udp 2130706431 127.0.0.1 50000 typ host\r
 
-            """)
-        #expect(patches[1].body == """
-            a=ice-ufrag:cl2b\r
-            a=ice-pwd:newclientpassword0123456789\r
-            m=audio 9 RTP/AVP 0\r
-            a=mid:0\r
-            a=candidate:3 1 udp 2130706431 127.0.0.1 50002 typ host\r
-            a=end-of-candidates\r
+                """)
+        #expect(
+            patches[1].body == """
+                a=ice-ufrag:cl2b\r
+                a=ice-pwd:newclientpassword0123456789\r
+                m=audio 9 RTP/AVP 0\r
+                a=mid:0\r
+                a=candidate:3 1 udp 2130706431 127.0.0.1 50002 typ host\r
+                a=end-of-candidates\r
 
-            """)
+                """)
     }
 
     @Test func a405ToTheFirstPatchTurnsTrickleOffForTheSession() async throws {
@@ -203,10 +223,11 @@ import Testing
         let session = try await whip.publish(offer: Self.offer)
         // Someone else restarts ICE on the session: its ETag moves on.
         let http = HTTPClient(loop: TestLoop.shared)
-        let other = try await http.send(HTTPRequest(
-            method: "PATCH", url: session.resourceURL,
-            headers: ["Content-Type": "application/trickle-ice-sdpfrag", "If-Match": "*"],
-            body: Array(try Self.restartFragment.serialized().utf8)))
+        let other = try await http.send(
+            HTTPRequest(
+                method: "PATCH", url: session.resourceURL,
+                headers: ["Content-Type": "application/trickle-ice-sdpfrag", "If-Match": "*"],
+                body: Array(try Self.restartFragment.serialized().utf8)))
         #expect(other.status == 200)
         await #expect(throws: WHIPError.etagMismatch(url: session.resourceURL)) {
             try await whip.trickle(Self.localFragment)
@@ -281,14 +302,17 @@ import Testing
         defer { server.stop() }
         let whip = try client(server, "/ice-servers")
         let session = try await whip.publish(offer: Self.offer)
-        #expect(session.iceServers == [
-            WHIPICEServer(uri: "stun:stun.example.net", scheme: .stun, host: "stun.example.net", port: 3478),
-            WHIPICEServer(uri: "turn:turn.example.net?transport=udp", scheme: .turn, host: "turn.example.net",
-                          port: 3478, transport: .udp, username: "user", credential: "pa;ss,word"),
-            WHIPICEServer(uri: "turns:turn.example.net:5349?transport=tcp", scheme: .turns, host: "turn.example.net",
-                          port: 5349, transport: .tcp, username: "user2", credential: "p2"),
-            WHIPICEServer(uri: "stun:[::1]:3479", scheme: .stun, host: "::1", port: 3479),
-        ])
+        #expect(
+            session.iceServers == [
+                WHIPICEServer(uri: "stun:stun.example.net", scheme: .stun, host: "stun.example.net", port: 3478),
+                WHIPICEServer(
+                    uri: "turn:turn.example.net?transport=udp", scheme: .turn, host: "turn.example.net",
+                    port: 3478, transport: .udp, username: "user", credential: "pa;ss,word"),
+                WHIPICEServer(
+                    uri: "turns:turn.example.net:5349?transport=tcp", scheme: .turns, host: "turn.example.net",
+                    port: 5349, transport: .tcp, username: "user2", credential: "p2"),
+                WHIPICEServer(uri: "stun:[::1]:3479", scheme: .stun, host: "::1", port: 3479)
+            ])
         await whip.stop()
     }
 
@@ -334,7 +358,8 @@ import Testing
             case .noLocation: return .missingLocation(url: url)
             case .hugeBody: return .answerTooLarge(url: url, limit: 1 << 20)
             case .error400:
-                return .refused(url: url, status: 400, reason: "Bad Request", firstLine: "bad offer: no H.264 in the offer")
+                return .refused(
+                    url: url, status: 400, reason: "Bad Request", firstLine: "bad offer: no H.264 in the offer")
             case .emptyAnswer: return .emptyAnswer(url: url)
             case .notV0: return .invalidAnswer(url: url, firstLine: "hello")
             case .badLocationScheme: return .badLocation(url: url, location: "ftp://127.0.0.1/x")
@@ -344,9 +369,11 @@ import Testing
                 return .locationLeavesOrigin(url: url, status: 307, location: "https://127.0.0.1:\(server.port)/ok")
             case .redirectNoLocation: return .redirectWithoutLocation(url: url, status: 307)
             case .redirect302:
-                return .unexpectedStatus(url: url, status: 302,
-                                         expected: "307 or 308 for a redirect (they keep the method and body)")
-            case .unknownPath: return .refused(url: url, status: 404, reason: "Not Found", firstLine: "no such endpoint")
+                return .unexpectedStatus(
+                    url: url, status: 302,
+                    expected: "307 or 308 for a redirect (they keep the method and body)")
+            case .unknownPath:
+                return .refused(url: url, status: 404, reason: "Not Found", firstLine: "no such endpoint")
             }
         }
     }
@@ -371,19 +398,23 @@ import Testing
         defer { server.stop() }
         let whip = try client(server, path, token: "s3cret")
         let url = server.url(path)
-        let expected: WHIPError = switch path {
-        case "/redirect-other-host":
-            .locationLeavesOrigin(url: url, status: 307, location: "http://127.0.0.2:\(server.port)/needs-token")
-        case "/redirect-other-port":
-            .locationLeavesOrigin(url: url, status: 307, location: "http://127.0.0.1:\(server.port + 1)/needs-token")
-        default:
-            .locationLeavesOrigin(url: url, status: 201, location: "http://127.0.0.2:\(server.port)/resource/other-host/1")
-        }
+        let expected: WHIPError =
+            switch path {
+            case "/redirect-other-host":
+                .locationLeavesOrigin(url: url, status: 307, location: "http://127.0.0.2:\(server.port)/needs-token")
+            case "/redirect-other-port":
+                .locationLeavesOrigin(
+                    url: url, status: 307, location: "http://127.0.0.1:\(server.port + 1)/needs-token")
+            default:
+                .locationLeavesOrigin(
+                    url: url, status: 201, location: "http://127.0.0.2:\(server.port)/resource/other-host/1")
+            }
         await #expect(throws: expected) { try await whip.publish(offer: Self.offer) }
         #expect(await whip.session == nil)
         let other = path == "/redirect-other-port" ? "127.0.0.1:\(server.port + 1)" : "127.0.0.2:\(server.port)"
         let verb = path.hasPrefix("/redirect") ? "redirected (307) to" : "answered 201 Created with a Location on"
-        #expect(expected.description == "WHIP: \(url) \(verb) another origin (http://\(other)); refused: the bearer "
+        #expect(
+            expected.description == "WHIP: \(url) \(verb) another origin (http://\(other)); refused: the bearer "
                 + "token goes only to http://127.0.0.1:\(server.port), where the endpoint is")
         await whip.stop()
         let log = try await server.received(using: HTTPClient(loop: TestLoop.shared))
@@ -408,8 +439,9 @@ import Testing
         await #expect(throws: WHIPError.noAnswer(url: url, after: .seconds(1))) {
             try await whip.publish(offer: Self.offer)
         }
-        #expect(WHIPError.noAnswer(url: url, after: .seconds(10)).description
-            == "WHIP: no answer from \(url) within 10 s — check that the server is up and reachable")
+        #expect(
+            WHIPError.noAnswer(url: url, after: .seconds(10)).description
+                == "WHIP: no answer from \(url) within 10 s — check that the server is up and reachable")
     }
 
     @Test func aFailedDeleteIsLoggedNotThrown() async throws {
@@ -431,8 +463,9 @@ import Testing
             try WHIPClient(configuration: .init(endpoint: "ftp://example.net/whip"), http: http)
         }
         #expect(throws: WHIPError.invalidToken) {
-            try WHIPClient(configuration: .init(endpoint: "http://127.0.0.1/whip", bearerToken: "abc\r\nX-Evil: 1"),
-                           http: http)
+            try WHIPClient(
+                configuration: .init(endpoint: "http://127.0.0.1/whip", bearerToken: "abc\r\nX-Evil: 1"),
+                http: http)
         }
     }
 }

@@ -92,8 +92,10 @@ extension WHIPTestServer {
     /// Polls the server's log until `condition` holds; fails after 10 s (a guard, not a timing).
     func waitFor(using http: HTTPClient, _ condition: ([ReceivedRequest]) -> Bool) async throws {
         var log: [ReceivedRequest] = []
-        try await until("the server's log becomes what the test waits for (it holds \(log.map(\.path)))",
-                        within: .seconds(10), every: .milliseconds(20)) {
+        try await until(
+            "the server's log becomes what the test waits for (it holds \(log.map(\.path)))",
+            within: .seconds(10), every: .milliseconds(20)
+        ) {
             log = try await received(using: http)
             return condition(log)
         }
@@ -121,9 +123,11 @@ struct ReceivedRequest: Decodable, Sendable {
         defer { server.stop() }
         #expect(server.port > 0)
         let http = HTTPClient(loop: TestLoop.shared)
-        let response = try await http.send(HTTPRequest(
-            method: "POST", url: server.url("/error-400"), headers: ["Content-Type": "application/sdp", "X-Probe": "1"],
-            body: Array("v=0\r\n".utf8)))
+        let response = try await http.send(
+            HTTPRequest(
+                method: "POST", url: server.url("/error-400"),
+                headers: ["Content-Type": "application/sdp", "X-Probe": "1"],
+                body: Array("v=0\r\n".utf8)))
         #expect(response.status == 400)
         let log = try await server.received(using: http)
         #expect(log.count == 1)

@@ -12,17 +12,20 @@ import Testing
         let fields = [
             #"<turn:t.example.net?transport=tcp>; rel="ice-server"; username="a\"b"; credential="x,y;z""#,
             #"<https://example.net/doc>; rel="help", <stun:s.example.net:19302>;rel=ice-server"#,
-            #"<turns:t.example.net>; rel="ice-server other"; username=u; credential=c; credential-type=password"#,
+            #"<turns:t.example.net>; rel="ice-server other"; username=u; credential=c; credential-type=password"#
         ]
         let (servers, skipped) = WHIPICEServer.parse(linkFields: fields)
         #expect(skipped.isEmpty)
-        #expect(servers == [
-            WHIPICEServer(uri: "turn:t.example.net?transport=tcp", scheme: .turn, host: "t.example.net", port: 3478,
-                          transport: .tcp, username: "a\"b", credential: "x,y;z"),
-            WHIPICEServer(uri: "stun:s.example.net:19302", scheme: .stun, host: "s.example.net", port: 19302),
-            WHIPICEServer(uri: "turns:t.example.net", scheme: .turns, host: "t.example.net", port: 5349,
-                          username: "u", credential: "c"),
-        ])
+        #expect(
+            servers == [
+                WHIPICEServer(
+                    uri: "turn:t.example.net?transport=tcp", scheme: .turn, host: "t.example.net", port: 3478,
+                    transport: .tcp, username: "a\"b", credential: "x,y;z"),
+                WHIPICEServer(uri: "stun:s.example.net:19302", scheme: .stun, host: "s.example.net", port: 19302),
+                WHIPICEServer(
+                    uri: "turns:t.example.net", scheme: .turns, host: "t.example.net", port: 5349,
+                    username: "u", credential: "c")
+            ])
     }
 
     @Test func unusableIceServersAreSkippedWithAReason() {
@@ -33,7 +36,7 @@ import Testing
             #"<stun:s.example.net:99999>; rel="ice-server""#,
             #"<turn:t.example.net?transport=sctp>; rel="ice-server"; username="u"; credential="c""#,
             #"garbage without brackets, <stun:ok.example.net>; rel="ice-server""#,
-            #"<stun:unterminated.example.net>; rel="ice-server"; username="oops"#,
+            #"<stun:unterminated.example.net>; rel="ice-server"; username="oops"#
         ]
         let (servers, skipped) = WHIPICEServer.parse(linkFields: fields)
         #expect(servers.map(\.host) == ["ok.example.net"])
@@ -43,8 +46,9 @@ import Testing
     }
 
     @Test func descriptionNeverShowsTheCredential() {
-        let server = WHIPICEServer(uri: "turn:t.example.net", scheme: .turn, host: "t.example.net", port: 3478,
-                                   username: "user", credential: "secret")
+        let server = WHIPICEServer(
+            uri: "turn:t.example.net", scheme: .turn, host: "t.example.net", port: 3478,
+            username: "user", credential: "secret")
         #expect(server.description == "turn:t.example.net (username user)")
     }
 
@@ -53,28 +57,35 @@ import Testing
     @Test func fragmentRoundTripsAndAcceptsBareLF() throws {
         let fragment = TrickleICEFragment(
             iceUfrag: "EsAw", icePwd: "P2uYro0UCOQ4zxjKXaWCBui1",
-            media: [.init(mid: "0", mediaLine: "audio 9 UDP/TLS/RTP/SAVPF 111",
-                          candidates: ["1387637174 1 udp 2122260223 192.0.2.1 61764 typ host generation 0",
-                                       "473322822 1 tcp 1518280447 192.0.2.1 9 typ host tcptype active"],
-                          endOfCandidates: true)])
+            media: [
+                .init(
+                    mid: "0", mediaLine: "audio 9 UDP/TLS/RTP/SAVPF 111",
+                    candidates: [
+                        "1387637174 1 udp 2122260223 192.0.2.1 61764 typ host generation 0",
+                        "473322822 1 tcp 1518280447 192.0.2.1 9 typ host tcptype active"
+                    ],
+                    endOfCandidates: true)
+            ])
         let text = try fragment.serialized()
-        #expect(text == """
-            a=ice-ufrag:EsAw\r
-            a=ice-pwd:P2uYro0UCOQ4zxjKXaWCBui1\r
-            m=audio 9 UDP/TLS/RTP/SAVPF 111\r
-            a=mid:0\r
-            a=candidate:1387637174 1 udp 2122260223 192.0.2.1 61764 typ host generation 0\r
-            a=candidate:473322822 1 tcp 1518280447 192.0.2.1 9 typ host tcptype active\r
-            a=end-of-candidates\r
+        #expect(
+            text == """
+                a=ice-ufrag:EsAw\r
+                a=ice-pwd:P2uYro0UCOQ4zxjKXaWCBui1\r
+                m=audio 9 UDP/TLS/RTP/SAVPF 111\r
+                a=mid:0\r
+                a=candidate:1387637174 1 udp 2122260223 192.0.2.1 61764 typ host generation 0\r
+                a=candidate:473322822 1 tcp 1518280447 192.0.2.1 9 typ host tcptype active\r
+                a=end-of-candidates\r
 
-            """)
+                """)
         #expect(try TrickleICEFragment.parse(text) == fragment)
         #expect(try TrickleICEFragment.parse(text.replacingOccurrences(of: "\r\n", with: "\n")) == fragment)
     }
 
     @Test func fragmentWithMediaLevelCredentialsAndOtherAttributes() throws {
         // RFC 9725's trickle example puts the credentials under the m= line, with a BUNDLE group.
-        let text = "a=group:BUNDLE 0 1\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\na=ice-ufrag:EsAw\r\n"
+        let text =
+            "a=group:BUNDLE 0 1\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\na=ice-ufrag:EsAw\r\n"
             + "a=ice-pwd:P2uYro0UCOQ4zxjKXaWCBui1\r\na=candidate:1 1 udp 2122260223 192.0.2.1 61764 typ host\r\n"
         let fragment = try TrickleICEFragment.parse(text)
         #expect(fragment.iceUfrag == "EsAw")
@@ -93,8 +104,10 @@ import Testing
             try TrickleICEFragment.parse("m=audio 9 RTP/AVP 0\r\na=candidate:1 1 udp 1 1.2.3.4 5 typ host\r\n")
         }
         #expect(throws: TrickleICEFragmentError.invalidCandidate("not a candidate")) {
-            try TrickleICEFragment(iceUfrag: nil, icePwd: nil,
-                                   media: [.init(mid: "0", candidates: ["not a candidate"])]).serialized()
+            try TrickleICEFragment(
+                iceUfrag: nil, icePwd: nil,
+                media: [.init(mid: "0", candidates: ["not a candidate"])]
+            ).serialized()
         }
         // Credentials that would break the line, or that ICE does not allow.
         #expect(throws: TrickleICEFragmentError.invalidValue(name: "ice-ufrag", value: "ab\r\nc")) {
@@ -121,8 +134,10 @@ import Testing
     }
 
     @Test func retryAfterThatIsNeitherFormIsNil() {
-        for value in ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 25:00:00 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
-                      "Sun, 06 Nov 1994 08:49:37 CET"] {
+        for value in [
+            "", "-1", "1.5", "soon", "Sun, 06 Nov 1994 25:00:00 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 CET"
+        ] {
             #expect(RetryAfter.delay(value, now: Self.now) == nil, "\(value)")
         }
         #expect(RetryAfter.delay("99999999999999999999999", now: Self.now) != nil, "huge but still a delay")

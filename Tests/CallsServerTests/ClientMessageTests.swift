@@ -5,14 +5,21 @@ import Testing
 @Suite struct ClientMessageTests {
     @Test func wellFormedMessagesParse() throws {
         #expect(try ClientMessage.parse(#"{"type":"join","name":"  Ana  "}"#).get() == .join(name: "Ana", resume: nil))
-        #expect(try ClientMessage.parse(#"{"type":"join","name":"Ana","resume":"k"}"#).get() == .join(name: "Ana", resume: "k"))
+        #expect(
+            try ClientMessage.parse(#"{"type":"join","name":"Ana","resume":"k"}"#).get()
+                == .join(name: "Ana", resume: "k"))
         #expect(try ClientMessage.parse(#"{"type":"leave"}"#).get() == .leave)
-        guard case .signal(let to, let kind, _) = try ClientMessage.parse(#"{"type":"signal","to":"p1","kind":"candidate","candidate":""}"#).get() else {
+        guard
+            case .signal(let to, let kind, _) = try ClientMessage.parse(
+                #"{"type":"signal","to":"p1","kind":"candidate","candidate":""}"#
+            ).get()
+        else {
             Issue.record("not a signal")
             return
         }
         #expect(to == "p1" && kind == .candidate)
-        guard case .share(let on, let mid, _) = try ClientMessage.parse(#"{"type":"share","on":true,"mid":"2"}"#).get() else {
+        guard case .share(let on, let mid, _) = try ClientMessage.parse(#"{"type":"share","on":true,"mid":"2"}"#).get()
+        else {
             Issue.record("not a share")
             return
         }
@@ -27,12 +34,16 @@ import Testing
         (#"{"type":"join"}"#, #"the field "name" of join is missing"#),
         (#"{"type":"join","name":"\u0007"}"#, #"the field "name" of join is refused: it holds control characters"#),
         (#"{"type":"signal","to":"p1","kind":"offer"}"#, #"the field "sdp" of signal offer is missing"#),
-        (#"{"type":"signal","to":"p1","kind":"hello","sdp":"v=0"}"#,
-         #"the field "kind" of signal must be "offer", "answer" or "candidate""#),
+        (
+            #"{"type":"signal","to":"p1","kind":"hello","sdp":"v=0"}"#,
+            #"the field "kind" of signal must be "offer", "answer" or "candidate""#
+        ),
         (#"{"type":"share","on":1}"#, #"the field "on" of share must be true or false"#),
         (#"{"type":"media","hearing":[1]}"#, #"the field "hearing" of media must be an array of participant ids"#),
-        (#"{"type":"media","screens":[{"from":"p1","framesDecoded":"many"}]}"#,
-         #"the field "screens[].framesDecoded" of media must be a number"#),
+        (
+            #"{"type":"media","screens":[{"from":"p1","framesDecoded":"many"}]}"#,
+            #"the field "screens[].framesDecoded" of media must be a number"#
+        )
     ])
     func badMessagesSayWhatIsWrong(text: String, said: String) {
         guard case .failure(let error) = ClientMessage.parse(text) else {
@@ -55,7 +66,9 @@ import Testing
         }
         #expect(error.description == #"the field "name" of join is refused: it is longer than 64 bytes in UTF-8"#)
         let longMid = #"{"type":"share","on":true,"mid":"2"# + String(repeating: "\u{301}", count: 40) + #""}"#
-        if case .success = ClientMessage.parse(longMid) { Issue.record("a mid of one character and 81 bytes was accepted") }
+        if case .success = ClientMessage.parse(longMid) {
+            Issue.record("a mid of one character and 81 bytes was accepted")
+        }
         let type = String(repeating: "x" + String(repeating: "\u{301}", count: 30), count: 40)
         guard case .failure(.unknownType(let quoted)) = ClientMessage.parse(#"{"type":""# + type + #""}"#) else {
             Issue.record("an unknown type was not refused as one")
@@ -73,10 +86,13 @@ import Testing
     /// either a message or a readable error, and a room fed them as a joined participant sends
     /// nothing to anyone else except for messages that parsed.
     @Test func mutatedMessagesNeverCrashOrLeak() {
-        let valid = [#"{"type":"join","name":"Ana"}"#, #"{"type":"signal","to":"p1","kind":"offer","sdp":"v=0\r\no=- 1 2 IN IP4 127.0.0.1"}"#,
-                     #"{"type":"signal","to":"p1","kind":"candidate","candidate":"candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host","mid":"0"}"#,
-                     #"{"type":"share","on":true,"mid":"2"}"#,
-                     #"{"type":"media","screens":[{"from":"p1","framesDecoded":812,"screenStalled":false}],"hearing":["p1"],"cameras":[{"from":"p1","framesDecoded":3}]}"#]
+        let valid = [
+            #"{"type":"join","name":"Ana"}"#,
+            #"{"type":"signal","to":"p1","kind":"offer","sdp":"v=0\r\no=- 1 2 IN IP4 127.0.0.1"}"#,
+            #"{"type":"signal","to":"p1","kind":"candidate","candidate":"candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host","mid":"0"}"#,
+            #"{"type":"share","on":true,"mid":"2"}"#,
+            #"{"type":"media","screens":[{"from":"p1","framesDecoded":812,"screenStalled":false}],"hearing":["p1"],"cameras":[{"from":"p1","framesDecoded":3}]}"#
+        ]
         var seed: UInt64 = 0x5EED
         func next() -> Int {
             seed = seed &* 6364136223846793005 &+ 1442695040888963407
@@ -120,7 +136,11 @@ import Testing
 
     @Test func namesAreCountedInBytesAndRefuseInvisibleCharacters() {
         func refused(_ name: String) -> Bool {
-            if case .failure = ClientMessage.parse(JSONValue.object(["type": .string("join"), "name": .string(name)]).text) { return true }
+            if case .failure = ClientMessage.parse(
+                JSONValue.object(["type": .string("join"), "name": .string(name)]).text)
+            {
+                return true
+            }
             return false
         }
         #expect(refused("e" + String(repeating: "\u{301}", count: 50_000)))  // one character, 100,001 bytes
@@ -128,7 +148,9 @@ import Testing
         #expect(!refused(String(repeating: "画", count: 21)))  // 63 bytes
         #expect(!refused(String(repeating: "a", count: 64)))
         #expect(refused(String(repeating: "a", count: 65)))
-        for invisible in ["\u{202E}", "\u{200B}", "\u{200E}", "\u{200F}", "\u{2066}", "\u{2069}", "\u{FEFF}", "\u{85}", "\u{1B}"] {
+        for invisible in [
+            "\u{202E}", "\u{200B}", "\u{200E}", "\u{200F}", "\u{2066}", "\u{2069}", "\u{FEFF}", "\u{85}", "\u{1B}"
+        ] {
             #expect(refused("An\(invisible)a"), "U+\(String(invisible.unicodeScalars.first!.value, radix: 16))")
         }
         #expect(!refused("Zoë 🎉"))

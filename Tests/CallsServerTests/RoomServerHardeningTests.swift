@@ -1,7 +1,7 @@
 @testable import CallsServer
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import ShareCore
 import TestSupport
@@ -24,7 +24,9 @@ import Testing
                 throw RawSocketError(description: "no upgrade")
             }
             socket.sendText(#"{"type":"join","name":"\#(name)"}"#)
-            guard socket.readText()?.contains("welcome") == true else { throw RawSocketError(description: "no welcome") }
+            guard socket.readText()?.contains("welcome") == true else {
+                throw RawSocketError(description: "no welcome")
+            }
             return socket
         }
     }
@@ -43,7 +45,9 @@ import Testing
             return (sent, socket.readHead())
         }
         let grown = residentBytes() - before
-        #expect(grown < 30 * 1024 * 1024, "the server held \(grown / 1024 / 1024) MB of a body it refuses (\(sent / 1024 / 1024) MB sent)")
+        #expect(
+            grown < 30 * 1024 * 1024,
+            "the server held \(grown / 1024 / 1024) MB of a body it refuses (\(sent / 1024 / 1024) MB sent)")
         if let head {
             #expect(head.hasPrefix("HTTP/1.1 405"))
             #expect(head.lowercased().contains("connection: close"))
@@ -162,7 +166,9 @@ import Testing
         let target = directory + "/elsewhere", link = directory + "/state.json"
         #expect(symlink(target, link) == 0)
         let running = try await TestRoomServer.start()
-        await #expect(throws: RoomServerError.self) { try await running.server.addRoom(named: "linked", stateFile: link) }
+        await #expect(throws: RoomServerError.self) {
+            try await running.server.addRoom(named: "linked", stateFile: link)
+        }
         #expect(!FileManager.default.fileExists(atPath: target), "the write followed the link")
         var status = stat()
         #expect(lstat(link, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK, "the link was replaced")
@@ -174,7 +180,8 @@ import Testing
     @Test func aWebSocketFromAnotherOriginIsRefused() async throws {
         let running = try await TestRoomServer.start(allowedOrigins: ["https://allowed.example"])
         let heads = try await onPlainThread { () -> [String] in
-            [nil, "http://127.0.0.1:\(running.port)", "https://allowed.example", "http://evil.example", "null"].map { origin in
+            [nil, "http://127.0.0.1:\(running.port)", "https://allowed.example", "http://evil.example", "null"].map {
+                origin in
                 (try? RawSocket(port: running.port))?.upgrade(running.socketPath, origin: origin) ?? "none"
             }
         }
@@ -188,7 +195,10 @@ import Testing
 
     @Test func everyResponseCarriesTheBrowserPolicies() async throws {
         let running = try await TestRoomServer.start()
-        for url in [running.invite, running.base + "/elsewhere", running.base + "/r/\(running.room)?t=wrong", running.base + "/client/room.js"] {
+        for url in [
+            running.invite, running.base + "/elsewhere", running.base + "/r/\(running.room)?t=wrong",
+            running.base + "/client/room.js"
+        ] {
             let (_, response) = try await get(url)
             let policy = response?.value(forHTTPHeaderField: "Content-Security-Policy") ?? ""
             #expect(response?.value(forHTTPHeaderField: "Referrer-Policy") == "no-referrer", "\(url)")
@@ -211,7 +221,9 @@ import Testing
         }
         let said = capture.messages.joined(separator: "|")
         #expect(said.contains("refused"))
-        #expect(!said.contains("\u{1B}") && !said.contains("\r") && !said.contains("\n") && !said.contains("\u{202E}"), "\(said.debugDescription)")
+        #expect(
+            !said.contains("\u{1B}") && !said.contains("\r") && !said.contains("\n") && !said.contains("\u{202E}"),
+            "\(said.debugDescription)")
         await running.stop()
     }
 
@@ -229,7 +241,10 @@ import Testing
         // SIGPIPE and a child would inherit that: env gives bash, and so sharectl, the default.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["--default-signal=PIPE", "bash", "-c", #"{ sleep 0.3; exec "$0" help; } | true; echo ${PIPESTATUS[0]}"#, sharectl]
+        process.arguments = [
+            "--default-signal=PIPE", "bash", "-c", #"{ sleep 0.3; exec "$0" help; } | true; echo ${PIPESTATUS[0]}"#,
+            sharectl
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -238,7 +253,9 @@ import Testing
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }
-        #expect(said.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "sharectl ended with status \(said) (141: SIGPIPE)")
+        #expect(
+            said.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+            "sharectl ended with status \(said) (141: SIGPIPE)")
     }
 
     @Test func serveOutlivesAReaderThatWentAway() async throws {
@@ -261,7 +278,7 @@ import Testing
         // half second: one sent before the server's signal source is registered is lost (the
         // source is set up asynchronously), and a test must end rather than wait for ever.
         let exited = try await onPlainThread { () -> Bool in
-            for _ in 0 ..< 40 where process.isRunning {
+            for _ in 0..<40 where process.isRunning {
                 kill(process.processIdentifier, SIGINT)
                 usleep(500_000)
             }

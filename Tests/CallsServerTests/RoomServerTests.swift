@@ -1,7 +1,7 @@
 @testable import CallsServer
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import TestSupport
 import Testing

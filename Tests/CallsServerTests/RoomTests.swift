@@ -27,8 +27,10 @@ import Testing
     }
 
     /// Joins `name` on `connection`; returns its id and resume key.
-    func join(_ room: inout Room, _ connection: ConnectionID, _ name: String, at time: Double = 0,
-              resume: String? = nil) -> (id: String, resume: String, outputs: [RoomOutput]) {
+    func join(
+        _ room: inout Room, _ connection: ConnectionID, _ name: String, at time: Double = 0,
+        resume: String? = nil
+    ) -> (id: String, resume: String, outputs: [RoomOutput]) {
         room.connected(connection, now: at(time))
         var message: [String: JSONValue] = ["type": .string("join"), "name": .string(name)]
         if let resume { message["resume"] = .string(resume) }
@@ -55,10 +57,20 @@ import Testing
         let bo = join(&room, 2, "Bo", at: 1)
         #expect(bo.id == "p2")
         let welcome = sent(bo.outputs, to: 2).first!
-        #expect(welcome["peers"] == .array([.object(["id": .string("p1"), "name": .string("Ana"), "sharing": .bool(false)])]))
+        #expect(
+            welcome["peers"]
+                == .array([.object(["id": .string("p1"), "name": .string("Ana"), "sharing": .bool(false)])]))
         let toAna = sent(bo.outputs, to: 1)
-        #expect(toAna == [.object(["type": .string("joined"), "peer": .object(["id": .string("p2"), "name": .string("Bo"),
-                                                                             "sharing": .bool(false)])])])
+        #expect(
+            toAna == [
+                .object([
+                    "type": .string("joined"),
+                    "peer": .object([
+                        "id": .string("p2"), "name": .string("Bo"),
+                        "sharing": .bool(false)
+                    ])
+                ])
+            ])
     }
 
     @Test func idsAreNeverReused() {
@@ -75,9 +87,11 @@ import Testing
         _ = join(&room, 2, "Bo")
         _ = join(&room, 3, "Cy")
         var outputs: [RoomOutput] = []
-        outputs += room.received(#"{"type":"signal","to":"p1","kind":"offer","sdp":"v=0 one","extra":5}"#, from: 3, now: at(1))
-        outputs += room.received(#"{"type":"signal","to":"p1","kind":"candidate","candidate":"candidate:1 1 udp 1 127.0.0.1 5000 typ host","mid":"0"}"#,
-                                 from: 3, now: at(1))
+        outputs += room.received(
+            #"{"type":"signal","to":"p1","kind":"offer","sdp":"v=0 one","extra":5}"#, from: 3, now: at(1))
+        outputs += room.received(
+            #"{"type":"signal","to":"p1","kind":"candidate","candidate":"candidate:1 1 udp 1 127.0.0.1 5000 typ host","mid":"0"}"#,
+            from: 3, now: at(1))
         outputs += room.received(#"{"type":"signal","to":"p1","kind":"candidate","candidate":""}"#, from: 3, now: at(1))
         let toAna = sent(outputs, to: 1)
         #expect(toAna.map { $0["kind"]?.stringValue } == ["offer", "candidate", "candidate"])
@@ -110,7 +124,10 @@ import Testing
         _ = join(&room, 1, "Ana")
         _ = join(&room, 2, "Bo")
         let on = room.received(#"{"type":"share","on":true,"mid":"2"}"#, from: 1, now: at(1))
-        #expect(sent(on, to: 2) == [.object(["type": .string("share"), "on": .bool(true), "mid": .string("2"), "from": .string("p1")])])
+        #expect(
+            sent(on, to: 2) == [
+                .object(["type": .string("share"), "on": .bool(true), "mid": .string("2"), "from": .string("p1")])
+            ])
         let cy = join(&room, 3, "Cy", at: 2)
         let ana = sent(cy.outputs, to: 3).first?["peers"]?.arrayValue?.first
         #expect(ana?["sharing"] == .bool(true))
@@ -125,7 +142,8 @@ import Testing
         _ = join(&room, 1, "Ana")
         _ = join(&room, 2, "Bo")
         _ = join(&room, 3, "Cy")
-        let report = #"{"type":"media","screens":[{"from":"p1","framesDecoded":812,"screenStalled":false}],"hearing":["p1"]}"#
+        let report =
+            #"{"type":"media","screens":[{"from":"p1","framesDecoded":812,"screenStalled":false}],"hearing":["p1"]}"#
         let outputs = room.received(report, from: 2, now: at(1))
         for connection in [1, 3] {
             let got = sent(outputs, to: connection)
@@ -152,7 +170,8 @@ import Testing
         let bo = join(&room, 2, "Bo")
         _ = room.disconnected(2, now: at(10))
         // While Bo is away: an offer and a share for Bo are kept; a media report is not.
-        var meanwhile = room.received(#"{"type":"signal","to":"p2","kind":"offer","sdp":"v=0 again"}"#, from: 1, now: at(11))
+        var meanwhile = room.received(
+            #"{"type":"signal","to":"p2","kind":"offer","sdp":"v=0 again"}"#, from: 1, now: at(11))
         meanwhile += room.received(#"{"type":"share","on":true,"mid":"2"}"#, from: 1, now: at(11))
         meanwhile += room.received(#"{"type":"media","hearing":[]}"#, from: 1, now: at(11))
         meanwhile += room.tick(now: at(24))
@@ -203,9 +222,11 @@ import Testing
         _ = join(&room, 1, "Ana")
         _ = join(&room, 2, "Bo")
         let before = room.snapshot
-        for junk in ["", "{", "null", "[]", "42", #"{"type":7}"#, #"{"type":"dance"}"#, #"{"type":"signal","to":"p1"}"#,
-                     #"{"type":"signal","to":"p1","kind":"offer"}"#, #"{"type":"share","on":"yes"}"#,
-                     #"{"type":"media","screens":{}}"#, #"{"type":"join","name":""}"#] {
+        for junk in [
+            "", "{", "null", "[]", "42", #"{"type":7}"#, #"{"type":"dance"}"#, #"{"type":"signal","to":"p1"}"#,
+            #"{"type":"signal","to":"p1","kind":"offer"}"#, #"{"type":"share","on":"yes"}"#,
+            #"{"type":"media","screens":{}}"#, #"{"type":"join","name":""}"#
+        ] {
             let outputs = room.received(junk, from: 2, now: at(1))
             #expect(sent(outputs, to: 2).first?["type"] == .string("error"), "\(junk)")
             #expect(sent(outputs, to: 1).isEmpty, "\(junk)")
@@ -234,8 +255,12 @@ import Testing
         _ = join(&room, 1, "Ana", at: 0)
         _ = join(&room, 2, "Bo", at: 0)
         // 199 more in the join's second pass; spread over two windows, 400 in all would be fine.
-        for i in 0..<199 { #expect(closes(room.received(#"{"type":"media"}"#, from: 2, now: at(0.5 + Double(i) / 1000))).isEmpty) }
-        for i in 0..<200 { #expect(closes(room.received(#"{"type":"media"}"#, from: 2, now: at(1.0 + Double(i) / 1000))).isEmpty) }
+        for i in 0..<199 {
+            #expect(closes(room.received(#"{"type":"media"}"#, from: 2, now: at(0.5 + Double(i) / 1000))).isEmpty)
+        }
+        for i in 0..<200 {
+            #expect(closes(room.received(#"{"type":"media"}"#, from: 2, now: at(1.0 + Double(i) / 1000))).isEmpty)
+        }
         let over = room.received(#"{"type":"media"}"#, from: 2, now: at(1.5))
         #expect(closes(over).map(\.0) == [2])
         #expect(closes(over).map(\.1) == [1008])
@@ -250,8 +275,9 @@ import Testing
         _ = room.disconnected(2, now: at(1))
         var outputs: [RoomOutput] = []
         for i in 0...room.limits.maxQueued {
-            outputs += room.received(#"{"type":"signal","to":"p2","kind":"candidate","candidate":""}"#, from: 1,
-                                     now: at(2 + Double(i) / 100))
+            outputs += room.received(
+                #"{"type":"signal","to":"p2","kind":"candidate","candidate":""}"#, from: 1,
+                now: at(2 + Double(i) / 100))
         }
         #expect(sent(outputs, to: 1).last == .object(["type": .string("left"), "id": .string("p2")]))
         #expect(room.participants.map(\.id) == ["p1"])
@@ -312,7 +338,9 @@ import Testing
     /// A signal of exactly `bytes` bytes from `from` to `to`, its sdp padded to fit.
     func signal(to: String, bytes: Int) -> String {
         func text(_ sdp: String) -> String {
-            JSONValue.object(["type": .string("signal"), "to": .string(to), "kind": .string("offer"), "sdp": .string(sdp)]).text
+            JSONValue.object([
+                "type": .string("signal"), "to": .string(to), "kind": .string("offer"), "sdp": .string(sdp)
+            ]).text
         }
         return text(String(repeating: "v", count: bytes - text("").utf8.count))
     }
@@ -329,7 +357,8 @@ import Testing
         #expect(sent(outputs, to: 2).isEmpty)
         #expect(sent(outputs, to: 1).first?["code"] == .string("too-large"))
         #expect(closes(outputs).isEmpty)
-        let media = JSONValue.object(["type": .string("media"), "pad": .string(String(repeating: "m", count: 970))]).text
+        let media = JSONValue.object(["type": .string("media"), "pad": .string(String(repeating: "m", count: 970))])
+            .text
         #expect(sent(room.received(media, from: 1, now: at(1)), to: 2).isEmpty)
         let fits = signal(to: "p2", bytes: 990)
         for output in room.received(fits, from: 1, now: at(1)) {
@@ -362,7 +391,8 @@ import Testing
         _ = join(&room, 2, "Bo")
         var relayed = 0, refused = 0
         for flip in 0..<10 {
-            let outputs = room.received(#"{"type":"share","on":\#(flip % 2 == 0)}"#, from: 1, now: at(1 + Double(flip) * 0.01))
+            let outputs = room.received(
+                #"{"type":"share","on":\#(flip % 2 == 0)}"#, from: 1, now: at(1 + Double(flip) * 0.01))
             relayed += sent(outputs, to: 2).count
             refused += sent(outputs, to: 1).filter { $0["code"] == .string("rate") }.count
         }

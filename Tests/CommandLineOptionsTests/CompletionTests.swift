@@ -10,7 +10,9 @@ import Testing
         for command in table.allCommands {
             #expect(script.contains("    '\(command.name)'"), "no branch for \(command.name)")
             #expect(script.contains(command.name + " "), "\(command.name) is not offered as a command")
-            for option in command.options { #expect(script.contains("--\(option.name) "), "--\(option.name) of \(command.name)") }
+            for option in command.options {
+                #expect(script.contains("--\(option.name) "), "--\(option.name) of \(command.name)")
+            }
         }
         #expect(script.contains("'version'|'--version')"), "an alias shares its command's branch")
         #expect(script.contains("values='w:balanced detail motion'"))
@@ -24,7 +26,9 @@ import Testing
         for command in table.allCommands {
             #expect(script.contains("'\(command.name):\(command.summary)'"))
             for option in command.options {
-                #expect(script.contains("--\(option.name)=[") || script.contains("--\(option.name)["), "--\(option.name) of \(command.name)")
+                #expect(
+                    script.contains("--\(option.name)=[") || script.contains("--\(option.name)["),
+                    "--\(option.name) of \(command.name)")
             }
         }
         #expect(script.contains("'*--allow-origin=[another site that may connect]:ORIGIN: '"), "repeatable")
@@ -34,12 +38,14 @@ import Testing
 
     @Test func zshSpecsQuoteWhatWouldEndAField() {
         let source = Sample.table.command(named: "send")!.option(named: "source")!
-        #expect(CommandTable.zshSpec(source)
+        #expect(
+            CommandTable.zshSpec(source)
                 == #"--source=[where it comes from: \[a\] 'quoted' word]:SOURCE:(synthetic portal\:window)"#)
         let listen = Sample.table.command(named: "serve")!.option(named: "listen")!
         #expect(CommandTable.zshSpec(listen) == #"--listen=[where it listens]:HOST\:PORT: "#)
-        #expect(table.zshCompletion().contains(#"'--source=[where it comes from: \[a\] '\''quoted'\'' word]"#),
-                "a single quote leaves and enters the quoted word")
+        #expect(
+            table.zshCompletion().contains(#"'--source=[where it comes from: \[a\] '\''quoted'\'' word]"#),
+            "a single quote leaves and enters the quoted word")
     }
 
     @Test func shellWordsAreQuoted() {

@@ -12,6 +12,8 @@ import Testing
             #expect(table.configKeys(for: command.name) == command.options.map(\.name))
         }
         let grace = try #require(table.command(named: "serve")?.option(named: "grace"))
-        #expect(grace.takesValue && !grace.repeatable && grace.defaultValue == "15", "what a file reader needs to know of a key")
+        #expect(
+            grace.takesValue && !grace.repeatable && grace.defaultValue == "15",
+            "what a file reader needs to know of a key")
     }
 }

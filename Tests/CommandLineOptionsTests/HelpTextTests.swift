@@ -8,8 +8,9 @@ import Testing
         for command in table.commands {
             let help = try #require(table.help(for: command.name))
             for option in command.options {
-                #expect(help.contains("  " + option.spelled + " ") || help.contains("  " + option.spelled + "\n"),
-                        "\(command.name) --help lacks \(option.spelled)")
+                #expect(
+                    help.contains("  " + option.spelled + " ") || help.contains("  " + option.spelled + "\n"),
+                    "\(command.name) --help lacks \(option.spelled)")
                 if let value = option.defaultValue { #expect(help.contains("(default: \(value))")) }
             }
             #expect(help.contains("-h, --help"))
@@ -18,18 +19,19 @@ import Testing
     }
 
     @Test func aCommandsHelpReadsLikeThis() {
-        #expect(table.help(for: "serve") == """
-            usage: tool serve [OPTIONS]
+        #expect(
+            table.help(for: "serve") == """
+                usage: tool serve [OPTIONS]
 
-            serve a room
+                serve a room
 
-            options:
-              --listen HOST:PORT     where it listens (default: 127.0.0.1:8080)
-              --grace SECONDS        how long a place is kept (default: 15)
-              --allow-origin ORIGIN  another site that may connect (repeatable)
-              --verbose              log each step
-              -h, --help             this text
-            """)
+                options:
+                  --listen HOST:PORT     where it listens (default: 127.0.0.1:8080)
+                  --grace SECONDS        how long a place is kept (default: 15)
+                  --allow-origin ORIGIN  another site that may connect (repeatable)
+                  --verbose              log each step
+                  -h, --help             this text
+                """)
         #expect(table.help(for: "--version")?.hasPrefix("usage: tool version\n   or: tool --version\n") == true)
         #expect(table.help(for: "nothing") == nil)
     }
@@ -49,6 +51,8 @@ import Testing
         #expect(lines.allSatisfy { $0.count <= 100 }, "\(lines)")
         #expect(lines[0].hasPrefix("  --a" + String(repeating: " ", count: 29) + "word"))
         #expect(lines[1].hasPrefix(column + "word"))
-        #expect(lines.suffix(2) == ["  --a-very-long-option-name PLACEHOLDER", column + "short"], "too long for the column: text below")
+        #expect(
+            lines.suffix(2) == ["  --a-very-long-option-name PLACEHOLDER", column + "short"],
+            "too long for the column: text below")
     }
 }

@@ -38,7 +38,9 @@ import Testing
     }
 
     @Test func aValueMayStartWithDashes() throws {
-        #expect(try run("send --to --no-audio").value("to") == "--no-audio", "the word after an option that takes a value is its value")
+        #expect(
+            try run("send --to --no-audio").value("to") == "--no-audio",
+            "the word after an option that takes a value is its value")
         #expect(try run("send --to=").value("to") == "", "an empty inline value is a value")
     }
 
@@ -68,17 +70,23 @@ import Testing
     }
 
     @Test func anUnknownOptionIsRefusedWithAGuessAndAPointerToHelp() {
-        #expect(refusal("send --polcy detail")
+        #expect(
+            refusal("send --polcy detail")
                 == "unknown option --polcy for send; did you mean --policy? (see: tool send --help)")
-        #expect(refusal("send --stats x") == "unknown option --stats for send; did you mean --stats-json? (see: tool send --help)",
-                "the only option that starts with it")
+        #expect(
+            refusal("send --stats x")
+                == "unknown option --stats for send; did you mean --stats-json? (see: tool send --help)",
+            "the only option that starts with it")
         #expect(refusal("send --frobnicate") == "unknown option --frobnicate for send (see: tool send --help)")
     }
 
     @Test func anOptionOfAnotherCommandSaysWhoseItIs() {
-        #expect(refusal("serve --policy detail") == "--policy is an option of send, not of serve (see: tool serve --help)")
-        #expect(refusal("send --out x") == "--out is an option of report and check, not of send (see: tool send --help)")
-        #expect(refusal("version --grace=3") == "--grace is an option of serve, not of version (see: tool version --help)")
+        #expect(
+            refusal("serve --policy detail") == "--policy is an option of send, not of serve (see: tool serve --help)")
+        #expect(
+            refusal("send --out x") == "--out is an option of report and check, not of send (see: tool send --help)")
+        #expect(
+            refusal("version --grace=3") == "--grace is an option of serve, not of version (see: tool version --help)")
     }
 
     @Test func aMissingValueSaysWhatTheOptionWants() {
@@ -93,7 +101,9 @@ import Testing
     @Test func unknownCommandsAndOptionsBeforeACommandAreRefused() {
         #expect(refusal("sned") == "unknown command 'sned'; did you mean send? (see: tool --help)")
         #expect(refusal("launch") == "unknown command 'launch' (see: tool --help)")
-        #expect(refusal("--verbose send") == "--verbose is not an option of tool itself; options follow a command (see: tool --help)")
+        #expect(
+            refusal("--verbose send")
+                == "--verbose is not an option of tool itself; options follow a command (see: tool --help)")
     }
 
     @Test func helpIsAskedForInEveryUsualWay() throws {
@@ -107,7 +117,9 @@ import Testing
         #expect(try table.parse(["send", "--help"]) == .help(command: "send"))
         #expect(try table.parse(["send", "--to", "x", "-h"]) == .help(command: "send"))
         #expect(try table.parse(["send", "--to=--help"]) != .help(command: "send"), "a value is not a question")
-        #expect(throws: UsageError(description: "unknown command 'nothing' (see: tool --help)")) { try table.parse(["help", "nothing"]) }
+        #expect(throws: UsageError(description: "unknown command 'nothing' (see: tool --help)")) {
+            try table.parse(["help", "nothing"])
+        }
         #expect(throws: UsageError.self) { try table.parse(["help", "send", "serve"]) }
     }
 
@@ -120,18 +132,23 @@ import Testing
     }
 
     @Test func aTableWithMistakesSaysWhich() {
-        let broken = CommandTable(program: "tool", commands: [
-            CommandDescription("a", summary: "a", options: [
-                .flag("x", "x"), .value("x", "X", "again"), .value("help", "H", "hides --help"),
-                CommandOption(name: "y", kind: .flag, defaultValue: "1", help: "a switch with a default"),
-            ]),
-            CommandDescription("b", aliases: ["a"], summary: "b"),
-            CommandDescription("help", summary: "hides the built-in help"),
-        ])
-        #expect(broken.problems() == [
-            "a: --x twice", "a: an option cannot be named 'help'",
-            "a: --y is a switch: it has no default and does not repeat",
-            "'a' picks more than one command", "'help' picks more than one command",
-        ])
+        let broken = CommandTable(
+            program: "tool",
+            commands: [
+                CommandDescription(
+                    "a", summary: "a",
+                    options: [
+                        .flag("x", "x"), .value("x", "X", "again"), .value("help", "H", "hides --help"),
+                        CommandOption(name: "y", kind: .flag, defaultValue: "1", help: "a switch with a default")
+                    ]),
+                CommandDescription("b", aliases: ["a"], summary: "b"),
+                CommandDescription("help", summary: "hides the built-in help")
+            ])
+        #expect(
+            broken.problems() == [
+                "a: --x twice", "a: an option cannot be named 'help'",
+                "a: --y is a switch: it has no default and does not repeat",
+                "'a' picks more than one command", "'help' picks more than one command"
+            ])
     }
 }

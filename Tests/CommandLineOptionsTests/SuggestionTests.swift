@@ -14,7 +14,8 @@ import Testing
     @Test func aGuessIsMadeOnlyWhenItIsClose() {
         #expect(Suggestion.closest(to: "polcy", among: ["policy", "fps"]) == "policy")
         #expect(Suggestion.closest(to: "zzz", among: ["policy", "fps"]) == nil)
-        #expect(Suggestion.closest(to: "turn", among: ["turn-user", "turn-credential"]) == nil, "two extend it: no guess")
+        #expect(
+            Suggestion.closest(to: "turn", among: ["turn-user", "turn-credential"]) == nil, "two extend it: no guess")
         #expect(Suggestion.closest(to: "stats", among: ["stats-json", "fps"]) == "stats-json")
     }
 

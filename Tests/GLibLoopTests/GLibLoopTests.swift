@@ -22,7 +22,9 @@ import Testing
         let loop = GLibLoop()
         defer { loop.stop() }
         #expect(try await onPlainThread { try loop.invokeAndWait { 6 * 7 } } == 42)
-        await #expect(throws: Boom.self) { try await onPlainThread { try loop.invokeAndWait { () throws -> Int in throw Boom() } } }
+        await #expect(throws: Boom.self) {
+            try await onPlainThread { try loop.invokeAndWait { () throws -> Int in throw Boom() } }
+        }
     }
 
     @Test func stopJoinsAndLaterWorkIsRefused() async throws {
@@ -73,7 +75,11 @@ import Testing
         let loop = GLibLoop()
         defer { loop.stop() }
         let ticks = Watched(0)
-        let timer = loop.repeating(every: .milliseconds(2)) { ticks.change { $0 += 1; return $0 < 3 } }
+        let timer = loop.repeating(every: .milliseconds(2)) {
+            ticks.change {
+                $0 += 1; return $0 < 3
+            }
+        }
         try? await ticks.until("three ticks", within: .seconds(30)) { $0 >= 3 }  // the expectation judges
         try await Task.sleep(for: .milliseconds(50))
         #expect(ticks.value == 3, "no tick after the one that returned false")
@@ -111,9 +117,10 @@ import Testing
         let loop = GLibLoop(name: "confined-release")
         defer { loop.stop() }
         let releasedOnLoop = Mutex<Bool?>(nil)
-        var box: LoopConfined<Counter>? = LoopConfined(Counter(loop: loop) { onLoop in
-            releasedOnLoop.withLock { $0 = onLoop }
-        }, on: loop)
+        var box: LoopConfined<Counter>? = LoopConfined(
+            Counter(loop: loop) { onLoop in
+                releasedOnLoop.withLock { $0 = onLoop }
+            }, on: loop)
         #expect(box != nil)
         box = nil
         _ = try await loop.perform { 0 }  // the release was queued before this
@@ -140,7 +147,8 @@ import Testing
             loop.stop()
             #expect(ran.load(ordering: .relaxed) + dropped.load(ordering: .relaxed) == 200)
             loop.invoke({ ran.add(1, ordering: .relaxed) }, ifDropped: { dropped.add(1, ordering: .relaxed) })
-            #expect(ran.load(ordering: .relaxed) + dropped.load(ordering: .relaxed) == 201, "after stop: dropped at once")
+            #expect(
+                ran.load(ordering: .relaxed) + dropped.load(ordering: .relaxed) == 201, "after stop: dropped at once")
         }
     }
 }

@@ -10,29 +10,32 @@ import Testing
         0x80, 0xCC, 0x00, 0x03,  // V=2 P=0 subtype=0, PT=204 APP, length=3 (16 bytes)
         0x00, 0x00, 0x00, 0x01,  // SSRC
         0x71, 0x6F, 0x73, 0x31,  // name "qos1"
-        0xDE, 0xAD, 0xBE, 0xEF]  // application data
+        0xDE, 0xAD, 0xBE, 0xEF
+    ]  // application data
 
     @Test func senderReportSourceDescriptionGoodbye() throws {
         let compound = Report.senderReport + Report.sourceDescription + Report.goodbye
         let packets = try RTCPCompound.parse(compound)
-        #expect(packets == [
-            .senderReport(try SenderReport.parse(Report.senderReport)),
-            .sourceDescription(try SourceDescription.parse(Report.sourceDescription)),
-            .goodbye(try Goodbye.parse(Report.goodbye)),
-        ])
+        #expect(
+            packets == [
+                .senderReport(try SenderReport.parse(Report.senderReport)),
+                .sourceDescription(try SourceDescription.parse(Report.sourceDescription)),
+                .goodbye(try Goodbye.parse(Report.goodbye))
+            ])
         #expect(try RTCPCompound.serialize(packets) == compound)
     }
 
     @Test func receiverReportWithEveryFeedbackType() throws {
-        let compound = Report.receiverReport + Report.sourceDescription + Feedback.pictureLossIndication
+        let compound =
+            Report.receiverReport + Report.sourceDescription + Feedback.pictureLossIndication
             + Feedback.fullIntraRequest + Feedback.genericNACK + Feedback.receiverEstimatedMaxBitrate
             + Feedback.transportWideFeedback
         let packets = try RTCPCompound.parse(compound)
         #expect(packets.count == 7)
         guard case .receiverReport = packets[0], case .sourceDescription = packets[1],
-              case .pictureLossIndication = packets[2], case .fullIntraRequest = packets[3],
-              case .genericNACK = packets[4], case .receiverEstimatedMaxBitrate = packets[5],
-              case let .transportWideFeedback(feedback) = packets[6]
+            case .pictureLossIndication = packets[2], case .fullIntraRequest = packets[3],
+            case .genericNACK = packets[4], case .receiverEstimatedMaxBitrate = packets[5],
+            case let .transportWideFeedback(feedback) = packets[6]
         else {
             Issue.record("unexpected packet kinds: \(packets)")
             return
@@ -68,11 +71,12 @@ import Testing
         notREMB[12...15] = [0x41, 0x42, 0x43, 0x44]  // "ABCD"
         let compound = Report.receiverReport + Self.application + notREMB
         let packets = try RTCPCompound.parse(compound)
-        #expect(packets == [
-            .receiverReport(try ReceiverReport.parse(Report.receiverReport)),
-            .unknown(packetType: 204, bytes: Self.application),
-            .unknown(packetType: 206, bytes: notREMB),
-        ])
+        #expect(
+            packets == [
+                .receiverReport(try ReceiverReport.parse(Report.receiverReport)),
+                .unknown(packetType: 204, bytes: Self.application),
+                .unknown(packetType: 206, bytes: notREMB)
+            ])
         #expect(try RTCPCompound.serialize(packets) == compound)
     }
 
@@ -82,7 +86,8 @@ import Testing
             0x00, 0x00, 0x00, 0x01,  // SSRC
             0x71, 0x6F, 0x73, 0x31,  // name
             0xDE, 0xAD, 0xBE, 0xEF,  // data
-            0x00, 0x00, 0x00, 0x04]  // padding, count=4
+            0x00, 0x00, 0x00, 0x04
+        ]  // padding, count=4
         let packets = try RTCPCompound.parse(Report.receiverReport + paddedApp)
         #expect(packets.last == .unknown(packetType: 204, bytes: Self.application))
         #expect(try RTCPPacket.parse(paddedApp) == .unknown(packetType: 204, bytes: Self.application))
@@ -122,7 +127,8 @@ import Testing
             0xA1, 0xCE, 0x00, 0x03,  // v=2 P=1 FMT=1, PT=206 PSFB, length=3 (two SSRCs + one padding word)
             0x00, 0x00, 0x00, 0x01,  // sender SSRC
             0x00, 0x00, 0x00, 0x02,  // media SSRC
-            0x00, 0x00, 0x00, 0x04]  // padding, count 4
+            0x00, 0x00, 0x00, 0x04
+        ]  // padding, count 4
         let packets = try RTCPCompound.parse(paddedPLI + Report.receiverReport)
         #expect(packets.count == 2)
         #expect(packets.first == .pictureLossIndication(PictureLossIndication(senderSSRC: 1, mediaSSRC: 2)))
@@ -133,15 +139,19 @@ import Testing
         var zeroCount = Feedback.pictureLossIndication
         zeroCount[0] |= 0x20
         zeroCount[11] = 0
-        #expect(throws: WireError.invalid(what: "rtcp: packet padding", reason: "padding bit set but padding count is 0")) {
+        #expect(
+            throws: WireError.invalid(what: "rtcp: packet padding", reason: "padding bit set but padding count is 0")
+        ) {
             try RTCPCompound.parse(zeroCount)
         }
         // Padding count larger than the body.
         var tooMuch = Feedback.pictureLossIndication
         tooMuch[0] |= 0x20
         tooMuch[11] = 9
-        #expect(throws: WireError.invalid(
-            what: "rtcp: packet padding", reason: "padding count 9 is longer than the 8-byte body")) {
+        #expect(
+            throws: WireError.invalid(
+                what: "rtcp: packet padding", reason: "padding count 9 is longer than the 8-byte body")
+        ) {
             try RTCPCompound.parse(tooMuch)
         }
         // Padding that eats into the fixed fields leaves the PLI short.
@@ -154,9 +164,11 @@ import Testing
     }
 
     @Test func singlePacketParseAndSerialize() throws {
-        for bytes in [Report.senderReport, Report.receiverReport, Report.sourceDescription, Report.goodbye,
-                      Feedback.pictureLossIndication, Feedback.fullIntraRequest, Feedback.genericNACK,
-                      Feedback.receiverEstimatedMaxBitrate, Feedback.transportWideFeedback, Self.application] {
+        for bytes in [
+            Report.senderReport, Report.receiverReport, Report.sourceDescription, Report.goodbye,
+            Feedback.pictureLossIndication, Feedback.fullIntraRequest, Feedback.genericNACK,
+            Feedback.receiverEstimatedMaxBitrate, Feedback.transportWideFeedback, Self.application
+        ] {
             let packet = try RTCPPacket.parse(bytes)
             #expect(try packet.serialize() == bytes)
             expectEveryStrictPrefixThrows(bytes) { bytes throws(WireError) in try RTCPPacket.parse(bytes) }

@@ -6,21 +6,24 @@ import Testing
     static let pictureLossIndication: [UInt8] = [
         0x81, 0xCE, 0x00, 0x02,  // V=2 P=0 FMT=1, PT=206 PSFB, length=2
         0x00, 0x00, 0x00, 0x01,  // sender SSRC
-        0x00, 0x00, 0x00, 0x02]  // media SSRC
+        0x00, 0x00, 0x00, 0x02
+    ]  // media SSRC
 
     static let fullIntraRequest: [UInt8] = [
         0x84, 0xCE, 0x00, 0x04,  // V=2 P=0 FMT=4, PT=206 PSFB, length=4 (20 bytes)
         0x00, 0x00, 0x00, 0x01,  // sender SSRC
         0x00, 0x00, 0x00, 0x00,  // media SSRC (unused by FIR)
         0x12, 0x34, 0x56, 0x78,  // FCI: SSRC of the media sender
-        0x05, 0x00, 0x00, 0x00]  //   seq nr 5 | reserved
+        0x05, 0x00, 0x00, 0x00
+    ]  //   seq nr 5 | reserved
 
     static let genericNACK: [UInt8] = [
         0x81, 0xCD, 0x00, 0x04,  // V=2 P=0 FMT=1, PT=205 RTPFB, length=4 (20 bytes)
         0x00, 0x00, 0x00, 0x01,  // sender SSRC
         0x12, 0x34, 0x56, 0x78,  // media SSRC
         0xFF, 0xFE, 0x00, 0x05,  // PID 65534 | BLP 0b101: PID+1 (65535) and PID+3 (1, wrapped)
-        0x00, 0x20, 0x00, 0x00]  // PID 32 | BLP 0
+        0x00, 0x20, 0x00, 0x00
+    ]  // PID 32 | BLP 0
 
     static let receiverEstimatedMaxBitrate: [UInt8] = [
         0x8F, 0xCE, 0x00, 0x05,  // V=2 P=0 FMT=15, PT=206 PSFB, length=5 (24 bytes)
@@ -28,7 +31,8 @@ import Testing
         0x00, 0x00, 0x00, 0x00,  // media SSRC (unused)
         0x52, 0x45, 0x4D, 0x42,  // "REMB"
         0x01, 0x0E, 0xDC, 0x6C,  // 1 SSRC | exp 3, mantissa 187500 (0x2DC6C): 1.5 Mbit/s
-        0x12, 0x34, 0x56, 0x78]  // SSRC feedback
+        0x12, 0x34, 0x56, 0x78
+    ]  // SSRC feedback
 
     /// Covers all three chunk kinds and both delta sizes, base sequence number at the wrap.
     static let transportWideFeedback: [UInt8] = [
@@ -37,25 +41,28 @@ import Testing
         0x12, 0x34, 0x56, 0x78,  // media SSRC
         0xFF, 0xFA, 0x00, 0x18,  // base seq 65530 | packet status count 24
         0x00, 0x0A, 0xBC, 0x05,  // reference time 2748 (× 64 ms = 175.872 s) | fb pkt count 5
-        0x20, 0x07,              // run length chunk: T=0 S=01 (small delta) run=7    → packets 0–6
-        0x9B, 0xCE,              // 1-bit vector: T=1 S=0 01101111001110            → packets 7–20
-        0xE6, 0x00,              // 2-bit vector: T=1 S=1 10 01 10 00 00 00 00       → packets 21–23
+        0x20, 0x07,  // run length chunk: T=0 S=01 (small delta) run=7    → packets 0–6
+        0x9B, 0xCE,  // 1-bit vector: T=1 S=0 01101111001110            → packets 7–20
+        0xE6, 0x00,  // 2-bit vector: T=1 S=1 10 01 10 00 00 00 00       → packets 21–23
         0x04, 0x10, 0x14, 0x00,  // small deltas (250 µs): 1 ms, 4 ms, 5 ms, 0 ms
-        0x28, 0x14, 0xFF,        //   10 ms, 5 ms, 63.75 ms                          (run, 7)
+        0x28, 0x14, 0xFF,  //   10 ms, 5 ms, 63.75 ms                          (run, 7)
         0x08, 0x0C, 0x14, 0x14,  //   2 ms, 3 ms, 5 ms, 5 ms
         0x18, 0x10, 0x14, 0x14,  //   6 ms, 4 ms, 5 ms, 5 ms
-        0x20,                    //   8 ms                                         (vector, 9)
-        0x01, 0x90,              // large delta: +400 = 100 ms
-        0x08,                    // small delta: 2 ms
-        0xFF, 0xFC,              // large delta: -4 = -1 ms (arrived before the previous one)
-        0x00]                    // zero padding to 32 bits
+        0x20,  //   8 ms                                         (vector, 9)
+        0x01, 0x90,  // large delta: +400 = 100 ms
+        0x08,  // small delta: 2 ms
+        0xFF, 0xFC,  // large delta: -4 = -1 ms (arrived before the previous one)
+        0x00
+    ]  // zero padding to 32 bits
 
     static let transportWideStatuses: [TransportWideFeedback.PacketStatus] = {
         let r = TransportWideFeedback.PacketStatus.received(delta:)
         let lost = TransportWideFeedback.PacketStatus.notReceived
-        return [r(4), r(16), r(20), r(0), r(40), r(20), r(255),
-                lost, r(8), r(12), lost, r(20), r(20), r(24), r(16), lost, lost, r(20), r(20), r(32), lost,
-                r(400), r(8), r(-4)]
+        return [
+            r(4), r(16), r(20), r(0), r(40), r(20), r(255),
+            lost, r(8), r(12), lost, r(20), r(20), r(24), r(16), lost, lost, r(20), r(20), r(32), lost,
+            r(400), r(8), r(-4)
+        ]
     }()
 
     @Test func pictureLossIndication() throws {
@@ -65,7 +72,10 @@ import Testing
         expectEveryStrictPrefixThrows(Self.pictureLossIndication) { bytes throws(WireError) in
             try PictureLossIndication.parse(bytes)
         }
-        #expect(throws: WireError.invalid(what: "rtcp: picture loss indication", reason: "feedback message type 4, expected 1")) {
+        #expect(
+            throws: WireError.invalid(
+                what: "rtcp: picture loss indication", reason: "feedback message type 4, expected 1")
+        ) {
             try PictureLossIndication.parse(Self.fullIntraRequest)
         }
     }
@@ -78,7 +88,9 @@ import Testing
             try FullIntraRequest.parse(bytes)
         }
         let halfEntry: [UInt8] = [0x84, 0xCE, 0x00, 0x03, 0, 0, 0, 1, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78]
-        #expect(throws: WireError.invalid(what: "rtcp: FIR", reason: "4 FCI bytes is not a whole number of 8-byte entries")) {
+        #expect(
+            throws: WireError.invalid(what: "rtcp: FIR", reason: "4 FCI bytes is not a whole number of 8-byte entries")
+        ) {
             try FullIntraRequest.parse(halfEntry)
         }
     }
@@ -96,19 +108,21 @@ import Testing
     @Test func nackPacksSixteenFollowersPerEntry() {
         let lost: [UInt16] = Array(100...117) + [117, 200]  // 117 repeated
         let nack = GenericNACK(senderSSRC: 1, mediaSSRC: 2, lostSequenceNumbers: lost)
-        #expect(nack.entries == [
-            .init(packetID: 100, lostBitmask: 0xFFFF),  // 100 and 101–116
-            .init(packetID: 117),
-            .init(packetID: 200),
-        ])
+        #expect(
+            nack.entries == [
+                .init(packetID: 100, lostBitmask: 0xFFFF),  // 100 and 101–116
+                .init(packetID: 117),
+                .init(packetID: 200)
+            ])
         #expect(nack.lostSequenceNumbers == Array(100...117) + [200])
         // Across the wrap, numbers in any order still come back as a set.
         let scattered: [UInt16] = [3, 65535, 0, 65520, 1]
         let packed = GenericNACK(senderSSRC: 1, mediaSSRC: 2, lostSequenceNumbers: scattered)
         #expect(Set(packed.lostSequenceNumbers) == Set(scattered))
         // 65535 and 0 are 15 and 16 after 65520; 1 is 17 after it and opens a new entry.
-        #expect(GenericNACK(senderSSRC: 1, mediaSSRC: 2, lostSequenceNumbers: [65520, 65535, 0, 1]).entries
-            == [.init(packetID: 65520, lostBitmask: 0xC000), .init(packetID: 1)])
+        #expect(
+            GenericNACK(senderSSRC: 1, mediaSSRC: 2, lostSequenceNumbers: [65520, 65535, 0, 1]).entries
+                == [.init(packetID: 65520, lostBitmask: 0xC000), .init(packetID: 1)])
     }
 
     @Test func receiverEstimatedMaxBitrate() throws {
@@ -177,10 +191,11 @@ import Testing
 
     @Test func transportWideFeedbackBuilderRoundsAndWraps() throws {
         let arrivals: [(sequenceNumber: UInt16, arrivalTime: Duration)] = [
-            (10, .milliseconds(64 * 3) + .microseconds(130)),   // 130 µs past the reference → 1 tick (250 µs)
-            (12, .milliseconds(64 * 3) + .microseconds(2_000)),  // 1870 µs after the quantized 250 µs → 7 ticks
+            (10, .milliseconds(64 * 3) + .microseconds(130)),  // 130 µs past the reference → 1 tick (250 µs)
+            (12, .milliseconds(64 * 3) + .microseconds(2_000))  // 1870 µs after the quantized 250 µs → 7 ticks
         ]
-        let feedback = try TransportWideFeedback(senderSSRC: 0, mediaSSRC: 0, feedbackPacketCount: 0, arrivals: arrivals)
+        let feedback = try TransportWideFeedback(
+            senderSSRC: 0, mediaSSRC: 0, feedbackPacketCount: 0, arrivals: arrivals)
         #expect(feedback.referenceTime == 3)
         #expect(feedback.statuses == [.received(delta: 1), .notReceived, .received(delta: 7)])
         // A reference time past 24 bits wraps, sign-extended.
@@ -191,8 +206,9 @@ import Testing
         #expect(try TransportWideFeedback.parse(late.serialize()) == late)
         // A gap of 10 s does not fit a delta.
         #expect(throws: WireError.self) {
-            try TransportWideFeedback(senderSSRC: 0, mediaSSRC: 0, feedbackPacketCount: 0,
-                                      arrivals: [(1, .zero), (2, .seconds(10))])
+            try TransportWideFeedback(
+                senderSSRC: 0, mediaSSRC: 0, feedbackPacketCount: 0,
+                arrivals: [(1, .zero), (2, .seconds(10))])
         }
         #expect(throws: WireError.self) {
             try TransportWideFeedback(senderSSRC: 0, mediaSSRC: 0, feedbackPacketCount: 0, arrivals: [])
@@ -202,7 +218,7 @@ import Testing
     @Test func transportWideFeedbackWithLibwebrtcPadding() throws {
         // libwebrtc pads with the P bit and a count of 1–3 rather than zero bytes.
         var padded = Self.transportWideFeedback
-        padded[0] = 0xAF             // V=2 P=1 FMT=15
+        padded[0] = 0xAF  // V=2 P=1 FMT=15
         padded[padded.count - 1] = 0x01  // padding count 1
         #expect(try TransportWideFeedback.parse(padded) == TransportWideFeedback.parse(Self.transportWideFeedback))
     }
@@ -216,11 +232,13 @@ import Testing
             statuses: statuses)
         let bytes = try feedback.serialize()
         #expect(Array(bytes[16..<20]) == [0xFF, 0xFF, 0xFF, 0x00])  // reference time -1 | fb count
-        #expect(Array(bytes[20...]) == [
-            0x00, 0x14,  // run length chunk: S=00 (not received) run=20
-            0xE0, 0x00,  // 2-bit vector: 10 00 00 00 00 00 00
-            0x03, 0xE8,  // large delta 1000
-            0x00, 0x00]) // zero padding
+        #expect(
+            Array(bytes[20...]) == [
+                0x00, 0x14,  // run length chunk: S=00 (not received) run=20
+                0xE0, 0x00,  // 2-bit vector: 10 00 00 00 00 00 00
+                0x03, 0xE8,  // large delta 1000
+                0x00, 0x00
+            ])  // zero padding
         #expect(try TransportWideFeedback.parse(bytes) == feedback)
         // An empty feedback has no chunks.
         let empty = TransportWideFeedback(
@@ -231,8 +249,10 @@ import Testing
     @Test func transportWideFeedbackRefusesReservedSymbolsAndMissingDeltas() {
         var reserved = Self.transportWideFeedback
         reserved[20] = 0x60  // run length chunk with S=11
-        #expect(throws: WireError.invalid(
-            what: "rtcp: transport feedback packet chunk", reason: "status symbol 3 is reserved")) {
+        #expect(
+            throws: WireError.invalid(
+                what: "rtcp: transport feedback packet chunk", reason: "status symbol 3 is reserved")
+        ) {
             try TransportWideFeedback.parse(reserved)
         }
         // Packet status count 24 but the body ends inside the deltas.

@@ -16,7 +16,8 @@ import Testing
         0x00, 0x01, 0x00, 0x05,  //   extended highest seq: 1 cycle, seq 5
         0x00, 0x00, 0x00, 0x20,  //   interarrival jitter 32
         0x9B, 0x40, 0x80, 0x00,  //   LSR (middle 32 bits of the NTP timestamp above)
-        0x00, 0x01, 0x00, 0x00]  //   DLSR 1 s (65536/65536)
+        0x00, 0x01, 0x00, 0x00
+    ]  //   DLSR 1 s (65536/65536)
 
     static let receiverReport: [UInt8] = [
         0x81, 0xC9, 0x00, 0x07,  // V=2 P=0 RC=1, PT=201 RR, length=7 (32 bytes)
@@ -26,7 +27,8 @@ import Testing
         0x00, 0x00, 0xFF, 0xFF,  //   extended highest seq 65535
         0x00, 0x00, 0x01, 0x00,  //   jitter 256
         0x00, 0x00, 0x00, 0x00,  //   LSR: no SR yet
-        0x00, 0x00, 0x00, 0x00]  //   DLSR
+        0x00, 0x00, 0x00, 0x00
+    ]  //   DLSR
 
     static let sourceDescription: [UInt8] = [
         0x82, 0xCA, 0x00, 0x08,  // V=2 P=0 SC=2, PT=202 SDES, length=8 (36 bytes)
@@ -37,13 +39,15 @@ import Testing
         0x6F, 0x73, 0x74, 0x00,  //   ost" | END
         0x9A, 0xBC, 0xDE, 0xF0,  // chunk 2: SSRC
         0x01, 0x02, 0x61, 0x62,  //   CNAME, length 2: "ab"
-        0x00, 0x00, 0x00, 0x00]  //   END + 3 nulls to the boundary
+        0x00, 0x00, 0x00, 0x00
+    ]  //   END + 3 nulls to the boundary
 
     static let goodbye: [UInt8] = [
         0x81, 0xCB, 0x00, 0x03,  // V=2 P=0 SC=1, PT=203 BYE, length=3 (16 bytes)
         0x12, 0x34, 0x56, 0x78,  // SSRC
         0x06, 0x63, 0x6C, 0x6F,  // reason length 6: "clo
-        0x73, 0x65, 0x64, 0x00]  //   sed" | padding
+        0x73, 0x65, 0x64, 0x00
+    ]  //   sed" | padding
 
     @Test func senderReport() throws {
         let report = try SenderReport.parse(Self.senderReport)
@@ -52,9 +56,12 @@ import Testing
         #expect(report.rtpTimestamp == 768_000)
         #expect(report.packetCount == 100)
         #expect(report.octetCount == 100_000)
-        #expect(report.reports == [ReceptionReport(
-            ssrc: 0x9ABC_DEF0, fractionLost: 25, cumulativeLost: -2, extendedHighestSequenceNumber: 0x1_0005,
-            jitter: 32, lastSenderReport: 0x9B40_8000, delaySinceLastSenderReport: 65536)])
+        #expect(
+            report.reports == [
+                ReceptionReport(
+                    ssrc: 0x9ABC_DEF0, fractionLost: 25, cumulativeLost: -2, extendedHighestSequenceNumber: 0x1_0005,
+                    jitter: 32, lastSenderReport: 0x9B40_8000, delaySinceLastSenderReport: 65536)
+            ])
         #expect(report.reports[0].lastSenderReport == report.ntpTimestamp.compact)
         #expect(report.profileExtensions.isEmpty)
         #expect(try report.serialize() == Self.senderReport)
@@ -63,25 +70,35 @@ import Testing
 
     @Test func receiverReport() throws {
         let report = try ReceiverReport.parse(Self.receiverReport)
-        #expect(report == ReceiverReport(ssrc: 1, reports: [ReceptionReport(
-            ssrc: 0x1234_5678, cumulativeLost: 291, extendedHighestSequenceNumber: 65535, jitter: 256)]))
+        #expect(
+            report
+                == ReceiverReport(
+                    ssrc: 1,
+                    reports: [
+                        ReceptionReport(
+                            ssrc: 0x1234_5678, cumulativeLost: 291, extendedHighestSequenceNumber: 65535, jitter: 256)
+                    ]))
         #expect(try report.serialize() == Self.receiverReport)
-        expectEveryStrictPrefixThrows(Self.receiverReport) { bytes throws(WireError) in try ReceiverReport.parse(bytes) }
+        expectEveryStrictPrefixThrows(Self.receiverReport) { bytes throws(WireError) in try ReceiverReport.parse(bytes)
+        }
     }
 
     @Test func receiverReportWithoutBlocks() throws {
         let empty: [UInt8] = [
             0x80, 0xC9, 0x00, 0x01,  // RC=0, PT=201, length=1
-            0x00, 0x00, 0x00, 0x02]  // SSRC
+            0x00, 0x00, 0x00, 0x02
+        ]  // SSRC
         #expect(try ReceiverReport.parse(empty) == ReceiverReport(ssrc: 2))
         #expect(try ReceiverReport(ssrc: 2).serialize() == empty)
     }
 
     @Test func cumulativeLostIsClampedTo24Bits() throws {
-        let report = ReceiverReport(ssrc: 1, reports: [
-            ReceptionReport(ssrc: 2, cumulativeLost: 10_000_000, extendedHighestSequenceNumber: 0),
-            ReceptionReport(ssrc: 3, cumulativeLost: -10_000_000, extendedHighestSequenceNumber: 0),
-        ])
+        let report = ReceiverReport(
+            ssrc: 1,
+            reports: [
+                ReceptionReport(ssrc: 2, cumulativeLost: 10_000_000, extendedHighestSequenceNumber: 0),
+                ReceptionReport(ssrc: 3, cumulativeLost: -10_000_000, extendedHighestSequenceNumber: 0)
+            ])
         let parsed = try ReceiverReport.parse(report.serialize())
         #expect(parsed.reports.map(\.cumulativeLost) == [0x7F_FFFF, -0x80_0000])
     }
@@ -96,10 +113,11 @@ import Testing
 
     @Test func sourceDescription() throws {
         let sdes = try SourceDescription.parse(Self.sourceDescription)
-        #expect(sdes.chunks == [
-            SourceDescription.Chunk(source: 0x1234_5678, items: [.init(type: .cname, text: "sharectl@host")]),
-            SourceDescription.Chunk(source: 0x9ABC_DEF0, items: [.init(type: .cname, text: "ab")]),
-        ])
+        #expect(
+            sdes.chunks == [
+                SourceDescription.Chunk(source: 0x1234_5678, items: [.init(type: .cname, text: "sharectl@host")]),
+                SourceDescription.Chunk(source: 0x9ABC_DEF0, items: [.init(type: .cname, text: "ab")])
+            ])
         #expect(sdes.chunks[0].items[0].text == "sharectl@host")
         #expect(try sdes.serialize() == Self.sourceDescription)
         expectEveryStrictPrefixThrows(Self.sourceDescription) { bytes throws(WireError) in
@@ -113,19 +131,21 @@ import Testing
         let sdes = SourceDescription(chunks: [
             .init(source: 1, items: [.init(type: .tool, text: "xy")]),
             .init(source: 2, items: []),
-            .init(source: 3, items: [.init(type: .cname, text: "a"), .init(type: .note, text: "")]),
+            .init(source: 3, items: [.init(type: .cname, text: "a"), .init(type: .note, text: "")])
         ])
         let bytes = try sdes.serialize()
-        #expect(bytes == [
-            0x83, 0xCA, 0x00, 0x08,  // SC=3, PT=202, length=8
-            0x00, 0x00, 0x00, 0x01,  // chunk 1 SSRC
-            0x06, 0x02, 0x78, 0x79,  //   TOOL "xy"
-            0x00, 0x00, 0x00, 0x00,  //   END + nulls
-            0x00, 0x00, 0x00, 0x02,  // chunk 2 SSRC
-            0x00, 0x00, 0x00, 0x00,  //   END + nulls
-            0x00, 0x00, 0x00, 0x03,  // chunk 3 SSRC
-            0x01, 0x01, 0x61, 0x07,  //   CNAME "a" | NOTE
-            0x00, 0x00, 0x00, 0x00]) //   length 0 | END + nulls
+        #expect(
+            bytes == [
+                0x83, 0xCA, 0x00, 0x08,  // SC=3, PT=202, length=8
+                0x00, 0x00, 0x00, 0x01,  // chunk 1 SSRC
+                0x06, 0x02, 0x78, 0x79,  //   TOOL "xy"
+                0x00, 0x00, 0x00, 0x00,  //   END + nulls
+                0x00, 0x00, 0x00, 0x02,  // chunk 2 SSRC
+                0x00, 0x00, 0x00, 0x00,  //   END + nulls
+                0x00, 0x00, 0x00, 0x03,  // chunk 3 SSRC
+                0x01, 0x01, 0x61, 0x07,  //   CNAME "a" | NOTE
+                0x00, 0x00, 0x00, 0x00
+            ])  //   length 0 | END + nulls
         #expect(try SourceDescription.parse(bytes) == sdes)
     }
 
@@ -133,7 +153,8 @@ import Testing
         let noEnd: [UInt8] = [
             0x81, 0xCA, 0x00, 0x02,  // SC=1, PT=202, length=2
             0x00, 0x00, 0x00, 0x01,  // SSRC
-            0x01, 0x02, 0x61, 0x62]  // CNAME "ab", then the packet ends: no END byte
+            0x01, 0x02, 0x61, 0x62
+        ]  // CNAME "ab", then the packet ends: no END byte
         #expect(throws: WireError.truncated(what: "rtcp: SDES item list (no END)", got: 0, need: 1)) {
             try SourceDescription.parse(noEnd)
         }
@@ -152,7 +173,8 @@ import Testing
         let bytes: [UInt8] = [
             0x82, 0xCB, 0x00, 0x02,  // SC=2, PT=203, length=2
             0x00, 0x00, 0x00, 0x01,  // SSRC
-            0x00, 0x00, 0x00, 0x02]  // SSRC
+            0x00, 0x00, 0x00, 0x02
+        ]  // SSRC
         let bye = try Goodbye.parse(bytes)
         #expect(bye == Goodbye(sources: [1, 2]))
         #expect(bye.reasonText == nil)
@@ -171,8 +193,10 @@ import Testing
             try SenderReport.parse(Self.receiverReport)
         }
         // Trailing bytes after the packet the length field describes.
-        #expect(throws: WireError.invalid(
-            what: "rtcp: goodbye", reason: "length field says 16 bytes but the buffer holds 20")) {
+        #expect(
+            throws: WireError.invalid(
+                what: "rtcp: goodbye", reason: "length field says 16 bytes but the buffer holds 20")
+        ) {
             try Goodbye.parse(Self.goodbye + [0, 0, 0, 0])
         }
         // BYE reason longer than the packet.
@@ -184,15 +208,19 @@ import Testing
 
     @Test func refusesToSerializeWhatDoesNotFit() {
         let blocks = (0..<32).map { ReceptionReport(ssrc: UInt32($0), extendedHighestSequenceNumber: 0) }
-        #expect(throws: WireError.invalid(
-            what: "rtcp: receiver report", reason: "count 32 does not fit 5 bits (at most 31)")) {
+        #expect(
+            throws: WireError.invalid(
+                what: "rtcp: receiver report", reason: "count 32 does not fit 5 bits (at most 31)")
+        ) {
             try ReceiverReport(ssrc: 1, reports: blocks).serialize()
         }
         #expect(throws: WireError.self) {
             try Goodbye(sources: [1], reason: Array(repeating: 0x61, count: 256)).serialize()
         }
         #expect(throws: WireError.self) {
-            try SourceDescription(chunks: [.init(source: 1, items: [.init(type: .cname, value: Array(repeating: 1, count: 256))])]).serialize()
+            try SourceDescription(chunks: [
+                .init(source: 1, items: [.init(type: .cname, value: Array(repeating: 1, count: 256))])
+            ]).serialize()
         }
     }
 }

@@ -7,7 +7,9 @@ import Testing
 /// whatever parses must survive a round trip.
 @Suite struct RTPFuzzRegressionTests {
     static func fixtures(_ folder: String) throws -> [URL] {
-        guard let directory = Bundle.module.url(forResource: "Fixtures/\(folder)", withExtension: nil) else { return [] }
+        guard let directory = Bundle.module.url(forResource: "Fixtures/\(folder)", withExtension: nil) else {
+            return []
+        }
         return try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "bin" }
     }
@@ -40,7 +42,8 @@ import Testing
             0xAB, 0xAB, 0xAB, 0xAB,  // timestamp
             0xAB, 0xAB, 0xAB, 0xAB,  // SSRC
             0x2E, 0x00, 0x3D, 0xFF, 0xFF, 0xFF, 0x10, 0x01, 0x00,  // padding (non-zero)
-            0x0A]                    // padding count 10
+            0x0A
+        ]  // padding count 10
         let packet = try RTPPacket.parse(bytes)
         #expect(packet.payload.isEmpty)
         #expect(packet.paddingSize == 10)

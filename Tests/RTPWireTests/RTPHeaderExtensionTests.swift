@@ -11,7 +11,8 @@ import Testing
         0x12, 0xAB, 0xCD, 0xEF,  // ID=1 L=2 (3 bytes): abs-send-time 0xABCDEF
         0x21, 0x00, 0x2A, 0x30,  // ID=2 L=1 (2 bytes): transport seq 42 | ID=3 L=0 (1 byte):
         0x30, 0x00, 0x00, 0x00,  //   mid "0" | padding ×3
-        0x01, 0x02, 0x03, 0x04]  // payload
+        0x01, 0x02, 0x03, 0x04
+    ]  // payload
 
     static let twoByteExample: [UInt8] = [
         0x90, 0x60, 0x00, 0x07,  // V=2 X=1, M=0 PT=96, seq=7
@@ -21,22 +22,24 @@ import Testing
         0x02, 0x02, 0x00, 0x2A,  // ID=2 length 2: transport seq 42
         0x14, 0x00, 0x03, 0x02,  // ID=20 length 0 | ID=3 length 2:
         0x61, 0x62, 0x00, 0x00,  //   mid "ab" | padding ×2
-        0xAA]                    // payload
+        0xAA
+    ]  // payload
 
     let map = HeaderExtensionMap([
         1: HeaderExtensionURI.absSendTime,
         2: HeaderExtensionURI.transportWideSequenceNumber,
-        3: HeaderExtensionURI.mid,
+        3: HeaderExtensionURI.mid
     ])
 
     @Test func parsesOneByteForm() throws {
         let packet = try RTPPacket.parse(Self.oneByteExample)
         #expect(packet.headerExtension?.isOneByteForm == true)
-        #expect(try packet.headerExtensionElements() == [
-            HeaderExtensionElement(id: 1, data: [0xAB, 0xCD, 0xEF]),
-            HeaderExtensionElement(id: 2, data: [0x00, 0x2A]),
-            HeaderExtensionElement(id: 3, data: [0x30]),
-        ])
+        #expect(
+            try packet.headerExtensionElements() == [
+                HeaderExtensionElement(id: 1, data: [0xAB, 0xCD, 0xEF]),
+                HeaderExtensionElement(id: 2, data: [0x00, 0x2A]),
+                HeaderExtensionElement(id: 3, data: [0x30])
+            ])
         #expect(try packet.headerExtensionValue(AbsSendTime.self, map: map) == AbsSendTime(rawValue: 0xAB_CDEF))
         #expect(try packet.headerExtensionValue(TransportSequenceNumber.self, map: map) == TransportSequenceNumber(42))
         #expect(try packet.headerExtensionValue(MediaIdentification.self, map: map) == MediaIdentification("0"))
@@ -51,7 +54,7 @@ import Testing
         let values: [HeaderExtensionElement?] = [
             map.element(AbsSendTime(rawValue: 0xAB_CDEF)),
             map.element(TransportSequenceNumber(42)),
-            map.element(MediaIdentification("0")),
+            map.element(MediaIdentification("0"))
         ]
         try packet.setHeaderExtensionElements(values.compactMap { $0 })
         #expect(try packet.serialize() == Self.oneByteExample)
@@ -61,11 +64,12 @@ import Testing
         let packet = try RTPPacket.parse(Self.twoByteExample)
         #expect(packet.headerExtension?.isTwoByteForm == true)
         let elements = try packet.headerExtensionElements()
-        #expect(elements == [
-            HeaderExtensionElement(id: 2, data: [0x00, 0x2A]),
-            HeaderExtensionElement(id: 20, data: []),
-            HeaderExtensionElement(id: 3, data: [0x61, 0x62]),
-        ])
+        #expect(
+            elements == [
+                HeaderExtensionElement(id: 2, data: [0x00, 0x2A]),
+                HeaderExtensionElement(id: 20, data: []),
+                HeaderExtensionElement(id: 3, data: [0x61, 0x62])
+            ])
         #expect(try packet.headerExtensionValue(MediaIdentification.self, map: map)?.value == "ab")
         // ID 20 and an empty element do not fit the one-byte form, so the two-byte form is chosen.
         var rebuilt = packet
@@ -89,10 +93,13 @@ import Testing
     }
 
     @Test func oneByteID15StopsParsing() throws {
-        let ext = RTPHeaderExtension(profile: 0xBEDE, data: [
-            0x10, 0x07,              // ID=1 L=0: 0x07
-            0xF0, 0x55,              // ID=15: reserved, stop here
-            0x20, 0x66, 0x00, 0x00]) // never read
+        let ext = RTPHeaderExtension(
+            profile: 0xBEDE,
+            data: [
+                0x10, 0x07,  // ID=1 L=0: 0x07
+                0xF0, 0x55,  // ID=15: reserved, stop here
+                0x20, 0x66, 0x00, 0x00
+            ])  // never read
         #expect(try ext.elements() == [HeaderExtensionElement(id: 1, data: [0x07])])
     }
 
@@ -112,8 +119,10 @@ import Testing
             try noLength.elements()
         }
         let foreign = RTPHeaderExtension(profile: 0xABCD, data: [])
-        #expect(throws: WireError.unsupported(
-            what: "rtp: header extension", reason: "profile 0xabcd is neither RFC 8285 form")) {
+        #expect(
+            throws: WireError.unsupported(
+                what: "rtp: header extension", reason: "profile 0xabcd is neither RFC 8285 form")
+        ) {
             try foreign.elements()
         }
     }
@@ -163,8 +172,10 @@ import Testing
             [],
             [HeaderExtensionElement(id: 1, data: [1])],
             [HeaderExtensionElement(id: 14, data: Array(0..<16)), HeaderExtensionElement(id: 2, data: [9, 9])],
-            [HeaderExtensionElement(id: 255, data: Array(repeating: 7, count: 255)),
-             HeaderExtensionElement(id: 1, data: [])],
+            [
+                HeaderExtensionElement(id: 255, data: Array(repeating: 7, count: 255)),
+                HeaderExtensionElement(id: 1, data: [])
+            ]
         ]
         for elements in sets {
             #expect(try RTPHeaderExtension(elements: elements).elements() == elements)

@@ -10,8 +10,9 @@ import Testing
         0x11, 0x22, 0x33, 0x44,  // SSRC
         0x00, 0x00, 0x00, 0x0A,  // CSRC 1
         0x00, 0x00, 0x00, 0x0B,  // CSRC 2
-        0xFC, 0xFF,              // payload
-        0x00, 0x00, 0x03]        // padding, count=3
+        0xFC, 0xFF,  // payload
+        0x00, 0x00, 0x03
+    ]  // padding, count=3
 
     @Test func parsesFixedHeaderCSRCsAndPadding() throws {
         let packet = try RTPPacket.parse(padded)
@@ -39,7 +40,8 @@ import Testing
         let bytes: [UInt8] = [
             0x80, 0xE0, 0x00, 0x01,  // V=2, M=1 PT=96, seq=1
             0x00, 0x00, 0x00, 0x00,  // timestamp
-            0x00, 0x00, 0x00, 0x01]  // SSRC
+            0x00, 0x00, 0x00, 0x01
+        ]  // SSRC
         let packet = try RTPPacket.parse(bytes)
         #expect(packet.marker)
         #expect(packet.payloadType == 96)
@@ -67,37 +69,53 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        // Too short for the fixed header.
-        ([0x80, 0x60, 0x00], WireError.truncated(what: "rtp: header", got: 3, need: 12)),
-        // Version 1.
-        ([0x40, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1],
-         WireError.invalid(what: "rtp: version", reason: "expected 2, got 1")),
-        // CC=1 but no CSRC follows.
-        ([0x81, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA],
-         WireError.truncated(what: "rtp: CSRC list", got: 1, need: 4)),
-        // X=1, extension length 1 word, but no data.
-        ([0x90, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xBE, 0xDE, 0x00, 0x01],
-         WireError.truncated(what: "rtp: header extension data", got: 0, need: 4)),
-        // P=1 with a padding count of 0.
-        ([0xA0, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA, 0x00],
-         WireError.invalid(what: "rtp: padding", reason: "padding bit set but padding count is 0")),
-        // P=1 with a padding count longer than what follows the header.
-        ([0xA0, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA, 0x03],
-         WireError.invalid(what: "rtp: padding", reason: "padding count 3 is longer than the 2 bytes after the header")),
-        // P=1 and nothing after the header.
-        ([0xA0, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1],
-         WireError.truncated(what: "rtp: padding", got: 0, need: 1)),
-    ] as [([UInt8], WireError)])
+    @Test(
+        arguments: [
+            // Too short for the fixed header.
+            ([0x80, 0x60, 0x00], WireError.truncated(what: "rtp: header", got: 3, need: 12)),
+            // Version 1.
+            (
+                [0x40, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1],
+                WireError.invalid(what: "rtp: version", reason: "expected 2, got 1")
+            ),
+            // CC=1 but no CSRC follows.
+            (
+                [0x81, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA],
+                WireError.truncated(what: "rtp: CSRC list", got: 1, need: 4)
+            ),
+            // X=1, extension length 1 word, but no data.
+            (
+                [0x90, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xBE, 0xDE, 0x00, 0x01],
+                WireError.truncated(what: "rtp: header extension data", got: 0, need: 4)
+            ),
+            // P=1 with a padding count of 0.
+            (
+                [0xA0, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA, 0x00],
+                WireError.invalid(what: "rtp: padding", reason: "padding bit set but padding count is 0")
+            ),
+            // P=1 with a padding count longer than what follows the header.
+            (
+                [0xA0, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA, 0x03],
+                WireError.invalid(
+                    what: "rtp: padding", reason: "padding count 3 is longer than the 2 bytes after the header")
+            ),
+            // P=1 and nothing after the header.
+            (
+                [0xA0, 0x60, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 1],
+                WireError.truncated(what: "rtp: padding", got: 0, need: 1)
+            )
+        ] as [([UInt8], WireError)])
     func refusesMalformedPackets(bytes: [UInt8], error: WireError) {
         #expect(throws: error) { try RTPPacket.parse(bytes) }
     }
 
     @Test func errorsReadWell() {
-        #expect(WireError.truncated(what: "rtp: header", got: 3, need: 12).description
-            == "rtp: header too short (got 3 bytes, need 12)")
-        #expect(WireError.invalid(what: "rtp: version", reason: "expected 2, got 1").description
-            == "rtp: version: expected 2, got 1")
+        #expect(
+            WireError.truncated(what: "rtp: header", got: 3, need: 12).description
+                == "rtp: header too short (got 3 bytes, need 12)")
+        #expect(
+            WireError.invalid(what: "rtp: version", reason: "expected 2, got 1").description
+                == "rtp: version: expected 2, got 1")
     }
 
     @Test func refusesToSerializeWhatDoesNotFit() {
@@ -123,17 +141,18 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ([0x80, 0xC8], RTPDemux.Kind.rtcp),  // SR, 200
-        ([0x81, 0xC9], .rtcp),               // RR, 201
-        ([0x8F, 0xCE], .rtcp),               // PSFB, 206
-        ([0x80, 0xDF], .rtcp),               // 223, top of the RTCP range
-        ([0x80, 0x60], .rtp),                // PT=96
-        ([0x80, 0xE0], .rtp),                // PT=96 with marker
-        ([0x80, 0x00], .rtp),                // PT=0 (PCMU)
-        ([0x80, 0xBF], .rtp),                // PT=63 with marker (191)
-        ([0x80, 0xE0 + 0x00], .rtp),
-    ] as [([UInt8], RTPDemux.Kind)])
+    @Test(
+        arguments: [
+            ([0x80, 0xC8], RTPDemux.Kind.rtcp),  // SR, 200
+            ([0x81, 0xC9], .rtcp),  // RR, 201
+            ([0x8F, 0xCE], .rtcp),  // PSFB, 206
+            ([0x80, 0xDF], .rtcp),  // 223, top of the RTCP range
+            ([0x80, 0x60], .rtp),  // PT=96
+            ([0x80, 0xE0], .rtp),  // PT=96 with marker
+            ([0x80, 0x00], .rtp),  // PT=0 (PCMU)
+            ([0x80, 0xBF], .rtp),  // PT=63 with marker (191)
+            ([0x80, 0xE0 + 0x00], .rtp)
+        ] as [([UInt8], RTPDemux.Kind)])
     func classifiesForRTCPMux(bytes: [UInt8], kind: RTPDemux.Kind) {
         #expect(RTPDemux.classify(bytes) == kind)
         #expect(RTPDemux.isRTCP(bytes) == (kind == .rtcp))

@@ -9,7 +9,8 @@ import Testing
         0xDE, 0xAD, 0xBE, 0xEF,  // SSRC
         0xBE, 0xDE, 0x00, 0x01,  // one-byte extension, 1 word
         0x21, 0x00, 0x2A, 0x00,  // ID=2: transport seq 42 | padding
-        0x01, 0x02, 0x03]        // payload
+        0x01, 0x02, 0x03
+    ]  // payload
 
     let retransmission: [UInt8] = [
         0x90, 0xE1, 0x00, 0x07,  // V=2 X=1, M=1 PT=97 (RTX, apt=96), RTX seq=7
@@ -17,8 +18,9 @@ import Testing
         0xCA, 0xFE, 0xBA, 0xBE,  // RTX SSRC
         0xBE, 0xDE, 0x00, 0x01,  // same extension
         0x21, 0x00, 0x2A, 0x00,
-        0x12, 0x34,              // OSN: original sequence number
-        0x01, 0x02, 0x03]        // original payload
+        0x12, 0x34,  // OSN: original sequence number
+        0x01, 0x02, 0x03
+    ]  // original payload
 
     @Test func wrapsAndUnwraps() throws {
         let packet = try RTPPacket.parse(original)
@@ -37,7 +39,8 @@ import Testing
             try RTX.unwrap(received, originalSSRC: 1, associatedPayloadTypes: [99: 98])
         }
         // A padding-only RTX packet (bandwidth probe) has no OSN.
-        let probe = RTPPacket(payloadType: 97, sequenceNumber: 8, timestamp: 0, ssrc: 0xCAFE_BABE, payload: [], paddingSize: 200)
+        let probe = RTPPacket(
+            payloadType: 97, sequenceNumber: 8, timestamp: 0, ssrc: 0xCAFE_BABE, payload: [], paddingSize: 200)
         #expect(throws: WireError.truncated(what: "rtx: original sequence number", got: 0, need: 2)) {
             try RTX.unwrap(probe, originalSSRC: 1, originalPayloadType: 96)
         }

@@ -71,10 +71,11 @@ import Testing
         #expect(video.connection == ConnectionData(address: "127.0.0.1"))
 
         // H.264 Constrained Baseline 3.1, packetization-mode 1, with its RTX.
-        let h264 = try #require(video.payloads.first {
-            $0.rtpMap?.isEncoding("H264") == true && $0.parameter("profile-level-id") == "42e01f"
-                && $0.parameter("packetization-mode") == "1"
-        })
+        let h264 = try #require(
+            video.payloads.first {
+                $0.rtpMap?.isEncoding("H264") == true && $0.parameter("profile-level-id") == "42e01f"
+                    && $0.parameter("packetization-mode") == "1"
+            })
         #expect(h264.rtpMap == RTPMap(encodingName: "H264", clockRate: 90_000))
         #expect(h264.feedback == [.remb, .transportCC, .fir, .nack, .pli])
         let rtx = try #require(video.rtxPayloadType(for: h264.payloadType))
@@ -102,8 +103,11 @@ import Testing
         #expect(data.proto == "UDP/DTLS/SCTP")
         #expect(data.formats == ["webrtc-datachannel"])
         #expect(!data.isRTP)
-        #expect(data.attributes == [SDPAttribute(name: "sctp-port", value: "5000"),
-                                    SDPAttribute(name: "max-message-size", value: "262144")])
+        #expect(
+            data.attributes == [
+                SDPAttribute(name: "sctp-port", value: "5000"),
+                SDPAttribute(name: "max-message-size", value: "262144")
+            ])
     }
 
     @Test func offerWithoutH264() throws {

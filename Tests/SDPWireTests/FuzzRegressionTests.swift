@@ -5,8 +5,11 @@ import Testing
 /// Inputs FuzzSDP found, kept in Fixtures/fuzz/: each must throw or round-trip, never crash.
 @Suite struct FuzzRegressionTests {
     static let names: [String] = {
-        guard let directory = Bundle.module.url(forResource: "Fixtures", withExtension: nil)?.appendingPathComponent("fuzz"),
-              let files = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        guard
+            let directory = Bundle.module.url(forResource: "Fixtures", withExtension: nil)?.appendingPathComponent(
+                "fuzz"),
+            let files = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
+        else { return [] }
         return files.sorted()
     }()
 

@@ -16,42 +16,68 @@ import Testing
         let table: [(text: String, error: String)] = [
             ("", "sdp: empty description (no v= line)"),
             ("\r\n\n", "sdp: empty description (no v= line)"),
-            ("o=- 1 2 IN IP4 127.0.0.1\ns=-\nt=0 0\n",                          // missing v=
-             "sdp: line 1: description must start with v=0: \"o=- 1 2 IN IP4 127.0.0.1\""),
+            (
+                "o=- 1 2 IN IP4 127.0.0.1\ns=-\nt=0 0\n",  // missing v=
+                "sdp: line 1: description must start with v=0: \"o=- 1 2 IN IP4 127.0.0.1\""
+            ),
             ("v=1\n", "sdp: line 1: SDP version must be 0: \"v=1\""),
             ("v=0\ns=-\n", "sdp: line 2: o= line must follow v=: \"s=-\""),
-            ("v=0\no=- 1 2 IN IP4\n",
-             "sdp: line 2: o= line needs 6 fields (username, session id, version, network, address type, address), got 5: \"o=- 1 2 IN IP4\""),
-            ("v=0\no=- 1 x IN IP4 1.2.3.4\n",
-             "sdp: line 2: o= session version must be a decimal number, not \"x\": \"o=- 1 x IN IP4 1.2.3.4\""),
+            (
+                "v=0\no=- 1 2 IN IP4\n",
+                "sdp: line 2: o= line needs 6 fields (username, session id, version, network, address type, address), got 5: \"o=- 1 2 IN IP4\""
+            ),
+            (
+                "v=0\no=- 1 x IN IP4 1.2.3.4\n",
+                "sdp: line 2: o= session version must be a decimal number, not \"x\": \"o=- 1 x IN IP4 1.2.3.4\""
+            ),
             ("v=0\no=- 1 2 IN IP4 127.0.0.1\nt=0 0\n", "sdp: line 3: s= line must follow o=: \"t=0 0\""),
             ("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\n", "sdp: missing t= line"),
-            ("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nm=audio 9 RTP/AVP 0\n",
-             "sdp: line 4: t= line must come before the first m= line: \"m=audio 9 RTP/AVP 0\""),
-            ("v=0\no=- 1 2 IN IP4 127.0.0.1\n",
-             "sdp: description ends before its o= and s= lines"),
+            (
+                "v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nm=audio 9 RTP/AVP 0\n",
+                "sdp: line 4: t= line must come before the first m= line: \"m=audio 9 RTP/AVP 0\""
+            ),
+            (
+                "v=0\no=- 1 2 IN IP4 127.0.0.1\n",
+                "sdp: description ends before its o= and s= lines"
+            ),
             (head + "hello\n", "sdp: line 5: line must look like <letter>=<value>: \"hello\""),
             (head + "x=1\n", "sdp: line 5: unknown line type 'x': \"x=1\""),
             (head + "v=0\n", "sdp: line 5: v= line may appear only once, at the start: \"v=0\""),
-            ("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nt=0\n", "sdp: line 4: t= line needs a start and a stop time: \"t=0\""),
+            (
+                "v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nt=0\n",
+                "sdp: line 4: t= line needs a start and a stop time: \"t=0\""
+            ),
             (head + "b=AS\n", "sdp: line 5: b= line must look like b=<type>:<number>: \"b=AS\""),
             (head + "a=ice-ufrag:a\r\r\n", "sdp: line 5: line has a carriage return inside it: \"a=ice-ufrag:a\r\""),
-            (head + "m=video x UDP/TLS/RTP/SAVPF 96\n",
-             "sdp: line 5: m= port must be a decimal number, not \"x\": \"m=video x UDP/TLS/RTP/SAVPF 96\""),
-            (head + "m=video 70000 UDP/TLS/RTP/SAVPF 96\n",
-             "sdp: line 5: m= port 70000 is too large (at most 65535): \"m=video 70000 UDP/TLS/RTP/SAVPF 96\""),
-            (head + "m=video 9 RTP/AVP 96\nt=0 0\n",
-             "sdp: line 6: t= line is not allowed in a media section: \"t=0 0\""),
+            (
+                head + "m=video x UDP/TLS/RTP/SAVPF 96\n",
+                "sdp: line 5: m= port must be a decimal number, not \"x\": \"m=video x UDP/TLS/RTP/SAVPF 96\""
+            ),
+            (
+                head + "m=video 70000 UDP/TLS/RTP/SAVPF 96\n",
+                "sdp: line 5: m= port 70000 is too large (at most 65535): \"m=video 70000 UDP/TLS/RTP/SAVPF 96\""
+            ),
+            (
+                head + "m=video 9 RTP/AVP 96\nt=0 0\n",
+                "sdp: line 6: t= line is not allowed in a media section: \"t=0 0\""
+            ),
             // Attributes that belong in a media section.
-            (head + "a=rtpmap:96 VP8/90000\n",
-             "sdp: line 5: a=rtpmap must be in a media section (after an m= line): \"a=rtpmap:96 VP8/90000\""),
+            (
+                head + "a=rtpmap:96 VP8/90000\n",
+                "sdp: line 5: a=rtpmap must be in a media section (after an m= line): \"a=rtpmap:96 VP8/90000\""
+            ),
             (head + "a=mid:0\n", "sdp: line 5: a=mid must be in a media section (after an m= line): \"a=mid:0\""),
-            (head + "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\n",
-             "sdp: line 5: a=candidate must be in a media section (after an m= line): \"a=candidate:1 1 udp 1 127.0.0.1 9 typ host\""),
+            (
+                head + "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\n",
+                "sdp: line 5: a=candidate must be in a media section (after an m= line): \"a=candidate:1 1 udp 1 127.0.0.1 9 typ host\""
+            ),
             (head + "a=:x\n", "sdp: line 5: attribute needs a name: \"a=:x\""),
             (head + "a=group\n", "sdp: line 5: a=group needs a value: \"a=group\""),
-            (head + "a=extmap-allow-mixed:1\n", "sdp: line 5: a=extmap-allow-mixed takes no value: \"a=extmap-allow-mixed:1\""),
-            (head + "a=sendonly\na=recvonly\n", "sdp: line 6: more than one direction attribute: \"a=recvonly\""),
+            (
+                head + "a=extmap-allow-mixed:1\n",
+                "sdp: line 5: a=extmap-allow-mixed takes no value: \"a=extmap-allow-mixed:1\""
+            ),
+            (head + "a=sendonly\na=recvonly\n", "sdp: line 6: more than one direction attribute: \"a=recvonly\"")
         ]
         for row in table {
             #expect(parseError(row.text) == row.error, "\(row.text.debugDescription)")
@@ -71,13 +97,23 @@ import Testing
             ("a=fmtp:abc apt=96", "payload type must be a decimal number, not \"abc\""),
             ("a=rtcp-fb:96", "a=rtcp-fb needs a feedback type"),
             // candidates
-            ("a=candidate:1 1 udp 1 127.0.0.1 9 host",
-             "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got 7"),
+            (
+                "a=candidate:1 1 udp 1 127.0.0.1 9 host",
+                "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got 7"
+            ),
             ("a=candidate:1 1 udp 1 127.0.0.1 9 type host", "candidate needs \"typ\" after the port, found \"type\""),
-            ("a=candidate:1 1 udp 99999999999 127.0.0.1 9 typ host",
-             "candidate priority 99999999999 is too large (at most 4294967295)"),
-            ("a=candidate:1 1 udp 1 127.0.0.1 9 typ host generation", "candidate extension \"generation\" has no value"),
-            ("a=candidate:1 1 udp 1 127.0.0.1 9 typ host rport x", "candidate rport must be a decimal number, not \"x\""),
+            (
+                "a=candidate:1 1 udp 99999999999 127.0.0.1 9 typ host",
+                "candidate priority 99999999999 is too large (at most 4294967295)"
+            ),
+            (
+                "a=candidate:1 1 udp 1 127.0.0.1 9 typ host generation",
+                "candidate extension \"generation\" has no value"
+            ),
+            (
+                "a=candidate:1 1 udp 1 127.0.0.1 9 typ host rport x",
+                "candidate rport must be a decimal number, not \"x\""
+            ),
             // fingerprint, setup
             ("a=fingerprint:sha-256 D1:58", "a=fingerprint sha-256 needs 32 bytes, got 2"),
             ("a=fingerprint:sha-256 D1:5G", "a=fingerprint value must be hex byte pairs separated by ':'"),
@@ -95,7 +131,7 @@ import Testing
             ("a=rtcp:9 IN IP4", "a=rtcp needs a port, optionally followed by network type, address type and address"),
             ("a=rtcp-mux:yes", "a=rtcp-mux takes no value"),
             ("a=mid:", "a=mid needs a value"),
-            ("a=ice-options:", "a=ice-options needs a value"),
+            ("a=ice-options:", "a=ice-options needs a value")
         ]
         for row in table {
             let text = head + "m=video 9 UDP/TLS/RTP/SAVPF 96\n" + row.line + "\n"
@@ -110,7 +146,7 @@ import Testing
             (["a=fmtp:96 a=1", "a=fmtp:96 b=2"], "more than one a=fmtp for payload type 96"),
             (["a=ice-ufrag:a", "a=ice-ufrag:b"], "more than one a=ice-ufrag"),
             (["a=setup:active", "a=setup:passive"], "more than one a=setup"),
-            (["c=IN IP4 0.0.0.0", "c=IN IP4 0.0.0.0"], "more than one c= line in a media section"),
+            (["c=IN IP4 0.0.0.0", "c=IN IP4 0.0.0.0"], "more than one c= line in a media section")
         ]
         for row in table {
             let text = head + "m=video 9 UDP/TLS/RTP/SAVPF 96\n" + row.lines.joined(separator: "\n") + "\n"
@@ -119,12 +155,20 @@ import Testing
     }
 
     @Test func standaloneCandidate() {
-        #expect(throws: SDPError(text: "candidate:1 1 udp", reason:
-            "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got 3")) {
+        #expect(
+            throws: SDPError(
+                text: "candidate:1 1 udp",
+                reason:
+                    "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got 3"
+            )
+        ) {
             try ICECandidate(parsing: "candidate:1 1 udp")
         }
-        let error = SDPError(text: "candidate:x 1 udp 1 h 99999 typ host", reason: "candidate port 99999 is too large (at most 65535)")
-        #expect(error.description == "sdp: candidate port 99999 is too large (at most 65535): \"candidate:x 1 udp 1 h 99999 typ host\"")
+        let error = SDPError(
+            text: "candidate:x 1 udp 1 h 99999 typ host", reason: "candidate port 99999 is too large (at most 65535)")
+        #expect(
+            error.description
+                == "sdp: candidate port 99999 is too large (at most 65535): \"candidate:x 1 udp 1 h 99999 typ host\"")
         #expect(throws: error) { try ICECandidate(parsing: "candidate:x 1 udp 1 h 99999 typ host") }
     }
 

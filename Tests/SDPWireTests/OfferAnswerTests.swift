@@ -5,17 +5,24 @@ import Testing
     let local = LocalTransport(
         iceUfrag: "shar", icePwd: "sharectlsharectlsharectl",
         fingerprint: Fingerprint(bytes: Array(0..<32)), setup: .active,
-        candidates: [ICECandidate(foundation: "1", priority: 2122260223, address: "127.0.0.1", port: 40000,
-                                  generation: 0)],
+        candidates: [
+            ICECandidate(
+                foundation: "1", priority: 2122260223, address: "127.0.0.1", port: 40000,
+                generation: 0)
+        ],
         endOfCandidates: true)
     let origin = Origin(sessionID: "1234567890", sessionVersion: 1)
-    let videoTrack = LocalTrack(streamID: "screen", trackID: "screen-video", ssrc: 1111, rtxSSRC: 2222, cname: "sharectl")
+    let videoTrack = LocalTrack(
+        streamID: "screen", trackID: "screen-video", ssrc: 1111, rtxSSRC: 2222, cname: "sharectl")
     let audioTrack = LocalTrack(streamID: "screen", trackID: "mic", ssrc: 3333, cname: "sharectl")
 
-    private func answer(_ name: String, video: MediaDirection = .sendrecv) throws -> (SessionDescription, SessionDescription) {
+    private func answer(_ name: String, video: MediaDirection = .sendrecv) throws -> (
+        SessionDescription, SessionDescription
+    ) {
         let offer = try SessionDescription.parse(try fixture(name))
-        let builder = AnswerBuilder(transport: local, origin: origin, video: video, audio: .sendrecv,
-                                    videoTrack: videoTrack, audioTrack: audioTrack)
+        let builder = AnswerBuilder(
+            transport: local, origin: origin, video: video, audio: .sendrecv,
+            videoTrack: videoTrack, audioTrack: audioTrack)
         let answer = builder.answer(to: offer)
         try expectFixedPoint(answer)
         return (offer, answer)
@@ -34,18 +41,27 @@ import Testing
         #expect(h264.parameter("profile-level-id") == "42e01f")
         #expect(h264.parameter("packetization-mode") == "1")
         #expect(h264.feedback == [.remb, .transportCC, .fir, .nack, .pli])
-        #expect(video.payload(109) == PayloadFormat(payloadType: 109, rtpMap: RTPMap(encodingName: "rtx", clockRate: 90_000),
-                                                    parameters: [FormatParameter("apt", "108")]))
+        #expect(
+            video.payload(109)
+                == PayloadFormat(
+                    payloadType: 109, rtpMap: RTPMap(encodingName: "rtx", clockRate: 90_000),
+                    parameters: [FormatParameter("apt", "108")]))
         #expect(video.rtxPayloadType(for: 96) == 97)
         #expect(video.direction == .sendrecv)
-        #expect(video.extensions.map(\.uri) == [ExtensionMap.absSendTime, ExtensionMap.transportWideCC, ExtensionMap.sdesMid])
+        #expect(
+            video.extensions.map(\.uri) == [
+                ExtensionMap.absSendTime, ExtensionMap.transportWideCC, ExtensionMap.sdesMid
+            ])
         #expect(video.extensions.map(\.id) == [2, 4, 9], "the offered ids")
         #expect(video.rtcpMux && video.rtcpReducedSize)
 
         // Our transport; candidates only in the first bundled section.
-        #expect(video.transport == TransportAttributes(iceUfrag: "shar", icePwd: "sharectlsharectlsharectl",
-                                                      iceOptions: [.trickle], fingerprints: [local.fingerprint],
-                                                      setup: .active))
+        #expect(
+            video.transport
+                == TransportAttributes(
+                    iceUfrag: "shar", icePwd: "sharectlsharectlsharectl",
+                    iceOptions: [.trickle], fingerprints: [local.fingerprint],
+                    setup: .active))
         #expect(video.candidates == local.candidates && video.endOfCandidates)
         #expect(video.port == 40000 && video.connection == ConnectionData(address: "127.0.0.1"))
         #expect(audio.candidates.isEmpty && audio.port == 9)
@@ -58,10 +74,14 @@ import Testing
 
         // Opus alone, with our fmtp and transport-cc.
         #expect(audio.formats == ["111"])
-        #expect(audio.payloads == [PayloadFormat(payloadType: 111,
-                                                 rtpMap: RTPMap(encodingName: "opus", clockRate: 48_000, channels: 2),
-                                                 parameters: [FormatParameter("minptime", "10"), FormatParameter("useinbandfec", "1")],
-                                                 feedback: [.transportCC])])
+        #expect(
+            audio.payloads == [
+                PayloadFormat(
+                    payloadType: 111,
+                    rtpMap: RTPMap(encodingName: "opus", clockRate: 48_000, channels: 2),
+                    parameters: [FormatParameter("minptime", "10"), FormatParameter("useinbandfec", "1")],
+                    feedback: [.transportCC])
+            ])
 
         // The data channel is rejected: port 0, same formats, mid kept.
         #expect(data.isRejected && data.formats == ["webrtc-datachannel"] && data.mid == "2")
@@ -159,12 +179,12 @@ import Testing
     @Test func directionRules() {
         let table: [(offered: MediaDirection, wanted: MediaDirection, answer: MediaDirection)] = [
             (.sendrecv, .sendrecv, .sendrecv),
-            (.sendonly, .sendrecv, .recvonly),   // they send: we may only receive
-            (.recvonly, .sendrecv, .sendonly),   // they receive: we may only send
+            (.sendonly, .sendrecv, .recvonly),  // they send: we may only receive
+            (.recvonly, .sendrecv, .sendonly),  // they receive: we may only send
             (.inactive, .sendrecv, .inactive),
             (.sendrecv, .sendonly, .sendonly),
-            (.sendonly, .sendonly, .inactive),   // both want to send only
-            (.recvonly, .recvonly, .inactive),
+            (.sendonly, .sendonly, .inactive),  // both want to send only
+            (.recvonly, .recvonly, .inactive)
         ]
         for row in table {
             #expect(MediaDirection.answering(row.offered, wanting: row.wanted) == row.answer, "\(row)")
@@ -175,22 +195,29 @@ import Testing
     @Test func ourOffer() throws {
         var transport = local
         transport.setup = .actpass
-        let offer = OfferBuilder(transport: transport, origin: origin, videoTrack: videoTrack, audioTrack: audioTrack).offer()
+        let offer = OfferBuilder(transport: transport, origin: origin, videoTrack: videoTrack, audioTrack: audioTrack)
+            .offer()
         try expectFixedPoint(offer)
         #expect(offer.bundleGroup == .bundle(["0", "1"]))
         let video = offer.media[0], audio = offer.media[1]
         #expect(video.kind == .video && video.direction == .sendonly && video.transport.setup == .actpass)
         #expect(video.formats == ["96", "97", "98", "99"])
         #expect(video.payload(96)?.rtpMap == RTPMap(encodingName: "H264", clockRate: 90_000))
-        #expect(video.payload(96)?.parameters == [FormatParameter("level-asymmetry-allowed", "1"),
-                                                  FormatParameter("packetization-mode", "1"),
-                                                  FormatParameter("profile-level-id", "42e01f")])
+        #expect(
+            video.payload(96)?.parameters == [
+                FormatParameter("level-asymmetry-allowed", "1"),
+                FormatParameter("packetization-mode", "1"),
+                FormatParameter("profile-level-id", "42e01f")
+            ])
         #expect(video.rtxPayloadType(for: 96) == 97)
         #expect(video.payload(98)?.rtpMap?.encodingName == "VP8")
         #expect(video.rtxPayloadType(for: 98) == 99)
-        #expect(video.extensions == [ExtensionMap(id: 1, uri: ExtensionMap.sdesMid),
-                                     ExtensionMap(id: 2, uri: ExtensionMap.absSendTime),
-                                     ExtensionMap(id: 3, uri: ExtensionMap.transportWideCC)])
+        #expect(
+            video.extensions == [
+                ExtensionMap(id: 1, uri: ExtensionMap.sdesMid),
+                ExtensionMap(id: 2, uri: ExtensionMap.absSendTime),
+                ExtensionMap(id: 3, uri: ExtensionMap.transportWideCC)
+            ])
         #expect(video.ssrcGroups == [SSRCGroup(semantics: "FID", ssrcs: [1111, 2222])])
         #expect(audio.direction == .sendonly && audio.formats == ["111"])
         #expect(audio.payload(111)?.parameter("useinbandfec") == "1")

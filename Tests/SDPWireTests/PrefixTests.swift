@@ -100,7 +100,8 @@ import Testing
     }
 
     @Test func everyCandidatePrefix() throws {
-        let line = "candidate:842163049 1 udp 1677729535 203.0.113.7 61665 typ srflx raddr 192.168.1.4 rport 61665 generation 0 ufrag EsAw network-id 3"
+        let line =
+            "candidate:842163049 1 udp 1677729535 203.0.113.7 61665 typ srflx raddr 192.168.1.4 rport 61665 generation 0 ufrag EsAw network-id 3"
         let scalars = Array(line.unicodeScalars)
         for end in 0...scalars.count {
             let text = String(String.UnicodeScalarView(scalars[..<end]))

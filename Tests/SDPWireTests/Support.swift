@@ -12,7 +12,7 @@ func fixture(_ name: String) throws -> String {
 /// The Chromium offers and answers captured by scripts/capture-chromium-sdp.sh.
 let chromiumFixtures = [
     "chromium-offer-sendrecv.sdp", "chromium-offer-no-h264.sdp", "chromium-offer-recvonly.sdp",
-    "chromium-answer.sdp", "chromium-answer-sendonly.sdp",
+    "chromium-answer.sdp", "chromium-answer-sendonly.sdp"
 ]
 
 /// A minimal session around one media section, LF line ends.

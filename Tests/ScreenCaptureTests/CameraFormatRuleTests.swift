@@ -5,19 +5,27 @@ import Testing
 /// The format rule: nearest 640 wide, then nearest 30 fps without going over, at a listed rate.
 @Suite struct CameraFormatRuleTests {
     func option(_ pixel: CameraPixelFormat, _ w: Int, _ h: Int, _ fps: [Double]) -> CameraFormatOption {
-        CameraFormatOption(pixel: pixel, width: w, height: h, intervals: fps.map {
-            $0 == $0.rounded() ? FrameInterval(fps: UInt32($0)) : FrameInterval(numerator: 1001, denominator: UInt32($0 * 1001))
-        })
+        CameraFormatOption(
+            pixel: pixel, width: w, height: h,
+            intervals: fps.map {
+                $0 == $0.rounded()
+                    ? FrameInterval(fps: UInt32($0)) : FrameInterval(numerator: 1001, denominator: UInt32($0 * 1001))
+            })
     }
 
     @Test func vividsListPicks640By360At30OverTheSameWidthAt25() {
         // What vivid's webcam input lists (sizes and their one rate each).
-        let listed = [option(.yuyv, 320, 180, [30]), option(.yuyv, 640, 360, [30]), option(.yuyv, 640, 480, [25]),
-                      option(.yuyv, 1280, 720, [12.5]), option(.nv12, 640, 360, [30])]
+        let listed = [
+            option(.yuyv, 320, 180, [30]), option(.yuyv, 640, 360, [30]), option(.yuyv, 640, 480, [25]),
+            option(.yuyv, 1280, 720, [12.5]), option(.nv12, 640, 360, [30])
+        ]
         let ranked = CameraFormatRule.ranked(listed)
         #expect(ranked.first?.description == "640×360 YUYV at 30 fps")
-        #expect(ranked.map(\.description).prefix(3) == ["640×360 YUYV at 30 fps", "640×360 NV12 at 30 fps", "640×480 YUYV at 25 fps"],
-                "the next formats follow the same order")
+        #expect(
+            ranked.map(\.description).prefix(3) == [
+                "640×360 YUYV at 30 fps", "640×360 NV12 at 30 fps", "640×480 YUYV at 25 fps"
+            ],
+            "the next formats follow the same order")
     }
 
     @Test func theNearestWidthComesBeforeTheRate() {
@@ -26,10 +34,15 @@ import Testing
     }
 
     @Test func theRateIsTheNearestThirtyWithoutGoingOver() {
-        #expect(CameraFormatRule.rate(from: [FrameInterval(fps: 60), FrameInterval(fps: 30), FrameInterval(fps: 15)])?.framesPerSecond == 30)
-        #expect(CameraFormatRule.rate(from: [FrameInterval(fps: 60), FrameInterval(fps: 24), FrameInterval(fps: 15)])?.framesPerSecond == 24)
-        #expect(CameraFormatRule.rate(from: [FrameInterval(fps: 60), FrameInterval(fps: 50)])?.framesPerSecond == 50,
-                "with nothing at or below 30, the slowest the camera has")
+        #expect(
+            CameraFormatRule.rate(from: [FrameInterval(fps: 60), FrameInterval(fps: 30), FrameInterval(fps: 15)])?
+                .framesPerSecond == 30)
+        #expect(
+            CameraFormatRule.rate(from: [FrameInterval(fps: 60), FrameInterval(fps: 24), FrameInterval(fps: 15)])?
+                .framesPerSecond == 24)
+        #expect(
+            CameraFormatRule.rate(from: [FrameInterval(fps: 60), FrameInterval(fps: 50)])?.framesPerSecond == 50,
+            "with nothing at or below 30, the slowest the camera has")
         let ntsc = FrameInterval(numerator: 1001, denominator: 30000)
         #expect(CameraFormatRule.rate(from: [ntsc, FrameInterval(fps: 60)]) == ntsc)
         #expect(CameraFormatRule.rate(from: []) == nil)
@@ -42,8 +55,10 @@ import Testing
     }
 
     @Test func uncompressedLayoutsComeFirstAtTheSameSizeAndRate() {
-        let ranked = CameraFormatRule.ranked([option(.mjpeg, 640, 480, [30]), option(.nv12, 640, 480, [30]),
-                                              option(.yuyv, 640, 480, [30])])
+        let ranked = CameraFormatRule.ranked([
+            option(.mjpeg, 640, 480, [30]), option(.nv12, 640, 480, [30]),
+            option(.yuyv, 640, 480, [30])
+        ])
         #expect(ranked.map(\.pixel) == [.yuyv, .nv12, .mjpeg])
     }
 
@@ -58,7 +73,8 @@ import Testing
 /// The synthetic camera's fault scripts.
 @Suite struct SyntheticCameraScriptTests {
     @Test func parsesEveryFault() throws {
-        let script = try SyntheticCameraScript.parse("synthetic:front?stall=5+3,die=12s,back=20,refuse=640x480,slowopen=500ms,fps=15")
+        let script = try SyntheticCameraScript.parse(
+            "synthetic:front?stall=5+3,die=12s,back=20,refuse=640x480,slowopen=500ms,fps=15")
         #expect(script.name == "front")
         #expect(script.stalls == [.init(from: .seconds(5), length: .seconds(3))])
         #expect(script.dies == [.seconds(12)] && script.backs == [.seconds(20)])
@@ -80,7 +96,9 @@ import Testing
             do { _ = try SyntheticCameraScript.parse(text); return "parsed" } catch { return error.description }
         }
         #expect(error("synthetic:") == "camera: a synthetic camera needs a name of letters, digits, - or _ (got '')")
-        #expect(error("synthetic:a?wobble=1") == "camera: unknown synthetic fault 'wobble' (stall, silent, die, back, refuse, slowopen, fps)")
+        #expect(
+            error("synthetic:a?wobble=1")
+                == "camera: unknown synthetic fault 'wobble' (stall, silent, die, back, refuse, slowopen, fps)")
         #expect(error("synthetic:a?stall=soon") == "camera: stall wants a time such as 5, 5s or 500ms, not 'soon'")
         #expect(error("synthetic:a?refuse=big") == "camera: refuse wants WIDTHxHEIGHT or all, not 'big'")
         #expect(error("synthetic:a?die") == "camera: fault 'die' needs a value, e.g. die=5s")
@@ -93,8 +111,9 @@ import Testing
         let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("a?stall=2s")])
         let camera = try #require(cameras.cameras().first)
         let frames = Watched(0)
-        let stream = try cameras.open(camera, format: camera.formats[0], deliver: { _ in frames.change { $0 += 1 } },
-                                      ended: { _ in })
+        let stream = try cameras.open(
+            camera, format: camera.formats[0], deliver: { _ in frames.change { $0 += 1 } },
+            ended: { _ in })
         try? await frames.until("a first frame", within: .seconds(5)) { $0 > 0 }  // `afterStall > 0` judges
         try await Task.sleep(until: made + .milliseconds(2300))
         let afterStall = frames.value

@@ -8,20 +8,31 @@ import Testing
 @Suite struct CameraFrameTests {
     @Test func yuyvKeepsItsPaddedStrideAndAShortBufferIsNoFrame() {
         let format = CameraFormat(pixel: .yuyv, width: 4, height: 2, interval: FrameInterval(fps: 30))
-        let bytes: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8, 0xEE, 0xEE,   // row 0: 4 pixels, 2 bytes of padding
-                              9, 10, 11, 12, 13, 14, 15, 16, 0xEE, 0xEE]
-        let frame = bytes.withUnsafeBytes { V4L2Capture.rawFrame($0, format: format, bytesPerLine: 10, captured: 7, sequence: 3) }
+        let bytes: [UInt8] = [
+            1, 2, 3, 4, 5, 6, 7, 8, 0xEE, 0xEE,  // row 0: 4 pixels, 2 bytes of padding
+            9, 10, 11, 12, 13, 14, 15, 16, 0xEE, 0xEE
+        ]
+        let frame = bytes.withUnsafeBytes {
+            V4L2Capture.rawFrame($0, format: format, bytesPerLine: 10, captured: 7, sequence: 3)
+        }
         #expect(frame?.format == .yuyv && frame?.planes[0].stride == 10 && frame?.planes[0].bytes == bytes)
         #expect(frame?.captureMicros == 7 && frame?.sequence == 3)
-        let short = bytes.prefix(12).withUnsafeBytes { V4L2Capture.rawFrame($0, format: format, bytesPerLine: 10, captured: 0, sequence: 0) }
+        let short = bytes.prefix(12).withUnsafeBytes {
+            V4L2Capture.rawFrame($0, format: format, bytesPerLine: 10, captured: 0, sequence: 0)
+        }
         #expect(short == nil)
     }
 
     @Test func nv12SplitsLumaAndChroma() throws {
         let format = CameraFormat(pixel: .nv12, width: 4, height: 2, interval: FrameInterval(fps: 30))
-        let bytes: [UInt8] = [16, 17, 18, 19, 20, 21, 22, 23,  // Y, 2 rows of 4
-                              128, 129, 130, 131]              // UV, 1 row of 2 pairs
-        let frame = try #require(bytes.withUnsafeBytes { V4L2Capture.rawFrame($0, format: format, bytesPerLine: 4, captured: 0, sequence: 0) })
+        let bytes: [UInt8] = [
+            16, 17, 18, 19, 20, 21, 22, 23,  // Y, 2 rows of 4
+            128, 129, 130, 131
+        ]  // UV, 1 row of 2 pairs
+        let frame = try #require(
+            bytes.withUnsafeBytes {
+                V4L2Capture.rawFrame($0, format: format, bytesPerLine: 4, captured: 0, sequence: 0)
+            })
         #expect(frame.planes.map(\.bytes) == [[16, 17, 18, 19, 20, 21, 22, 23], [128, 129, 130, 131]])
         #expect(try FrameConverter.toI420(frame).planes[1].bytes == [128, 130])
     }
@@ -35,7 +46,9 @@ import Testing
         let luma = frame.planes[0].bytes
         #expect(luma.allSatisfy { abs(Int($0) - 180) <= 3 }, "the flat grey survives the round trip")
         // Garbage is no frame, and no crash.
-        #expect(try [UInt8](repeating: 0x55, count: 100).withUnsafeBytes { try decoder.decode($0, captureMicros: 0) } == nil)
+        #expect(
+            try [UInt8](repeating: 0x55, count: 100).withUnsafeBytes { try decoder.decode($0, captureMicros: 0) } == nil
+        )
     }
 
     /// One flat grey picture as a JPEG, made with libavcodec's MJPEG encoder; 4:2:0 unless
@@ -60,15 +73,18 @@ import Testing
         frame.pointee.height = Int32(height)
         frame.pointee.format = format.rawValue
         guard av_frame_get_buffer(frame, 0) >= 0 else { return nil }
-        let planes = [(frame.pointee.data.0, frame.pointee.linesize.0, height, luma),
-                      (frame.pointee.data.1, frame.pointee.linesize.1, chromaRows, UInt8(128)),
-                      (frame.pointee.data.2, frame.pointee.linesize.2, chromaRows, UInt8(128))]
+        let planes = [
+            (frame.pointee.data.0, frame.pointee.linesize.0, height, luma),
+            (frame.pointee.data.1, frame.pointee.linesize.1, chromaRows, UInt8(128)),
+            (frame.pointee.data.2, frame.pointee.linesize.2, chromaRows, UInt8(128))
+        ]
         for (data, stride, rows, value) in planes {
             guard let data else { return nil }
             data.update(repeating: value, count: Int(stride) * rows)
         }
         guard avcodec_send_frame(context, frame) >= 0, avcodec_receive_packet(context, packet) >= 0,
-              let bytes = packet.pointee.data else { return nil }
+            let bytes = packet.pointee.data
+        else { return nil }
         return Array(UnsafeBufferPointer(start: bytes, count: Int(packet.pointee.size)))
     }
 }

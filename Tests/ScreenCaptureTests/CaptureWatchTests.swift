@@ -25,7 +25,9 @@ import Testing
             }
         }
 
-        func ticks(of wanted: (CaptureWatch.Action) -> Bool) -> [Int] { actions.filter { wanted($0.action) }.map(\.tick) }
+        func ticks(of wanted: (CaptureWatch.Action) -> Bool) -> [Int] {
+            actions.filter { wanted($0.action) }.map(\.tick)
+        }
         var repeats: [Int] { ticks { $0 == .repeatLastFrame } }
         var restarts: [Int] { ticks { if case .restart = $0 { true } else { false } } }
         var noFirstFrame: [Int] { ticks { $0 == .sayNoFirstFrame } }
@@ -34,8 +36,8 @@ import Testing
     @Test func aStillScreenWithNoFirstFrameIsSaidOnceAndNothingIsRepeated() {
         let run = Run(String(repeating: "-", count: 60))
         #expect(run.noFirstFrame == [19])  // 2 s after the start
-        #expect(run.repeats.isEmpty)       // nothing to repeat yet
-        #expect(run.restarts.isEmpty)      // never moved: a still screen, not a stopped capture
+        #expect(run.repeats.isEmpty)  // nothing to repeat yet
+        #expect(run.restarts.isEmpty)  // never moved: a still screen, not a stopped capture
     }
 
     @Test func aStillScreenRepeatsItsLastFrameOnceASecond() {
@@ -64,7 +66,8 @@ import Testing
     }
 
     @Test func aStreamFailureRestartsAtOnceThenSpacedFiveSecondsApartAndGivesUp() {
-        let timeline = "fffff" + "x" + String(repeating: "-", count: 9) + "x" + String(repeating: "-", count: 60)
+        let timeline =
+            "fffff" + "x" + String(repeating: "-", count: 9) + "x" + String(repeating: "-", count: 60)
             + "x" + String(repeating: "-", count: 60) + "x" + String(repeating: "-", count: 60)
         let run = Run(timeline)
         let restarts = run.restarts

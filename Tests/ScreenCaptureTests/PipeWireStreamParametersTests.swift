@@ -13,6 +13,7 @@ import Testing
     }
 
     @Test func aCaptureConfigurationStartsWithTheDefaults() {
-        #expect(PipeWireCapture.Configuration(nodeID: nil, remoteFD: nil).parameters == PipeWireCapture.StreamParameters())
+        #expect(
+            PipeWireCapture.Configuration(nodeID: nil, remoteFD: nil).parameters == PipeWireCapture.StreamParameters())
     }
 }

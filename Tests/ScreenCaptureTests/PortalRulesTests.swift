@@ -32,20 +32,24 @@ import Testing
     }
 
     @Test func aRefusedTokenIsRetriedWithoutItOnlyWhenAttended() {
-        let rejected = PortalError.callFailed(method: "ScreenCast.SelectSources", errorName: "org.freedesktop.DBus.Error.InvalidArgs",
-                                              message: "Restore token is not a valid UUID")
+        let rejected = PortalError.callFailed(
+            method: "ScreenCast.SelectSources", errorName: "org.freedesktop.DBus.Error.InvalidArgs",
+            message: "Restore token is not a valid UUID")
         #expect(RestoreTokenPolicy.retryWithoutToken(after: rejected, tokenSent: true, unattended: false))
         #expect(!RestoreTokenPolicy.retryWithoutToken(after: rejected, tokenSent: true, unattended: true))
         #expect(!RestoreTokenPolicy.retryWithoutToken(after: rejected, tokenSent: false, unattended: false))
         // A person cancelling the dialog is an answer, not a stale token.
-        #expect(!RestoreTokenPolicy.retryWithoutToken(after: .refused(step: "Start", code: 1), tokenSent: true, unattended: false))
+        #expect(
+            !RestoreTokenPolicy.retryWithoutToken(
+                after: .refused(step: "Start", code: 1), tokenSent: true, unattended: false))
     }
 }
 
 @Suite struct ScreenCastCapabilitiesTests {
     @Test func readsThePropertiesAsGetAllReturnsThem() throws {
         let caps = try ScreenCastCapabilities(properties: [
-            "version": .uint32(4), "AvailableSourceTypes": .uint32(1), "AvailableCursorModes": .uint32(3)])
+            "version": .uint32(4), "AvailableSourceTypes": .uint32(1), "AvailableCursorModes": .uint32(3)
+        ])
         #expect(caps.version == 4 && caps.sourceTypes == .monitor && caps.cursorModes == [.hidden, .embedded])
         #expect(caps.sourceTypes.names == ["monitor"] && caps.cursorModes.names == ["hidden", "embedded"])
         #expect(throws: PortalError.self) { try ScreenCastCapabilities(properties: [:]) }
@@ -55,7 +59,8 @@ import Testing
         let wlr = ScreenCastCapabilities(version: 4, sourceTypes: .monitor, cursorModes: [.hidden, .embedded])
         #expect(wlr.cursorModeToRequest(wantCursor: true) == .embedded)
         #expect(wlr.cursorModeToRequest(wantCursor: false) == .hidden)
-        let all = ScreenCastCapabilities(version: 4, sourceTypes: [.monitor, .window], cursorModes: [.hidden, .embedded, .metadata])
+        let all = ScreenCastCapabilities(
+            version: 4, sourceTypes: [.monitor, .window], cursorModes: [.hidden, .embedded, .metadata])
         #expect(all.cursorModeToRequest(wantCursor: true) == .metadata)
         let v1 = ScreenCastCapabilities(version: 1, sourceTypes: .monitor, cursorModes: [])
         #expect(v1.cursorModeToRequest(wantCursor: true) == nil)
@@ -94,9 +99,14 @@ import Testing
     }
 
     @Test func defaultPathFollowsXDGStateHome() {
-        #expect(RestoreTokenStore.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/sharectl/portal-restore-token")
-        #expect(RestoreTokenStore.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/state/sharectl/portal-restore-token")
-        #expect(RestoreTokenStore.defaultPath(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]).hasPrefix("/h/"))
+        #expect(
+            RestoreTokenStore.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"])
+                == "/s/sharectl/portal-restore-token")
+        #expect(
+            RestoreTokenStore.defaultPath(environment: ["HOME": "/h"])
+                == "/h/.local/state/sharectl/portal-restore-token")
+        #expect(
+            RestoreTokenStore.defaultPath(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]).hasPrefix("/h/"))
     }
 }
 

@@ -10,11 +10,15 @@ import Testing
         #expect(bgrx.format == .bgrx && bgrx.width == 1920 && bgrx.planes[0].stride == 1920 * 4)
         let i420 = try FrameConverter.toI420(bgrx)
         let expected = Timecode(frameNumber: 4242, captureMillis: 1_795_000_000_500)
-        #expect(Timecode.read(fromLuma: i420.planes[0].bytes, width: 1920, height: 1080, stride: i420.planes[0].stride) == expected)
+        #expect(
+            Timecode.read(fromLuma: i420.planes[0].bytes, width: 1920, height: 1080, stride: i420.planes[0].stride)
+                == expected)
         for (w, h) in [(1280, 720), (640, 360)] {
             let scaled = try FrameConverter.scaleI420(i420, width: w, height: h)
-            #expect(Timecode.read(fromLuma: scaled.planes[0].bytes, width: w, height: h, stride: scaled.planes[0].stride) == expected,
-                    "band readable at \(w)×\(h)")
+            #expect(
+                Timecode.read(fromLuma: scaled.planes[0].bytes, width: w, height: h, stride: scaled.planes[0].stride)
+                    == expected,
+                "band readable at \(w)×\(h)")
         }
     }
 

@@ -31,17 +31,23 @@ import Testing
         for dieAfter in [5, 15, 40] {
             let record = Record()
             let memory = memory()
-            let cameras = SyntheticCameras(scripts: [try SyntheticCameraScript.parse("front?die=\(dieAfter)s"),
-                                                     try SyntheticCameraScript.parse("spare")])
-            let director = CameraDirector(providers: [cameras], choice: .device("synthetic:front"), memory: memory,
-                                          logger: .disabled) { step in record.steps.change { $0.append(step.words) } }
+            let cameras = SyntheticCameras(scripts: [
+                try SyntheticCameraScript.parse("front?die=\(dieAfter)s"),
+                try SyntheticCameraScript.parse("spare")
+            ])
+            let director = CameraDirector(
+                providers: [cameras], choice: .device("synthetic:front"), memory: memory,
+                logger: .disabled
+            ) { step in record.steps.change { $0.append(step.words) } }
             director.feed.start { frame in
                 record.frames.change { $0 += 1 }
                 record.sizes.withLock { _ = $0.insert("\(frame.width)x\(frame.height)") }
             }
             let task = Task { await director.run() }
-            try await record.steps.until("the director switches to the spare",
-                                         within: .seconds(dieAfter) + Self.hangGuard) {
+            try await record.steps.until(
+                "the director switches to the spare",
+                within: .seconds(dieAfter) + Self.hangGuard
+            ) {
                 $0.contains("Using Synthetic spare (640×480 YUYV at 30 fps)")
             }
             let atSwitch = record.frames.value
@@ -50,9 +56,12 @@ import Testing
             await task.value
             director.feed.stop()
             if !record.said.contains("Using Synthetic front (640×480 YUYV at 30 fps)") { continue }
-            #expect(record.said == ["Starting camera…", "Using Synthetic front (640×480 YUYV at 30 fps)", "Camera disconnected",
-                                    "Switching to Synthetic spare", "Starting camera…",
-                                    "Using Synthetic spare (640×480 YUYV at 30 fps)"])
+            #expect(
+                record.said == [
+                    "Starting camera…", "Using Synthetic front (640×480 YUYV at 30 fps)", "Camera disconnected",
+                    "Switching to Synthetic spare", "Starting camera…",
+                    "Using Synthetic spare (640×480 YUYV at 30 fps)"
+                ])
             #expect(memory.load()?.id == "synthetic:front", "the camera asked for is remembered")
             #expect(record.sizes.withLock { $0 } == ["640x480"])
             return
@@ -91,7 +100,8 @@ import Testing
         task.cancel()
         await task.value
         #expect(status == "No signal from Synthetic dark — check its input")
-        #expect(record.said.filter { $0.hasPrefix("No picture from Synthetic dark") }.count == 2,
-                "a restart and the next format were tried first")
+        #expect(
+            record.said.filter { $0.hasPrefix("No picture from Synthetic dark") }.count == 2,
+            "a restart and the next format were tried first")
     }
 }

@@ -44,16 +44,21 @@ final class ManualClock: Clock, Sendable {
     }
 
     /// Returns once `count` tasks sleep on this clock (a hang guard of `within`).
-    func untilSleeping(_ count: Int, within: Duration = .seconds(60), file: String = #fileID,
-                       line: Int = #line) async throws {
-        try await state.until("\(count) asleep on the clock (\(sleeping) are)", within: within, file: file, line: line) {
+    func untilSleeping(
+        _ count: Int, within: Duration = .seconds(60), file: String = #fileID,
+        line: Int = #line
+    ) async throws {
+        try await state.until("\(count) asleep on the clock (\(sleeping) are)", within: within, file: file, line: line)
+        {
             $0.sleepers.count == count
         }
     }
 
     /// Wakes every sleeper with CancellationError (the test is over).
     func cancelSleepers() {
-        let all = state.change { state in defer { state.sleepers = [] }; return state.sleepers.map(\.continuation) }
+        let all = state.change { state in
+            defer { state.sleepers = [] }; return state.sleepers.map(\.continuation)
+        }
         for continuation in all { continuation.resume(throwing: CancellationError()) }
     }
 }

@@ -24,10 +24,14 @@ import Testing
     }
 
     /// `timelines`: person id → timeline; all as long as the first.
-    func run(_ timelines: [String: String], names: [String: String] = [:], ladder: ReceiverLadder = ReceiverLadder(),
-             startAt: ContinuousClock.Instant = ContinuousClock.now) -> Run {
+    func run(
+        _ timelines: [String: String], names: [String: String] = [:], ladder: ReceiverLadder = ReceiverLadder(),
+        startAt: ContinuousClock.Instant = ContinuousClock.now
+    ) -> Run {
         var result = Run(ladder: ladder)
-        var people = timelines.keys.reduce(into: [String: Person]()) { $0[$1] = Person(name: names[$1] ?? ($1.prefix(1).uppercased() + $1.dropFirst())) }
+        var people = timelines.keys.reduce(into: [String: Person]()) {
+            $0[$1] = Person(name: names[$1] ?? ($1.prefix(1).uppercased() + $1.dropFirst()))
+        }
         let length = timelines.values.map(\.count).max() ?? 0
         for second in 0..<length {
             var observed: [String: PersonObservation] = [:]
@@ -38,30 +42,36 @@ import Testing
                 if event != "x" { person.framesSent += 30 }
                 if event == "k" { person.keyframesSent += 1 }
                 people[id] = person
-                observed[id] = PersonObservation(name: person.name, stalled: event != "-" && event != "c",
-                                                 framesSent: person.framesSent, keyframesSent: person.keyframesSent,
-                                                 framesDecoded: event == "c" ? 0 : nil)
+                observed[id] = PersonObservation(
+                    name: person.name, stalled: event != "-" && event != "c",
+                    framesSent: person.framesSent, keyframesSent: person.keyframesSent,
+                    framesDecoded: event == "c" ? 0 : nil)
             }
             let steps = result.ladder.tick(now: startAt + .seconds(second), people: observed)
             result.steps += steps
             for id in timelines.keys {
                 // A share again is for everyone; it is marked on the line of the person it was for.
-                let marks = steps.filter { $0.action.subject == id || $0.action == .shareAgain && $0.reason.hasPrefix(people[id]!.name) }
-                    .compactMap { step -> String? in
-                        switch step.action {
-                        case .requestKeyframe: "K"
-                        case .rebuild: "R"
-                        case .shareAgain: "A"
-                        case .giveUp: "G"
-                        case .held: "h"
-                        case .recovered: "r"
-                        case .notice: nil
-                        default: "?"
-                        }
+                let marks = steps.filter {
+                    $0.action.subject == id || $0.action == .shareAgain && $0.reason.hasPrefix(people[id]!.name)
+                }
+                .compactMap { step -> String? in
+                    switch step.action {
+                    case .requestKeyframe: "K"
+                    case .rebuild: "R"
+                    case .shareAgain: "A"
+                    case .giveUp: "G"
+                    case .held: "h"
+                    case .recovered: "r"
+                    case .notice: nil
+                    default: "?"
                     }
-                result.marbles[id, default: ""] += marks.isEmpty ? "-" : marks.count == 1 ? marks[0] : "(\(marks.joined()))"
+                }
+                result.marbles[id, default: ""] +=
+                    marks.isEmpty ? "-" : marks.count == 1 ? marks[0] : "(\(marks.joined()))"
             }
-            for step in steps { if case .notice(_, let text) = step.action { result.notices.append(text ?? "(cleared)") } }
+            for step in steps {
+                if case .notice(_, let text) = step.action { result.notices.append(text ?? "(cleared)") }
+            }
         }
         return result
     }
@@ -75,11 +85,15 @@ import Testing
         // Keyframes at once and every 2 s; the first left at 1 s, so the rebuild is at 7 s, the
         // share again 10 s later, the give-up 10 s after that.
         #expect(run.marbles["bea"] == "K-K-K-KR---------A---------G--")
-        #expect(run.notices == ["Bea's view of your screen stalled — recovering",
-                                "Restarting your share for Bea…",
-                                "Couldn't restore Bea's view — try Stop and Share again"])
+        #expect(
+            run.notices == [
+                "Bea's view of your screen stalled — recovering",
+                "Restarting your share for Bea…",
+                "Couldn't restore Bea's view — try Stop and Share again"
+            ])
         #expect(run.ladder.rung(of: "bea") == .giveUp)
-        #expect(run.steps.first { $0.action == .rebuild("bea") }?.reason
+        #expect(
+            run.steps.first { $0.action == .rebuild("bea") }?.reason
                 == "Bea still reports the screen stalled 6 s after the first keyframe left")
     }
 
@@ -107,8 +121,9 @@ import Testing
 
     @Test func theSixSecondsCountFromTheFirstKeyframeThatLeft() {
         #expect(single("ssssksssssss").marbles["bea"] == "K-K-K-K-K-R-", "the keyframe left at 4 s: rebuild at 10 s")
-        #expect(single(String(repeating: "s", count: 20)).marbles["bea"] == "K-K-K-K-K-K-K-K-K-K-",
-                "no keyframe ever left: no rebuild (the sender's watchdog owns a screen that does not leave)")
+        #expect(
+            single(String(repeating: "s", count: 20)).marbles["bea"] == "K-K-K-K-K-K-K-K-K-K-",
+            "no keyframe ever left: no rebuild (the sender's watchdog owns a screen that does not leave)")
     }
 
     @Test func noShareAgainUnlessFramesLeftSinceTheRebuild() {
@@ -116,7 +131,8 @@ import Testing
         // taken the second frames leave again; the give-up follows 10 s after it.
         let run = single("sk" + "ssssss" + String(repeating: "x", count: 12) + String(repeating: "s", count: 12))
         #expect(run.marbles["bea"] == "K-K-K-KR---------h--A---------G-")
-        #expect(run.steps.first { $0.action == LadderAction.held("bea", step: "shareAgain") }?.reason
+        #expect(
+            run.steps.first { $0.action == LadderAction.held("bea", step: "shareAgain") }?.reason
                 == "no shareAgain for Bea: no frames left for them since the rebuild (the screen is not leaving here)")
     }
 
@@ -132,8 +148,10 @@ import Testing
         let second = "sk" + String(repeating: "s", count: 16)
         let run = single(first + second)
         #expect(run.marbles["bea"] == "K-K-K-KR-r-" + "K-K-K-Kh---------A")
-        #expect(run.steps.first { $0.action == .held("bea", step: "rebuild") }?.reason
-                == "Bea still reports the screen stalled 6 s after the first keyframe left; no rebuild: the last one for Bea was 11 s ago (at most once a minute)")
+        #expect(
+            run.steps.first { $0.action == .held("bea", step: "rebuild") }?.reason
+                == "Bea still reports the screen stalled 6 s after the first keyframe left; no rebuild: the last one for Bea was 11 s ago (at most once a minute)"
+        )
     }
 
     @Test func aRebuildIsAllowedAgainAfterAMinute() {
@@ -160,8 +178,10 @@ import Testing
         #expect(run.marbles["bea"]!.hasPrefix("K-K-K-KR---------A---------G--r"))
         #expect(run.marbles["cal"]!.hasSuffix("K-K-K-KR---------h---------G--"))
         #expect(run.steps.filter { $0.action == .shareAgain }.count == 1)
-        #expect(run.steps.first { $0.action == .held("cal", step: "shareAgain") }?.reason
-                == "Cal still reports the screen stalled 10 s after the rebuild; no share again: the last was 100 s ago (at most once every five minutes)")
+        #expect(
+            run.steps.first { $0.action == .held("cal", step: "shareAgain") }?.reason
+                == "Cal still reports the screen stalled 10 s after the rebuild; no share again: the last was 100 s ago (at most once every five minutes)"
+        )
         #expect(run.notices.last == "Couldn't restore Cal's view — try Stop and Share again")
     }
 
@@ -180,7 +200,8 @@ import Testing
     @Test func someoneLeavingTakesTheirNoticeAway() {
         var ladder = ReceiverLadder()
         let now = ContinuousClock.now
-        _ = ladder.tick(now: now, people: ["bea": PersonObservation(name: "Bea", stalled: true, framesSent: 1, keyframesSent: 0)])
+        _ = ladder.tick(
+            now: now, people: ["bea": PersonObservation(name: "Bea", stalled: true, framesSent: 1, keyframesSent: 0)])
         #expect(ladder.notices == ["bea": "Bea's view of your screen stalled — recovering"])
         let steps = ladder.tick(now: now + .seconds(1), people: [:])
         #expect(steps.map(\.action) == [.notice("bea", nil)])

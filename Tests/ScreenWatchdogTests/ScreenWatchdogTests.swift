@@ -20,11 +20,18 @@ import Testing
         func advance(second: Int, encoding: Bool, beaStalled: Bool) {
             reading.withLock { reading in
                 let frames = second * 30
-                reading.sender = SenderCounters(captureFrames: frames, connections: [
-                    "bea": ConnectionCounters(framesIn: frames, framesEncoded: encoding ? frames : 0,
-                                              framesSent: encoding ? frames : 0, age: .seconds(30 + second))])
-                reading.people = ["bea": PersonObservation(name: "Bea", stalled: beaStalled, framesSent: frames,
-                                                           keyframesSent: second >= 1 ? 1 : 0)]
+                reading.sender = SenderCounters(
+                    captureFrames: frames,
+                    connections: [
+                        "bea": ConnectionCounters(
+                            framesIn: frames, framesEncoded: encoding ? frames : 0,
+                            framesSent: encoding ? frames : 0, age: .seconds(30 + second))
+                    ])
+                reading.people = [
+                    "bea": PersonObservation(
+                        name: "Bea", stalled: beaStalled, framesSent: frames,
+                        keyframesSent: second >= 1 ? 1 : 0)
+                ]
             }
         }
     }
@@ -44,8 +51,9 @@ import Testing
     @Test func aStallReportIsCarriedOutLoggedWithItsReasonAndPublished() async {
         let probe = FakeProbe(), effector = FakeEffector(), log = LogCapture()
         let start = ContinuousClock.now
-        let watchdog = ScreenWatchdog(probe: probe, effector: effector, logger: log.logger(), clock: ManualClock(start: start),
-                                      origin: start)
+        let watchdog = ScreenWatchdog(
+            probe: probe, effector: effector, logger: log.logger(), clock: ManualClock(start: start),
+            origin: start)
         #expect(watchdog.status.state == "watching")
         for second in 0...7 {
             probe.advance(second: second, encoding: true, beaStalled: true)
@@ -58,29 +66,38 @@ import Testing
         let status = watchdog.status
         #expect(status.state == "recovering")
         #expect(status.rung == "rebuild")
-        #expect(status.lastStep == WatchdogStatus.Step(number: status.steps, t: 7, action: "rebuild", subject: "bea",
-                                                       reason: "Bea still reports the screen stalled 6 s after the first keyframe left"))
+        #expect(
+            status.lastStep
+                == WatchdogStatus.Step(
+                    number: status.steps, t: 7, action: "rebuild", subject: "bea",
+                    reason: "Bea still reports the screen stalled 6 s after the first keyframe left"))
         #expect(status.notices == ["Restarting your share for Bea…"])
         #expect(status.recent.map(\.action) == ["keyframe", "keyframe", "keyframe", "keyframe", "rebuild"])
         let rebuild = log.all.first { $0.metadata["watchdog.action"] == "rebuild" }
         #expect(rebuild?.level == .notice)
-        #expect(rebuild?.message == "rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left")
+        #expect(
+            rebuild?.message == "rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left")
         #expect(rebuild?.metadata["watchdog.rung"] == "rebuild")
         #expect(rebuild?.metadata["watchdog.subject"] == "bea")
-        #expect(status.statusText(now: 8) == "watchdog recovering at rebuild: rebuild bea 1 s ago (Bea still reports the screen stalled 6 s after the first keyframe left)")
+        #expect(
+            status.statusText(now: 8)
+                == "watchdog recovering at rebuild: rebuild bea 1 s ago (Bea still reports the screen stalled 6 s after the first keyframe left)"
+        )
     }
 
     @Test func aStepThatFailsIsLoggedAndTheWatchdogGoesOn() async {
         let probe = FakeProbe(), effector = FakeEffector(refuse: "keyframe"), log = LogCapture()
         let start = ContinuousClock.now
-        let watchdog = ScreenWatchdog(probe: probe, effector: effector, logger: log.logger(), clock: ManualClock(start: start))
+        let watchdog = ScreenWatchdog(
+            probe: probe, effector: effector, logger: log.logger(), clock: ManualClock(start: start))
         for second in 0...10 {
             probe.advance(second: second, encoding: false, beaStalled: false)
             await watchdog.tick(now: start + .seconds(second))
         }
         // The sender-side ladder: stuck from 1 s, keyframe at 6 s (refused), fresh encoder at 9 s.
         #expect(effector.done.value == [.freshEncoder("bea", scale: 2.0 / 3)])
-        #expect(log.all.contains { $0.level == .warning && $0.message == "keyframe failed: the encoder would not start" })
+        #expect(
+            log.all.contains { $0.level == .warning && $0.message == "keyframe failed: the encoder would not start" })
         #expect(watchdog.status.rung == "freshEncoder")
         #expect(watchdog.status.steps == 2)
     }

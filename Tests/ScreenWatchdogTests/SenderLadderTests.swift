@@ -24,9 +24,13 @@ import Testing
             if event != "_" { capture += 30; framesIn += 30 }
             if event == "-" || event == "e" || event == "l" { encoded += 30 }
             if event == "-" { sent += 30 }
-            let counters = SenderCounters(captureFrames: capture, connections: [
-                "c1": ConnectionCounters(framesIn: framesIn, framesEncoded: encoded, framesSent: sent,
-                                         linkLimited: event == "l", age: ageAtStart + .seconds(second))])
+            let counters = SenderCounters(
+                captureFrames: capture,
+                connections: [
+                    "c1": ConnectionCounters(
+                        framesIn: framesIn, framesEncoded: encoded, framesSent: sent,
+                        linkLimited: event == "l", age: ageAtStart + .seconds(second))
+                ])
             let steps = result.ladder.tick(now: start + .seconds(second), counters: counters)
             result.steps += steps
             let marks = steps.map { step -> String in
@@ -47,7 +51,9 @@ import Testing
 
     @Test func aConnectionThatEncodesNothingClimbsKeyframeFreshEncoderNewTransceiverThreeSecondsApart() {
         let run = run("ffffffffffffffffff")
-        #expect(run.marbles == "------k--e--t----k", "stuck from 1 s: keyframe at 5 s stuck, then every 3 s; again 5 s after the top")
+        #expect(
+            run.marbles == "------k--e--t----k",
+            "stuck from 1 s: keyframe at 5 s stuck, then every 3 s; again 5 s after the top")
         #expect(run.steps.map(\.action).contains(.freshEncoder("c1", scale: 2.0 / 3)))
         #expect(run.steps.first?.reason == "c1 took 180 frames in and encoded none for 5 s")
     }
@@ -102,8 +108,14 @@ import Testing
         var ladder = SenderLadder()
         let start = ContinuousClock.now
         func tick(_ second: Int, _ framesIn: Int, _ encoded: Int) -> [LadderStep] {
-            ladder.tick(now: start + .seconds(second), counters: SenderCounters(captureFrames: second, connections: [
-                "c1": ConnectionCounters(framesIn: framesIn, framesEncoded: encoded, framesSent: encoded, age: .seconds(60))]))
+            ladder.tick(
+                now: start + .seconds(second),
+                counters: SenderCounters(
+                    captureFrames: second,
+                    connections: [
+                        "c1": ConnectionCounters(
+                            framesIn: framesIn, framesEncoded: encoded, framesSent: encoded, age: .seconds(60))
+                    ]))
         }
         for second in 0...6 { _ = tick(second, 100 + second * 30, 50) }
         #expect(ladder.rung(of: "c1") == .keyframe)
@@ -115,8 +127,14 @@ import Testing
         var ladder = SenderLadder()
         let start = ContinuousClock.now
         for second in 0...6 {
-            _ = ladder.tick(now: start + .seconds(second), counters: SenderCounters(captureFrames: second, connections: [
-                "c1": ConnectionCounters(framesIn: second * 30, framesEncoded: 0, framesSent: 0, age: .seconds(60))]))
+            _ = ladder.tick(
+                now: start + .seconds(second),
+                counters: SenderCounters(
+                    captureFrames: second,
+                    connections: [
+                        "c1": ConnectionCounters(
+                            framesIn: second * 30, framesEncoded: 0, framesSent: 0, age: .seconds(60))
+                    ]))
         }
         #expect(ladder.rung == .keyframe)
         #expect(ladder.tick(now: start + .seconds(7), counters: SenderCounters(captureFrames: 7)).isEmpty)

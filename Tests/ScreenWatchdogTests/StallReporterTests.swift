@@ -40,7 +40,7 @@ import Testing
         #expect(result.filter { $0 == "S" }.count == 180)
         #expect(result.hasPrefix("----S"))
         #expect(result.hasSuffix(String(repeating: "-", count: 17)), "dropped at 184 s, not raised again while still")
-        #expect(run("+" + String(repeating: "=", count: 190) + "+====") .hasSuffix("----S"), "movement re-arms it")
+        #expect(run("+" + String(repeating: "=", count: 190) + "+====").hasSuffix("----S"), "movement re-arms it")
     }
 
     @Test func aScreenThatGoesAwayIsForgotten() {

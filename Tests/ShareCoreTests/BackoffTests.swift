@@ -22,7 +22,7 @@ import Testing
     /// as late, never past a minute.
     @Test(arguments: [
         (2, 0, 2), (2, 1, 4), (2, 4, 32), (2, 5, 60), (2, 40, 60),
-        (15, 0, 15), (15, 1, 30), (15, 2, 60), (15, 1_000_000, 60),
+        (15, 0, 15), (15, 1, 30), (15, 2, 60), (15, 1_000_000, 60)
     ])
     func theWaitAfterSomeFailures(first: Int, failures: Int, seconds: Int) {
         let backoff = Backoff(first: .seconds(first), cap: .seconds(60))

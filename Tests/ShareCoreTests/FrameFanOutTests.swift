@@ -21,7 +21,11 @@ import Testing
         // Stop the branches from threads of their own, all at once, while the producer floods.
         await withTaskGroup(of: Void.self) { group in
             for (branch, recorder) in zip(branches, recorders) {
-                group.addTask { await onThread { branch.stop(); recorder.stopReturned() } }
+                group.addTask {
+                    await onThread {
+                        branch.stop(); recorder.stopReturned()
+                    }
+                }
             }
         }
         let afterwards = source.delivered
@@ -37,7 +41,9 @@ import Testing
         let recorder = Recorder()
         fanOut.branch().start { _ in recorder.received() }
         #expect(waitUntil { recorder.frames > 100 })
-        await onThread { fanOut.stop(); recorder.stopReturned() }
+        await onThread {
+            fanOut.stop(); recorder.stopReturned()
+        }
         #expect(!source.isRunning)
         try await Task.sleep(for: .milliseconds(20))
         #expect(recorder.late == 0)
@@ -143,11 +149,16 @@ private final class FloodSource: VideoFrameSource {
         let running = Flag()
         let finished = DispatchSemaphore(value: 0)
         flag.withLock { $0 = running }
-        state.withLock { $0.finished = finished; $0.starts += 1 }
+        state.withLock {
+            $0.finished = finished; $0.starts += 1
+        }
         let count = self.count
-        let frame = VideoFrame(format: .i420, width: 2, height: 2,
-                               planes: [Plane(bytes: [0, 0, 0, 0], stride: 2), Plane(bytes: [0], stride: 1),
-                                        Plane(bytes: [0], stride: 1)])
+        let frame = VideoFrame(
+            format: .i420, width: 2, height: 2,
+            planes: [
+                Plane(bytes: [0, 0, 0, 0], stride: 2), Plane(bytes: [0], stride: 1),
+                Plane(bytes: [0], stride: 1)
+            ])
         let thread = Thread {
             while running.on.load(ordering: .acquiring) {
                 deliver(frame)
@@ -162,7 +173,9 @@ private final class FloodSource: VideoFrameSource {
     func stop() {
         guard let running = flag.withLock({ $0.take() }) else { return }
         running.on.store(false, ordering: .releasing)
-        let finished = state.withLock { s in defer { s.finished = nil; s.stops += 1 }; return s.finished }
+        let finished = state.withLock { s in
+            defer { s.finished = nil; s.stops += 1 }; return s.finished
+        }
         finished?.wait()
     }
 }

@@ -18,8 +18,8 @@ import Testing
 
     @Test func framesOlderThan100msAreDroppedWhenTaken() {
         let queue = FrameQueue()
-        queue.push(frame(1, at: 0))          // 150 ms old at take: late
-        queue.push(frame(2, at: 50_000))     // 100 ms old: on time (limit is inclusive)
+        queue.push(frame(1, at: 0))  // 150 ms old at take: late
+        queue.push(frame(2, at: 50_000))  // 100 ms old: on time (limit is inclusive)
         queue.push(frame(3, at: 120_000))
         #expect(queue.take(now: 150_000)?.sequence == 2)
         #expect(queue.counters.droppedLate == 1)

@@ -15,7 +15,7 @@ import Testing
         ("http://[::1]:9/r/x?t=1", "http://[::1]:9/r/x?t=…"),
         ("https://a@b@sfu.example/p@q?t=1", "https://sfu.example/p@q?t=…"),  // the last @ of the authority
         ("not a url?t=secret", "not a url?t=…"),
-        ("", ""),
+        ("", "")
     ])
     func credentialsAreCutAndTheServerStays(_ url: String, _ shown: String) {
         #expect(redactedURL(url) == shown)

@@ -5,8 +5,9 @@ import Testing
 /// Where a secret comes from: `--token` or `--token-file` (never both), else WHIP_TOKEN; a file
 /// read whole, its trailing line break dropped; every failure names the file.
 @Suite struct SecretOptionTests {
-    static let token = SecretOption(what: "the bearer token", flag: "token", fileFlag: "token-file",
-                                    environment: "WHIP_TOKEN")
+    static let token = SecretOption(
+        what: "the bearer token", flag: "token", fileFlag: "token-file",
+        environment: "WHIP_TOKEN")
 
     /// A file reader over a fixed table, so the precedence tests touch no disk.
     static func files(_ table: [String: String]) -> (String) throws(SecretOption.Failure) -> String {
@@ -17,17 +18,20 @@ import Testing
     }
 
     @Test func theCommandLineWinsOverTheEnvironmentAndWarns() throws {
-        let resolved = try Self.token.resolve(flagValue: "from-flag", filePath: nil,
-                                              environment: ["WHIP_TOKEN": "from-env"])
+        let resolved = try Self.token.resolve(
+            flagValue: "from-flag", filePath: nil,
+            environment: ["WHIP_TOKEN": "from-env"])
         #expect(resolved?.value == "from-flag")
         #expect(resolved?.source == .commandLine)
-        #expect(resolved?.warning == "--token puts the bearer token on the command line, where other users of this "
+        #expect(
+            resolved?.warning == "--token puts the bearer token on the command line, where other users of this "
                 + "machine can read it in the process list (ps); use --token-file PATH or WHIP_TOKEN instead")
     }
 
     @Test func aFileWinsOverTheEnvironmentAndSaysNothing() throws {
-        let resolved = try Self.token.resolve(flagValue: nil, filePath: "/t", environment: ["WHIP_TOKEN": "from-env"],
-                                              read: Self.files(["/t": "from-file\n"]))
+        let resolved = try Self.token.resolve(
+            flagValue: nil, filePath: "/t", environment: ["WHIP_TOKEN": "from-env"],
+            read: Self.files(["/t": "from-file\n"]))
         #expect(resolved == .init(value: "from-file", source: .file(path: "/t"), warning: nil))
     }
 
@@ -39,17 +43,23 @@ import Testing
     }
 
     @Test func bothFlagsAreRefused() {
-        #expect(throws: SecretOption.Failure(description: "--token and --token-file both give the bearer token; keep "
-                                             + "one (--token-file keeps it out of the process list)")) {
+        #expect(
+            throws: SecretOption.Failure(
+                description: "--token and --token-file both give the bearer token; keep "
+                    + "one (--token-file keeps it out of the process list)")
+        ) {
             try Self.token.resolve(flagValue: "a", filePath: "/t", environment: [:], read: Self.files(["/t": "b"]))
         }
     }
 
-    @Test(arguments: [("secret\n", "secret"), ("secret\r\n", "secret"), ("secret\n\n", "secret"),
-                      ("secret", "secret"), ("  spaced secret \n", "  spaced secret ")])
+    @Test(arguments: [
+        ("secret\n", "secret"), ("secret\r\n", "secret"), ("secret\n\n", "secret"),
+        ("secret", "secret"), ("  spaced secret \n", "  spaced secret ")
+    ])
     func onlyTrailingLineBreaksAreDropped(_ text: String, _ value: String) throws {
-        let resolved = try Self.token.resolve(flagValue: nil, filePath: "/t", environment: [:],
-                                              read: Self.files(["/t": text]))
+        let resolved = try Self.token.resolve(
+            flagValue: nil, filePath: "/t", environment: [:],
+            read: Self.files(["/t": text]))
         #expect(resolved?.value == value)
     }
 
@@ -82,7 +92,7 @@ import Testing
             (missing, "--token-file: cannot read the secret file \(missing): there is no such file"),
             (directory.path, "--token-file: cannot read the secret file \(directory.path): Is a directory"),
             (empty, "--token-file \(empty) is empty; it should hold the bearer token"),
-            (blank, "--token-file \(blank) is empty; it should hold the bearer token"),
+            (blank, "--token-file \(blank) is empty; it should hold the bearer token")
         ]
         for (path, message) in cases {
             #expect(throws: SecretOption.Failure(description: message)) {

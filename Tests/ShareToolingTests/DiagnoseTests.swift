@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import ShareTooling
 import StatsLine
@@ -13,7 +13,8 @@ import Testing
 /// the share will write it, and on broken files.
 @Suite struct DiagnoseTests {
     static func fixture() throws -> String {
-        let url = try #require(Bundle.module.url(forResource: "share-aiortc-h264", withExtension: "jsonl", subdirectory: "Fixtures"))
+        let url = try #require(
+            Bundle.module.url(forResource: "share-aiortc-h264", withExtension: "jsonl", subdirectory: "Fixtures"))
         return try String(contentsOf: url, encoding: .utf8)
     }
 
@@ -25,7 +26,8 @@ import Testing
         let report = diagnosis.report
         #expect(report.contains("Share: 39.0 s of statistics (t 1.0 to 40.0 s), 40 samples"))
         #expect(report.contains("Video: H264 x264, 1280×720"))
-        #expect(report.contains("Peers: 1\n  127.0.0.1:57540 host <-> 127.0.0.1:41128 host udp — last connected, direct"))
+        #expect(
+            report.contains("Peers: 1\n  127.0.0.1:57540 host <-> 127.0.0.1:41128 host udp — last connected, direct"))
         let fps = try #require(ShareDiagnosis.spread(contents.samples.compactMap(\.fpsSent)))
         #expect(report.contains(String(format: "Frame rate sent: min %.1f, median %.1f", fps.min, fps.median)))
         #expect(fps.median > 29 && fps.median < 31, "the share ran at 30 fps")
@@ -35,7 +37,9 @@ import Testing
         #expect(report.contains("Watchdog: not in the statistics"))
         let svg = ShareTimelinePlot(diagnosis).svg
         try Self.expectWellFormed(svg)
-        #expect(svg.contains("Frame rate (fps)") && svg.contains("Bitrate (kbit/s)") && svg.contains("Round-trip time (ms)"))
+        #expect(
+            svg.contains("Frame rate (fps)") && svg.contains("Bitrate (kbit/s)") && svg.contains("Round-trip time (ms)")
+        )
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 5, "encoded, sent, bitrate, target, RTT")
     }
 
@@ -52,7 +56,8 @@ import Testing
         let lines = try Self.fixture().split(separator: "\n").map(String.init)
         let probe = StallProbe()
         let start = ContinuousClock.now
-        let watchdog = ScreenWatchdog(probe: probe, effector: NoEffector(), logger: .disabled, clock: ContinuousClock(), origin: start)
+        let watchdog = ScreenWatchdog(
+            probe: probe, effector: NoEffector(), logger: .disabled, clock: ContinuousClock(), origin: start)
         var composed: [String] = []
         let encoder = JSONEncoder()
         for (index, line) in lines.enumerated() {
@@ -70,24 +75,36 @@ import Testing
         let diagnosis = ShareDiagnosis(source: "composed.jsonl", contents: contents)
         // Stalled from 10 s: keyframes at 10, 12, 14, 16 (the first left at 11), rebuild at 17,
         // share again at 27, recovered at 31 when the report clears.
-        #expect(diagnosis.steps.map(\.action) == ["keyframe", "keyframe", "keyframe", "keyframe", "rebuild", "shareAgain", "recovered"])
+        #expect(
+            diagnosis.steps.map(\.action) == [
+                "keyframe", "keyframe", "keyframe", "keyframe", "rebuild", "shareAgain", "recovered"
+            ])
         #expect(diagnosis.steps.map(\.t) == [10, 12, 14, 16, 17, 27, 31])
         #expect(diagnosis.steps.map(\.number) == Array(1...7).map { Optional($0) })
         let report = diagnosis.report
-        #expect(report.contains("Watchdog: 7 steps; rungs reached: keyframes, rebuild, shareAgain; at the end watching at none"))
-        #expect(report.contains("  t=17.0 s  rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left"))
+        #expect(
+            report.contains(
+                "Watchdog: 7 steps; rungs reached: keyframes, rebuild, shareAgain; at the end watching at none"))
+        #expect(
+            report.contains(
+                "  t=17.0 s  rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left"))
         #expect(report.contains("Limited by: bandwidth 21 s, none 19 s"))
         let svg = ShareTimelinePlot(diagnosis).svg
         try Self.expectWellFormed(svg)
         #expect(svg.contains(">5 rebuild</text>"))
-        #expect(svg.contains("5. t=17.0 s  rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left"))
-        #expect(svg.components(separatedBy: "stroke-dasharray=\"3 2\"").count - 1 == 7 * 3, "each step marked on the three panels")
+        #expect(
+            svg.contains(
+                "5. t=17.0 s  rebuild bea: Bea still reports the screen stalled 6 s after the first keyframe left"))
+        #expect(
+            svg.components(separatedBy: "stroke-dasharray=\"3 2\"").count - 1 == 7 * 3,
+            "each step marked on the three panels")
         // Kept for looking at (rsvg-convert plot.svg -o plot.png).
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-diagnose-test")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(svg.utf8).write(to: directory.appendingPathComponent("plot.svg"))
         try Data(report.utf8).write(to: directory.appendingPathComponent("report.txt"))
-        try Data((composed.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("composed.jsonl"))
+        try Data((composed.joined(separator: "\n") + "\n").utf8).write(
+            to: directory.appendingPathComponent("composed.jsonl"))
     }
 
     @Test func fieldsMissingOrUnknownAreTolerated() throws {
@@ -124,8 +141,9 @@ import Testing
                 peer.connection.state = "connected"
                 peer.connection.pair = "127.0.0.1:1 host <-> 127.0.0.1:2 \(name == "cy" ? "relay" : "host") udp"
                 peer.connection.rttMs = rtt
-                var sent = CallStatsLine.Sent(framesSent: Int(t) * 30, framesEncoded: Int(t) * 30, width: 1280, height: 720,
-                                              keyframes: 1, encoder: "libvpx", targetKbps: 1000)
+                var sent = CallStatsLine.Sent(
+                    framesSent: Int(t) * 30, framesEncoded: Int(t) * 30, width: 1280, height: 720,
+                    keyframes: 1, encoder: "libvpx", targetKbps: 1000)
                 sent.codecName = "VP8"
                 sent.fps = 30
                 sent.bitrateKbps = 900
@@ -135,11 +153,14 @@ import Testing
             }
             return try! StatsLineJSON.encode(call)
         }
-        let contents = try StatsFile.parse([line(1, rtt: nil), line(2, rtt: 4), line(3, rtt: 6)].joined(separator: "\n"))
+        let contents = try StatsFile.parse(
+            [line(1, rtt: nil), line(2, rtt: 4), line(3, rtt: 6)].joined(separator: "\n"))
         #expect(contents.samples.map(\.connections.count) == [2, 2, 2])
         let report = ShareDiagnosis(source: "call.jsonl", contents: contents).report
-        #expect(report.contains("Peers: 2\n  bea — last connected, direct, 127.0.0.1:1 host <-> 127.0.0.1:2 host udp\n"
-                                + "  cy — last connected, relayed, 127.0.0.1:1 host <-> 127.0.0.1:2 relay udp"), "\(report)")
+        #expect(
+            report.contains(
+                "Peers: 2\n  bea — last connected, direct, 127.0.0.1:1 host <-> 127.0.0.1:2 host udp\n"
+                    + "  cy — last connected, relayed, 127.0.0.1:1 host <-> 127.0.0.1:2 relay udp"), "\(report)")
         #expect(report.contains("Video: VP8 libvpx, 1280×720"))
         #expect(report.contains("Bitrate: min 1800, median 1800, max 1800 kbit/s"), "summed over the two")
         #expect(report.contains("Target: min 2000, median 2000, max 2000 kbit/s"))
@@ -164,8 +185,9 @@ import Testing
         share.video.limitedBy = "cpu"
         share.connection.state = "connected"
         share.connection.pair = "a <-> b"
-        share.watchdog = WatchdogStatus(state: "recovering", rung: "keyframe", steps: 1,
-                                        lastStep: .init(number: 1, t: 1.2, action: "keyframe", subject: nil, reason: "stalled"))
+        share.watchdog = WatchdogStatus(
+            state: "recovering", rung: "keyframe", steps: 1,
+            lastStep: .init(number: 1, t: 1.2, action: "keyframe", subject: nil, reason: "stalled"))
         let contents = try StatsFile.parse([before, share].map { try StatsLineJSON.encode($0) }.joined(separator: "\n"))
         #expect(contents.samples.map(\.fpsSent) == [nil, 30])
         let report = ShareDiagnosis(source: "share.jsonl", contents: contents).report
@@ -183,7 +205,10 @@ import Testing
             ("{\"t\": -4}", "stats.jsonl line 1: 't' is not a time in seconds"),
             ("", "stats.jsonl: no statistics in it (write one with sharectl share --stats-json PATH)"),
             ("\n\n", "stats.jsonl: no statistics in it (write one with sharectl share --stats-json PATH)"),
-            ("{\"t\": 1, \"video\": {\"codec\": \"H264\", \"width\": 12", "stats.jsonl line 1: not JSON (starts \"{\"t\": 1, \"video\": {\"codec\": \"H264\", \"wid…\")"),
+            (
+                "{\"t\": 1, \"video\": {\"codec\": \"H264\", \"width\": 12",
+                "stats.jsonl line 1: not JSON (starts \"{\"t\": 1, \"video\": {\"codec\": \"H264\", \"wid…\")"
+            )
         ]
         for (text, message) in cases {
             #expect(throws: StatsFileError.self) { try StatsFile.parse(text, path: "stats.jsonl") }
@@ -198,12 +223,19 @@ import Testing
     @Test func aLastLineCutShortIsPassedOverWithANote() throws {
         let contents = try StatsFile.parse("{\"t\": 1}\n{\"t\": 2}\n{\"t\": 3, \"vid", path: "s")
         #expect(contents.samples.count == 2)
-        #expect(contents.notes == ["line 3 passed over: not JSON (\"{\"t\": 3, \"vid\") (cut short when the share stopped?)"])
+        #expect(
+            contents.notes == [
+                "line 3 passed over: not JSON (\"{\"t\": 3, \"vid\") (cut short when the share stopped?)"
+            ])
         #expect(ShareDiagnosis(source: "s", contents: contents).report.contains("Notes:\n  line 3 passed over"))
     }
 
     @Test func aFileThatIsNotThereSaysSo() {
-        #expect(throws: StatsFileError(path: "/nonexistent/x.jsonl", line: nil, reason: "cannot read the file (does it exist? is it readable?)")) {
+        #expect(
+            throws: StatsFileError(
+                path: "/nonexistent/x.jsonl", line: nil, reason: "cannot read the file (does it exist? is it readable?)"
+            )
+        ) {
             try StatsFile.read(path: "/nonexistent/x.jsonl")
         }
     }
@@ -222,9 +254,15 @@ final class StallProbe: WatchdogProbe {
         let (second, stalled) = state.withLock { $0 }
         let frames = second * 30
         return WatchdogReading(
-            sender: SenderCounters(captureFrames: frames, connections: [
-                "bea": ConnectionCounters(framesIn: frames, framesEncoded: frames, framesSent: frames, age: .seconds(second))]),
-            people: ["bea": PersonObservation(name: "Bea", stalled: stalled, framesSent: frames, keyframesSent: second / 11)])
+            sender: SenderCounters(
+                captureFrames: frames,
+                connections: [
+                    "bea": ConnectionCounters(
+                        framesIn: frames, framesEncoded: frames, framesSent: frames, age: .seconds(second))
+                ]),
+            people: [
+                "bea": PersonObservation(name: "Bea", stalled: stalled, framesSent: frames, keyframesSent: second / 11)
+            ])
     }
 }
 

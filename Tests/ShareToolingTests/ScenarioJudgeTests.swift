@@ -42,19 +42,23 @@ import Testing
             case "0": count = 25
             default: break
             }
-            return ScenarioRecord.ViewSample(t: Double(index), framesDecoded: marble == "x" ? nil : count, width: 1280, height: 720)
+            return ScenarioRecord.ViewSample(
+                t: Double(index), framesDecoded: marble == "x" ? nil : count, width: 1280, height: 720)
         }
     }
 
-    func record(_ marbles: String, steps: [(Double, String)] = [], notices: [(Double, String)] = [],
-                injected: Double? = 10) -> ScenarioRecord {
+    func record(
+        _ marbles: String, steps: [(Double, String)] = [], notices: [(Double, String)] = [],
+        injected: Double? = 10
+    ) -> ScenarioRecord {
         var record = ScenarioRecord()
         record.screens["bea"] = ["ana": view(marbles)]
         var list: [WatchdogStatus.Step] = []
         record.watchdog["ana"] = (0..<marbles.count).map { second in
             let t = Double(second)
             for (number, step) in steps.enumerated() where step.0 == t {
-                list.append(WatchdogStatus.Step(number: number + 1, t: t, action: step.1, subject: "bea", reason: "test"))
+                list.append(
+                    WatchdogStatus.Step(number: number + 1, t: t, action: step.1, subject: "bea", reason: "test"))
             }
             let showing = notices.filter { $0.0 <= t && t < $0.0 + 3 }.map(\.1)
             return ScenarioRecord.WatchdogSample(t: t, rung: "none", steps: Array(list.suffix(8)), notices: showing)
@@ -69,9 +73,10 @@ import Testing
     @Test func aWedgeMendedByARebuild() {
         //                       0         1         2         3
         //                       0123456789012345678901234567890123
-        let seen = record("mmmmmmmmmmm---------0mmmmmmmmmmmmmmm",
-                          steps: [(15, "keyframe"), (21, "rebuild")],
-                          notices: [(15, "bea's view of your screen stalled — recovering")])
+        let seen = record(
+            "mmmmmmmmmmm---------0mmmmmmmmmmmmmmm",
+            steps: [(15, "keyframe"), (21, "rebuild")],
+            notices: [(15, "bea's view of your screen stalled — recovering")])
         let judged = ScenarioJudge.judge(scenario, seen)
         #expect(judged[0].met, "\(judged[0].figure)")
         #expect(judged[0].figure.contains("moving again at 20 s (10 s after the fault, 25 fps)"), "\(judged[0].figure)")
@@ -110,8 +115,9 @@ import Testing
 
     @Test func theGiveUpNoticeAnswersForAViewNeverRestored() {
         let notice = "Couldn't restore bea's view — try Stop and Share again"
-        let seen = record("mmmmmmmmmmm-----------------------",
-                          steps: [(15, "keyframe"), (21, "rebuild"), (26, "giveUp")], notices: [(27, notice)])
+        let seen = record(
+            "mmmmmmmmmmm-----------------------",
+            steps: [(15, "keyframe"), (21, "rebuild"), (26, "giveUp")], notices: [(27, notice)])
         let judged = ScenarioJudge.judge(scenario, seen)
         #expect(!judged[0].met)
         #expect(judged[1].met, "\(judged[1].figure)")

@@ -33,8 +33,10 @@ import Testing
     }
 
     @Test func everyShippedScenarioParses() throws {
-        let names = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "reshare", "camera-unplug", "camera-silent",
-                     "link-1500k", "loss-10", "soak", "wedge-browser"]
+        let names = [
+            "capture-stall", "encoder-stall", "wedge", "wedge-sticky", "reshare", "camera-unplug", "camera-silent",
+            "link-1500k", "loss-10", "soak", "wedge-browser"
+        ]
         for name in names {
             let scenario = try ScenarioParser.load(path: Self.scenarios.appendingPathComponent("\(name).json").path)
             #expect(scenario.name == name)
@@ -43,7 +45,9 @@ import Testing
         let sticky = try ScenarioParser.load(path: Self.scenarios.appendingPathComponent("wedge-sticky.json").path)
         #expect(sticky.faults.first?.kind == .decoderWedgeSticky)
         #expect(sticky.faults.first?.screenOf == "ana", "the only sharer's screen")
-        #expect(sticky.expect.last?.describe(in: sticky) == "bea's view restored, or the give-up notice, within 40 s of faults[0] (decoderWedgeSticky)")
+        #expect(
+            sticky.expect.last?.describe(in: sticky)
+                == "bea's view restored, or the give-up notice, within 40 s of faults[0] (decoderWedgeSticky)")
     }
 
     @Test func theSoakLengthIsAParameter() throws {
@@ -52,19 +56,27 @@ import Testing
         let short = try ScenarioParser.load(path: path, parameters: ["length": 600])
         #expect(short.duration == 600)
         #expect(short.faults[1].times(until: short.duration) == [60], "a capture stall every 600 s from 60 s")
-        #expect(try ScenarioParser.load(path: path, parameters: ["length": 7200]).faults[2].times(until: 7200).count == 8)
+        #expect(
+            try ScenarioParser.load(path: path, parameters: ["length": 7200]).faults[2].times(until: 7200).count == 8)
         #expect(throws: ScenarioError(file: path, path: "parameters.length", reason: "60 is below its minimum 300")) {
             try ScenarioParser.load(path: path, parameters: ["length": 60])
         }
-        #expect(throws: ScenarioError(file: path, path: "parameters", reason: "no parameter 'size' to set (it declares: length)")) {
+        #expect(
+            throws: ScenarioError(
+                file: path, path: "parameters", reason: "no parameter 'size' to set (it declares: length)")
+        ) {
             try ScenarioParser.load(path: path, parameters: ["size": 60])
         }
     }
 
     @Test func theMinimalScenarioFillsDefaults() throws {
         let scenario = try parse(Self.minimal)
-        #expect(scenario.start.sharers == [Scenario.Sharer(name: "ana", source: "synthetic", width: 1280, height: 720, fps: 30,
-                                                           codec: "h264", policy: "balanced", camera: nil)])
+        #expect(
+            scenario.start.sharers == [
+                Scenario.Sharer(
+                    name: "ana", source: "synthetic", width: 1280, height: 720, fps: 30,
+                    codec: "h264", policy: "balanced", camera: nil)
+            ])
         #expect(scenario.start.viewers == [Scenario.Viewer(name: "bea", kind: "builtin")])
         // The model round-trips through Codable (what a runner reads).
         let again = try JSONDecoder().decode(Scenario.self, from: JSONEncoder().encode(scenario))
@@ -75,36 +87,86 @@ import Testing
         let cases: [(String, String, String)] = [
             ("\"duration\": 60", "\"duration\": \"sixty\"", "x.json: duration: should be a number"),
             ("\"at\": 20", "\"at\": 75", "x.json: faults[0].at: 75 s is outside the scenario (0 to 60 s)"),
-            ("\"decoderWedge\"", "\"decoderMelt\"", "x.json: faults[0].kind: unknown fault 'decoderMelt' (known: captureStall, encoderStall, decoderWedge, decoderWedgeSticky, reshare, cameraUnplug, cameraSilent, link)"),
-            ("\"target\": \"bea\"", "\"target\": \"ana\"", "x.json: faults[0].target: a decoderWedge happens to a viewer (bea), not 'ana'"),
-            ("\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"", "\"kind\": \"captureStall\", \"at\": 20, \"target\": \"bea\"",
-             "x.json: faults[0].target: a captureStall happens to a sharer (ana), not 'bea'"),
-            ("\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"", "\"kind\": \"cameraUnplug\", \"at\": 20, \"target\": \"ana\"",
-             "x.json: faults[0].target: ana has no camera (give the sharer \"camera\": \"synthetic\" or \"vivid\")"),
-            ("\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"", "\"kind\": \"link\", \"at\": 20, \"target\": \"bea\"",
-             "x.json: faults[0]: a link fault needs rateKbit, lossPercent or both"),
-            ("\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"", "\"kind\": \"link\", \"at\": 20, \"target\": \"bea\", \"lossPercent\": 120",
-             "x.json: faults[0].lossPercent: 0 to 100, not 120.0"),
+            (
+                "\"decoderWedge\"", "\"decoderMelt\"",
+                "x.json: faults[0].kind: unknown fault 'decoderMelt' (known: captureStall, encoderStall, decoderWedge, decoderWedgeSticky, reshare, cameraUnplug, cameraSilent, link)"
+            ),
+            (
+                "\"target\": \"bea\"", "\"target\": \"ana\"",
+                "x.json: faults[0].target: a decoderWedge happens to a viewer (bea), not 'ana'"
+            ),
+            (
+                "\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"",
+                "\"kind\": \"captureStall\", \"at\": 20, \"target\": \"bea\"",
+                "x.json: faults[0].target: a captureStall happens to a sharer (ana), not 'bea'"
+            ),
+            (
+                "\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"",
+                "\"kind\": \"cameraUnplug\", \"at\": 20, \"target\": \"ana\"",
+                "x.json: faults[0].target: ana has no camera (give the sharer \"camera\": \"synthetic\" or \"vivid\")"
+            ),
+            (
+                "\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"",
+                "\"kind\": \"link\", \"at\": 20, \"target\": \"bea\"",
+                "x.json: faults[0]: a link fault needs rateKbit, lossPercent or both"
+            ),
+            (
+                "\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"",
+                "\"kind\": \"link\", \"at\": 20, \"target\": \"bea\", \"lossPercent\": 120",
+                "x.json: faults[0].lossPercent: 0 to 100, not 120.0"
+            ),
             ("\"at\": 20,", "\"at\": 20, \"rateKbit\": 100,", "x.json: faults[0].rateKbit: only a link fault takes it"),
-            ("\"at\": 20,", "\"at\": 20, \"when\": 3,", "x.json: faults[0].when: unknown field (known here: kind, at, for, every, target, screenOf, rateKbit, lossPercent)"),
-            ("\"within\": 30", "\"within\": 50", "x.json: expect[0].within: 70 s is past the scenario's end (60 s): it could not be judged"),
+            (
+                "\"at\": 20,", "\"at\": 20, \"when\": 3,",
+                "x.json: faults[0].when: unknown field (known here: kind, at, for, every, target, screenOf, rateKbit, lossPercent)"
+            ),
+            (
+                "\"within\": 30", "\"within\": 50",
+                "x.json: expect[0].within: 70 s is past the scenario's end (60 s): it could not be judged"
+            ),
             ("\"fault\": 0", "\"fault\": 3", "x.json: expect[0].fault: names fault 3, but the faults are 0 to 0"),
-            ("\"viewer\": \"bea\", \"fault\"", "\"viewer\": \"cy\", \"fault\"", "x.json: expect[0].viewer: 'cy' is not a viewer (bea)"),
-            ("\"viewer\": \"bea\", \"fault\": 0, \"within\": 30", "\"fault\": 0, \"within\": 30",
-             "x.json: expect[0]: a viewRestored expectation needs \"viewer\""),
-            ("\"kind\": \"viewRestored\", \"viewer\": \"bea\", \"fault\": 0, \"within\": 30", "\"kind\": \"watchdogReaches\", \"rung\": \"panic\"",
-             "x.json: expect[0].rung: 'panic' is not one of: restartCapture, keyframe, freshEncoder, newTransceiver, keyframes, rebuild, shareAgain, giveUp"),
-            ("\"expect\": [{ \"kind\": \"viewRestored\", \"viewer\": \"bea\", \"fault\": 0, \"within\": 30 }]", "\"expect\": []",
-             "x.json: expect: a scenario needs at least one expectation"),
+            (
+                "\"viewer\": \"bea\", \"fault\"", "\"viewer\": \"cy\", \"fault\"",
+                "x.json: expect[0].viewer: 'cy' is not a viewer (bea)"
+            ),
+            (
+                "\"viewer\": \"bea\", \"fault\": 0, \"within\": 30", "\"fault\": 0, \"within\": 30",
+                "x.json: expect[0]: a viewRestored expectation needs \"viewer\""
+            ),
+            (
+                "\"kind\": \"viewRestored\", \"viewer\": \"bea\", \"fault\": 0, \"within\": 30",
+                "\"kind\": \"watchdogReaches\", \"rung\": \"panic\"",
+                "x.json: expect[0].rung: 'panic' is not one of: restartCapture, keyframe, freshEncoder, newTransceiver, keyframes, rebuild, shareAgain, giveUp"
+            ),
+            (
+                "\"expect\": [{ \"kind\": \"viewRestored\", \"viewer\": \"bea\", \"fault\": 0, \"within\": 30 }]",
+                "\"expect\": []",
+                "x.json: expect: a scenario needs at least one expectation"
+            ),
             ("\"server\": true, ", "", "x.json: start.server: viewers meet the sharer in a room: set \"server\": true"),
             ("{ \"name\": \"bea\" }", "{ \"name\": \"ana\" }", "x.json: start.viewers: the name 'ana' is used twice"),
-            ("{ \"name\": \"bea\" }", "{ \"name\": \"bea\", \"kind\": \"browser\" }", "x.json: start.viewers[0].kind: a browser viewer needs \"browser\": true under start"),
-            ("{ \"name\": \"ana\" }", "{ \"name\": \"ana\", \"size\": \"huge\" }", "x.json: start.sharers[0].size: 'huge' is not WIDTHxHEIGHT between 96x60 and 7680x4320"),
-            ("{ \"name\": \"ana\" }", "{ \"name\": \"ana\", \"policy\": \"fast\" }", "x.json: start.sharers[0].policy: 'fast' is not one of: balanced, detail, motion"),
+            (
+                "{ \"name\": \"bea\" }", "{ \"name\": \"bea\", \"kind\": \"browser\" }",
+                "x.json: start.viewers[0].kind: a browser viewer needs \"browser\": true under start"
+            ),
+            (
+                "{ \"name\": \"ana\" }", "{ \"name\": \"ana\", \"size\": \"huge\" }",
+                "x.json: start.sharers[0].size: 'huge' is not WIDTHxHEIGHT between 96x60 and 7680x4320"
+            ),
+            (
+                "{ \"name\": \"ana\" }", "{ \"name\": \"ana\", \"policy\": \"fast\" }",
+                "x.json: start.sharers[0].policy: 'fast' is not one of: balanced, detail, motion"
+            ),
             ("\"name\": \"x\"", "\"name\": \"y\"", "x.json: name: 'y' differs from the file's name 'x'"),
-            ("\"duration\": 60", "\"duration\": \"$length\"", "x.json: duration: '$length' names no parameter (declare it under \"parameters\")"),
-            ("\"sharers\": [{ \"name\": \"ana\" }]", "\"sharers\": []", "x.json: start.sharers: at least one sharer is needed"),
-            ("\"summary\": \"s\", ", "", "x.json: summary: missing"),
+            (
+                "\"duration\": 60", "\"duration\": \"$length\"",
+                "x.json: duration: '$length' names no parameter (declare it under \"parameters\")"
+            ),
+            (
+                "\"sharers\": [{ \"name\": \"ana\" }]", "\"sharers\": []",
+                "x.json: start.sharers: at least one sharer is needed"
+            ),
+            ("\"summary\": \"s\", ", "", "x.json: summary: missing")
         ]
         for (old, new, message) in cases {
             #expect(error(replacing: old, with: new) == message)

@@ -7,11 +7,13 @@ import Testing
 /// Debian's python3-jsonschema): a field renamed, dropped or given another type in Swift fails
 /// here before a gate meets it.
 @Suite struct StatsLineSchemaTests {
-    static let step = WatchdogStatus.Step(number: 3, t: 17.25, action: "rebuild", subject: "bea",
-                                          reason: "Bea still reports the screen stalled")
+    static let step = WatchdogStatus.Step(
+        number: 3, t: 17.25, action: "rebuild", subject: "bea",
+        reason: "Bea still reports the screen stalled")
 
-    static let watchdog = WatchdogStatus(state: "recovering", rung: "rebuild", steps: 3, lastStep: step,
-                                         recent: [step], notices: ["Bea's view is being rebuilt"])
+    static let watchdog = WatchdogStatus(
+        state: "recovering", rung: "rebuild", steps: 3, lastStep: step,
+        recent: [step], notices: ["Bea's view is being rebuilt"])
 
     /// A share line with every optional field present.
     static var share: ShareStatsLine {
@@ -89,22 +91,25 @@ import Testing
         view.mid = nil
         peer.camera = view
         peer.audio = .init(samplesDecoded: 48_000, framesConcealed: 0, levelDbfs: -20, hearing: true)
-        var sent = CallStatsLine.Sent(framesSent: 300, framesEncoded: 300, width: 1280, height: 720, keyframes: 1,
-                                      encoder: "libvpx", targetKbps: 1500)
+        var sent = CallStatsLine.Sent(
+            framesSent: 300, framesEncoded: 300, width: 1280, height: 720, keyframes: 1,
+            encoder: "libvpx", targetKbps: 1500)
         sent.mid = "1"
         sent.codecName = "VP8"
         sent.limitedBy = "none"
         sent.policy = "balanced"
         peer.video = sent
-        peer.cameraSent = .init(framesSent: 300, framesEncoded: 300, width: 480, height: 360, keyframes: 1,
-                                encoder: "libvpx", targetKbps: 500, maxKbps: 500, capped: true)
+        peer.cameraSent = .init(
+            framesSent: 300, framesEncoded: 300, width: 480, height: 360, keyframes: 1,
+            encoder: "libvpx", targetKbps: 500, maxKbps: 500, capped: true)
         peer.cameraSent?.mid = "0"
         peer.audioSent = .init(framesSent: 400, levelDbfs: -20, framesDropped: 0, source: "tone 440 Hz", silent: false)
         peer.connection.state = "connected"
         peer.connection.pair = "127.0.0.1:1 host <-> 127.0.0.1:2 host udp"
         peer.connection.rttMs = 0.8
-        let theirs = CallStatsLine.TheirView(screenFramesDecoded: 290, screenStalled: false, cameraFramesDecoded: 280,
-                                             hearsUs: true)
+        let theirs = CallStatsLine.TheirView(
+            screenFramesDecoded: 290, screenStalled: false, cameraFramesDecoded: 280,
+            hearsUs: true)
         peer.theirView = theirs
         peer.report = .init(theirs)
         line.peers = [peer]
@@ -126,7 +131,9 @@ import Testing
         var peer = CallStatsLine.Peer(id: "p2", name: "bea")
         peer.video = CallStatsLine.Sent()
         call.peers = [peer]
-        try Self.expectFits([("share", try StatsLineJSON.encode(ShareStatsLine())), ("call", try StatsLineJSON.encode(call))])
+        try Self.expectFits([
+            ("share", try StatsLineJSON.encode(ShareStatsLine())), ("call", try StatsLineJSON.encode(call))
+        ])
     }
 
     /// The checker itself is not one that passes everything.
@@ -147,7 +154,11 @@ import Testing
         let json = try StatsLineJSON.encode(CallStatsLine.Sent())
         #expect(json.contains(#""encoder":null"#) && json.contains(#""codecName":null"#))
         #expect(!json.contains("targetKbps") && !json.contains("capped"))
-        let read = try StatsLineJSON.decode(CallStatsLine.Sent.self, from: Data(#"{"framesSent":1,"framesEncoded":1,"width":2,"height":2,"keyframes":0,"encodersMade":0,"fps":1,"bitrateKbps":3}"#.utf8))
+        let read = try StatsLineJSON.decode(
+            CallStatsLine.Sent.self,
+            from: Data(
+                #"{"framesSent":1,"framesEncoded":1,"width":2,"height":2,"keyframes":0,"encodersMade":0,"fps":1,"bitrateKbps":3}"#
+                    .utf8))
         #expect(read.encoder == nil && read.framesSent == 1, "a missing nullable key reads as null")
     }
 
@@ -167,14 +178,17 @@ import Testing
 
     // MARK: The gates' checker
 
-    static func expectFits(_ lines: [(kind: String, json: String)], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectFits(_ lines: [(kind: String, json: String)], sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let complaints = try complaints(lines)
         #expect(complaints.isEmpty, "\(complaints.joined(separator: "\n"))", sourceLocation: sourceLocation)
     }
 
     /// What scripts/gates/lib/stats.py says of each `KIND JSON` line: nothing for a line that fits.
     static func complaints(_ lines: [(kind: String, json: String)]) throws -> [String] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let script = """
             import json, sys
             sys.path.insert(0, sys.argv[1])
@@ -190,7 +204,8 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, root.appendingPathComponent("scripts/gates").path]
         var environment = ProcessInfo.processInfo.environment
-        environment["GATE_WORK"] = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-stats-schema").path
+        environment["GATE_WORK"] =
+            FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-stats-schema").path
         process.environment = environment
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
@@ -203,8 +218,9 @@ import Testing
         let failed = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw CheckerFailure(description: "the schema checker did not run (python3 with jsonschema: scripts/setup.sh test "
-                                 + "installs Debian's python3-jsonschema): \(failed)")
+            throw CheckerFailure(
+                description: "the schema checker did not run (python3 with jsonschema: scripts/setup.sh test "
+                    + "installs Debian's python3-jsonschema): \(failed)")
         }
         return said.split(separator: "\n").map(String.init)
     }

@@ -18,12 +18,14 @@ import Testing
     @Test func withoutAScreenTheDefaultsComeBack() {
         let free = CameraCap.limits(besideScreen: false, width: 640, height: 480)
         #expect(free.maxBitrate == CameraCap.defaultBitrate && free.maxLongSide == CameraCap.defaultLongSide)
-        let own = CameraCap.limits(besideScreen: false, width: 640, height: 480, defaultBitrate: 700_000, defaultLongSide: 640)
+        let own = CameraCap.limits(
+            besideScreen: false, width: 640, height: 480, defaultBitrate: 700_000, defaultLongSide: 640)
         #expect(own.maxBitrate == 700_000 && own.maxLongSide == 640)
     }
 
     @Test func theCapNeverRaisesACameraAboveItsDefaults() {
-        let small = CameraCap.limits(besideScreen: true, width: 1280, height: 720, defaultBitrate: 300_000, defaultLongSide: 480)
+        let small = CameraCap.limits(
+            besideScreen: true, width: 1280, height: 720, defaultBitrate: 300_000, defaultLongSide: 480)
         #expect(small.maxBitrate == 300_000 && small.maxLongSide == 480)
     }
 

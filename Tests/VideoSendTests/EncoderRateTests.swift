@@ -30,8 +30,10 @@ import Testing
     }
 
     static func encoders() throws -> [any VideoEncoder] {
-        [try X264Encoder(.init(width: 640, height: 360, bitrate: 1_500_000, keyframeInterval: 3000)),
-         try VP8Encoder(.init(width: 640, height: 360, bitrate: 1_500_000, keyframeInterval: 3000))]
+        [
+            try X264Encoder(.init(width: 640, height: 360, bitrate: 1_500_000, keyframeInterval: 3000)),
+            try VP8Encoder(.init(width: 640, height: 360, bitrate: 1_500_000, keyframeInterval: 3000))
+        ]
     }
 
     @Test(arguments: [VideoCodec.h264, .vp8])
@@ -58,8 +60,8 @@ import Testing
         try slow.setRate(bitrate: 1_500_000, frameRate: 5)
         _ = try Self.bytes(fast, frames: 0..<30)
         _ = try Self.bytes(slow, frames: 0..<5, fps: 5)
-        let (fastBytes, _) = try Self.bytes(fast, frames: 30..<90)          // 2 s
-        let (slowBytes, _) = try Self.bytes(slow, frames: 5..<15, fps: 5)   // 2 s
+        let (fastBytes, _) = try Self.bytes(fast, frames: 30..<90)  // 2 s
+        let (slowBytes, _) = try Self.bytes(slow, frames: 5..<15, fps: 5)  // 2 s
         #expect(slowBytes * 2 > fastBytes, "30 fps \(fastBytes) B, 5 fps \(slowBytes) B over two seconds")
     }
 

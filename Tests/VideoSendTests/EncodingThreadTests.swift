@@ -13,8 +13,10 @@ import Testing
     @Test func aStillScreenIsEncodedAgainOnceASecond() async throws {
         let queue = FrameQueue()
         let out = Watched<[(Bool, Int64)]>([])
-        let thread = VideoEncodingThread(queue: queue, settings: .init(factory: VideoEncoderFactory(codec: .vp8), bitrate: 800_000),
-                                         logger: .disabled) { frame, capture in out.change { $0.append((frame.isKeyframe, capture)) } }
+        let thread = VideoEncodingThread(
+            queue: queue, settings: .init(factory: VideoEncoderFactory(codec: .vp8), bitrate: 800_000),
+            logger: .disabled
+        ) { frame, capture in out.change { $0.append((frame.isKeyframe, capture)) } }
         thread.start()
         let screen = SyntheticScreen(width: 320, height: 240, framesPerSecond: 30)
         queue.push(screen.render(frame: 0, wallClockMillis: 0, captureMicros: Clocks.monotonicMicros()))
@@ -33,9 +35,13 @@ import Testing
 
     @Test func policyAndBitrateChangesKeepTheEncoderUnlessTheSizeChanges() async throws {
         let queue = FrameQueue()
-        let thread = VideoEncodingThread(queue: queue, settings: .init(factory: VideoEncoderFactory(codec: .h264), bitrate: 8_000_000,
-                                                                       maxLongSide: 1920, policy: .detail),
-                                         logger: .disabled) { _, _ in }
+        let thread = VideoEncodingThread(
+            queue: queue,
+            settings: .init(
+                factory: VideoEncoderFactory(codec: .h264), bitrate: 8_000_000,
+                maxLongSide: 1920, policy: .detail),
+            logger: .disabled
+        ) { _, _ in }
         thread.start()
         var screen = LiveFrames(SyntheticScreen(width: 1280, height: 720, framesPerSecond: 30), into: queue)
         try await screen.feed(10)
@@ -65,17 +71,22 @@ import Testing
 extension EncodingThreadTests {
     @Test func aCameraBesideAScreenIsCappedAndGivenItsDefaultsBack() async throws {
         let queue = FrameQueue()
-        let thread = VideoEncodingThread(queue: queue, settings: .init(factory: VideoEncoderFactory(codec: .vp8, content: .camera),
-                                                                       bitrate: 1_500_000, maxLongSide: 1280, policy: .detail),
-                                         logger: .disabled) { _, _ in }
+        let thread = VideoEncodingThread(
+            queue: queue,
+            settings: .init(
+                factory: VideoEncoderFactory(codec: .vp8, content: .camera),
+                bitrate: 1_500_000, maxLongSide: 1280, policy: .detail),
+            logger: .disabled
+        ) { _, _ in }
         thread.start()
         var camera = LiveFrames(SyntheticScreen(width: 640, height: 480, framesPerSecond: 30), into: queue)
         thread.setBitrate(1_200_000)
         try await camera.feed(8)
         let free = thread.counters
         #expect(free.height == 480 && free.targetBitrate == 1_200_000)
-        thread.setLimits(maxBitrate: CameraCap.besideScreenBitrate,
-                         maxLongSide: CameraCap.longSide(width: 640, height: 480))
+        thread.setLimits(
+            maxBitrate: CameraCap.besideScreenBitrate,
+            maxLongSide: CameraCap.longSide(width: 640, height: 480))
         try await camera.feed(8)
         let capped = thread.counters
         #expect(capped.height <= CameraCap.besideScreenLines && capped.width == 480)
@@ -102,7 +113,8 @@ struct LiveFrames {
 
     mutating func feed(_ count: Int) async throws {
         for _ in 0..<count {
-            queue.push(picture.render(frame: number, wallClockMillis: number * 33, captureMicros: Clocks.monotonicMicros()))
+            queue.push(
+                picture.render(frame: number, wallClockMillis: number * 33, captureMicros: Clocks.monotonicMicros()))
             number += 1
             try await Task.sleep(for: .milliseconds(33))
         }

@@ -38,9 +38,10 @@ import VideoSend
     @Test func mainProfileIsMainNeverHigh() throws {
         let encoder = try X264Encoder(.init(width: 320, height: 240, profile: .main))
         let frame = try #require(try encoder.encode(.testPattern(width: 320, height: 240, index: 0)))
-        let sps = try #require(try H264AnnexB.nalUnits(in: frame.bytes).first {
-            H264NALUnitType(header: $0.first ?? 0) == .sequenceParameterSet
-        })
+        let sps = try #require(
+            try H264AnnexB.nalUnits(in: frame.bytes).first {
+                H264NALUnitType(header: $0.first ?? 0) == .sequenceParameterSet
+            })
         #expect(try H264ProfileLevelID(sps: sps).profileIDC == 77)
     }
 
@@ -63,11 +64,14 @@ import VideoSend
         var depayloader = H264Depayloader()
         var events: [DepayloadEvent] = []
         for packet in packets {
-            events += try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                           timestamp: packet.timestamp, marker: packet.marker)
+            events += try depayloader.push(
+                packet.payload, sequenceNumber: packet.sequenceNumber,
+                timestamp: packet.timestamp, marker: packet.marker)
         }
         let frames = events.compactMap { if case let .frame(frame) = $0 { frame } else { nil } }
-        #expect(frames.count == events.count, "only whole frames: \(events.filter { if case .frame = $0 { false } else { true } })")
+        #expect(
+            frames.count == events.count,
+            "only whole frames: \(events.filter { if case .frame = $0 { false } else { true } })")
         try #require(frames.count == encoded.count)
         for (sent, received) in zip(encoded, frames) {
             // The same NAL units (x264 writes no delimiters or filler here), 4-byte start codes.
@@ -76,7 +80,9 @@ import VideoSend
             if received.isKeyframe {
                 let types = try Self.types(received.bytes)
                 let firstIDR = try #require(types.firstIndex(of: .idrSlice))
-                #expect(types[..<firstIDR].contains(.sequenceParameterSet) && types[..<firstIDR].contains(.pictureParameterSet))
+                #expect(
+                    types[..<firstIDR].contains(.sequenceParameterSet)
+                        && types[..<firstIDR].contains(.pictureParameterSet))
             }
         }
         let sizes = try decodedSizes(frames, with: TestVideoDecoder(.h264))
@@ -89,18 +95,20 @@ import VideoSend
         var payloader = H264Payloader(maxPayloadSize: 1200)
         _ = try payloader.payload(encoded[0].bytes)
         // The forced keyframe with its SPS and PPS taken out, as some encoders send them.
-        let bare = H264AnnexB.accessUnit(try H264AnnexB.nalUnits(in: encoded[20].bytes).filter {
-            let type = H264NALUnitType(header: $0.first ?? 0)
-            return type != .sequenceParameterSet && type != .pictureParameterSet
-        })
+        let bare = H264AnnexB.accessUnit(
+            try H264AnnexB.nalUnits(in: encoded[20].bytes).filter {
+                let type = H264NALUnitType(header: $0.first ?? 0)
+                return type != .sequenceParameterSet && type != .pictureParameterSet
+            })
         let packets = try packetize([EncodedFrame(bytes: bare, isKeyframe: true, frameIndex: 20)]) {
             try payloader.payload($0.bytes)
         }
         var depayloader = H264Depayloader()
         var events: [DepayloadEvent] = []
         for packet in packets {
-            events += try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                           timestamp: packet.timestamp, marker: packet.marker)
+            events += try depayloader.push(
+                packet.payload, sequenceNumber: packet.sequenceNumber,
+                timestamp: packet.timestamp, marker: packet.marker)
         }
         let frames = decodable(events)
         try #require(frames.count == 1)
@@ -125,12 +133,15 @@ import VideoSend
         var depayloader = H264Depayloader()
         var events: [DepayloadEvent] = []
         for packet in packets {
-            events += try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                           timestamp: packet.timestamp, marker: packet.marker)
+            events += try depayloader.push(
+                packet.payload, sequenceNumber: packet.sequenceNumber,
+                timestamp: packet.timestamp, marker: packet.marker)
         }
-        #expect(events.prefix(2) == [
-            .gap(after: lostSequence &- 1, missing: 1),
-            .dropped(DroppedFrame(timestamp: 0, firstSequenceNumber: 65_500, reason: .missingPackets))])
+        #expect(
+            events.prefix(2) == [
+                .gap(after: lostSequence &- 1, missing: 1),
+                .dropped(DroppedFrame(timestamp: 0, firstSequenceNumber: 65_500, reason: .missingPackets))
+            ])
         let frames = decodable(events)
         let timestamps: [UInt32] = (20...30).map { UInt32($0) * 3000 }
         #expect(frames.map(\.timestamp) == timestamps)

@@ -11,7 +11,9 @@ import Testing
         var frames: [EncodedFrame] = []
         for index in 0..<20 {
             if index == 12 { encoder.forceKeyframe() }
-            if let out = try encoder.encode(.testPattern(width: 320, height: 240, index: index), timestamp90kHz: Int64(index) * 3000) {
+            if let out = try encoder.encode(
+                .testPattern(width: 320, height: 240, index: index), timestamp90kHz: Int64(index) * 3000)
+            {
                 frames.append(out)
             }
         }
@@ -25,16 +27,20 @@ import Testing
         }
         let decoder = try TestVideoDecoder(.h264)
         var decoded = 0
-        for frame in frames { decoded += try decoder.decode(frame.bytes).filter { $0.width == 320 && $0.height == 240 }.count }
+        for frame in frames {
+            decoded += try decoder.decode(frame.bytes).filter { $0.width == 320 && $0.height == 240 }.count
+        }
         #expect(decoded == frames.count)
     }
 
     @Test func bitrateChangesReachTheRunningEncoder() throws {
-        let encoder = try LibavH264Encoder(.init(backend: .software, width: 640, height: 360, bitrate: 1_500_000, keyframeInterval: 3000))
+        let encoder = try LibavH264Encoder(
+            .init(backend: .software, width: 640, height: 360, bitrate: 1_500_000, keyframeInterval: 3000))
         func run(_ range: Range<Int>) throws -> (bytes: Int, keyframes: Int) {
             var total = 0, keys = 0
             for index in range {
-                let out = try encoder.encode(try EncoderRateTests.noise(index: index), timestamp90kHz: Int64(index) * 3000)
+                let out = try encoder.encode(
+                    try EncoderRateTests.noise(index: index), timestamp90kHz: Int64(index) * 3000)
                 total += out?.bytes.count ?? 0
                 if out?.isKeyframe == true { keys += 1 }
             }
@@ -50,7 +56,8 @@ import Testing
     }
 
     @Test func theProbeSaysWhyAHardwareEncoderIsMissing() throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-devices-\(UInt32.random(in: 0...UInt32.max))")
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "no-devices-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
         let findings = HardwareEncoders.probe(devices: empty.path)
@@ -58,7 +65,8 @@ import Testing
         #expect(findings.allSatisfy { !$0.usable })
         let vaapi = try #require(findings.first)
         // Debian's libavcodec has both encoders; what is missing here is the device.
-        #expect(vaapi.reason.contains("no render node") || vaapi.reason.contains("has no h264_vaapi"), "\(vaapi.reason)")
+        #expect(
+            vaapi.reason.contains("no render node") || vaapi.reason.contains("has no h264_vaapi"), "\(vaapi.reason)")
     }
 
     @Test func aMissingDeviceIsAClearError() {

@@ -107,26 +107,35 @@ import Testing
         let extensions = SendExtensions(mid: (1, "v"), absSendTimeID: 2, transportSequenceID: 3)
         var pacer = Pacer<OutgoingPacket>(targetBitrate: 100_000)
         for sequence: UInt16 in [100, 101] {
-            let packet = RTPPacket(marker: false, payloadType: 96, sequenceNumber: sequence, timestamp: 0, ssrc: 9,
-                                   payload: Array(repeating: 0, count: 1000))
-            pacer.enqueue(OutgoingPacket(packet: packet, priority: .video, extensions: extensions), size: 1036,
-                          priority: .video, nowMicros: 0)
+            let packet = RTPPacket(
+                marker: false, payloadType: 96, sequenceNumber: sequence, timestamp: 0, ssrc: 9,
+                payload: Array(repeating: 0, count: 1000))
+            pacer.enqueue(
+                OutgoingPacket(packet: packet, priority: .video, extensions: extensions), size: 1036,
+                priority: .video, nowMicros: 0)
         }
         // A retransmission queued later leaves first.
         let rtx = RTPPacket(marker: false, payloadType: 97, sequenceNumber: 7, timestamp: 0, ssrc: 10, payload: [1, 2])
-        pacer.enqueue(OutgoingPacket(packet: rtx, priority: .retransmission, extensions: extensions), size: 38,
-                      priority: .retransmission, nowMicros: 1_000)
+        pacer.enqueue(
+            OutgoingPacket(packet: rtx, priority: .retransmission, extensions: extensions), size: 38,
+            priority: .retransmission, nowMicros: 1_000)
         var now: Int64 = 1_000
         while pacer.queuedPackets > 0, now < 1_000_000 {
             for packet in pacer.release(nowMicros: now) { _ = writer(packet, now) }
             now += 1_000
         }
-        let map = HeaderExtensionMap([1: HeaderExtensionURI.mid, 2: HeaderExtensionURI.absSendTime,
-                                      3: HeaderExtensionURI.transportWideSequenceNumber])
+        let map = HeaderExtensionMap([
+            1: HeaderExtensionURI.mid, 2: HeaderExtensionURI.absSendTime,
+            3: HeaderExtensionURI.transportWideSequenceNumber
+        ])
         let packets = try wire.items.map { try RTPPacket.parse($0) }
         #expect(packets.map(\.sequenceNumber) == [7, 100, 101])
-        #expect(try packets.map { try $0.headerExtensionValue(TransportSequenceNumber.self, map: map)?.value } == [0, 1, 2])
-        #expect(try packets.map { try $0.headerExtensionValue(MediaIdentification.self, map: map)?.value } == ["v", "v", "v"])
+        #expect(
+            try packets.map { try $0.headerExtensionValue(TransportSequenceNumber.self, map: map)?.value } == [0, 1, 2])
+        #expect(
+            try packets.map { try $0.headerExtensionValue(MediaIdentification.self, map: map)?.value } == [
+                "v", "v", "v"
+            ])
         let times = sent.items.map(\.2)
         #expect(times.count == 3 && times[0] == 1_000 && times[2] > times[1], "released at \(times)")
         #expect(sent.items.map(\.1) == wire.items.map(\.count))

@@ -38,7 +38,8 @@ import VideoSend
     @Test func theDefaultHistoryHoldsMoreThanASecondOfA2500kbitStream() {
         let history = RetransmissionHistory()
         for i in 0..<450 {
-            let packet = RTPPacket(marker: false, payloadType: 96, sequenceNumber: UInt16(i), timestamp: 0, ssrc: 1, payload: [0])
+            let packet = RTPPacket(
+                marker: false, payloadType: 96, sequenceNumber: UInt16(i), timestamp: 0, ssrc: 1, payload: [0])
             history.store(packet, sentMicros: Int64(i) * 1_000_000 / 300)
         }
         let now: Int64 = 1_500_000
@@ -49,8 +50,12 @@ import VideoSend
 
     @Test func aNACKIsAnsweredOnTheRTXStreamAheadOfVideo() throws {
         let written = Mutex<[OutgoingPacket]>([])
-        let sender = RTPStreamSender(configuration: .init(ssrc: 1, payloadType: 96, clockRate: 90_000, rtx: (ssrc: 2, payloadType: 97)),
-                                     firstSequence: 100) { packet, _ in written.withLock { $0.append(packet) }; return true }
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 1, payloadType: 96, clockRate: 90_000, rtx: (ssrc: 2, payloadType: 97)),
+            firstSequence: 100
+        ) { packet, _ in
+            written.withLock { $0.append(packet) }; return true
+        }
         sender.send([RTPPayloadUnit(payload: [1, 2, 3], marker: true)], timestamp: 9, nowMicros: 0)
         #expect(sender.retransmit([100, 101], nowMicros: 50_000) == 1, "101 was never sent")
         let packets = written.withLock { $0 }

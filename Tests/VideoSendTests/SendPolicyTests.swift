@@ -6,11 +6,14 @@ import Testing
 @Suite struct SendPolicyTests {
     let start = ContinuousClock.now
 
-    func decide(_ policy: ScreenSendPolicy, kbps: Int, at seconds: Double = 0, shaper: inout SendShaper,
-                width: Int = 1920, height: Int = 1080) -> SendShaper.Decision {
+    func decide(
+        _ policy: ScreenSendPolicy, kbps: Int, at seconds: Double = 0, shaper: inout SendShaper,
+        width: Int = 1920, height: Int = 1080
+    ) -> SendShaper.Decision {
         shaper.setPolicy(policy)
-        return shaper.update(now: start + .milliseconds(Int64(seconds * 1000)), sourceWidth: width, sourceHeight: height,
-                             targetBitrate: kbps * 1000)
+        return shaper.update(
+            now: start + .milliseconds(Int64(seconds * 1000)), sourceWidth: width, sourceHeight: height,
+            targetBitrate: kbps * 1000)
     }
 
     @Test func aCleanFastLinkSendsEveryPolicyAtItsBest() {

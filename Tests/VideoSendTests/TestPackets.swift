@@ -13,14 +13,18 @@ struct TestPacket {
 
 /// Numbers payloads the way a sender would: consecutive sequence numbers (starting near the wrap),
 /// one 90 kHz timestamp per frame at 30 fps.
-func packetize(_ frames: [EncodedFrame], firstSequenceNumber: UInt16 = 65_500,
-               payload: (EncodedFrame) throws -> [RTPPayloadUnit]) throws -> [TestPacket] {
+func packetize(
+    _ frames: [EncodedFrame], firstSequenceNumber: UInt16 = 65_500,
+    payload: (EncodedFrame) throws -> [RTPPayloadUnit]
+) throws -> [TestPacket] {
     var packets: [TestPacket] = []
     var sequenceNumber = firstSequenceNumber
     for (index, frame) in frames.enumerated() {
         for unit in try payload(frame) {
-            packets.append(TestPacket(payload: unit.payload, marker: unit.marker, sequenceNumber: sequenceNumber,
-                                      timestamp: UInt32(index) * 3000, frameIndex: index))
+            packets.append(
+                TestPacket(
+                    payload: unit.payload, marker: unit.marker, sequenceNumber: sequenceNumber,
+                    timestamp: UInt32(index) * 3000, frameIndex: index))
             sequenceNumber &+= 1
         }
     }

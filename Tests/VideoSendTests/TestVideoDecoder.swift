@@ -15,7 +15,8 @@ final class TestVideoDecoder {
 
     init(_ codec: Codec) throws {
         guard let decoder = avcodec_find_decoder(codec == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_VP8),
-              let context = avcodec_alloc_context3(decoder) else { throw DecodeError(code: -1) }
+            let context = avcodec_alloc_context3(decoder)
+        else { throw DecodeError(code: -1) }
         self.context = context
         context.pointee.thread_count = 1  // no frame threading: a frame in, a picture out
         let opened = avcodec_open2(context, decoder, nil)

@@ -48,8 +48,9 @@ import VideoSend
         var depayloader = VP8Depayloader()
         var events: [DepayloadEvent] = []
         for packet in packets {
-            events += try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                           timestamp: packet.timestamp, marker: packet.marker)
+            events += try depayloader.push(
+                packet.payload, sequenceNumber: packet.sequenceNumber,
+                timestamp: packet.timestamp, marker: packet.marker)
         }
         let frames = events.compactMap { if case let .frame(frame) = $0 { frame } else { nil } }
         #expect(frames.count == events.count)
@@ -74,12 +75,15 @@ import VideoSend
         var depayloader = VP8Depayloader()
         var events: [DepayloadEvent] = []
         for packet in packets {
-            events += try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                           timestamp: packet.timestamp, marker: packet.marker)
+            events += try depayloader.push(
+                packet.payload, sequenceNumber: packet.sequenceNumber,
+                timestamp: packet.timestamp, marker: packet.marker)
         }
-        #expect(events.prefix(2) == [
-            .gap(after: 65_500, missing: 1),
-            .dropped(DroppedFrame(timestamp: 0, firstSequenceNumber: 65_500, reason: .missingPackets))])
+        #expect(
+            events.prefix(2) == [
+                .gap(after: 65_500, missing: 1),
+                .dropped(DroppedFrame(timestamp: 0, firstSequenceNumber: 65_500, reason: .missingPackets))
+            ])
         // VP8 marks a frame's first packet, so the frames after the loss arrive whole
         // (they will not decode cleanly without the keyframe: a receiver waits for the next).
         let whole = events.compactMap { if case let .frame(frame) = $0 { frame } else { nil } }

@@ -37,17 +37,21 @@ import Testing
         try process.run()
         // Both pipes are read at once, so neither fills while the other is read.
         let errorData = Mutex<Data>(Data())
-        let reader = Thread { let data = errors.fileHandleForReading.readDataToEndOfFile(); errorData.withLock { $0 = data } }
+        let reader = Thread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile(); errorData.withLock { $0 = data }
+        }
         reader.start()
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         while !reader.isFinished { usleep(1000) }
-        return Ran(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                   errors: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+        return Ran(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
     }
 
     func sharectl(_ arguments: String...) throws -> Ran {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.sharectl), "build sharectl first: \(Self.sharectl)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.sharectl), "build sharectl first: \(Self.sharectl)")
         return try Self.run(Self.sharectl, arguments)
     }
 
@@ -60,7 +64,9 @@ import Testing
         let ran = try sharectl("share", "--help")
         #expect(ran.status == 0 && ran.errors.isEmpty)
         #expect(ran.output.hasPrefix("usage: sharectl share "))
-        for option in CommandTables.share.options { #expect(ran.output.contains("  " + option.spelled), "\(option.spelled)") }
+        for option in CommandTables.share.options {
+            #expect(ran.output.contains("  " + option.spelled), "\(option.spelled)")
+        }
         #expect(try sharectl("help", "share").output == ran.output)
         #expect(try sharectl("share", "-h").output == ran.output)
     }
@@ -76,10 +82,13 @@ import Testing
     @Test func misplacedAndUnknownOptionsExitTwoAndPointAtHelp() throws {
         let misplaced = try sharectl("serve", "--policy", "detail")
         #expect(misplaced.status == 2 && misplaced.output.isEmpty)
-        #expect(misplaced.errors == "sharectl: --policy is an option of share, not of serve (see: sharectl serve --help)\n")
+        #expect(
+            misplaced.errors == "sharectl: --policy is an option of share, not of serve (see: sharectl serve --help)\n")
         let unknown = try sharectl("share", "--polcy", "detail")
         #expect(unknown.status == 2)
-        #expect(unknown.errors == "sharectl: unknown option --polcy for share; did you mean --policy? (see: sharectl share --help)\n")
+        #expect(
+            unknown.errors
+                == "sharectl: unknown option --polcy for share; did you mean --policy? (see: sharectl share --help)\n")
         let command = try sharectl("shre")
         #expect(command.status == 2 && command.errors.contains("did you mean share?"))
     }
@@ -90,13 +99,16 @@ import Testing
         let lines = ran.output.split(separator: "\n").map(String.init)
         let first = try #require(lines.first)
         #expect(first.hasPrefix("sharectl \(VersionCommand.number), commit "))
-        #expect(lines.dropFirst().first?.hasPrefix("  x264") == true && ran.output.contains("  OpenSSL "), "the libraries follow")
+        #expect(
+            lines.dropFirst().first?.hasPrefix("  x264") == true && ran.output.contains("  OpenSSL "),
+            "the libraries follow")
         #expect(try sharectl("version").output == ran.output)
         // Built from this checkout: the commit is the checkout's HEAD (when git is here to say).
         let head = try Self.run("/usr/bin/git", ["-C", Self.packageRoot.path, "rev-parse", "HEAD"])
         if head.status == 0 {
             let hash = head.output.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(first.hasPrefix("sharectl \(VersionCommand.number), commit \(hash)"), "\(first) is not HEAD \(hash)")
+            #expect(
+                first.hasPrefix("sharectl \(VersionCommand.number), commit \(hash)"), "\(first) is not HEAD \(hash)")
         }
     }
 
@@ -108,7 +120,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: work) }
         let repository = work.appendingPathComponent("repository"), tarball = work.appendingPathComponent("tarball")
         let inside = repository.appendingPathComponent("vendored")
-        for folder in [tarball, inside] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        for folder in [tarball, inside] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
         func made(_ package: URL) throws -> String {
             let out = work.appendingPathComponent("out-\(package.lastPathComponent)")
             let ran = try Self.run("/bin/sh", [script, package.path, out.path])
@@ -142,10 +156,11 @@ import Testing
         ("sharectl serve --pol", ""),
         ("sharectl camera ", "list test"),
         ("sharectl help sc", "scenario"),
-        ("sharectl completion ", "bash zsh"),
+        ("sharectl completion ", "bash zsh")
     ])
     func bashCompletesFromTheTable(line: String, offered: String) throws {
-        let ran = try bash(#"""
+        let ran = try bash(
+            #"""
             source <("$0" completion bash) || exit 1
             COMP_LINE=$1 COMP_POINT=${#1}
             _sharectl
@@ -163,14 +178,17 @@ import Testing
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-zsh-\(getpid())")
         defer { try? FileManager.default.removeItem(at: work) }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        try sharectl("completion", "zsh").output.write(to: work.appendingPathComponent("_sharectl"), atomically: true, encoding: .utf8)
+        try sharectl("completion", "zsh").output.write(
+            to: work.appendingPathComponent("_sharectl"), atomically: true, encoding: .utf8)
         let check = try Self.run(zsh, ["-n", work.appendingPathComponent("_sharectl").path])
         #expect(check.status == 0, "\(check.errors)")
         let capture = work.appendingPathComponent("capture.zsh")
         try Self.zshCapture.write(to: capture, atomically: true, encoding: .utf8)
-        for (line, offered) in [("sharectl sh", "share"), ("sharectl share --policy ", "balanced detail motion"),
-                                ("sharectl serve --tls-", "--tls-cert --tls-key"), ("sharectl camera ", "list test"),
-                                ("sharectl share --source portal:", "portal:monitor portal:window portal:virtual")] {
+        for (line, offered) in [
+            ("sharectl sh", "share"), ("sharectl share --policy ", "balanced detail motion"),
+            ("sharectl serve --tls-", "--tls-cert --tls-key"), ("sharectl camera ", "list test"),
+            ("sharectl share --source portal:", "portal:monitor portal:window portal:virtual")
+        ] {
             let ran = try Self.run("/usr/bin/timeout", ["60", zsh, capture.path, work.path, line])
             #expect(ran.status == 0, "\(line): \(ran.errors)")
             #expect(ran.output.trimmingCharacters(in: .whitespacesAndNewlines) == offered, "\(line)")

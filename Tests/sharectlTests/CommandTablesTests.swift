@@ -45,9 +45,10 @@ import Testing
         "watch --name Viewer --snapshot shots/ --audio-output none --codec vp8 --no-audio --room-file r.url",
         "camera list", "camera test --device /dev/video0 --duration 300",
         "camera test --device auto;synthetic:spare --duration 17 --verbose",
-        "bench-wire /tmp/work", "bench-pipeline f.bgrx --frames 180 --bitrate 2500 --codec h264 --content screen --no-write",
+        "bench-wire /tmp/work",
+        "bench-pipeline f.bgrx --frames 180 --bitrate 2500 --codec h264 --content screen --no-write",
         "diagnose share.jsonl --out DIR", "scenario check Scenarios/wedge.json Scenarios/soak.json",
-        "scenario run Scenarios/wedge.json --out DIR --param length=600 --param a=1,b=2", "completion bash",
+        "scenario run Scenarios/wedge.json --out DIR --param length=600 --param a=1,b=2", "completion bash"
     ])
     func everyCommandLineInUseStillParses(line: String) throws {
         _ = try parsed(line)
@@ -81,29 +82,43 @@ import Testing
     }
 
     @Test func optionsOfAnotherCommandAreRefused() {
-        #expect(throws: UsageError(description: "--policy is an option of share, not of serve (see: sharectl serve --help)")) {
+        #expect(
+            throws: UsageError(description: "--policy is an option of share, not of serve (see: sharectl serve --help)")
+        ) {
             try table.parse(["serve", "--policy", "detail"])
         }
-        #expect(throws: UsageError(description: "--whip is an option of share, not of watch (see: sharectl watch --help)")) {
+        #expect(
+            throws: UsageError(description: "--whip is an option of share, not of watch (see: sharectl watch --help)")
+        ) {
             try table.parse(["watch", "--whip", "http://x"])
         }
     }
 
     @Test func configKeysFollowTheTable() {
         let share = CommandTables.configKeys(for: "share") ?? []
-        for key in ["source", "whip", "token-file", "policy", "reconnect", "unattended", "restore-token-file", "room-file"] {
+        for key in [
+            "source", "whip", "token-file", "policy", "reconnect", "unattended", "restore-token-file", "room-file"
+        ] {
             #expect(share.contains(key))
         }
-        #expect(CommandTables.configKeys(for: "serve") == ["listen", "room", "grace", "state", "tls-cert", "tls-key",
-                                                           "allow-origin", "verbose", "log-level"])
+        #expect(
+            CommandTables.configKeys(for: "serve") == [
+                "listen", "room", "grace", "state", "tls-cert", "tls-key",
+                "allow-origin", "verbose", "log-level"
+            ])
         #expect(CommandTables.configKeys(for: "version") == [])
         #expect(CommandTables.configKeys(for: "kiosk") == nil)
     }
 
     @Test func theVersionLineSaysWhereItCameFrom() {
         let hash = String(repeating: "ab", count: 20)
-        #expect(VersionCommand.headline(commit: hash, modified: false).hasPrefix("sharectl \(VersionCommand.number), commit \(hash) (Swift "))
-        #expect(VersionCommand.headline(commit: hash, modified: true).contains("commit \(hash) with local changes (Swift "))
-        #expect(VersionCommand.headline(commit: nil, modified: false).hasPrefix("sharectl \(VersionCommand.number), commit unknown (Swift "))
+        #expect(
+            VersionCommand.headline(commit: hash, modified: false).hasPrefix(
+                "sharectl \(VersionCommand.number), commit \(hash) (Swift "))
+        #expect(
+            VersionCommand.headline(commit: hash, modified: true).contains("commit \(hash) with local changes (Swift "))
+        #expect(
+            VersionCommand.headline(commit: nil, modified: false).hasPrefix(
+                "sharectl \(VersionCommand.number), commit unknown (Swift "))
     }
 }

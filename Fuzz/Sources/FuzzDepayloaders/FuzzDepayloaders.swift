@@ -36,13 +36,15 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         do {
             switch selector % 4 {
             case 0:
-                let events = try h264.push(payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker)
+                let events = try h264.push(
+                    payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker)
                 check(events, limit: 1 << 16, rebuild: rebuildH264)
             case 1:
                 let events = try vp8.push(payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker)
                 check(events, limit: 1 << 16, rebuild: rebuildVP8)
             default:
-                let events = try opus.push(payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker)
+                let events = try opus.push(
+                    payload, sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker)
                 for case let .frame(frame) in events { precondition(frame.bytes == payload, "opus packet changed") }
             }
         } catch {
@@ -102,8 +104,11 @@ private func roundTripH264(_ units: [ArraySlice<UInt8>], maxPayloadSize: Int) {
     for (offset, packet) in packets.enumerated() {
         precondition(packet.payload.count <= maxPayloadSize, "payload over the limit")
         precondition(packet.marker == (offset == packets.count - 1), "marker not on the last packet only")
-        guard let events = try? depayloader.push(packet.payload, sequenceNumber: UInt16(truncatingIfNeeded: offset + 1),
-                                                 timestamp: 1, marker: packet.marker) else {
+        guard
+            let events = try? depayloader.push(
+                packet.payload, sequenceNumber: UInt16(truncatingIfNeeded: offset + 1),
+                timestamp: 1, marker: packet.marker)
+        else {
             preconditionFailure("depayloader refused the payloader's packet")
         }
         for case let .frame(frame) in events { out.append(frame) }
@@ -133,12 +138,16 @@ private func rebuildVP8(_ frame: DepayloadedFrame) {
     var depayloader = VP8Depayloader()
     var out: [DepayloadedFrame] = []
     for (offset, packet) in packets.enumerated() {
-        guard let events = try? depayloader.push(packet.payload, sequenceNumber: UInt16(truncatingIfNeeded: offset),
-                                                 timestamp: 7, marker: packet.marker) else {
+        guard
+            let events = try? depayloader.push(
+                packet.payload, sequenceNumber: UInt16(truncatingIfNeeded: offset),
+                timestamp: 7, marker: packet.marker)
+        else {
             preconditionFailure("depayloader refused the payloader's packet")
         }
         for case let .frame(rebuilt) in events { out.append(rebuilt) }
     }
-    precondition(out.count == 1 && out[0].bytes == frame.bytes && out[0].isKeyframe == frame.isKeyframe,
-                 "VP8 round trip changed the frame")
+    precondition(
+        out.count == 1 && out[0].bytes == frame.bytes && out[0].isKeyframe == frame.isKeyframe,
+        "VP8 round trip changed the frame")
 }

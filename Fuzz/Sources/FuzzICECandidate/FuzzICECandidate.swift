@@ -16,13 +16,17 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         return 0
     }
     check(accepted.hasPrefix("candidate:"), "an accepted line that is not \"candidate:…\": \(accepted)")
-    check(!accepted.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F },
-          "an accepted line holds a control character (NUL ends it for libnice, CR/LF for SDP): \(accepted.debugDescription)")
+    check(
+        !accepted.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F },
+        "an accepted line holds a control character (NUL ends it for libnice, CR/LF for SDP): \(accepted.debugDescription)"
+    )
     check((try? ICECandidateLine.attribute(accepted)) == accepted, "checking an accepted line again changed it")
     if let parsed = try? ICECandidate(parsing: accepted) {
         let written = parsed.candidateString
         do { _ = try ICECandidateLine.attribute(written) } catch {
-            fatalError("SDPWire wrote \(written.debugDescription) for \(accepted.debugDescription); the check refuses it: \(error)")
+            fatalError(
+                "SDPWire wrote \(written.debugDescription) for \(accepted.debugDescription); the check refuses it: \(error)"
+            )
         }
     }
     return 0

@@ -21,7 +21,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 
 private func fingerprint(_ text: String) {
     guard let value = try? DTLSFingerprint(sdpValue: text) else { return }
-    check(value.digest.count == value.algorithm.digestLength, "a \(value.algorithm) digest of \(value.digest.count) bytes")
+    check(
+        value.digest.count == value.algorithm.digestLength, "a \(value.algorithm) digest of \(value.digest.count) bytes"
+    )
     let written = value.sdpValue
     check(written.count == value.algorithm.rawValue.count + 1 + value.digest.count * 3 - 1, "odd length: \(written)")
     check((try? DTLSFingerprint(sdpValue: written)) == value, "fingerprint \(written) does not read back equal")
@@ -34,7 +36,8 @@ private func fingerprint(_ text: String) {
 private func negotiation(_ text: String, weOffered: Bool) {
     let parts = text.components(separatedBy: "\n--\n")
     guard parts.count == 2, let offer = try? SessionDescription.parse(parts[0]),
-          let answer = try? SessionDescription.parse(parts[1]) else { return }
+        let answer = try? SessionDescription.parse(parts[1])
+    else { return }
     let remote = weOffered ? answer : offer
     if let transport = try? SessionNegotiation.remoteTransport(remote, remoteIsAnswer: weOffered) {
         check(!transport.fingerprints.isEmpty, "a remote transport without a fingerprint")
@@ -44,8 +47,9 @@ private func negotiation(_ text: String, weOffered: Bool) {
         check(Set(transport.fingerprints).count == transport.fingerprints.count, "a fingerprint listed twice")
         let accepted = DTLSFingerprint.accepted(transport.fingerprints)
         check(!accepted.isEmpty, "every fingerprint refused although some were offered")
-        check(!accepted.contains { $0.algorithm == .sha1 } || !transport.fingerprints.contains { $0.algorithm.isStrong },
-              "a SHA-1 fingerprint accepted beside a stronger one")
+        check(
+            !accepted.contains { $0.algorithm == .sha1 } || !transport.fingerprints.contains { $0.algorithm.isStrong },
+            "a SHA-1 fingerprint accepted beside a stronger one")
         check(Set(transport.candidates).count == transport.candidates.count, "a candidate listed twice")
         if weOffered, let first = remote.media.first(where: { !$0.isRejected }) {
             if case .active? = remote.transport(for: first).setup {
@@ -53,7 +57,9 @@ private func negotiation(_ text: String, weOffered: Bool) {
             }
         }
     }
-    guard let negotiated = try? SessionNegotiation.read(answer: answer, offer: offer, weOffered: weOffered) else { return }
+    guard let negotiated = try? SessionNegotiation.read(answer: answer, offer: offer, weOffered: weOffered) else {
+        return
+    }
     check(!negotiated.media.isEmpty, "a negotiation with no media")
     for (mid, media) in negotiated.media {
         check(media.mid == mid, "section \(mid) filed as \(media.mid)")
@@ -61,7 +67,9 @@ private func negotiation(_ text: String, weOffered: Bool) {
             fatalError("negotiated section \(mid) is not in both descriptions")
         }
         check(!answered.isRejected, "negotiated section \(mid) was rejected")
-        check(answered.payloads.contains { $0.payloadType == media.payloadType }, "payload type \(media.payloadType) not in the answer")
+        check(
+            answered.payloads.contains { $0.payloadType == media.payloadType },
+            "payload type \(media.payloadType) not in the answer")
         if let rtx = media.rtxPayloadType {
             check(answered.payloads.contains { $0.payloadType == rtx }, "RTX payload type \(rtx) not in the answer")
         }

@@ -29,7 +29,8 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             _ = a.packetResults
         case let (.genericNACK(a), .genericNACK(b)):
             precondition(a.lostSequenceNumbers == b.lostSequenceNumbers, "NACK changed in a round trip")
-            let rebuilt = GenericNACK(senderSSRC: a.senderSSRC, mediaSSRC: a.mediaSSRC, lostSequenceNumbers: a.lostSequenceNumbers)
+            let rebuilt = GenericNACK(
+                senderSSRC: a.senderSSRC, mediaSSRC: a.mediaSSRC, lostSequenceNumbers: a.lostSequenceNumbers)
             precondition(Set(rebuilt.lostSequenceNumbers) == Set(a.lostSequenceNumbers), "NACK rebuild lost numbers")
         case let (.receiverEstimatedMaxBitrate(a), .receiverEstimatedMaxBitrate(b)):
             precondition(a == b, "REMB changed in a round trip")

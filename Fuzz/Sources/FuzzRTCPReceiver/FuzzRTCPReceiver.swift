@@ -20,18 +20,25 @@ private final class Outbox: Sendable {
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var script = ScriptInput(start, count)
     let outbox = Outbox()
-    let configuration = RTPStreamSender.Configuration(ssrc: 0x1234, payloadType: 96, clockRate: 90_000, rtx: (0x5678, 97))
-    let sender = RTPStreamSender(configuration: configuration, firstSequence: 0xFF00, firstRTXSequence: 0) { outgoing, _ in
+    let configuration = RTPStreamSender.Configuration(
+        ssrc: 0x1234, payloadType: 96, clockRate: 90_000, rtx: (0x5678, 97))
+    let sender = RTPStreamSender(configuration: configuration, firstSequence: 0xFF00, firstRTXSequence: 0) {
+        outgoing, _ in
         outbox.packets.withLock { $0.append(outgoing.packet) }
         return true
     }
     var nowMicros: Int64 = 1_000_000
     for frame in 0..<100 {
-        let units = (0..<3).map { RTPPayloadUnit(payload: [UInt8(truncatingIfNeeded: frame), UInt8($0)], marker: $0 == 2) }
+        let units = (0..<3).map {
+            RTPPayloadUnit(payload: [UInt8(truncatingIfNeeded: frame), UInt8($0)], marker: $0 == 2)
+        }
         sender.send(units, timestamp: UInt32(frame) * 3000, nowMicros: nowMicros)
         nowMicros += 10_000
     }
-    let sent = Set(outbox.packets.withLock { packets in defer { packets = [] }; return packets.map(\.sequenceNumber) })
+    let sent = Set(
+        outbox.packets.withLock { packets in
+            defer { packets = [] }; return packets.map(\.sequenceNumber)
+        })
     let receiver = RTCPReceiver(video: sender, audioSSRC: 0xA0) {
         let now = outbox.clock.load(ordering: .relaxed)
         outbox.keyframeTimes.withLock { $0.append(now) }
@@ -57,17 +64,27 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         receiver.receive(bytes, nowMicros: nowMicros)
 
         let figures = receiver.figures
-        check(figures.malformed == malformed, "\(figures.malformed) compounds counted malformed, RTCPCompound refused \(malformed)")
-        check(figures.keyframesAsked <= pliAndFIR, "\(figures.keyframesAsked) keyframes asked for \(pliAndFIR) PLI and FIR")
+        check(
+            figures.malformed == malformed,
+            "\(figures.malformed) compounds counted malformed, RTCPCompound refused \(malformed)")
+        check(
+            figures.keyframesAsked <= pliAndFIR,
+            "\(figures.keyframesAsked) keyframes asked for \(pliAndFIR) PLI and FIR")
         if let rtt = figures.rttMs { check(rtt >= 0 && rtt.isFinite, "a round trip of \(rtt) ms") }
         if let loss = figures.fractionLost { check(loss >= 0 && loss < 1, "a loss fraction of \(loss)") }
-        for packet in outbox.packets.withLock({ packets in defer { packets = [] }; return packets }) {
+        for packet in outbox.packets.withLock({ packets in
+            defer { packets = [] }; return packets
+        }) {
             check(packet.ssrc == 0x5678 && packet.payloadType == 97, "a retransmission not on the RTX stream")
             guard let original = try? RTX.unwrap(packet, originalSSRC: 0x1234, originalPayloadType: 96) else {
                 fatalError("a retransmission without its original sequence number")
             }
-            check(requested.contains(original.sequenceNumber), "\(original.sequenceNumber) went again though no NACK asked")
-            check(sent.contains(original.sequenceNumber), "\(original.sequenceNumber) went again though it was never sent")
+            check(
+                requested.contains(original.sequenceNumber),
+                "\(original.sequenceNumber) went again though no NACK asked")
+            check(
+                sent.contains(original.sequenceNumber), "\(original.sequenceNumber) went again though it was never sent"
+            )
         }
     }
     let times = outbox.keyframeTimes.withLock { $0 }

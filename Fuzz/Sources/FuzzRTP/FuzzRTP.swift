@@ -36,7 +36,8 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     // RTX: unwrap then wrap again gives the RTX packet back.
     if let original = try? RTX.unwrap(packet, originalSSRC: 0x1234_5678, originalPayloadType: 96) {
         let rewrapped = RTX.wrap(
-            original, rtxSSRC: packet.ssrc, rtxPayloadType: packet.payloadType, rtxSequenceNumber: packet.sequenceNumber)
+            original, rtxSSRC: packet.ssrc, rtxPayloadType: packet.payloadType, rtxSequenceNumber: packet.sequenceNumber
+        )
         precondition(rewrapped == packet, "RTX wrap(unwrap(x)) != x")
     }
     return 0

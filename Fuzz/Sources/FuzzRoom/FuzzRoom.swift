@@ -40,8 +40,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
                 // (welcome, joined, error) outgrow the limit for different reasons.
                 let type = JSONValue.parse(text)?.objectValue?["type"]?.stringValue ?? "?"
                 let relayed = ["signal", "share", "media"].contains(type)
-                fatalError("the room sent \(relayed ? "a relayed" : "its own") \(type) frame of \(text.utf8.count) bytes, "
-                           + "over the client's limit of \(limits.maxFrameBytes)")
+                fatalError(
+                    "the room sent \(relayed ? "a relayed" : "its own") \(type) frame of \(text.utf8.count) bytes, "
+                        + "over the client's limit of \(limits.maxFrameBytes)")
             }
         }
         if refused {

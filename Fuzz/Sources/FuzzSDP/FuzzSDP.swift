@@ -24,8 +24,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     precondition(reparsed == description, "parse → serialize → parse changed the description")
     precondition(reparsed.serialize() == written, "serialize is not stable")
 
-    let transport = LocalTransport(iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",
-                                   fingerprint: Fingerprint(bytes: Array(repeating: 0xAB, count: 32)), setup: .active)
+    let transport = LocalTransport(
+        iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",
+        fingerprint: Fingerprint(bytes: Array(repeating: 0xAB, count: 32)), setup: .active)
     let answer = AnswerBuilder(transport: transport, origin: Origin(sessionID: "1", sessionVersion: 1))
         .answer(to: description)
     let answerText = answer.serialize()

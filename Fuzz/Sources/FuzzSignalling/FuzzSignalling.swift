@@ -43,22 +43,28 @@ private func links(_ text: String) {
     let (servers, skipped) = WHIPICEServer.parse(linkFields: fields)
     for server in servers {
         check(!server.host.isEmpty && server.port > 0, "an ICE server without host or port: \(server.uri)")
-        check(!server.host.contains { $0 == "/" || $0 == "@" || $0.isWhitespace }, "a host with / @ or space: \(server.host)")
-        check(server.scheme == .stun || (server.username != nil && server.credential != nil),
-              "a TURN server without credentials: \(server.uri)")
+        check(
+            !server.host.contains { $0 == "/" || $0 == "@" || $0.isWhitespace },
+            "a host with / @ or space: \(server.host)")
+        check(
+            server.scheme == .stun || (server.username != nil && server.credential != nil),
+            "a TURN server without credentials: \(server.uri)")
         check(server.scheme != .stun || server.transport == nil, "a stun: URI with a transport: \(server.uri)")
         var other = server
         other.credential = (server.credential ?? "") + "x"
         check(other.description == server.description, "an ICE server's description shows its credential")
     }
-    check(servers.count + skipped.count <= text.unicodeScalars.filter { $0 == "<" }.count,
-          "more ICE servers than link targets")
+    check(
+        servers.count + skipped.count <= text.unicodeScalars.filter { $0 == "<" }.count,
+        "more ICE servers than link targets")
     guard !servers.isEmpty else { return }
     // Written back as one field, with every value quoted, the servers come out the same.
     let field = servers.map { server in
         var link = "<\(server.uri)>; rel=\"ice-server\""
         if let username = server.username { link += "; username=\(quoted(username))" }
-        if let credential = server.credential { link += "; credential=\(quoted(credential)); credential-type=\"password\"" }
+        if let credential = server.credential {
+            link += "; credential=\(quoted(credential)); credential-type=\"password\""
+        }
         return link
     }.joined(separator: ", ")
     let again = WHIPICEServer.parse(linkFields: [field])
@@ -76,7 +82,9 @@ private func quoted(_ value: String) -> String {
 
 private func retryAfter(_ text: String) {
     let now = Date(timeIntervalSince1970: 1_700_000_000)
-    if let delay = RetryAfter.delay(text, now: now) { check(delay >= .zero, "a negative Retry-After wait for \"\(text)\"") }
+    if let delay = RetryAfter.delay(text, now: now) {
+        check(delay >= .zero, "a negative Retry-After wait for \"\(text)\"")
+    }
     guard let seconds = RetryAfter.httpDate(text.trimmingCharacters(in: .whitespaces)) else { return }
     guard let written = imfFixdate(seconds) else { return }
     check(RetryAfter.httpDate(written) == seconds, "HTTP-date \"\(text)\" written as \"\(written)\" reads differently")
@@ -111,7 +119,9 @@ private func location(_ text: String) {
     let location = lines[0]
     let base = lines.count > 1 ? lines[1] : "http://127.0.0.1:8080/whip/endpoint"
     guard let resolved = HTTPURL.resolve(location, against: base) else { return }
-    check(HTTPURL.scheme(of: resolved) != nil, "\"\(location)\" against \"\(base)\" resolved to \"\(resolved)\", not http(s)")
+    check(
+        HTTPURL.scheme(of: resolved) != nil,
+        "\"\(location)\" against \"\(base)\" resolved to \"\(resolved)\", not http(s)")
     check(HTTPURL.resolve(resolved, against: base) == resolved, "resolving \"\(resolved)\" again changed it")
     check(HTTPURL.resolve(resolved, against: resolved) == resolved, "\"\(resolved)\" against itself changed it")
 }

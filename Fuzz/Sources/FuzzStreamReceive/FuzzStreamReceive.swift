@@ -29,12 +29,15 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let shape = script.byte()
     let mids = ["0", "1", "2"]
     let entries = [
-        RTPRouter.Entry(index: 0, mid: mids[0], payloadType: 111, rtxPayloadType: nil,
-                        ssrc: shape & 1 != 0 ? 0xA1 : nil, rtxSSRC: nil),
-        RTPRouter.Entry(index: 1, mid: mids[1], payloadType: 96, rtxPayloadType: 97,
-                        ssrc: shape & 2 != 0 ? 0xB1 : nil, rtxSSRC: shape & 2 != 0 ? 0xB2 : nil),
-        RTPRouter.Entry(index: 2, mid: mids[2], payloadType: shape & 4 != 0 ? 96 : 98, rtxPayloadType: 99,
-                        ssrc: nil, rtxSSRC: nil),
+        RTPRouter.Entry(
+            index: 0, mid: mids[0], payloadType: 111, rtxPayloadType: nil,
+            ssrc: shape & 1 != 0 ? 0xA1 : nil, rtxSSRC: nil),
+        RTPRouter.Entry(
+            index: 1, mid: mids[1], payloadType: 96, rtxPayloadType: 97,
+            ssrc: shape & 2 != 0 ? 0xB1 : nil, rtxSSRC: shape & 2 != 0 ? 0xB2 : nil),
+        RTPRouter.Entry(
+            index: 2, mid: mids[2], payloadType: shape & 4 != 0 ? 96 : 98, rtxPayloadType: 99,
+            ssrc: nil, rtxSSRC: nil)
     ]
     var router = RTPRouter(entries: entries, midExtensionID: shape & 8 != 0 ? 4 : nil)
     if shape & 16 != 0 {
@@ -65,11 +68,14 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             sequence = sequence &+ UInt16(bitPattern: Int16(Int8(bitPattern: b1)))
             timestamp &+= op & 4 != 0 ? 0x4000_0000 : 960
             let choice = Int(op >> 4 & 7)
-            var packet = RTPPacket(payloadType: payloadTypes[choice], sequenceNumber: sequence, timestamp: timestamp,
-                                   ssrc: ssrcs[choice], payload: [0xFC, b1, b2])
+            var packet = RTPPacket(
+                payloadType: payloadTypes[choice], sequenceNumber: sequence, timestamp: timestamp,
+                ssrc: ssrcs[choice], payload: [0xFC, b1, b2])
             if op & 0x80 != 0, let id = router.midExtensionID {
                 let mid = b3 >> 4 & 3 == 3 ? "9" : mids[Int(b3 >> 4 & 3)]
-                packet.headerExtension = try? RTPHeaderExtension(elements: [HeaderExtensionElement(id: id, data: Array(mid.utf8))])
+                packet.headerExtension = try? RTPHeaderExtension(elements: [
+                    HeaderExtensionElement(id: id, data: Array(mid.utf8))
+                ])
             }
 
             if let route = router.route(packet) {
@@ -84,7 +90,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 
             if packet.ssrc == 0xA1 {
                 jitter.insert(sequence: sequence, payload: sequence, now: now)
-                check(jitter.held <= jitter.target + AudioJitterBuffer<UInt16>.overflowMargin, "the jitter buffer holds \(jitter.held)")
+                check(
+                    jitter.held <= jitter.target + AudioJitterBuffer<UInt16>.overflowMargin,
+                    "the jitter buffer holds \(jitter.held)")
                 statistics.received(sequenceNumber: sequence, timestamp: timestamp, bytes: 3, arrivalMicros: nowMicros)
                 check(statistics.packetsReceived > 0 && statistics.expected > 0, "statistics lost count")
             }
@@ -101,10 +109,14 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
                     lastPlayed = played
                 }
                 let c = jitter.counters
-                check(c.inserted == c.played + c.droppedOverflow + Int(jitter.held / AudioJitterBuffer<UInt16>.frameDuration),
-                      "jitter buffer packets unaccounted for: \(c), \(jitter.held) held")
-                check(jitter.target == AudioJitterBuffer<UInt16>.baseDelay || jitter.target == AudioJitterBuffer<UInt16>.raisedDelay,
-                      "a target delay of \(jitter.target)")
+                check(
+                    c.inserted == c.played + c.droppedOverflow
+                        + Int(jitter.held / AudioJitterBuffer<UInt16>.frameDuration),
+                    "jitter buffer packets unaccounted for: \(c), \(jitter.held) held")
+                check(
+                    jitter.target == AudioJitterBuffer<UInt16>.baseDelay
+                        || jitter.target == AudioJitterBuffer<UInt16>.raisedDelay,
+                    "a target delay of \(jitter.target)")
             }
 
             for message in recorder.feedback(senderSSRC: 1, mediaSSRC: 2) {
@@ -122,12 +134,15 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             check(recorder.waiting == 0, "arrivals left waiting after feedback")
 
             let block = statistics.report(nowMicros: nowMicros)
-            if let highest { check(block.extendedHighestSequenceNumber >= highest, "the extended highest sequence went back") }
+            if let highest {
+                check(block.extendedHighestSequenceNumber >= highest, "the extended highest sequence went back")
+            }
             highest = block.extendedHighestSequenceNumber
             let report = ReceiverReport(ssrc: 9, reports: [block])
             if let wire = try? report.serialize(), case .receiverReport(let back)? = try? RTCPPacket.parse(wire) {
-                check(back.reports.first?.extendedHighestSequenceNumber == block.extendedHighestSequenceNumber
-                      && back.reports.first?.fractionLost == block.fractionLost, "a report block changed on the wire")
+                check(
+                    back.reports.first?.extendedHighestSequenceNumber == block.extendedHighestSequenceNumber
+                        && back.reports.first?.fractionLost == block.fractionLost, "a report block changed on the wire")
             } else {
                 fatalError("a receiver report does not survive the wire")
             }

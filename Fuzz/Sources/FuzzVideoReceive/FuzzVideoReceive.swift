@@ -62,9 +62,10 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             } else {
                 payload = vp8Payload(start: op & 0x04 != 0, keyframe: op & 0x08 != 0)
             }
-            let packet = RTPPacket(marker: op & 0x10 != 0, payloadType: 96, sequenceNumber: sequence,
-                                   timestamp: timestamp & 0xFF_FFFF | epoch << 24, ssrc: ssrc,
-                                   payload: payload)
+            let packet = RTPPacket(
+                marker: op & 0x10 != 0, payloadType: 96, sequenceNumber: sequence,
+                timestamp: timestamp & 0xFF_FFFF | epoch << 24, ssrc: ssrc,
+                payload: payload)
 
             reorder.insert(sequence: sequence, inserted, now: now)
             inserted += 1
@@ -81,12 +82,17 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             nowMicros += Int64(b2) * 4000
             let out = reorder.release(now: now)
             releasedOut += out.count
-            check(reorder.count <= reorder.capacity, "the reorder buffer holds \(reorder.count) after a release (capacity \(reorder.capacity))")
+            check(
+                reorder.count <= reorder.capacity,
+                "the reorder buffer holds \(reorder.count) after a release (capacity \(reorder.capacity))")
             let c = reorder.counters
             check(releasedOut == c.released, "released \(releasedOut), counted \(c.released)")
-            check(inserted == c.released + c.droppedLate + c.droppedDuplicate + reorder.count,
-                  "packets unaccounted for: \(inserted) in, \(c) and \(reorder.count) held")
-            check((reorder.nextDeadline == nil) == (reorder.count == 0), "a deadline with nothing held, or none with something")
+            check(
+                inserted == c.released + c.droppedLate + c.droppedDuplicate + reorder.count,
+                "packets unaccounted for: \(inserted) in, \(c) and \(reorder.count) held")
+            check(
+                (reorder.nextDeadline == nil) == (reorder.count == 0),
+                "a deadline with nothing held, or none with something")
 
             let timing = RetransmissionTiming(rttMicros: rtt)
             let due = nack.due(nowMicros: nowMicros, timing: timing)
@@ -94,14 +100,18 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             for number in due {
                 check(!arrived.contains(number) || asked[number] != nil, "asked for \(number), which arrived")
                 asked[number, default: 0] += 1
-                check(asked[number]! <= NACKGenerator.maxTries, "asked for \(number) more than \(NACKGenerator.maxTries) times")
+                check(
+                    asked[number]! <= NACKGenerator.maxTries,
+                    "asked for \(number) more than \(NACKGenerator.maxTries) times")
             }
             check(nack.missingCount <= NACKGenerator.maxMissing, "\(nack.missingCount) missing numbers kept")
 
             decodeOutcome = b1
             frames.release(now: now) { frame in
                 let from = frame.timestamp >> 24
-                if needKeyframe[from] == true { check(frame.isKeyframe, "a delta frame decoded while a keyframe was needed") }
+                if needKeyframe[from] == true {
+                    check(frame.isKeyframe, "a delta frame decoded while a keyframe was needed")
+                }
                 decodeOutcome = decodeOutcome >> 2 | decodeOutcome << 6
                 switch decodeOutcome & 3 {
                 case 0: if frame.isKeyframe { needKeyframe[from] = false }; return .picture

@@ -35,7 +35,9 @@ public struct ScriptInput {
 
 /// A libFuzzer check: stops the run with `message` when `condition` is false. `precondition` is
 /// compiled out of -Ounchecked builds; this is not.
-public func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
-                  file: StaticString = #fileID, line: UInt = #line) {
+public func check(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     if !condition() { fatalError(message(), file: file, line: line) }
 }

@@ -79,8 +79,10 @@ public final class MicrophoneSource: AudioFrameSource {
 
     /// Connects the capture stream (blocking: call from the send thread or another thread of its own).
     public func start() throws {
-        let opened = try PipeWireAudioStream(direction: .capture, channels: 1, target: node,
-                                             name: "sharectl-microphone", logger: logger) { [weak self] samples in
+        let opened = try PipeWireAudioStream(
+            direction: .capture, channels: 1, target: node,
+            name: "sharectl-microphone", logger: logger
+        ) { [weak self] samples in
             guard let self else { return }
             let now = ContinuousClock.now
             slicer.withLock { $0.append(UnsafeBufferPointer(samples), end: now) }
@@ -96,7 +98,9 @@ public final class MicrophoneSource: AudioFrameSource {
     }
 
     public func stop() {
-        let closing = stream.withLock { s -> PipeWireAudioStream? in defer { s = nil }; return s }
+        let closing = stream.withLock { s -> PipeWireAudioStream? in
+            defer { s = nil }; return s
+        }
         closing?.stop()
     }
 }

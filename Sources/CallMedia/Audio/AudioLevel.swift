@@ -12,5 +12,5 @@ public enum AudioLevel {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

@@ -57,8 +57,10 @@ public final class AudioOutput: Sendable {
         mixer.withLock { $0.add(member.id) }
         if open {
             do {
-                let stream = try PipeWireAudioStream(direction: .playback, channels: Self.channels, target: target,
-                                                     name: "sharectl-call-playout", logger: logger) { [self] out in
+                let stream = try PipeWireAudioStream(
+                    direction: .playback, channels: Self.channels, target: target,
+                    name: "sharectl-call-playout", logger: logger
+                ) { [self] out in
                     mix(into: out)
                 }
                 let surplus = state.withLock { s -> PipeWireAudioStream? in

@@ -92,7 +92,8 @@ public final class AudioSendThread: Sendable {
                 sender.send([unit], timestamp: timestamp, nowMicros: Clocks.monotonicMicros())
                 let level = AudioLevel.peakDbfs(frame.samples)
                 switch silence.sent(levelDbfs: level, now: .now) {
-                case .becameSilent: logger.warning("\(SilenceMonitor.message) (\(source.description), under −90 dBFS for 5 s)")
+                case .becameSilent:
+                    logger.warning("\(SilenceMonitor.message) (\(source.description), under −90 dBFS for 5 s)")
                 case .heardAgain: logger.info("audio: \(source.description) is picking up sound again")
                 case nil: break
                 }

@@ -24,16 +24,22 @@ public final class OpusAudioEncoder {
     }
 
     public init(channels: Int = 2, bitrate: Int = 64_000) throws(Failure) {
-        guard channels == 1 || channels == 2 else { throw Failure(description: "opus: \(channels) channels (1 or 2 only)") }
+        guard channels == 1 || channels == 2 else {
+            throw Failure(description: "opus: \(channels) channels (1 or 2 only)")
+        }
         var error: Int32 = 0
-        guard let handle = opus_encoder_create(Int32(Self.sampleRate), Int32(channels), OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error),
-              error == OPUS_OK else {
+        guard
+            let handle = opus_encoder_create(
+                Int32(Self.sampleRate), Int32(channels), OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error),
+            error == OPUS_OK
+        else {
             throw Failure(description: "opus: cannot create an encoder (\(String(cString: opus_strerror(error))))")
         }
         self.handle = handle
         self.channels = channels
         self.bitrate = bitrate
-        guard CShareOpus_set_vbr(handle, 1, 1) == OPUS_OK, CShareOpus_set_bitrate(handle, Int32(bitrate)) == OPUS_OK else {
+        guard CShareOpus_set_vbr(handle, 1, 1) == OPUS_OK, CShareOpus_set_bitrate(handle, Int32(bitrate)) == OPUS_OK
+        else {
             opus_encoder_destroy(handle)
             throw Failure(description: "opus: the encoder refused constrained VBR at \(bitrate) bit/s")
         }
@@ -59,7 +65,9 @@ public final class OpusAudioEncoder {
                 opus_encode(handle, samples.baseAddress!, Int32(Self.frameSamples), out.baseAddress!, capacity)
             }
         }
-        guard count > 0 else { throw Failure(description: "opus: encode failed (\(String(cString: opus_strerror(count))))") }
+        guard count > 0 else {
+            throw Failure(description: "opus: encode failed (\(String(cString: opus_strerror(count))))")
+        }
         return Array(output[0..<Int(count)])
     }
 }
@@ -76,7 +84,8 @@ public final class OpusAudioDecoder {
     public init(channels: Int = 2) throws(OpusAudioEncoder.Failure) {
         var error: Int32 = 0
         guard let handle = opus_decoder_create(48_000, Int32(channels), &error), error == OPUS_OK else {
-            throw OpusAudioEncoder.Failure(description: "opus: cannot create a decoder (\(String(cString: opus_strerror(error))))")
+            throw OpusAudioEncoder.Failure(
+                description: "opus: cannot create a decoder (\(String(cString: opus_strerror(error))))")
         }
         self.handle = handle
         self.channels = channels
@@ -96,7 +105,10 @@ public final class OpusAudioDecoder {
             }
             return opus_decode(handle, nil, 0, out.baseAddress!, Int32(OpusAudioEncoder.frameSamples), 0)
         }
-        guard count >= 0 else { throw OpusAudioEncoder.Failure(description: "opus: cannot decode a packet (\(String(cString: opus_strerror(count))))") }
+        guard count >= 0 else {
+            throw OpusAudioEncoder.Failure(
+                description: "opus: cannot decode a packet (\(String(cString: opus_strerror(count))))")
+        }
         return Array(pcm[0..<Int(count) * channels])
     }
 }

@@ -38,14 +38,19 @@ final class PipeWireAudioStream: Sendable {
     private let statusCell: StatusCell
     private let stopped = Atomic<Bool>(false)
 
-    init(direction: Direction, channels: Int, target: String?, name: String, logger: Logger,
-         process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void) throws(Failure) {
-        guard channels == 1 || channels == 2 else { throw Failure(description: "pipewire: \(channels) channels (1 or 2 only)") }
+    init(
+        direction: Direction, channels: Int, target: String?, name: String, logger: Logger,
+        process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
+    ) throws(Failure) {
+        guard channels == 1 || channels == 2 else {
+            throw Failure(description: "pipewire: \(channels) channels (1 or 2 only)")
+        }
         self.direction = direction
         self.channels = channels
         let statusCell = StatusCell()
-        let state = AudioStreamCore(direction: direction, channels: channels, target: target, name: name,
-                                    logger: logger, status: statusCell, process: process)
+        let state = AudioStreamCore(
+            direction: direction, channels: channels, target: target, name: name,
+            logger: logger, status: statusCell, process: process)
         do {
             try state.open()
         } catch {
@@ -97,8 +102,10 @@ private final class AudioStreamCore {
     var nodes: [UInt32: String] = [:]
     var links: [UInt32: (output: UInt32, input: UInt32)] = [:]
 
-    init(direction: PipeWireAudioStream.Direction, channels: Int, target: String?, name: String, logger: Logger,
-         status: StatusCell, process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void) {
+    init(
+        direction: PipeWireAudioStream.Direction, channels: Int, target: String?, name: String, logger: Logger,
+        status: StatusCell, process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
+    ) {
         self.status = status
         self.direction = direction
         self.channels = channels
@@ -150,8 +157,10 @@ private final class AudioStreamCore {
         }
 
         let role = direction == .playback ? "Playback" : "Capture"
-        guard let properties = pw_properties_new_string(
-            "media.type=Audio media.category=\(role) media.role=Communication node.latency=960/48000") else {
+        guard
+            let properties = pw_properties_new_string(
+                "media.type=Audio media.category=\(role) media.role=Communication node.latency=960/48000")
+        else {
             throw .init(description: "pipewire: cannot make the stream's properties")
         }
         pw_properties_set(properties, "node.name", name)
@@ -160,7 +169,9 @@ private final class AudioStreamCore {
             pw_properties_set(properties, "target.object", target)
             pw_properties_set(properties, "node.dont-reconnect", "true")
         }
-        guard let stream = pw_stream_new(pwCore, name, properties) else { throw .init(description: "pipewire: cannot create a stream") }
+        guard let stream = pw_stream_new(pwCore, name, properties) else {
+            throw .init(description: "pipewire: cannot create a stream")
+        }
         self.stream = stream
         streamEvents.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
         streamEvents.pointee.state_changed = { data, _, state, error in
@@ -172,27 +183,37 @@ private final class AudioStreamCore {
         pw_stream_add_listener(stream, streamHook, streamEvents, user)
         var buffer = [UInt8](repeating: 0, count: 1024)
         let result = buffer.withUnsafeMutableBufferPointer { b -> Int32 in
-            guard let format = CSharePipeWire_build_audio_format(b.baseAddress, UInt32(b.count), 48_000, UInt32(channels)) else {
+            guard
+                let format = CSharePipeWire_build_audio_format(b.baseAddress, UInt32(b.count), 48_000, UInt32(channels))
+            else {
                 return -EINVAL
             }
             var params: [UnsafePointer<spa_pod>?] = [format]
             return params.withUnsafeMutableBufferPointer { p in
-                pw_stream_connect(stream, direction == .playback ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
-                                  UInt32(0xffff_ffff),
-                                  pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue),
-                                  p.baseAddress, 1)
+                pw_stream_connect(
+                    stream, direction == .playback ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
+                    UInt32(0xffff_ffff),
+                    pw_stream_flags(
+                        rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue),
+                    p.baseAddress, 1)
             }
         }
         guard result >= 0 else {
-            throw .init(description: "pipewire: cannot connect the \(role.lowercased()) stream (\(String(cString: strerror(-result))))")
+            throw .init(
+                description:
+                    "pipewire: cannot connect the \(role.lowercased()) stream (\(String(cString: strerror(-result))))")
         }
-        logger.info("pipewire: \(role.lowercased()) stream connecting to \(target ?? "the default \(direction == .playback ? "sink" : "source")")")
+        logger.info(
+            "pipewire: \(role.lowercased()) stream connecting to \(target ?? "the default \(direction == .playback ? "sink" : "source")")"
+        )
     }
 
     // MARK: PipeWire thread
 
     func stateChanged(_ state: pw_stream_state, error: String?) {
-        logger.info("pipewire: audio stream \(String(cString: pw_stream_state_as_string(state)))\(error.map { " (\($0))" } ?? "")")
+        logger.info(
+            "pipewire: audio stream \(String(cString: pw_stream_state_as_string(state)))\(error.map { " (\($0))" } ?? "")"
+        )
         status.value.withLock { s in
             s.streaming = state == PW_STREAM_STATE_STREAMING
             if state == PW_STREAM_STATE_ERROR { s.error = error ?? "stream error" }
@@ -212,7 +233,9 @@ private final class AudioStreamCore {
         case "PipeWire:Interface:Node":
             if let name = value("node.name") { nodes[id] = name }
         case "PipeWire:Interface:Link":
-            if let output = value("link.output.node").flatMap(UInt32.init), let input = value("link.input.node").flatMap(UInt32.init) {
+            if let output = value("link.output.node").flatMap(UInt32.init),
+                let input = value("link.input.node").flatMap(UInt32.init)
+            {
                 links[id] = (output, input)
             }
         default:
@@ -241,7 +264,8 @@ private final class AudioStreamCore {
         guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
         defer { pw_stream_queue_buffer(stream, buffer) }
         guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas,
-              let base = datas.pointee.data, let chunk = datas.pointee.chunk else { return }
+            let base = datas.pointee.data, let chunk = datas.pointee.chunk
+        else { return }
         let frameBytes = 2 * channels
         switch direction {
         case .playback:

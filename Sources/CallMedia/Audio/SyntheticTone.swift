@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A steady sine tone for `--audio synthetic` and the gates: 20 ms frames of interleaved samples,

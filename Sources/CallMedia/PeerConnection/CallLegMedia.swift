@@ -73,12 +73,14 @@ final class CallLegMedia: Sendable {
         let reports = loop.repeating(every: .seconds(1)) { [weak self] in
             guard let self else { return false }
             if case .failed(let reason) = self.transport.ice.state, self.transport.state == .connected,
-               !told.exchange(true, ordering: .relaxed) {
+                !told.exchange(true, ordering: .relaxed)
+            {
                 iceFailed(reason)
             }
             self.sendReports()
-            self.congestion.tick(medias: self.routing.withLock { $0.transceivers }.compactMap(\.media),
-                                 nowMicros: Clocks.monotonicMicros())
+            self.congestion.tick(
+                medias: self.routing.withLock { $0.transceivers }.compactMap(\.media),
+                nowMicros: Clocks.monotonicMicros())
             return true
         }
         let keyframes = loop.repeating(every: .milliseconds(100)) { [weak self] in
@@ -87,7 +89,8 @@ final class CallLegMedia: Sendable {
             self.sendTransportFeedback()
             return true
         }
-        let nacks = loop.repeating(every: .milliseconds(Int(RetransmissionTiming.minimumRetryMicros / 1000))) { [weak self] in
+        let nacks = loop.repeating(every: .milliseconds(Int(RetransmissionTiming.minimumRetryMicros / 1000))) {
+            [weak self] in
             guard let self else { return false }
             self.sendNegativeAcknowledgements()
             return true
@@ -124,7 +127,8 @@ final class CallLegMedia: Sendable {
         }
         guard let (transceiver, isRTX) = target else { return }
         if let id = transceiver.media?.negotiated.extensions.transportSequence,
-           let element = try? packet.headerExtensionElements().first(where: { $0.id == id }), element.data.count == 2 {
+            let element = try? packet.headerExtensionElements().first(where: { $0.id == id }), element.data.count == 2
+        {
             let sequence = UInt16(element.data[0]) << 8 | UInt16(element.data[1])
             arrivals.withLock { $0.received(sequence: sequence, arrivalMicros: now) }
         }
@@ -147,7 +151,8 @@ final class CallLegMedia: Sendable {
     }
 
     func congestionStatistics() -> CongestionStatistics {
-        congestion.statistics(medias: routing.withLock { $0.transceivers }.compactMap(\.media), nowMicros: Clocks.monotonicMicros())
+        congestion.statistics(
+            medias: routing.withLock { $0.transceivers }.compactMap(\.media), nowMicros: Clocks.monotonicMicros())
     }
 
     // MARK: Outgoing (loop thread)
@@ -160,7 +165,9 @@ final class CallLegMedia: Sendable {
         var packets: [RTCPPacket] = []
         var reporting: [TransceiverMedia] = []
         for media in medias {
-            guard let sender = media.sender, let report = sender.senderReport(nowMicros: now, ntp: ntp) else { continue }
+            guard let sender = media.sender, let report = sender.senderReport(nowMicros: now, ntp: ntp) else {
+                continue
+            }
             packets.append(.senderReport(report))
             packets.append(.sourceDescription(SourceDescription(source: sender.configuration.ssrc, cname: cname)))
             reporting.append(media)
@@ -173,8 +180,10 @@ final class CallLegMedia: Sendable {
         let blocks = medias.compactMap { $0.receptionReport(nowMicros: now) }
         guard !blocks.isEmpty else { return }
         let ssrc = reportingSSRC(medias)
-        let rr: [RTCPPacket] = [.receiverReport(ReceiverReport(ssrc: ssrc, reports: blocks)),
-                                .sourceDescription(SourceDescription(source: ssrc, cname: cname))]
+        let rr: [RTCPPacket] = [
+            .receiverReport(ReceiverReport(ssrc: ssrc, reports: blocks)),
+            .sourceDescription(SourceDescription(source: ssrc, cname: cname))
+        ]
         if let bytes = try? RTCPCompound.serialize(rr), transport.sendRTCP(bytes) {
             routing.withLock { $0.counters.receiverReportsSent += 1 }
         }
@@ -202,7 +211,8 @@ final class CallLegMedia: Sendable {
         let rtt = medias.lazy.compactMap { $0.rtcp?.figures.rttMs }.first.map { Int64($0 * 1000) }
         for media in medias where media.receivesWithNACK {
             guard let nack = media.negativeAcknowledgement(senderSSRC: ssrc, nowMicros: now, rttMicros: rtt),
-                  let bytes = try? RTCPCompound.serialize([.genericNACK(nack)]), transport.sendRTCP(bytes) else { continue }
+                let bytes = try? RTCPCompound.serialize([.genericNACK(nack)]), transport.sendRTCP(bytes)
+            else { continue }
             routing.withLock { $0.counters.nacksSent += 1 }
         }
     }

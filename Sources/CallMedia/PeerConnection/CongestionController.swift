@@ -22,14 +22,18 @@ final class CongestionController: Sendable {
     private let rembs = LockedBox(REMBSum())
     private let logger: Logger
 
-    init(transportSequence: TransportSequenceCounter, configuration: BandwidthEstimator.Configuration = .init(),
-         logger: Logger, send: @escaping @Sendable ([UInt8]) -> Bool) {
+    init(
+        transportSequence: TransportSequenceCounter, configuration: BandwidthEstimator.Configuration = .init(),
+        logger: Logger, send: @escaping @Sendable ([UInt8]) -> Bool
+    ) {
         self.logger = logger
         let estimator = LockedBox(BandwidthEstimator(configuration: configuration))
         self.estimator = estimator
-        let stamp = TransportStamp.writer(sequence: transportSequence, sent: { sequence, size, now in
-            estimator.withLock { $0.packetSent(sequence: sequence, size: size, nowMicros: now) }
-        }, next: send)
+        let stamp = TransportStamp.writer(
+            sequence: transportSequence,
+            sent: { sequence, size, now in
+                estimator.withLock { $0.packetSent(sequence: sequence, size: size, nowMicros: now) }
+            }, next: send)
         pacer = PacedSender(targetBitrate: configuration.startBitrate, next: stamp)
     }
 
@@ -45,7 +49,9 @@ final class CongestionController: Sendable {
                 estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }
                 changed = true
             case .receiverEstimatedMaxBitrate(let remb):
-                let total = rembs.withLock { $0.received(bitrate: Int(clamping: remb.bitrate), ssrcs: remb.ssrcs, nowMicros: nowMicros) }
+                let total = rembs.withLock {
+                    $0.received(bitrate: Int(clamping: remb.bitrate), ssrcs: remb.ssrcs, nowMicros: nowMicros)
+                }
                 estimator.withLock { $0.receiverEstimatedMaximum(total, nowMicros: nowMicros) }
                 changed = true
             default:
@@ -69,7 +75,9 @@ final class CongestionController: Sendable {
         let target = estimator.withLock { e -> Int in
             if maximum > 0 { e.setMaximumBitrate(maximum + reserve) }
             if let rtt = feedback.compactMap(\.rttMs).first { e.roundTrip(milliseconds: rtt) }
-            if let lost = feedback.compactMap(\.fractionLost).first { e.receiverReport(fractionLost: lost, nowMicros: nowMicros) }
+            if let lost = feedback.compactMap(\.fractionLost).first {
+                e.receiverReport(fractionLost: lost, nowMicros: nowMicros)
+            }
             return e.targetBitrate(nowMicros: nowMicros)
         }
         pacer.setTargetBitrate(target)
@@ -85,16 +93,19 @@ final class CongestionController: Sendable {
 
     private static func metadata(_ c: CongestionStatistics) -> Logger.Metadata {
         let e = c.estimate
-        return ["cc.targetKbps": "\(c.targetBitrate / 1000)", "cc.limitedBy": c.limitedBy.rawValue,
-                "cc.delayKbps": "\(e.delayBasedBitrate / 1000)", "cc.delayState": e.delayState,
-                "cc.ackedKbps": e.acknowledgedBitrate.map { "\($0 / 1000)" } ?? "-",
-                "cc.lossLimitKbps": e.lossLimitBitrate.map { "\($0 / 1000)" } ?? "-",
-                "cc.remb": e.rembBitrate.map { "\($0 / 1000)" } ?? "-",
-                "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
-                "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
-                "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)", "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
-                "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",
-                "cc.sendFailures": "\(c.pacer.sendFailures)"]
+        return [
+            "cc.targetKbps": "\(c.targetBitrate / 1000)", "cc.limitedBy": c.limitedBy.rawValue,
+            "cc.delayKbps": "\(e.delayBasedBitrate / 1000)", "cc.delayState": e.delayState,
+            "cc.ackedKbps": e.acknowledgedBitrate.map { "\($0 / 1000)" } ?? "-",
+            "cc.lossLimitKbps": e.lossLimitBitrate.map { "\($0 / 1000)" } ?? "-",
+            "cc.remb": e.rembBitrate.map { "\($0 / 1000)" } ?? "-",
+            "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
+            "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
+            "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)",
+            "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
+            "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",
+            "cc.sendFailures": "\(c.pacer.sendFailures)"
+        ]
     }
 
     func statistics(medias: [TransceiverMedia], nowMicros: Int64) -> CongestionStatistics {

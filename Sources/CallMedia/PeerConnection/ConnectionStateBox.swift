@@ -28,7 +28,11 @@ final class ConnectionStateBox: Sendable {
         }
         guard changed else { return }
         for waiter in waiters {
-            if new == .connected { waiter.resume() } else { waiter.resume(throwing: PeerConnectionError.connectionFailed(new.description)) }
+            if new == .connected {
+                waiter.resume()
+            } else {
+                waiter.resume(throwing: PeerConnectionError.connectionFailed(new.description))
+            }
         }
         if new == .closed { continuation.finish() }
     }
@@ -42,7 +46,11 @@ final class ConnectionStateBox: Sendable {
                 return nil
             }
             guard let settled else { return }
-            if settled == .connected { waiter.resume() } else { waiter.resume(throwing: PeerConnectionError.connectionFailed(settled.description)) }
+            if settled == .connected {
+                waiter.resume()
+            } else {
+                waiter.resume(throwing: PeerConnectionError.connectionFailed(settled.description))
+            }
         }
     }
 

@@ -40,11 +40,13 @@ extension PeerConnection {
             transport.receiverReportsSent = legCounters.receiverReportsSent
         }
         transport.rttMs = list.lazy.compactMap { $0.feedback?.rttMs }.first
-        return PeerConnectionStatistics(transceivers: list, transport: transport, congestion: leg?.congestionStatistics())
+        return PeerConnectionStatistics(
+            transceivers: list, transport: transport, congestion: leg?.congestionStatistics())
     }
 
     static func sent(_ media: TransceiverMedia, _ sender: RTPStreamSender)
-        -> (PeerConnectionStatistics.Sent, PeerConnectionStatistics.Feedback?) {
+        -> (PeerConnectionStatistics.Sent, PeerConnectionStatistics.Feedback?)
+    {
         var sent = PeerConnectionStatistics.Sent()
         let c = sender.counters
         sent.packets = c.packetsSent

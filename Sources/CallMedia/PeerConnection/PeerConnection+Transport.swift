@@ -46,14 +46,19 @@ extension PeerConnection {
     }
 
     /// Our ICE and DTLS lines, after gathering has finished (or its time ran out).
-    func localTransport(_ credentials: ICEAgent.Credentials, setup: DTLSSetup) async throws(PeerConnectionError) -> LocalTransport {
+    func localTransport(_ credentials: ICEAgent.Credentials, setup: DTLSSetup) async throws(PeerConnectionError)
+        -> LocalTransport
+    {
         _ = await gatheringDone.wait(upTo: configuration.gatheringTimeout)
         let lines = gathered.withLock { $0 }
         logger.info("ICE gathered \(lines.count) candidates")
-        let fingerprint = SDPWire.Fingerprint(algorithm: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.digest)
-        return LocalTransport(iceUfrag: credentials.ufrag, icePwd: credentials.pwd, iceOptions: configuration.iceOptions, fingerprint: fingerprint,
-                              setup: setup, candidates: lines.compactMap { try? ICECandidate(parsing: $0) },
-                              endOfCandidates: true)
+        let fingerprint = SDPWire.Fingerprint(
+            algorithm: certificate.fingerprint.algorithm.rawValue, bytes: certificate.fingerprint.digest)
+        return LocalTransport(
+            iceUfrag: credentials.ufrag, icePwd: credentials.pwd, iceOptions: configuration.iceOptions,
+            fingerprint: fingerprint,
+            setup: setup, candidates: lines.compactMap { try? ICECandidate(parsing: $0) },
+            endOfCandidates: true)
     }
 
     func setRemoteICE(_ remote: SessionNegotiation.RemoteTransport) async throws(PeerConnectionError) {
@@ -77,12 +82,15 @@ extension PeerConnection {
         }
         let ended = remote.endOfCandidates || early.endOfCandidates
         if ended { try? await ice.endOfRemoteCandidates() }
-        logger.info("remote description: \(added) candidates\(ended ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
+        logger.info(
+            "remote description: \(added) candidates\(ended ? ", end of candidates" : ""), DTLS \(remote.dtlsRole)")
     }
 
     /// Makes each negotiated transceiver's media (keeping what an earlier exchange made when it
     /// is unchanged), routes incoming RTP to them, and connects after the first exchange.
-    func apply(_ negotiation: SessionNegotiation, connecting remote: SessionNegotiation.RemoteTransport?) throws(PeerConnectionError) {
+    func apply(_ negotiation: SessionNegotiation, connecting remote: SessionNegotiation.RemoteTransport?)
+        throws(PeerConnectionError)
+    {
         guard let leg else { throw .wrongState("no transport") }
         var entries: [RTPRouter.Entry] = []
         var midExtension: UInt8?
@@ -92,8 +100,9 @@ extension PeerConnection {
             let previous = transceiver.media
             guard let settled = negotiation.media[mid], settled.kind == transceiver.kind.mediaKind else {
                 transceiver.retire(previous)
-                transceiver.setNegotiated(.init(mid: mid, direction: .inactive, extensions: HeaderExtensionIDs(), feedback: []),
-                                          media: nil)
+                transceiver.setNegotiated(
+                    .init(mid: mid, direction: .inactive, extensions: HeaderExtensionIDs(), feedback: []),
+                    media: nil)
                 continue
             }
             var media: TransceiverMedia?
@@ -103,10 +112,11 @@ extension PeerConnection {
                 transceiver.retire(previous)
                 if settled.direction != .inactive {
                     do {
-                        media = try TransceiverMedia(negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
-                                                     localRTXSSRC: transceiver.localRTXSSRC,
-                                                     continuing: transceiver.continuedSequences, writer: leg.congestion.writer,
-                                                     logger: logger)
+                        media = try TransceiverMedia(
+                            negotiated: settled, kind: transceiver.kind, localSSRC: transceiver.localSSRC,
+                            localRTXSSRC: transceiver.localRTXSSRC,
+                            continuing: transceiver.continuedSequences, writer: leg.congestion.writer,
+                            logger: logger)
                     } catch {
                         throw .localFailure("the \(transceiver.kind) media could not start: \(error)")
                     }
@@ -115,22 +125,26 @@ extension PeerConnection {
             }
             let sends = settled.direction.sends
             transceiver.setNegotiated(
-                .init(mid: mid, direction: settled.direction, codec: settled.codec, payloadType: settled.payloadType,
-                      rtxPayloadType: settled.rtxPayloadType, extensions: settled.extensions, feedback: settled.feedback,
-                      sendSSRC: sends ? transceiver.localSSRC : nil,
-                      sendRTXSSRC: sends && settled.rtxPayloadType != nil ? transceiver.localRTXSSRC : nil,
-                      remoteSSRC: settled.remoteSSRC, remoteRTXSSRC: settled.remoteRTXSSRC),
+                .init(
+                    mid: mid, direction: settled.direction, codec: settled.codec, payloadType: settled.payloadType,
+                    rtxPayloadType: settled.rtxPayloadType, extensions: settled.extensions, feedback: settled.feedback,
+                    sendSSRC: sends ? transceiver.localSSRC : nil,
+                    sendRTXSSRC: sends && settled.rtxPayloadType != nil ? transceiver.localRTXSSRC : nil,
+                    remoteSSRC: settled.remoteSSRC, remoteRTXSSRC: settled.remoteRTXSSRC),
                 media: media)
             midExtension = midExtension ?? settled.extensions.mid
             if settled.direction.receives {
-                entries.append(.init(index: transceiver.index, mid: mid, payloadType: settled.payloadType,
-                                     rtxPayloadType: settled.rtxPayloadType, ssrc: settled.remoteSSRC,
-                                     rtxSSRC: settled.remoteRTXSSRC))
+                entries.append(
+                    .init(
+                        index: transceiver.index, mid: mid, payloadType: settled.payloadType,
+                        rtxPayloadType: settled.rtxPayloadType, ssrc: settled.remoteSSRC,
+                        rtxSSRC: settled.remoteRTXSSRC))
             }
             logger.info("negotiated \(transceiver)", ["rtp.mid": mid])
         }
         let stateBox = self.stateBox
-        leg.configure(transceivers: transceivers, router: RTPRouter(entries: entries, midExtensionID: midExtension)) { reason in
+        leg.configure(transceivers: transceivers, router: RTPRouter(entries: entries, midExtensionID: midExtension)) {
+            reason in
             stateBox.set(.failed("ICE: \(reason)"))
         }
         if let remote { connect(leg: leg, remote: remote) }
@@ -150,8 +164,11 @@ extension PeerConnection {
         let stateBox = self.stateBox
         connectTask = Task {
             do {
-                try await transport.connect(role: remote.dtlsRole, remoteFingerprints: remote.fingerprints, timeout: timeout)
-                logger.notice("connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")")
+                try await transport.connect(
+                    role: remote.dtlsRole, remoteFingerprints: remote.fingerprints, timeout: timeout)
+                logger.notice(
+                    "connected: \(transport.ice.selectedPair?.description ?? "?"), SRTP \(transport.srtpProfile?.rawValue ?? "?")"
+                )
                 // What the exchanges made by now (a renegotiation may have come meanwhile).
                 for media in self.transceivers.compactMap(\.media) { media.startSending() }
                 stateBox.set(.connected)

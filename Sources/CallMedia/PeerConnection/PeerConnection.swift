@@ -56,8 +56,10 @@ public actor PeerConnection {
         public var streamID: String
         public var cname: String
 
-        public init(loopbackOnly: Bool = false, capabilities: CodecCapabilities = .sharectl,
-                    connectTimeout: Duration = .seconds(20)) {
+        public init(
+            loopbackOnly: Bool = false, capabilities: CodecCapabilities = .sharectl,
+            connectTimeout: Duration = .seconds(20)
+        ) {
             var ice = ICEAgent.Configuration(role: .controlling, loopbackOnly: loopbackOnly)
             ice.noRemoteCandidatesGrace = connectTimeout
             self.ice = ice
@@ -126,8 +128,10 @@ public actor PeerConnection {
     /// Adds a transceiver: before the first offer or answer, or later for a renegotiation (the
     /// next `createOffer` adds its section). `trackID` names what it sends in `a=msid`.
     @discardableResult
-    public func addTransceiver(kind: Transceiver.Kind, direction: MediaDirection,
-                               trackID: String? = nil) throws(PeerConnectionError) -> Transceiver {
+    public func addTransceiver(
+        kind: Transceiver.Kind, direction: MediaDirection,
+        trackID: String? = nil
+    ) throws(PeerConnectionError) -> Transceiver {
         try requireOpen()
         let transceiver = Transceiver(index: transceivers.count, kind: kind, direction: direction, trackID: trackID)
         transceivers.append(transceiver)
@@ -170,20 +174,25 @@ public actor PeerConnection {
         var usedMids = Set(transceivers.compactMap(\.mid))
         for existing in localDescription?.media ?? [] {
             guard let mid = existing.mid, let transceiver = transceivers.first(where: { $0.mid == mid }) else {
-                sections.append(MediaDescription(kind: existing.kind, port: 0, proto: existing.proto, formats: existing.formats,
-                                                 connection: .unspecified, mid: existing.mid))
+                sections.append(
+                    MediaDescription(
+                        kind: existing.kind, port: 0, proto: existing.proto, formats: existing.formats,
+                        connection: .unspecified, mid: existing.mid))
                 continue
             }
             placed.insert(transceiver.index)
-            sections.append(offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
+            sections.append(
+                offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
         }
         for transceiver in transceivers where !placed.contains(transceiver.index) {
             let mid = JSEPSession.mid(existing: transceiver.mid, index: sections.count, used: &usedMids)
             transceiver.setMid(mid)
-            sections.append(offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
+            sections.append(
+                offerSection(transceiver, mid: mid, local: local, first: sections.isEmpty, streams: &streams))
         }
-        let offer = SessionDescription(origin: nextOrigin(), groups: [.bundle(sections.filter { !$0.isRejected }.compactMap(\.mid))],
-                                       msidSemantic: MSIDSemantic(identifiers: streams), media: sections)
+        let offer = SessionDescription(
+            origin: nextOrigin(), groups: [.bundle(sections.filter { !$0.isRejected }.compactMap(\.mid))],
+            msidSemantic: MSIDSemantic(identifiers: streams), media: sections)
         signaling = .haveLocalOffer(offer)
         if weOffered == nil { weOffered = true }
         return offer.serialize()
@@ -195,8 +204,10 @@ public actor PeerConnection {
     /// kept: a section negotiated before offers what it settled, and a new section offers what
     /// a settled section of its kind uses, so no payload type or extension id ever means two
     /// things within the bundle (a peer that offered first numbers them its own way).
-    func offerSection(_ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
-                              streams: inout [String]) -> MediaDescription {
+    func offerSection(
+        _ transceiver: Transceiver, mid: String, local: LocalTransport, first: Bool,
+        streams: inout [String]
+    ) -> MediaDescription {
         let video = transceiver.kind == .video
         let settled = JSEPSession.settled(mid: mid, kind: transceiver.kind.mediaKind, in: localDescription)
         let builder = OfferBuilder(
@@ -204,7 +215,8 @@ public actor PeerConnection {
             video: video ? transceiver.direction : nil, audio: video ? nil : transceiver.direction,
             videoTrack: video ? track(transceiver) : nil, audioTrack: video ? nil : track(transceiver))
         guard var section = builder.offer().media.first else {
-            return MediaDescription(kind: transceiver.kind.mediaKind, port: 0, formats: ["0"], connection: .unspecified, mid: mid)
+            return MediaDescription(
+                kind: transceiver.kind.mediaKind, port: 0, formats: ["0"], connection: .unspecified, mid: mid)
         }
         section.mid = mid
         if let settled {
@@ -215,7 +227,9 @@ public actor PeerConnection {
                 section.extensions, bundle: (localDescription?.media ?? []).flatMap(\.extensions))
         }
         if !first { Self.dropCandidates(&section) }
-        if transceiver.direction.sends, !streams.contains(configuration.streamID) { streams.append(configuration.streamID) }
+        if transceiver.direction.sends, !streams.contains(configuration.streamID) {
+            streams.append(configuration.streamID)
+        }
         return section
     }
 
@@ -254,8 +268,9 @@ public actor PeerConnection {
                 video: video ? transceiver?.direction : nil, audio: video ? nil : transceiver?.direction,
                 videoTrack: video ? transceiver.flatMap { track($0) } : nil,
                 audioTrack: video ? nil : transceiver.flatMap { track($0) })
-            let single = SessionDescription(origin: offer.origin, groups: bundle == nil ? [] : [.bundle(offered.mid.map { [$0] } ?? [])],
-                                            media: [offered])
+            let single = SessionDescription(
+                origin: offer.origin, groups: bundle == nil ? [] : [.bundle(offered.mid.map { [$0] } ?? [])],
+                media: [offered])
             guard var section = builder.answer(to: single).media.first else { continue }
             if !section.isRejected {
                 if carried { Self.dropCandidates(&section) }
@@ -267,7 +282,8 @@ public actor PeerConnection {
             sections.append(section)
         }
         let answer = SessionDescription(
-            origin: nextOrigin(), groups: bundle == nil ? [] : [.bundle(sections.filter { !$0.isRejected }.compactMap(\.mid))],
+            origin: nextOrigin(),
+            groups: bundle == nil ? [] : [.bundle(sections.filter { !$0.isRejected }.compactMap(\.mid))],
             msidSemantic: MSIDSemantic(identifiers: streams), media: sections)
         let negotiation: SessionNegotiation
         do {
@@ -326,7 +342,8 @@ public actor PeerConnection {
                 throw .unusableDescription("\(error)")
             }
             if established, let current = remoteICE, current != transport.iceUfrag {
-                throw .unusableDescription("the offer restarts ICE (new ufrag), which sharectl does not do within a call")
+                throw .unusableDescription(
+                    "the offer restarts ICE (new ufrag), which sharectl does not do within a call")
             }
             // JSEP §5.10: each offered section goes to the transceiver with its mid, else to one
             // of its kind that has no mid yet, else to a new receive-only one. Sections past the
@@ -338,12 +355,15 @@ public actor PeerConnection {
                 if transceivers.contains(where: { $0.mid == mid }) { continue }
                 // A section the peer only sends on does not take one of ours that only sends.
                 let peerReceives = description.direction(of: section).receives
-                let transceiver = transceivers.first { $0.kind == kind && $0.mid == nil && (peerReceives || $0.direction.receives) } ?? {
-                    let made = Transceiver(index: transceivers.count, kind: kind, direction: .recvonly,
-                                           trackID: kind == .video ? "video\(transceivers.count)" : nil)
-                    transceivers.append(made)
-                    return made
-                }()
+                let transceiver =
+                    transceivers.first { $0.kind == kind && $0.mid == nil && (peerReceives || $0.direction.receives) }
+                    ?? {
+                        let made = Transceiver(
+                            index: transceivers.count, kind: kind, direction: .recvonly,
+                            trackID: kind == .video ? "video\(transceivers.count)" : nil)
+                        transceivers.append(made)
+                        return made
+                    }()
                 transceiver.setMid(mid)
             }
             signaling = .haveRemoteOffer(description)
@@ -383,7 +403,9 @@ public actor PeerConnection {
         try requireOpen()
         guard remoteICE != nil, let leg else {
             if earlyCandidates.add(line) == .firstDropped {
-                logger.warning("the peer sent more than \(EarlyCandidates.limit) candidates before its description; dropping the rest")
+                logger.warning(
+                    "the peer sent more than \(EarlyCandidates.limit) candidates before its description; dropping the rest"
+                )
             }
             return
         }
@@ -424,17 +446,23 @@ public actor PeerConnection {
     /// Sends `source` on a negotiated video transceiver that sends: its frames are converted,
     /// scaled (long side at most `maxLongSide`), encoded with the negotiated codec on an encoder
     /// thread, packetized and sent. The source starts when the connection is up.
-    public func attachVideoSource(_ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
-                                  framesPerSecond: Int = 30, maxLongSide: Int = 1920, policy: ScreenSendPolicy = .balanced,
-                                  content: VideoContent = .screen,
-                                  hardwareEncoder: LibavH264Encoder.Backend? = nil) throws(PeerConnectionError) {
+    public func attachVideoSource(
+        _ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
+        framesPerSecond: Int = 30, maxLongSide: Int = 1920, policy: ScreenSendPolicy = .balanced,
+        content: VideoContent = .screen,
+        hardwareEncoder: LibavH264Encoder.Backend? = nil
+    ) throws(PeerConnectionError) {
         guard let media = transceiver.media, let codec = media.negotiated.videoCodec else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
         }
-        let factory = VideoEncoderFactory(codec: codec, frameRate: framesPerSecond, content: content,
-                                          hardware: codec == .h264 ? hardwareEncoder : nil)
-        try media.attachVideo(source, settings: .init(factory: factory, bitrate: bitrate, maxLongSide: maxLongSide,
-                                                      policy: policy))
+        let factory = VideoEncoderFactory(
+            codec: codec, frameRate: framesPerSecond, content: content,
+            hardware: codec == .h264 ? hardwareEncoder : nil)
+        try media.attachVideo(
+            source,
+            settings: .init(
+                factory: factory, bitrate: bitrate, maxLongSide: maxLongSide,
+                policy: policy))
     }
 
     /// Changes the send policy of a sending video transceiver from its next frame; nothing is
@@ -522,8 +550,9 @@ public actor PeerConnection {
 
     func track(_ transceiver: Transceiver) -> LocalTrack? {
         guard transceiver.direction.sends else { return nil }
-        return LocalTrack(streamID: configuration.streamID, trackID: transceiver.trackID,
-                          ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname)
+        return LocalTrack(
+            streamID: configuration.streamID, trackID: transceiver.trackID,
+            ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname)
     }
 
     static func origin() -> Origin {

@@ -23,7 +23,9 @@ public struct RTPRouter: Sendable, Equatable {
         public var ssrc: UInt32?
         public var rtxSSRC: UInt32?
 
-        public init(index: Int, mid: String, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?) {
+        public init(
+            index: Int, mid: String, payloadType: UInt8, rtxPayloadType: UInt8?, ssrc: UInt32?, rtxSSRC: UInt32?
+        ) {
             self.index = index
             self.mid = mid
             self.payloadType = payloadType
@@ -82,13 +84,16 @@ public struct RTPRouter: Sendable, Equatable {
         guard let previous else { return self }
         var next = self
         next.retired = previous.retired
-        let previousRoutes = previous.announced.map { ($0.key, $0.value) } + previous.learned.entries.map { ($0.key, $0.value) }
+        let previousRoutes =
+            previous.announced.map { ($0.key, $0.value) } + previous.learned.entries.map { ($0.key, $0.value) }
         for (ssrc, route) in previousRoutes where next.known(ssrc) == nil {
             let was = previous.entries.first { $0.index == route.index }
             let now = entries.first { $0.index == route.index && $0.mid == was?.mid }
             let announced = route.isRTX ? now?.rtxSSRC : now?.ssrc
             if let now, announced == nil || announced == ssrc {
-                if now.payloadType == was?.payloadType, now.rtxPayloadType == was?.rtxPayloadType { next.learned.set(route, for: ssrc) }
+                if now.payloadType == was?.payloadType, now.rtxPayloadType == was?.rtxPayloadType {
+                    next.learned.set(route, for: ssrc)
+                }
             } else {
                 next.retired.set(true, for: ssrc)
             }
@@ -111,7 +116,9 @@ public struct RTPRouter: Sendable, Equatable {
             return nil
         }
         if entry == nil {
-            let matching = entries.filter { $0.payloadType == packet.payloadType || $0.rtxPayloadType == packet.payloadType }
+            let matching = entries.filter {
+                $0.payloadType == packet.payloadType || $0.rtxPayloadType == packet.payloadType
+            }
             if matching.count == 1 { entry = matching[0] }
         }
         guard let entry else { return nil }

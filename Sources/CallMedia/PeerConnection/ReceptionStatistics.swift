@@ -26,7 +26,8 @@ public struct ReceptionStatistics: Sendable, Equatable {
     }
 
     public static func == (a: Self, b: Self) -> Bool {
-        a.ssrc == b.ssrc && a.packetsReceived == b.packetsReceived && a.extendedHighestSequence == b.extendedHighestSequence
+        a.ssrc == b.ssrc && a.packetsReceived == b.packetsReceived
+            && a.extendedHighestSequence == b.extendedHighestSequence
             && a.jitterQ4 == b.jitterQ4 && a.lastSenderReport?.compact == b.lastSenderReport?.compact
     }
 
@@ -79,16 +80,18 @@ public struct ReceptionStatistics: Sendable, Equatable {
         expectedPrior = expectedNow
         receivedPrior = packetsReceived
         let lostInterval = expectedInterval - receivedInterval
-        let fraction: UInt8 = expectedInterval <= 0 || lostInterval <= 0 ? 0 : UInt8(clamping: (lostInterval << 8) / expectedInterval)
+        let fraction: UInt8 =
+            expectedInterval <= 0 || lostInterval <= 0 ? 0 : UInt8(clamping: (lostInterval << 8) / expectedInterval)
         var lsr: UInt32 = 0, dlsr: UInt32 = 0
         if let last = lastSenderReport {
             lsr = last.compact
             // In 1/65536 s, saturating: a decade since the last report overflows 64 bits.
             dlsr = UInt32(clamping: max(0, Int128(nowMicros) - Int128(last.arrivalMicros)) * 65536 / 1_000_000)
         }
-        return ReceptionReport(ssrc: ssrc, fractionLost: fraction,
-                               cumulativeLost: Int32(clamping: cumulativeLost),
-                               extendedHighestSequenceNumber: extendedHighestSequence, jitter: jitter,
-                               lastSenderReport: lsr, delaySinceLastSenderReport: dlsr)
+        return ReceptionReport(
+            ssrc: ssrc, fractionLost: fraction,
+            cumulativeLost: Int32(clamping: cumulativeLost),
+            extendedHighestSequenceNumber: extendedHighestSequence, jitter: jitter,
+            lastSenderReport: lsr, delaySinceLastSenderReport: dlsr)
     }
 }

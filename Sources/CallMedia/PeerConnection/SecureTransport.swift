@@ -65,7 +65,8 @@ public final class SecureTransport: Sendable {
         var stateHandler: (@Sendable (State) -> Void)?
     }
 
-    public init(loop: GLibLoop, ice configuration: ICEAgent.Configuration, certificate: DTLSCertificate, logger: Logger) {
+    public init(loop: GLibLoop, ice configuration: ICEAgent.Configuration, certificate: DTLSCertificate, logger: Logger)
+    {
         self.loop = loop
         dtls = LoopConfined(nil, on: loop)
         self.logger = logger
@@ -98,12 +99,15 @@ public final class SecureTransport: Sendable {
     /// `a=setup`, `remoteFingerprints` from its `a=fingerprint` lines (the certificate must match
     /// one, see `DTLSFingerprint.accepted`). Returns when SRTP keys are in place, or throws the
     /// reason the connection failed (ICE, DTLS, or `timeout`).
-    public func connect(role: DTLSRole, remoteFingerprints: [DTLSFingerprint], timeout: Duration = .seconds(30)) async throws {
+    public func connect(role: DTLSRole, remoteFingerprints: [DTLSFingerprint], timeout: Duration = .seconds(30))
+        async throws
+    {
         let certificate = self.certificate, logger = self.logger, ice = self.ice
         try await loop.perform { [self] in
             var configuration = DTLSTransport.Configuration(role: role, remoteFingerprints: remoteFingerprints)
             configuration.handshakeTimeout = timeout
-            let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) { [weak self] datagram in
+            let transport = try DTLSTransport(certificate: certificate, configuration: configuration, logger: logger) {
+                [weak self] datagram in
                 guard let self, !self.consentExpired.load(ordering: .relaxed) else { return }
                 _ = ice.send(datagram)
             }
@@ -142,8 +146,12 @@ public final class SecureTransport: Sendable {
     public func sendRTCP(_ packet: [UInt8]) -> Bool { send(packet, rtcp: true) }
 
     public func close() async {
-        timer.withLock { $0?.cancel(); $0 = nil }
-        consentTimer.withLock { $0?.cancel(); $0 = nil }
+        timer.withLock {
+            $0?.cancel(); $0 = nil
+        }
+        consentTimer.withLock {
+            $0?.cancel(); $0 = nil
+        }
         try? await loop.perform { [self] in
             dtls.value?.close()
             dtls.value = nil
@@ -242,13 +250,16 @@ public final class SecureTransport: Sendable {
     private func startConsentLooks() {
         shared.withLock {
             let counts = Self.consentCounts($0.counters)
-            $0.consent = ConsentTimer(connectedAt: .now, heard: counts.heard, sent: counts.sent,
-                                      lookEvery: Self.consentLookEvery)
+            $0.consent = ConsentTimer(
+                connectedAt: .now, heard: counts.heard, sent: counts.sent,
+                lookEvery: Self.consentLookEvery)
         }
         let looks = loop.repeating(every: Self.consentLookEvery) { [weak self] in
             self?.lookAtConsent() ?? false
         }
-        consentTimer.withLock { $0?.cancel(); $0 = looks }
+        consentTimer.withLock {
+            $0?.cancel(); $0 = looks
+        }
     }
 
     /// One look; false once there is nothing more to watch (consent expired, or the connection ended).
@@ -265,8 +276,12 @@ public final class SecureTransport: Sendable {
         case .fresh: return true
         case .expired(let silence):
             consentExpired.store(true, ordering: .relaxed)
-            logger.warning(ConsentTimer.expiredReason, ["consent.silence": silence.secondsText,
-                                                         "ice.pair": ice.selectedPair?.description ?? "none"])
+            logger.warning(
+                ConsentTimer.expiredReason,
+                [
+                    "consent.silence": silence.secondsText,
+                    "ice.pair": ice.selectedPair?.description ?? "none"
+                ])
             setState(.failed(ConsentTimer.expiredReason))
             return false
         }
@@ -283,9 +298,15 @@ public final class SecureTransport: Sendable {
         guard changed else { return }
         handler?(new)
         if new == .connected || new == .closed || { if case .failed = new { true } else { false } }() {
-            let waiters = stateWaiters.withLock { w -> [CheckedContinuation<Void, any Error>] in defer { w = [] }; return w }
+            let waiters = stateWaiters.withLock { w -> [CheckedContinuation<Void, any Error>] in
+                defer { w = [] }; return w
+            }
             for waiter in waiters {
-                if new == .connected { waiter.resume() } else { waiter.resume(throwing: TransportError.failed(new.description)) }
+                if new == .connected {
+                    waiter.resume()
+                } else {
+                    waiter.resume(throwing: TransportError.failed(new.description))
+                }
             }
         }
     }
@@ -293,7 +314,9 @@ public final class SecureTransport: Sendable {
     private func waitConnected(timeout: Duration) async throws {
         let deadline = Task { [weak self] in
             try await Task.sleep(for: timeout)
-            self?.setState(.failed("no connection within \(timeout.components.seconds) s (ICE \(self?.ice.state.description ?? "?"))"))
+            self?.setState(
+                .failed(
+                    "no connection within \(timeout.components.seconds) s (ICE \(self?.ice.state.description ?? "?"))"))
         }
         defer { deadline.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -306,7 +329,9 @@ public final class SecureTransport: Sendable {
                 }
             }
             if let immediate {
-                if immediate == .connected { continuation.resume() } else {
+                if immediate == .connected {
+                    continuation.resume()
+                } else {
                     continuation.resume(throwing: TransportError.failed(immediate.description))
                 }
             }

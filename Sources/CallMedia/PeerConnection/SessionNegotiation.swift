@@ -3,7 +3,7 @@ import VideoSend
 import ShareCore
 // The fuzz package compiles this file together with the DTLS files it reads (FuzzNegotiation).
 #if canImport(WebRTCTransport)
-import WebRTCTransport
+    import WebRTCTransport
 #endif
 
 /// What an offer/answer exchange settled, read from the answer (whoever wrote it) and the remote
@@ -57,10 +57,14 @@ public struct SessionNegotiation: Sendable {
     /// Reads the peer's transport from its description: `remoteIsAnswer` says whether it answered
     /// (then its `a=setup` chooses our role) or offered (then we answer `a=setup:active` to
     /// `actpass` and `passive`, and become the client).
-    public static func remoteTransport(_ remote: SessionDescription, remoteIsAnswer: Bool) throws(Failure) -> RemoteTransport {
+    public static func remoteTransport(_ remote: SessionDescription, remoteIsAnswer: Bool) throws(Failure)
+        -> RemoteTransport
+    {
         let what = remoteIsAnswer ? "answer" : "offer"
         guard let first = remote.media.first(where: { !$0.isRejected }) else {
-            throw Failure(description: "the \(what) \(remote.media.isEmpty ? "has no media sections" : "rejects every media section")")
+            throw Failure(
+                description:
+                    "the \(what) \(remote.media.isEmpty ? "has no media sections" : "rejects every media section")")
         }
         let transport = remote.transport(for: first)
         guard let ufrag = transport.iceUfrag, let pwd = transport.icePwd else {
@@ -99,21 +103,27 @@ public struct SessionNegotiation: Sendable {
                 candidates.append(candidate.candidateString)
             }
         }
-        return RemoteTransport(iceUfrag: ufrag, icePwd: pwd, candidates: candidates, endOfCandidates: endOfCandidates,
-                               fingerprints: fingerprints, dtlsRole: role)
+        return RemoteTransport(
+            iceUfrag: ufrag, icePwd: pwd, candidates: candidates, endOfCandidates: endOfCandidates,
+            fingerprints: fingerprints, dtlsRole: role)
     }
 
     /// Every `a=fingerprint` of `description`: the session's, then each section's that is not
     /// rejected (a bundle shares one DTLS connection, so any of them names its certificate).
     public static func fingerprintLines(_ description: SessionDescription) -> [SDPWire.Fingerprint] {
-        description.transport.fingerprints + description.media.filter { !$0.isRejected }.flatMap(\.transport.fingerprints)
+        description.transport.fingerprints
+            + description.media.filter { !$0.isRejected }.flatMap(\.transport.fingerprints)
     }
 
     /// Reads a completed exchange. `weOffered` says which of the two is ours.
-    public static func read(answer: SessionDescription, offer: SessionDescription, weOffered: Bool) throws(Failure) -> SessionNegotiation {
+    public static func read(answer: SessionDescription, offer: SessionDescription, weOffered: Bool) throws(Failure)
+        -> SessionNegotiation
+    {
         // A mid names one section (RFC 9143 §7.2.1); with two, which codec goes with which
         // transceiver would be a guess.
-        for (description, name) in [(answer, weOffered ? "the answer" : "our answer"), (offer, weOffered ? "our offer" : "the offer")] {
+        for (description, name) in [
+            (answer, weOffered ? "the answer" : "our answer"), (offer, weOffered ? "our offer" : "the offer")
+        ] {
             var seen = Set<String>()
             for mid in description.media.compactMap(\.mid) where !seen.insert(mid).inserted {
                 throw Failure(description: "\(name) has two media sections with a=mid:\(mid)")
@@ -141,21 +151,26 @@ public struct SessionNegotiation: Sendable {
                     chosen = Media(
                         mid: mid, kind: .video, direction: direction, codec: codec, payloadType: payload.payloadType,
                         rtxPayloadType: section.rtxPayloadType(for: payload.payloadType), extensions: extensions,
-                        feedback: (payload.feedback + section.feedbackForAllPayloads).map { [$0.type, $0.parameter].compactMap { $0 }.joined(separator: " ") },
+                        feedback: (payload.feedback + section.feedbackForAllPayloads).map {
+                            [$0.type, $0.parameter].compactMap { $0 }.joined(separator: " ")
+                        },
                         remoteSSRC: remoteSSRC, remoteRTXSSRC: remoteRTX)
                     break
                 }
                 guard let chosen else {
-                    throw Failure(description: "\(what) accepts video but with no codec we send (H.264 packetization-mode 1 or VP8)")
+                    throw Failure(
+                        description:
+                            "\(what) accepts video but with no codec we send (H.264 packetization-mode 1 or VP8)")
                 }
                 media[mid] = chosen
             case .audio:
                 guard let opus = section.payloads.first(where: { $0.rtpMap?.isEncoding("opus") == true }) else {
                     throw Failure(description: "\(what) accepts audio but not Opus")
                 }
-                media[mid] = Media(mid: mid, kind: .audio, direction: direction, codec: .opus, payloadType: opus.payloadType,
-                                   rtxPayloadType: nil, extensions: extensions, feedback: [],
-                                   remoteSSRC: remoteSSRC, remoteRTXSSRC: nil)
+                media[mid] = Media(
+                    mid: mid, kind: .audio, direction: direction, codec: .opus, payloadType: opus.payloadType,
+                    rtxPayloadType: nil, extensions: extensions, feedback: [],
+                    remoteSSRC: remoteSSRC, remoteRTXSSRC: nil)
             default:
                 continue
             }
@@ -189,8 +204,9 @@ public struct HeaderExtensionIDs: Sendable, Equatable {
         func id(_ uri: String) -> UInt8? {
             maps.first { $0.uri == uri }.flatMap { $0.id >= 1 && $0.id <= 255 ? UInt8($0.id) : nil }
         }
-        self.init(mid: id(ExtensionMap.sdesMid), absSendTime: id(ExtensionMap.absSendTime),
-                  transportSequence: id(ExtensionMap.transportWideCC))
+        self.init(
+            mid: id(ExtensionMap.sdesMid), absSendTime: id(ExtensionMap.absSendTime),
+            transportSequence: id(ExtensionMap.transportWideCC))
     }
 
     /// What a send stream on section `mid` stamps.

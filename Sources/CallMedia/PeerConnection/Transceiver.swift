@@ -45,7 +45,8 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     /// The SSRCs written into our description for what we send.
     let localSSRC: UInt32
     let localRTXSSRC: UInt32?
-    private let state: Mutex<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
+    private let state:
+        Mutex<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
     /// Where the next sender on our SSRCs carries on numbering, once a sender has stopped (a
     /// section that stopped sending and sends again, a codec renegotiated): the same SSRC with
     /// numbers from elsewhere would be refused by SRTP about half the time (an index it passed).
@@ -72,7 +73,8 @@ public final class Transceiver: Sendable, CustomStringConvertible {
 
     public var description: String {
         let n = negotiated
-        return "\(kind) mid \(mid ?? "-") \(n?.direction.rawValue ?? direction.rawValue)\(n?.codec.map { " \($0.rawValue)/\(n?.payloadType ?? 0)" } ?? "")"
+        return
+            "\(kind) mid \(mid ?? "-") \(n?.direction.rawValue ?? direction.rawValue)\(n?.codec.map { " \($0.rawValue)/\(n?.payloadType ?? 0)" } ?? "")"
     }
 
     func setMid(_ mid: String?) { state.withLock { $0.mid = mid } }

@@ -64,8 +64,10 @@ package final class TransceiverMedia: Sendable {
     private let receiving: Mutex<ReceiveCounters>
 
     /// `continuing`: the sequence numbers an earlier sender on these SSRCs stopped at.
-    init(negotiated: SessionNegotiation.Media, kind: Transceiver.Kind, localSSRC: UInt32, localRTXSSRC: UInt32?,
-         continuing: (media: UInt16, rtx: UInt16)? = nil, writer: @escaping PacketWriter, logger: Logger) throws {
+    init(
+        negotiated: SessionNegotiation.Media, kind: Transceiver.Kind, localSSRC: UInt32, localRTXSSRC: UInt32?,
+        continuing: (media: UInt16, rtx: UInt16)? = nil, writer: @escaping PacketWriter, logger: Logger
+    ) throws {
         self.negotiated = negotiated
         self.kind = kind
         self.logger = logger
@@ -81,11 +83,12 @@ package final class TransceiverMedia: Sendable {
         if negotiated.direction.sends {
             let isVideo = kind == .video
             let sender = RTPStreamSender(
-                configuration: .init(ssrc: localSSRC, payloadType: negotiated.payloadType,
-                                     clockRate: Int(negotiated.codec.clockRate),
-                                     rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
-                                     extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
-                                     keepsHistory: isVideo),
+                configuration: .init(
+                    ssrc: localSSRC, payloadType: negotiated.payloadType,
+                    clockRate: Int(negotiated.codec.clockRate),
+                    rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
+                    extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
+                    keepsHistory: isVideo),
                 firstSequence: continuing?.media ?? .random(in: 0...0x7FFF),
                 firstRTXSequence: continuing?.rtx ?? .random(in: 0...0x7FFF),
                 writer: writer)
@@ -114,8 +117,10 @@ package final class TransceiverMedia: Sendable {
         let box = sending
         if let sendingSender {
             let response = keyframeResponse
-            rtcp = RTCPReceiver(video: kind == .video ? sendingSender : nil,
-                                audioSSRC: kind == .audio ? localSSRC : nil) {
+            rtcp = RTCPReceiver(
+                video: kind == .video ? sendingSender : nil,
+                audioSSRC: kind == .audio ? localSSRC : nil
+            ) {
                 let encoder = box.withLock { $0.encoder }
                 if encoder != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
                 encoder?.requestKeyframe()
@@ -129,7 +134,8 @@ package final class TransceiverMedia: Sendable {
 
     /// Attaches a frame source: encoder thread, payloader and this stream's sender. Started at once
     /// when the connection is up, else when it comes up.
-    func attachVideo(_ source: any VideoFrameSource, settings: VideoEncodingThread.Settings) throws(PeerConnectionError) {
+    func attachVideo(_ source: any VideoFrameSource, settings: VideoEncodingThread.Settings) throws(PeerConnectionError)
+    {
         guard kind == .video, let sender, let codec = negotiated.videoCodec else {
             throw .notSending("this transceiver does not send video")
         }
@@ -141,7 +147,8 @@ package final class TransceiverMedia: Sendable {
         let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
             do {
                 let units = try payloader.withLock { try $0.payload(frame) }
-                sender.send(units, timestamp: clock.timestamp(forMicros: captureMicros), nowMicros: Clocks.monotonicMicros())
+                sender.send(
+                    units, timestamp: clock.timestamp(forMicros: captureMicros), nowMicros: Clocks.monotonicMicros())
                 if frame.isKeyframe { response.keyframeSent(nowMicros: Clocks.monotonicMicros()) }
             } catch {
                 logger.warning("a frame could not be packetized: \(error)")
@@ -169,7 +176,9 @@ package final class TransceiverMedia: Sendable {
 
     /// Attaches an audio source (the tone, a microphone) through the Opus send thread.
     func attachAudio(source: any AudioFrameSource) throws {
-        guard kind == .audio, let sender else { throw PeerConnectionError.notSending("this transceiver does not send audio") }
+        guard kind == .audio, let sender else {
+            throw PeerConnectionError.notSending("this transceiver does not send audio")
+        }
         let audio = AudioSendThread(sender: sender, source: source, logger: logger)
         let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
             guard s.audio == nil else { throw .notSending("audio is already attached") }
@@ -181,7 +190,11 @@ package final class TransceiverMedia: Sendable {
 
     /// The connection is up: start what is attached (and anything attached later at once).
     func startSending() {
-        let started = sending.withLock { s -> (source: (any VideoFrameSource)?, queue: FrameQueue?, encoder: VideoEncodingThread?, audio: AudioSendThread?)? in
+        let started = sending.withLock {
+            s -> (
+                source: (any VideoFrameSource)?, queue: FrameQueue?, encoder: VideoEncodingThread?,
+                audio: AudioSendThread?
+            )? in
             guard !s.started, !s.stopped else { return nil }
             s.started = true
             return (s.source, s.queue, s.encoder, s.audio)
@@ -232,7 +245,8 @@ package final class TransceiverMedia: Sendable {
     func applyTargetBitrate(_ bitsPerSecond: Int, step: Double) {
         let encoder = sending.withLock { s -> VideoEncodingThread? in
             guard let encoder = s.encoder, s.bitrate > 0,
-                  abs(Double(bitsPerSecond - s.bitrate)) >= step * Double(s.bitrate) else { return nil }
+                abs(Double(bitsPerSecond - s.bitrate)) >= step * Double(s.bitrate)
+            else { return nil }
             s.bitrate = bitsPerSecond
             return encoder
         }
@@ -250,7 +264,9 @@ package final class TransceiverMedia: Sendable {
                 r.rtxPackets += 1
                 r.remoteRTXSSRC = packet.ssrc
                 guard let media = r.reception?.ssrc, !packet.payload.isEmpty,
-                      let original = try? RTX.unwrap(packet, originalSSRC: media, originalPayloadType: negotiated.payloadType) else {
+                    let original = try? RTX.unwrap(
+                        packet, originalSSRC: media, originalPayloadType: negotiated.payloadType)
+                else {
                     r.unwrapFailures += 1
                     return false
                 }
@@ -264,8 +280,9 @@ package final class TransceiverMedia: Sendable {
                 if r.nacks != nil { r.nacks = NACKGenerator() }  // a new stream: nothing of the old is missing
             }
             r.nacks?.received(packet.sequenceNumber, nowMicros: nowMicros)
-            r.reception?.received(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, bytes: size,
-                                  arrivalMicros: nowMicros)
+            r.reception?.received(
+                sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, bytes: size,
+                arrivalMicros: nowMicros)
             return true
         }
         guard accepted, packet.payloadType == negotiated.payloadType else { return }
@@ -306,7 +323,8 @@ package final class TransceiverMedia: Sendable {
         videoReceiver?.setRoundTrip(micros: rttMicros)
         return receiving.withLock { r in
             guard let media = r.reception?.ssrc, let due = r.nacks?.due(nowMicros: nowMicros, timing: timing),
-                  !due.isEmpty else { return nil }
+                !due.isEmpty
+            else { return nil }
             r.nacksSent += 1
             return GenericNACK(senderSSRC: senderSSRC, mediaSSRC: media, lostSequenceNumbers: due)
         }
@@ -319,7 +337,8 @@ package final class TransceiverMedia: Sendable {
         let waiting = videoReceiver.counters.waitingForKeyframe
         return receiving.withLock { r in
             guard let media = r.reception?.ssrc, r.reception?.packetsReceived ?? 0 > 0,
-                  r.keyframes.shouldRequest(waitingForKeyframe: waiting, nowMicros: nowMicros) else { return nil }
+                r.keyframes.shouldRequest(waitingForKeyframe: waiting, nowMicros: nowMicros)
+            else { return nil }
             r.plisSent += 1
             return PictureLossIndication(senderSSRC: senderSSRC, mediaSSRC: media)
         }

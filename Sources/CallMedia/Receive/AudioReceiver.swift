@@ -152,7 +152,9 @@ public final class AudioReceiver: Sendable {
     /// A decoded frame in the output's layout: silence for nil, mono spread to both channels.
     static func frame(_ pcm: [Int16]?, channels: Int, outputChannels: Int) -> [Int16] {
         let frames = OpusAudioEncoder.frameSamples
-        guard let pcm, pcm.count == frames * channels else { return [Int16](repeating: 0, count: frames * outputChannels) }
+        guard let pcm, pcm.count == frames * channels else {
+            return [Int16](repeating: 0, count: frames * outputChannels)
+        }
         if channels == outputChannels { return pcm }
         var out = [Int16](repeating: 0, count: frames * outputChannels)
         for i in 0..<frames {

@@ -35,9 +35,14 @@ struct TransportFeedbackRecorder: Sendable {
         arrivals = [:]
         nextToReport = last + 1
         guard !ordered.isEmpty else { return [] }
-        let list = ordered.map { (sequenceNumber: UInt16(truncatingIfNeeded: $0.key), arrivalTime: Duration.microseconds($0.value)) }
-        guard let built = try? TransportWideFeedback(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC,
-                                                     feedbackPacketCount: feedbackCount, arrivals: list) else {
+        let list = ordered.map {
+            (sequenceNumber: UInt16(truncatingIfNeeded: $0.key), arrivalTime: Duration.microseconds($0.value))
+        }
+        guard
+            let built = try? TransportWideFeedback(
+                senderSSRC: senderSSRC, mediaSSRC: mediaSSRC,
+                feedbackPacketCount: feedbackCount, arrivals: list)
+        else {
             // A receive delta over ±8 s between two packets: the gap is not worth reporting.
             return []
         }
@@ -45,9 +50,12 @@ struct TransportFeedbackRecorder: Sendable {
         // Numbers before the first arrival that were never seen are reported missing.
         let missing = Int(ordered[0].key - base)
         guard missing > 0 else { return [built] }
-        return [TransportWideFeedback(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC,
-                                      baseSequenceNumber: UInt16(truncatingIfNeeded: base), referenceTime: built.referenceTime,
-                                      feedbackPacketCount: built.feedbackPacketCount,
-                                      statuses: Array(repeating: .notReceived, count: missing) + built.statuses)]
+        return [
+            TransportWideFeedback(
+                senderSSRC: senderSSRC, mediaSSRC: mediaSSRC,
+                baseSequenceNumber: UInt16(truncatingIfNeeded: base), referenceTime: built.referenceTime,
+                feedbackPacketCount: built.feedbackPacketCount,
+                statuses: Array(repeating: .notReceived, count: missing) + built.statuses)
+        ]
     }
 }

@@ -50,14 +50,19 @@ public final class VideoDecoder {
     /// code 9d 01 2a, then 14-bit width and height, little-endian, under 2 scaling bits); nil for
     /// an interframe or too few bytes.
     static func vp8KeyframeSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
-        guard bytes.count >= 10, bytes[0] & 1 == 0, bytes[3] == 0x9D, bytes[4] == 0x01, bytes[5] == 0x2A else { return nil }
+        guard bytes.count >= 10, bytes[0] & 1 == 0, bytes[3] == 0x9D, bytes[4] == 0x01, bytes[5] == 0x2A else {
+            return nil
+        }
         return (Int(bytes[6]) | Int(bytes[7] & 0x3F) << 8, Int(bytes[8]) | Int(bytes[9] & 0x3F) << 8)
     }
 
     private static var limitText: String { "\(maximumSize.width)×\(maximumSize.height) (\(maximumPixels) pixels)" }
 
     private static func tooLarge(width: Int, height: Int) -> Failure {
-        Failure(description: "decode: the peer's picture is \(width)×\(height), over the \(limitText) this receiver decodes; frame dropped")
+        Failure(
+            description:
+                "decode: the peer's picture is \(width)×\(height), over the \(limitText) this receiver decodes; frame dropped"
+        )
     }
 
     private static func failure(_ error: LibavcodecDecoder.Failure, codec: VideoCodec) -> Failure {
@@ -70,7 +75,10 @@ public final class VideoDecoder {
             Failure(description: "decode: cannot open the \(codec) decoder (\(why))")
         case .refused(let why, let invalidArgument):
             // libavcodec says only EINVAL when a picture is over max_pixels; say what it may be.
-            Failure(description: "decode: \(codec) frame refused (\(why)\(invalidArgument ? "; pictures over \(limitText) are refused" : ""))")
+            Failure(
+                description:
+                    "decode: \(codec) frame refused (\(why)\(invalidArgument ? "; pictures over \(limitText) are refused" : ""))"
+            )
         case .oversized(let width, let height):
             tooLarge(width: width, height: height)
         }

@@ -46,12 +46,14 @@ public struct VideoDepayloader: Sendable {
             switch inner {
             case .h264(var depayloader):
                 defer { inner = .h264(depayloader) }
-                events = try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                              timestamp: packet.timestamp, marker: packet.marker)
+                events = try depayloader.push(
+                    packet.payload, sequenceNumber: packet.sequenceNumber,
+                    timestamp: packet.timestamp, marker: packet.marker)
             case .vp8(var depayloader):
                 defer { inner = .vp8(depayloader) }
-                events = try depayloader.push(packet.payload, sequenceNumber: packet.sequenceNumber,
-                                              timestamp: packet.timestamp, marker: packet.marker)
+                events = try depayloader.push(
+                    packet.payload, sequenceNumber: packet.sequenceNumber,
+                    timestamp: packet.timestamp, marker: packet.marker)
             }
         } catch {
             counters.malformed += 1

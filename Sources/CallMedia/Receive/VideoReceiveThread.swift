@@ -120,7 +120,9 @@ public final class VideoReceiveThread: Sendable {
         }
         if overflow {
             overflowed.store(true, ordering: .releasing)
-            stats.withLock { $0.queueOverflow += 1; $0.waitingForKeyframe = true }
+            stats.withLock {
+                $0.queueOverflow += 1; $0.waitingForKeyframe = true
+            }
         }
         wakeup.signal()
     }
@@ -131,7 +133,9 @@ public final class VideoReceiveThread: Sendable {
         while running.load(ordering: .acquiring) {
             let millis = Int(max(1, min(200, timeout.inMilliseconds)))
             _ = wakeup.wait(timeout: .now() + .milliseconds(millis))
-            let arrived = queue.withLock { q -> [RTPPacket] in defer { q = [] }; return q }
+            let arrived = queue.withLock { q -> [RTPPacket] in
+                defer { q = [] }; return q
+            }
             if overflowed.exchange(false, ordering: .acquiringAndReleasing) { buffer.lostPackets() }
             let now = ContinuousClock.now
             buffer.holdMicros = retransmissionTiming.holdMicros

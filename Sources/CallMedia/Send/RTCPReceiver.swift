@@ -38,7 +38,9 @@ public final class RTCPReceiver: Sendable {
     public init(video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable () -> Void) {
         self.video = video
         var ssrcs: Set<UInt32> = []
-        if let video { ssrcs.insert(video.configuration.ssrc); if let rtx = video.configuration.rtx { ssrcs.insert(rtx.ssrc) } }
+        if let video {
+            ssrcs.insert(video.configuration.ssrc); if let rtx = video.configuration.rtx { ssrcs.insert(rtx.ssrc) }
+        }
         videoSSRCs = ssrcs
         self.audioSSRC = audioSSRC
         self.requestKeyframe = requestKeyframe
@@ -59,7 +61,9 @@ public final class RTCPReceiver: Sendable {
         do {
             packets = try RTCPCompound.parse(bytes)
         } catch {
-            state.withLock { $0.figures.malformed += 1; $0.figures.lastError = "\(error)" }
+            state.withLock {
+                $0.figures.malformed += 1; $0.figures.lastError = "\(error)"
+            }
             return
         }
         for packet in packets {

@@ -33,8 +33,10 @@ extension CallSession {
     func handle(_ signal: RoomMessage.Signal) async {
         var known = participants[signal.peer]
         if let old = known, signal.kind == .offer,
-           RoomCallRules.comesFromNewConnection(offered: RoomCallRules.fingerprints(in: signal.sdp ?? ""),
-                                                known: old.remoteFingerprints) {
+            RoomCallRules.comesFromNewConnection(
+                offered: RoomCallRules.fingerprints(in: signal.sdp ?? ""),
+                known: old.remoteFingerprints)
+        {
             // They made a new connection (theirs failed): ours goes too, and the offer is answered
             // on a new one.
             known = await renew(old, reason: "\(old.name) connected again from a new connection", offer: false)
@@ -97,28 +99,39 @@ extension CallSession {
         let pc = participant.connection
         do {
             if options.audio != .none, participant.audio.negotiated?.direction.sends == true,
-               await !pc.isSending(on: participant.audio) {
+                await !pc.isSending(on: participant.audio)
+            {
                 if case .microphone(let node) = options.audio {
                     try await pc.attachAudio(MicrophoneSource(node: node, logger: logger), to: participant.audio)
                 } else {
                     try await pc.attachAudioTone(to: participant.audio, toneLevelDbfs: -20)
                 }
             }
-            if sendsCamera, participant.camera.negotiated?.direction.sends == true, await !pc.isSending(on: participant.camera) {
+            if sendsCamera, participant.camera.negotiated?.direction.sends == true,
+                await !pc.isSending(on: participant.camera)
+            {
                 // The director's camera (30 fps at most), or the synthetic pattern (15 fps, 500 kbit/s, 640 wide).
-                let source = cameraFanOut?.branch() ?? SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15)
-                let defaults = cameraFanOut != nil ? CappedCamera.Defaults() : CappedCamera.Defaults(bitrate: 500_000, longSide: 640)
-                let camera = CappedCamera(source, connection: pc, transceiver: participant.camera, defaults: defaults,
-                                          besideScreen: sharing)
-                try await pc.attachVideoSource(camera, to: participant.camera, bitrate: defaults.bitrate,
-                                               framesPerSecond: cameraFanOut != nil ? 30 : 15, maxLongSide: defaults.longSide,
-                                               content: .camera)
+                let source =
+                    cameraFanOut?.branch() ?? SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 15)
+                let defaults =
+                    cameraFanOut != nil
+                    ? CappedCamera.Defaults() : CappedCamera.Defaults(bitrate: 500_000, longSide: 640)
+                let camera = CappedCamera(
+                    source, connection: pc, transceiver: participant.camera, defaults: defaults,
+                    besideScreen: sharing)
+                try await pc.attachVideoSource(
+                    camera, to: participant.camera, bitrate: defaults.bitrate,
+                    framesPerSecond: cameraFanOut != nil ? 30 : 15, maxLongSide: defaults.longSide,
+                    content: .camera)
                 participant.cameraSent = camera
             }
-            if let screen = participant.screen, screen.negotiated?.direction.sends == true, await !pc.isSending(on: screen) {
+            if let screen = participant.screen, screen.negotiated?.direction.sends == true,
+                await !pc.isSending(on: screen)
+            {
                 let fanout = startScreen()
-                try await pc.attachVideoSource(fanout.branch(), to: screen, bitrate: options.screenBitrate,
-                                               framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+                try await pc.attachVideoSource(
+                    fanout.branch(), to: screen, bitrate: options.screenBitrate,
+                    framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
                 participant.screenSince = .now
             }
         } catch {
@@ -140,8 +153,9 @@ extension CallSession {
                 if let screen = participant.screen {
                     await participant.connection.setDirection(.sendonly, of: screen)
                 } else {
-                    participant.screen = try? await participant.connection.addTransceiver(kind: .video, direction: .sendonly,
-                                                                                            trackID: "screen")
+                    participant.screen = try? await participant.connection.addTransceiver(
+                        kind: .video, direction: .sendonly,
+                        trackID: "screen")
                 }
             } else if let screen = participant.screen {
                 await participant.connection.setDirection(.inactive, of: screen)

@@ -18,9 +18,14 @@ extension CallSession {
     func startScreen() -> FrameFanOut<SupervisedSource> {
         // One capture for every connection, running as long as the share: encoders' branches come
         // and go without stopping it.
-        let fanout = self.fanout ?? FrameFanOut(SupervisedSource(SyntheticScreenSource(
-            width: options.screenWidth, height: options.screenHeight, framesPerSecond: options.framesPerSecond)),
-            running: .betweenStartAndStop)
+        let fanout =
+            self.fanout
+            ?? FrameFanOut(
+                SupervisedSource(
+                    SyntheticScreenSource(
+                        width: options.screenWidth, height: options.screenHeight,
+                        framesPerSecond: options.framesPerSecond)),
+                running: .betweenStartAndStop)
         self.fanout = fanout
         fanout.start()
         if watchdog == nil {
@@ -51,18 +56,22 @@ extension CallSession {
         let now = ContinuousClock.now
         for id in order {
             guard sharing, let participant = participants[id], let screen = participant.screen,
-                  screen.negotiated?.direction.sends == true, let since = participant.screenSince,
-                  let encoder = screen.media?.encoder else { continue }
+                screen.negotiated?.direction.sends == true, let since = participant.screenSince,
+                let encoder = screen.media?.encoder
+            else { continue }
             let figures = await participant.connection.statistics()
             let sent = figures.transceivers.first { $0.mid == screen.mid }?.sent
             let congestion = figures.congestion
-            let linkLimited = (congestion?.pacedQueueMillis ?? 0) > 250 || (congestion.map { $0.targetBitrate <= 150_000 } ?? false)
+            let linkLimited =
+                (congestion?.pacedQueueMillis ?? 0) > 250 || (congestion.map { $0.targetBitrate <= 150_000 } ?? false)
             let theirs = participant.theirReport?.screens.first { $0.from == myID }
-            people.append(.init(id: id, name: participant.name, framesIn: encoder.counters.framesIn,
-                                framesEncoded: sent?.framesEncoded ?? 0, framesSent: sent?.framesSent ?? 0,
-                                keyframesSent: sent?.keyframesEncoded ?? 0, linkLimited: linkLimited,
-                                sendingFor: now - since, reportsStalled: theirs?.screenStalled,
-                                reportsDecoded: theirs?.framesDecoded))
+            people.append(
+                .init(
+                    id: id, name: participant.name, framesIn: encoder.counters.framesIn,
+                    framesEncoded: sent?.framesEncoded ?? 0, framesSent: sent?.framesSent ?? 0,
+                    keyframesSent: sent?.keyframesEncoded ?? 0, linkLimited: linkLimited,
+                    sendingFor: now - since, reportsStalled: theirs?.screenStalled,
+                    reportsDecoded: theirs?.framesDecoded))
         }
         return CallWatchdogFigures(captureFrames: fanout?.source.frameCount, people: people)
     }
@@ -87,7 +96,9 @@ extension CallSession {
             encoder.rebuildEncoder(scale: scale, forSeconds: seconds)
             if !anyEncoderStalled { senderFaults.removeAll { $0 == "encoder-stall" } }
         case .rebuild(let id):
-            guard sharing, participants[id]?.screen != nil else { throw Failure(description: "no screen goes to \(id)") }
+            guard sharing, participants[id]?.screen != nil else {
+                throw Failure(description: "no screen goes to \(id)")
+            }
             enqueue(.watchdog(command))
         case .shareAgain:
             guard sharing else { throw Failure(description: "the screen is not shared") }
@@ -119,7 +130,9 @@ extension CallSession {
         case .rebuild(let id):
             guard let participant = participants[id] else { return }
             await replaceScreen(of: participant)
-            logger.notice("rebuilt the screen for \(participant.name): a new section, so a new encoder here and a new decoder there")
+            logger.notice(
+                "rebuilt the screen for \(participant.name): a new section, so a new encoder here and a new decoder there"
+            )
         case .shareAgain:
             // Off first, so every receiver lets go of the old screen before the new sections arrive.
             sharesSent += 1
@@ -180,7 +193,9 @@ extension CallSession {
             }
             logger.notice("fault injected: \(fault.word) of \(name.map { "\($0)'s screen" } ?? "every screen")")
             let whose = name.map { "\($0)'s screen" } ?? "every screen"
-            guard matched > 0 else { return name.map { "no one called \($0) is in the call" } ?? "no one else is in the call" }
+            guard matched > 0 else {
+                return name.map { "no one called \($0) is in the call" } ?? "no one else is in the call"
+            }
             return "Fault: the decoder of \(whose) swallows every frame"
                 + (sticky ? " (sticky: across rebuilds until shared again)" : " (until it is rebuilt)")
                 + (wedged.isEmpty ? "; no such screen decodes yet, it wedges when one does" : "")
@@ -205,9 +220,10 @@ extension CallSession {
     /// sticky one along; the sharer's share ending (a share again included) ends either.
     func applyWedge(_ participant: Participant) async {
         guard participant.wedge != nil, participant.sharing,
-              let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil,
-              // Read after the wait: their share may have ended meanwhile, and the fault with it.
-              var wedge = participant.wedge else { return }
+            let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil,
+            // Read after the wait: their share may have ended meanwhile, and the fault with it.
+            var wedge = participant.wedge
+        else { return }
         if let mid = wedge.mid, mid != screen.mid {
             guard wedge.sticky else {
                 participant.wedge = nil

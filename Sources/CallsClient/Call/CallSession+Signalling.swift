@@ -174,9 +174,11 @@ extension CallSession {
         let audio: Transceiver, camera: Transceiver
         do {
             connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger.child(id))
-            audio = try await connection.addTransceiver(kind: .audio, direction: options.audio == .none ? .recvonly : .sendrecv)
-            camera = try await connection.addTransceiver(kind: .video, direction: sendsCamera ? .sendrecv : .recvonly,
-                                                         trackID: "camera")
+            audio = try await connection.addTransceiver(
+                kind: .audio, direction: options.audio == .none ? .recvonly : .sendrecv)
+            camera = try await connection.addTransceiver(
+                kind: .video, direction: sendsCamera ? .sendrecv : .recvonly,
+                trackID: "camera")
         } catch {
             logger.error("no connection to \(name): \(error)")
             return nil
@@ -184,7 +186,10 @@ extension CallSession {
         let participant = Participant(id: id, name: name, connection: connection, audio: audio, camera: camera)
         participants[id] = participant
         order.append(id)
-        if sharing { participant.screen = try? await connection.addTransceiver(kind: .video, direction: .sendonly, trackID: "screen") }
+        if sharing {
+            participant.screen = try? await connection.addTransceiver(
+                kind: .video, direction: .sendonly, trackID: "screen")
+        }
         return participant
     }
 
@@ -221,12 +226,15 @@ extension CallSession {
     func renewFailedConnections(now: ContinuousClock.Instant) async {
         for id in order {
             guard let participant = participants[id], let since = participant.failedSince,
-                  rules.renewalDue(with: id, failedSince: since, renewals: participant.renewals,
-                                   signallingUp: signallingUp, now: now)
+                rules.renewalDue(
+                    with: id, failedSince: since, renewals: participant.renewals,
+                    signallingUp: signallingUp, now: now)
             else { continue }
             let why: String
             if case .failed(let reason) = participant.connection.state { why = reason } else { why = "failed" }
-            _ = await renew(participant, reason: "the connection to \(participant.name) failed (\(why)); connecting again", offer: true)
+            _ = await renew(
+                participant, reason: "the connection to \(participant.name) failed (\(why)); connecting again",
+                offer: true)
         }
     }
 }

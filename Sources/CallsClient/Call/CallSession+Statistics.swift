@@ -51,12 +51,14 @@ extension CallSession {
             peer.audio = .init()
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.received {
                 participant.cameraView.update(frames: camera.framesDecoded, now: now, elapsed: elapsed)
-                peer.camera = Self.view(camera, tracker: participant.cameraView, codec: participant.camera.negotiated?.codec)
+                peer.camera = Self.view(
+                    camera, tracker: participant.cameraView, codec: participant.camera.negotiated?.codec)
                 report.cameras.append(.init(from: id, framesDecoded: camera.framesDecoded))
             }
             await applyWedge(participant)
             let remote = participant.sharing ? await remoteScreen(of: participant) : nil
-            if let screen = remote, let received = figures.transceivers.first(where: { $0.mid == screen.mid })?.received {
+            if let screen = remote, let received = figures.transceivers.first(where: { $0.mid == screen.mid })?.received
+            {
                 participant.screenView.update(frames: received.framesDecoded, now: now, elapsed: elapsed)
                 peer.screen = Self.view(received, tracker: participant.screenView, codec: screen.negotiated?.codec)
                 peer.screen?.mid = screen.mid
@@ -68,14 +70,18 @@ extension CallSession {
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.received {
                 let hearing = (audio.audioHearingPeakDbfs ?? AudioLevel.silence) > -70
-                peer.audio = .init(samplesDecoded: audio.audioSamplesDecoded, framesConcealed: audio.audioFramesConcealed,
-                                   levelDbfs: audio.audioRecentPeakDbfs ?? AudioLevel.silence, hearing: hearing)
+                peer.audio = .init(
+                    samplesDecoded: audio.audioSamplesDecoded, framesConcealed: audio.audioFramesConcealed,
+                    levelDbfs: audio.audioRecentPeakDbfs ?? AudioLevel.silence, hearing: hearing)
                 if hearing { report.hearing.append(id) }
             }
             // What we send them.
-            if let screen = participant.screen, let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent {
-                peer.video = .init(framesSent: sent.framesSent, framesEncoded: sent.framesEncoded, width: sent.width,
-                                   height: sent.height, keyframes: sent.keyframesEncoded, encoder: sent.encoder)
+            if let screen = participant.screen,
+                let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent
+            {
+                peer.video = .init(
+                    framesSent: sent.framesSent, framesEncoded: sent.framesEncoded, width: sent.width,
+                    height: sent.height, keyframes: sent.keyframesEncoded, encoder: sent.encoder)
                 peer.video?.mid = screen.mid
                 peer.video?.encodersMade = sent.encodersMade
                 peer.video?.codecName = screen.negotiated?.codec?.rawValue
@@ -92,21 +98,24 @@ extension CallSession {
                 participant.screenSentBefore = nil
             }
             if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
-                peer.cameraSent = .init(framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
-                                        width: camera.width, height: camera.height, keyframes: camera.keyframesEncoded,
-                                        encoder: camera.encoder, targetKbps: camera.targetBitrate / 1000,
-                                        maxKbps: camera.maxBitrate / 1000, capped: participant.cameraSent?.besideScreen)
+                peer.cameraSent = .init(
+                    framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
+                    width: camera.width, height: camera.height, keyframes: camera.keyframesEncoded,
+                    encoder: camera.encoder, targetKbps: camera.targetBitrate / 1000,
+                    maxKbps: camera.maxBitrate / 1000, capped: participant.cameraSent?.besideScreen)
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.sent {
-                peer.audioSent = .init(framesSent: audio.audioFramesSent, levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence,
-                                       framesDropped: audio.audioFramesDropped, source: audio.audioSource ?? "",
-                                       silent: audio.audioSilent)
+                peer.audioSent = .init(
+                    framesSent: audio.audioFramesSent, levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence,
+                    framesDropped: audio.audioFramesDropped, source: audio.audioSource ?? "",
+                    silent: audio.audioSilent)
             }
             if let theirs = participant.theirReport, let me = myID {
-                peer.theirView = .init(screenFramesDecoded: theirs.screens.first { $0.from == me }?.framesDecoded,
-                                       screenStalled: theirs.screens.first { $0.from == me }?.screenStalled,
-                                       cameraFramesDecoded: theirs.cameras.first { $0.from == me }?.framesDecoded,
-                                       hearsUs: theirs.hearing.contains(me))
+                peer.theirView = .init(
+                    screenFramesDecoded: theirs.screens.first { $0.from == me }?.framesDecoded,
+                    screenStalled: theirs.screens.first { $0.from == me }?.screenStalled,
+                    cameraFramesDecoded: theirs.cameras.first { $0.from == me }?.framesDecoded,
+                    hearsUs: theirs.hearing.contains(me))
             }
             stats.peers.append(peer)
         }
@@ -114,7 +123,9 @@ extension CallSession {
         // to 3 minutes. Each section is a screen of its own: a rebuilt screen (another section) is
         // a new decoder whose count starts at zero, watched afresh.
         let key = { (id: String, mid: String?) in "\(id) \(mid ?? "-")" }
-        let stalled = stallReporter.tick(now: now, decoded: Dictionary(uniqueKeysWithValues: decoded.map { (key($0.key, $0.value.mid), $0.value.frames) }))
+        let stalled = stallReporter.tick(
+            now: now,
+            decoded: Dictionary(uniqueKeysWithValues: decoded.map { (key($0.key, $0.value.mid), $0.value.frames) }))
         for index in stats.peers.indices {
             let id = stats.peers[index].id
             guard let screen = decoded[id] else { continue }
@@ -123,9 +134,12 @@ extension CallSession {
             report.screens.append(.init(from: id, framesDecoded: screen.frames, screenStalled: isStalled))
         }
         stats.watchdog = watchdog?.status
-        stats.faults = order.compactMap { id in
-            participants[id]?.wedge.map { "decoder-wedge\($0.sticky ? "-sticky" : "") \(participants[id]?.name ?? id)" }
-        } + senderFaults
+        stats.faults =
+            order.compactMap { id in
+                participants[id]?.wedge.map {
+                    "decoder-wedge\($0.sticky ? "-sticky" : "") \(participants[id]?.name ?? id)"
+                }
+            } + senderFaults
         if signallingUp, myID != nil { send(.media(report)) }
         await watch.connections(healthy: healthy, now: now)
         await watch.signalling(up: signallingUp, now: now)
@@ -137,7 +151,9 @@ extension CallSession {
         await renewFailedConnections(now: now)
     }
 
-    static func view(_ r: PeerConnectionStatistics.Received, tracker: ViewTracker, codec: MediaCodec?) -> CallStatistics.View {
+    static func view(_ r: PeerConnectionStatistics.Received, tracker: ViewTracker, codec: MediaCodec?)
+        -> CallStatistics.View
+    {
         var view = CallStatistics.View()
         view.framesDecoded = r.framesDecoded
         view.width = r.width

@@ -202,7 +202,8 @@ public actor CallSession {
     /// `http[s]://HOST:PORT/r/ROOM?t=TOKEN` → `ws[s]://HOST:PORT/ws/ROOM?t=TOKEN`.
     public static func socketURL(invite: String) throws(Failure) -> String {
         guard var parts = URLComponents(string: invite), let scheme = parts.scheme?.lowercased(),
-              ["http", "https", "ws", "wss"].contains(scheme), parts.host != nil else {
+            ["http", "https", "ws", "wss"].contains(scheme), parts.host != nil
+        else {
             throw Failure(description: "'\(redactedURL(invite))' is not a room link (http://HOST:PORT/r/ROOM?t=TOKEN)")
         }
         let segments = parts.path.split(separator: "/")
@@ -214,7 +215,9 @@ public actor CallSession {
         }
         parts.scheme = scheme == "https" || scheme == "wss" ? "wss" : "ws"
         parts.path = "/ws/\(segments[1])"
-        guard let url = parts.string else { throw Failure(description: "'\(redactedURL(invite))' cannot be turned into a WebSocket address") }
+        guard let url = parts.string else {
+            throw Failure(description: "'\(redactedURL(invite))' cannot be turned into a WebSocket address")
+        }
         return url
     }
 

@@ -14,7 +14,8 @@ extension CallStatsLine.View {
     /// ", repair: 12 NACKs, 11 by RTX, 1 frame given up" once anything was asked for.
     var repairText: String {
         guard nacksSent > 0 || framesGivenUp > 0 else { return "" }
-        return ", repair: \(nacksSent) NACKs, \(rtxRecovered) by RTX, \(framesGivenUp) frame\(framesGivenUp == 1 ? "" : "s") given up"
+        return
+            ", repair: \(nacksSent) NACKs, \(rtxRecovered) by RTX, \(framesGivenUp) frame\(framesGivenUp == 1 ? "" : "s") given up"
     }
 }
 
@@ -25,13 +26,17 @@ extension CallStatsLine {
         var lines: [String] = []
         if let headline = screenHeadline { lines.append(headline) }
         if reconnecting { lines.append("Reconnecting…") }
-        if peers.isEmpty { lines.append("Waiting for others to join (\(signalling == "up" ? "in the room" : "signalling \(signalling)"))") }
+        if peers.isEmpty {
+            lines.append(
+                "Waiting for others to join (\(signalling == "up" ? "in the room" : "signalling \(signalling)"))")
+        }
         for peer in peers {
             var parts: [String] = []
             if let s = peer.screen {
-                parts.append(s.framesDecoded > 0
-                             ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")\(s.repairText)"
-                             : "screen shared, nothing decoded yet\(s.stalled ? " (stalled)" : "")")
+                parts.append(
+                    s.framesDecoded > 0
+                        ? "screen \(s.width)×\(s.height) at \(Int(s.fps.rounded())) fps, \(s.framesDecoded) decoded, \(s.freezes) freezes\(s.stalled ? ", stalled" : "")\(s.repairText)"
+                        : "screen shared, nothing decoded yet\(s.stalled ? " (stalled)" : "")")
             }
             if let c = peer.camera, c.framesDecoded > 0 {
                 parts.append("camera \(c.width)×\(c.height) at \(Int(c.fps.rounded())) fps")
@@ -41,7 +46,8 @@ extension CallStatsLine {
             }
             if let v = peer.video { parts.append("sent screen \(v.framesSent) frames") }
             if let c = peer.cameraSent, c.framesSent > 0 {
-                parts.append("sent camera \(c.width)×\(c.height)\(c.capped == true ? " (capped beside the screen)" : "")")
+                parts.append(
+                    "sent camera \(c.width)×\(c.height)\(c.capped == true ? " (capped beside the screen)" : "")")
             }
             if let s = peer.audioSent, s.silent { parts.append(SilenceMonitor.message) }
             parts.append(peer.connection.state)
@@ -63,10 +69,12 @@ extension CallStatsLine {
             let limit = v.limitedBy.map { $0 == "none" || $0.isEmpty ? "" : ", limited by \($0)" } ?? ""
             return "\(v.width)×\(v.height) at \(Int(v.fps.rounded())) fps\(limit)"
         }
-        let paths = Set(sends.map { peer, _ in
-            peer.connection.state != "connected" ? peer.connection.state
-                : (peer.connection.pair?.contains("relay") ?? false) ? "relayed" : "direct"
-        })
+        let paths = Set(
+            sends.map { peer, _ in
+                peer.connection.state != "connected"
+                    ? peer.connection.state
+                    : (peer.connection.pair?.contains("relay") ?? false) ? "relayed" : "direct"
+            })
         let path = paths.sorted().joined(separator: " and ")
         let codec = [first.codecName, first.encoder].compactMap { $0 }.joined(separator: " ")
         let total = ShareStats.rate(kbps: sends.reduce(0) { $0 + $1.1.bitrateKbps })
@@ -74,7 +82,9 @@ extension CallStatsLine {
             return "Screen: \(picture(first)), \(total), \(path) (\(codec)) to \(sends[0].0.name)"
         }
         let pictures = sends.map { picture($0.1) }
-        let each = Set(pictures).count == 1 ? pictures[0] : zip(sends, pictures).map { "\($0.0.name) \($1)" }.joined(separator: "; ")
+        let each =
+            Set(pictures).count == 1
+            ? pictures[0] : zip(sends, pictures).map { "\($0.0.name) \($1)" }.joined(separator: "; ")
         return "Screen to \(sends.count) people: \(each); \(total) in all, \(path) (\(codec))"
     }
 

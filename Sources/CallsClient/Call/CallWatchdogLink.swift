@@ -23,8 +23,10 @@ public struct CallWatchdogFigures: Sendable, Equatable {
         /// What they say they decoded of our screen (nil: not said).
         public var reportsDecoded: Int?
 
-        public init(id: String, name: String, framesIn: Int, framesEncoded: Int, framesSent: Int, keyframesSent: Int,
-                    linkLimited: Bool = false, sendingFor: Duration, reportsStalled: Bool?, reportsDecoded: Int? = nil) {
+        public init(
+            id: String, name: String, framesIn: Int, framesEncoded: Int, framesSent: Int, keyframesSent: Int,
+            linkLimited: Bool = false, sendingFor: Duration, reportsStalled: Bool?, reportsDecoded: Int? = nil
+        ) {
             self.id = id
             self.name = name
             self.framesIn = framesIn
@@ -88,15 +90,18 @@ public final class CallWatchdogLink: WatchdogProbe, WatchdogEffector {
         var connections: [String: ConnectionCounters] = [:]
         var people: [String: PersonObservation] = [:]
         for person in figures.people {
-            connections[person.id] = ConnectionCounters(framesIn: person.framesIn, framesEncoded: person.framesEncoded,
-                                                        framesSent: person.framesSent, linkLimited: person.linkLimited,
-                                                        age: person.sendingFor)
-            people[person.id] = PersonObservation(name: person.name, stalled: person.reportsStalled ?? false,
-                                                  framesSent: person.framesSent, keyframesSent: person.keyframesSent,
-                                                  framesDecoded: person.reportsDecoded)
+            connections[person.id] = ConnectionCounters(
+                framesIn: person.framesIn, framesEncoded: person.framesEncoded,
+                framesSent: person.framesSent, linkLimited: person.linkLimited,
+                age: person.sendingFor)
+            people[person.id] = PersonObservation(
+                name: person.name, stalled: person.reportsStalled ?? false,
+                framesSent: person.framesSent, keyframesSent: person.keyframesSent,
+                framesDecoded: person.reportsDecoded)
         }
-        return WatchdogReading(sender: SenderCounters(captureFrames: figures.captureFrames, connections: connections),
-                               people: people)
+        return WatchdogReading(
+            sender: SenderCounters(captureFrames: figures.captureFrames, connections: connections),
+            people: people)
     }
 
     /// The command a step comes to, or nil for steps that only say something.
@@ -113,7 +118,9 @@ public final class CallWatchdogLink: WatchdogProbe, WatchdogEffector {
     }
 
     public func read() async -> WatchdogReading {
-        guard let call = target.withLock({ $0 }) else { return WatchdogReading(sender: SenderCounters(captureFrames: nil)) }
+        guard let call = target.withLock({ $0 }) else {
+            return WatchdogReading(sender: SenderCounters(captureFrames: nil))
+        }
         return Self.reading(await call.watchdogFigures())
     }
 

@@ -42,8 +42,10 @@ struct RoomCallRules: Sendable {
 
     /// A connection failed since `failedSince` is made again once its wait is up, and only while
     /// the signalling is up and we are in the room (the new offer has to reach them).
-    func renewalDue(with theirID: String, failedSince: ContinuousClock.Instant, renewals: Int,
-                    signallingUp: Bool, now: ContinuousClock.Instant) -> Bool {
+    func renewalDue(
+        with theirID: String, failedSince: ContinuousClock.Instant, renewals: Int,
+        signallingUp: Bool, now: ContinuousClock.Instant
+    ) -> Bool {
         guard signallingUp, myID != nil else { return false }
         return failedSince.duration(to: now) >= renewalBackoff(with: theirID, renewals: renewals).delay
     }
@@ -68,6 +70,7 @@ struct RoomCallRules: Sendable {
     /// (`sha-256 AB:CD:…`); empty when the text is not SDP.
     static func fingerprints(in sdp: String) -> Set<String> {
         guard let description = try? SessionDescription.parse(sdp) else { return [] }
-        return Set(SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
+        return Set(
+            SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
     }
 }

@@ -39,8 +39,10 @@ public final class CappedCamera: VideoFrameSource, FrameCountingSource {
     private let state: Mutex<State>
 
     /// `transceiver` is the camera section of `connection` this source is attached to.
-    public init(_ source: any VideoFrameSource, connection: PeerConnection, transceiver: Transceiver, defaults: Defaults,
-                besideScreen: Bool) {
+    public init(
+        _ source: any VideoFrameSource, connection: PeerConnection, transceiver: Transceiver, defaults: Defaults,
+        besideScreen: Bool
+    ) {
         self.source = source
         self.connection = connection
         self.transceiver = transceiver
@@ -79,8 +81,9 @@ public final class CappedCamera: VideoFrameSource, FrameCountingSource {
 
     /// The limits to apply when they differ from the ones applied last.
     private static func change(_ s: inout State, defaults: Defaults) -> (Int, Int)? {
-        let limits = CameraCap.limits(besideScreen: s.besideScreen, width: s.width, height: s.height,
-                                      defaultBitrate: defaults.bitrate, defaultLongSide: defaults.longSide)
+        let limits = CameraCap.limits(
+            besideScreen: s.besideScreen, width: s.width, height: s.height,
+            defaultBitrate: defaults.bitrate, defaultLongSide: defaults.longSide)
         guard s.applied.map({ $0 != limits }) ?? true else { return nil }
         s.applied = limits
         return limits

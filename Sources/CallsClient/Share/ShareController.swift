@@ -87,8 +87,10 @@ public actor ShareController {
         return try await publishAndFollow(options, events)
     }
 
-    private func publishAndFollow(_ options: WHIPShareSession.Options,
-                                  _ events: @escaping @Sendable (Event) -> Void) async throws(StartFailure) -> Ending {
+    private func publishAndFollow(
+        _ options: WHIPShareSession.Options,
+        _ events: @escaping @Sendable (Event) -> Void
+    ) async throws(StartFailure) -> Ending {
         let started = ContinuousClock.now
         var backoff = Backoff(first: .seconds(2), cap: .seconds(60))
         var publishes = 0
@@ -137,8 +139,10 @@ public actor ShareController {
     private enum FollowEnding { case stopped, failed(String), lost(String) }
 
     /// One session, once a second: its figures, the capture's notices, and whether it goes on.
-    private func follow(_ session: WHIPShareSession, started: ContinuousClock.Instant,
-                        _ events: @escaping @Sendable (Event) -> Void) async -> FollowEnding {
+    private func follow(
+        _ session: WHIPShareSession, started: ContinuousClock.Instant,
+        _ events: @escaping @Sendable (Event) -> Void
+    ) async -> FollowEnding {
         var previous: ShareStats?
         while true {
             let asked = await stopRequested.wait(upTo: .seconds(1))

@@ -14,10 +14,12 @@ extension ShareStatsLine {
         let rate = Self.rate(kbps: video.bitrateKbps)
         let path = connection.state != "connected" ? connection.state : connection.relayed ? "relayed" : "direct"
         let limit = video.limitedBy == "none" || video.limitedBy.isEmpty ? "" : "limited by \(video.limitedBy), "
-        let first = "\(video.content == "camera" ? "Camera" : "Screen"): \(video.width)×\(video.height) at \(Int(video.fpsSent.rounded())) fps, \(limit)\(rate), "
+        let first =
+            "\(video.content == "camera" ? "Camera" : "Screen"): \(video.width)×\(video.height) at \(Int(video.fpsSent.rounded())) fps, \(limit)\(rate), "
             + "\(path) (\(video.codec) \(video.encoder))"
-        var second = String(format: "  encoded %.0f fps, sent %.0f fps, keyframes %d made / %d asked",
-                            video.fpsEncoded, video.fpsSent, video.keyframes, video.keyframeRequests)
+        var second = String(
+            format: "  encoded %.0f fps, sent %.0f fps, keyframes %d made / %d asked",
+            video.fpsEncoded, video.fpsSent, video.keyframes, video.keyframeRequests)
         if !video.policy.isEmpty { second += ", \(video.policy), target \(Self.rate(kbps: video.targetKbps))" }
         if let rtt = connection.rttMs { second += String(format: ", rtt %.0f ms", rtt) }
         if let loss = connection.fractionLost { second += String(format: ", loss %.1f%%", loss * 100) }
@@ -30,8 +32,11 @@ extension ShareStatsLine {
         // `Camera: 480×360 at 30 fps, 420 kbit/s, capped beside the screen (Synthetic cam)`
         let cap = camera.capped ? ", capped beside the screen" : ""
         let device = camera.device.isEmpty ? "" : " (\(camera.device))"
-        return [first, second, "Camera: \(camera.width)×\(camera.height) at \(Int(camera.fpsSent.rounded())) fps, "
-                + "\(Self.rate(kbps: camera.bitrateKbps))\(cap)\(device)"]
+        return [
+            first, second,
+            "Camera: \(camera.width)×\(camera.height) at \(Int(camera.fpsSent.rounded())) fps, "
+                + "\(Self.rate(kbps: camera.bitrateKbps))\(cap)\(device)"
+        ]
     }
 
     static func rate(kbps: Int) -> String {

@@ -36,12 +36,16 @@ final class ShareWatchdogLink: WatchdogProbe, WatchdogEffector {
         let framesIn = video.media?.encoder?.counters.framesIn ?? 0
         // Held back by the link: the pacer's queue is long, or congestion control is at its floor.
         let congestion = figures.congestion
-        let linkLimited = (congestion?.pacedQueueMillis ?? 0) > 250 || (congestion.map { $0.targetBitrate <= 150_000 } ?? false)
-        let counters = ConnectionCounters(framesIn: framesIn, framesEncoded: sent?.framesEncoded ?? 0,
-                                          framesSent: sent?.framesSent ?? 0, linkLimited: linkLimited,
-                                          age: .now - sendingSince)
-        return WatchdogReading(sender: SenderCounters(captureFrames: source.frameCount,
-                                                      connections: [Self.connectionName: counters]))
+        let linkLimited =
+            (congestion?.pacedQueueMillis ?? 0) > 250 || (congestion.map { $0.targetBitrate <= 150_000 } ?? false)
+        let counters = ConnectionCounters(
+            framesIn: framesIn, framesEncoded: sent?.framesEncoded ?? 0,
+            framesSent: sent?.framesSent ?? 0, linkLimited: linkLimited,
+            age: .now - sendingSince)
+        return WatchdogReading(
+            sender: SenderCounters(
+                captureFrames: source.frameCount,
+                connections: [Self.connectionName: counters]))
     }
 
     func perform(_ action: LadderAction) async throws {
@@ -55,7 +59,9 @@ final class ShareWatchdogLink: WatchdogProbe, WatchdogEffector {
         case .restoreScale:
             video.media?.encoder?.rebuildEncoder()
         case .newTransceiver, .rebuild, .shareAgain:
-            throw Refused(description: "a WHIP session keeps the sections of its first answer; stop and share again to start anew")
+            throw Refused(
+                description: "a WHIP session keeps the sections of its first answer; stop and share again to start anew"
+            )
         case .giveUp, .notice, .recovered, .held:
             break  // said in the watchdog's status; nothing to do to the media
         }

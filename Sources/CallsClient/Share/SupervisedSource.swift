@@ -45,7 +45,9 @@ public final class SupervisedSource: VideoFrameSource, FrameCountingSource {
     /// its own stream when it falls silent), so here only the path to the encoder is cleared.
     public func restart() {
         guard let deliver = state.withLock({ $0.deliver }) else { return }
-        state.withLock { $0.stalled = false; $0.restarts += 1 }
+        state.withLock {
+            $0.stalled = false; $0.restarts += 1
+        }
         if inner is SyntheticScreenSource {
             inner.stop()
             start(deliver: deliver)

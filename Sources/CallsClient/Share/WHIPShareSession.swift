@@ -106,7 +106,8 @@ public actor WHIPShareSession {
     public func start() async throws {
         running = try await connect(loop: loop)
         if options.watchdog, let running, let screen = running.screen {
-            let link = ShareWatchdogLink(connection: running.connection, video: running.video, source: screen, logger: logger)
+            let link = ShareWatchdogLink(
+                connection: running.connection, video: running.video, source: screen, logger: logger)
             let dog = ScreenWatchdog(probe: link, effector: link, logger: logger, origin: .now)
             watchdog = dog
             watchdogTask = Task { try? await dog.run() }
@@ -144,10 +145,12 @@ public actor WHIPShareSession {
         do {
             return try await attempt(loop: loop, stun: options.stunServer, turn: options.turnServers)
         } catch let retry as RetryThroughServers {
-            logger.notice("ICE could not connect (\(retry.reason)); publishing again through the endpoint's "
-                          + "ICE servers: \(retry.servers.map(\.description).joined(separator: ", "))")
-            return try await attempt(loop: loop, stun: retry.stun ?? options.stunServer,
-                                     turn: options.turnServers + retry.turn, retrying: true)
+            logger.notice(
+                "ICE could not connect (\(retry.reason)); publishing again through the endpoint's "
+                    + "ICE servers: \(retry.servers.map(\.description).joined(separator: ", "))")
+            return try await attempt(
+                loop: loop, stun: retry.stun ?? options.stunServer,
+                turn: options.turnServers + retry.turn, retrying: true)
         }
     }
 
@@ -158,9 +161,12 @@ public actor WHIPShareSession {
         let turn: [ICEAgent.TURNServer]
     }
 
-    private func attempt(loop: GLibLoop, stun: ICEAgent.STUNServer?, turn: [ICEAgent.TURNServer],
-                         retrying: Bool = false) async throws -> Running {
-        var configuration = PeerConnection.Configuration(loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
+    private func attempt(
+        loop: GLibLoop, stun: ICEAgent.STUNServer?, turn: [ICEAgent.TURNServer],
+        retrying: Bool = false
+    ) async throws -> Running {
+        var configuration = PeerConnection.Configuration(
+            loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
         configuration.iceOptions = []  // the offer carries every candidate: no trickle
         configuration.ice.relayOnly = options.relayOnly
         configuration.ice.stunServer = stun
@@ -171,9 +177,11 @@ public actor WHIPShareSession {
         let session: WHIPClient.Session
         let video: Transceiver, camera: Transceiver?
         do {
-            video = try await connection.addTransceiver(kind: .video, direction: .sendonly,
-                                                        trackID: options.screen ? "screen" : "camera")
-            camera = options.screen && options.camera != nil
+            video = try await connection.addTransceiver(
+                kind: .video, direction: .sendonly,
+                trackID: options.screen ? "screen" : "camera")
+            camera =
+                options.screen && options.camera != nil
                 ? try await connection.addTransceiver(kind: .video, direction: .sendonly, trackID: "camera") : nil
             if options.audio { try await connection.addTransceiver(kind: .audio, direction: .sendonly) }
             let offer = try await connection.createOffer()
@@ -188,8 +196,9 @@ public actor WHIPShareSession {
         }
         logger.info("WHIP: session at \(session.resourceURL)")
         do {
-            return try await establish(loop: loop, connection: connection, video: video, camera: camera, whip: whip,
-                                       answer: session.answer)
+            return try await establish(
+                loop: loop, connection: connection, video: video, camera: camera, whip: whip,
+                answer: session.answer)
         } catch {
             await connection.stopSending()
             await whip.stop()
@@ -197,7 +206,8 @@ public actor WHIPShareSession {
             let offered = Self.iceServers(session.iceServers)
             let unused = offered.turn.filter { !turn.contains($0) }
             if !retrying, "\(error)".contains("ICE"), !unused.isEmpty || (offered.stun != nil && stun == nil) {
-                throw RetryThroughServers(reason: "\(error)", servers: session.iceServers, stun: offered.stun, turn: unused)
+                throw RetryThroughServers(
+                    reason: "\(error)", servers: session.iceServers, stun: offered.stun, turn: unused)
             }
             throw error
         }
@@ -216,15 +226,19 @@ public actor WHIPShareSession {
                 guard let username = server.username, let credential = server.credential else { continue }
                 let transport: ICEAgent.TURNServer.Transport =
                     server.scheme == .turns ? .tls : server.transport == .tcp ? .tcp : .udp
-                turn.append(ICEAgent.TURNServer(host: server.host, port: server.port, username: username,
-                                                credential: credential, transport: transport))
+                turn.append(
+                    ICEAgent.TURNServer(
+                        host: server.host, port: server.port, username: username,
+                        credential: credential, transport: transport))
             }
         }
         return (stun, turn)
     }
 
-    private func establish(loop: GLibLoop, connection: PeerConnection, video: Transceiver, camera: Transceiver?,
-                           whip: WHIPClient, answer: String) async throws -> Running {
+    private func establish(
+        loop: GLibLoop, connection: PeerConnection, video: Transceiver, camera: Transceiver?,
+        whip: WHIPClient, answer: String
+    ) async throws -> Running {
         do {
             try await connection.setRemoteDescription(answer, type: .answer)
         } catch .notSDP(let reason) {
@@ -233,39 +247,47 @@ public actor WHIPShareSession {
             throw Failure(description: "WHIP: \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
-        let screen: SupervisedSource? = options.screen
-            ? SupervisedSource(options.videoSource
-                ?? SyntheticScreenSource(width: options.width, height: options.height, framesPerSecond: options.framesPerSecond))
+        let screen: SupervisedSource? =
+            options.screen
+            ? SupervisedSource(
+                options.videoSource
+                    ?? SyntheticScreenSource(
+                        width: options.width, height: options.height, framesPerSecond: options.framesPerSecond))
             : nil
         let source = screen ?? options.camera
         if video.negotiated?.direction.sends == true, let source {
             // A screen goes out under its send policy; a camera alone is a camera (640-ish, 1280 at most).
-            try await connection.attachVideoSource(source, to: video, bitrate: options.bitrate,
-                                                   framesPerSecond: options.framesPerSecond,
-                                                   maxLongSide: screen != nil ? 1920 : 1280,
-                                                   policy: options.policy, content: screen != nil ? .screen : .camera,
-                                                   hardwareEncoder: options.hardwareEncoder)
+            try await connection.attachVideoSource(
+                source, to: video, bitrate: options.bitrate,
+                framesPerSecond: options.framesPerSecond,
+                maxLongSide: screen != nil ? 1920 : 1280,
+                policy: options.policy, content: screen != nil ? .screen : .camera,
+                hardwareEncoder: options.hardwareEncoder)
         }
         // A camera beside the screen: encoded as a camera, capped while the screen goes out.
         var capped: CappedCamera?
         if let camera, let feed = options.camera, camera.negotiated?.direction.sends == true {
             let defaults = options.cameraDefaults
-            let source = CappedCamera(feed, connection: connection, transceiver: camera, defaults: defaults, besideScreen: true)
-            try await connection.attachVideoSource(source, to: camera, bitrate: defaults.bitrate, framesPerSecond: 30,
-                                                   maxLongSide: defaults.longSide, content: .camera,
-                                                   hardwareEncoder: options.hardwareEncoder)
+            let source = CappedCamera(
+                feed, connection: connection, transceiver: camera, defaults: defaults, besideScreen: true)
+            try await connection.attachVideoSource(
+                source, to: camera, bitrate: defaults.bitrate, framesPerSecond: 30,
+                maxLongSide: defaults.longSide, content: .camera,
+                hardwareEncoder: options.hardwareEncoder)
             capped = source
         } else if camera != nil {
             logger.warning("WHIP: the endpoint did not take the camera's section; the screen goes alone")
         }
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
-           audio.negotiated?.direction.sends == true {
+            audio.negotiated?.direction.sends == true
+        {
             try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
         }
         try await connection.waitUntilConnected()
-        return Running(screen: screen, connection: connection, whip: whip, source: source, video: video,
-                       camera: screen == nil ? video : capped == nil ? nil : camera, cappedCamera: capped,
-                       startedMicros: Clocks.monotonicMicros())
+        return Running(
+            screen: screen, connection: connection, whip: whip, source: source, video: video,
+            camera: screen == nil ? video : capped == nil ? nil : camera, cappedCamera: capped,
+            startedMicros: Clocks.monotonicMicros())
     }
 
     /// The figures of the moment; `previous` turns counts into rates.
@@ -279,13 +301,15 @@ public actor WHIPShareSession {
         let videoFeedback = figures.transceiver(.video)?.feedback
         let audioFeedback = figures.transceiver(.audio)?.feedback
         if let codec = running.video.negotiated?.videoCodec, let sent = figures.transceiver(.video)?.sent,
-           let encoder = sent.encoder {
+            let encoder = sent.encoder
+        {
             stats.video.content = running.screen == nil ? "camera" : "screen"
             stats.video.codec = codec.rawValue
             stats.video.encoder = encoder
             stats.video.width = sent.width
             stats.video.height = sent.height
-            stats.video.framesCaptured = (running.source as? any FrameCountingSource)?.frameCount
+            stats.video.framesCaptured =
+                (running.source as? any FrameCountingSource)?.frameCount
                 ?? options.cameraFrameCount?() ?? 0
             stats.video.framesEncoded = sent.framesEncoded
             stats.video.framesSent = sent.framesSent
@@ -313,7 +337,8 @@ public actor WHIPShareSession {
             stats.video.fpsSent = Double(stats.video.framesSent - (previous?.video.framesSent ?? 0)) / elapsed
         }
         if let camera = running.camera, let entry = figures.transceivers.first(where: { $0.mid == camera.mid }),
-           let sent = entry.sent, sent.encoder != nil {
+            let sent = entry.sent, sent.encoder != nil
+        {
             var c = ShareStats.Camera()
             c.codec = camera.negotiated?.videoCodec?.rawValue ?? ""
             c.encoder = sent.encoder ?? ""

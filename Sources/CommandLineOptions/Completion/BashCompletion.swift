@@ -31,7 +31,8 @@ extension CommandTable {
             script += "    \(([command.name] + command.aliases).map(ShellWords.quoted).joined(separator: "|")))\n"
             script += "        options=\(ShellWords.quoted(options.joined(separator: " ")))\n"
             script += "        valued=\(ShellWords.quoted(valued.joined(separator: " ")))\n"
-            script += "        arguments=(\(command.arguments.map { ShellWords.quoted(Self.bashSpec($0)) }.joined(separator: " ")))\n"
+            script +=
+                "        arguments=(\(command.arguments.map { ShellWords.quoted(Self.bashSpec($0)) }.joined(separator: " ")))\n"
             if !valued.isEmpty {
                 script += "        case $prev in\n"
                 // Options that share a completion share a branch.
@@ -45,7 +46,8 @@ extension CommandTable {
                     }
                 }
                 for group in groups {
-                    script += "        \(group.names.map(ShellWords.quoted).joined(separator: "|"))) values=\(ShellWords.quoted(group.spec)) ;;\n"
+                    script +=
+                        "        \(group.names.map(ShellWords.quoted).joined(separator: "|"))) values=\(ShellWords.quoted(group.spec)) ;;\n"
                 }
                 script += "        esac\n"
             }

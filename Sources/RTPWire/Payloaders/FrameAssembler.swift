@@ -44,8 +44,10 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
         return SequenceOrder(sequenceNumber, after: last).isLateOrDuplicate
     }
 
-    mutating func push(_ piece: Builder.Piece, sequenceNumber: UInt16, timestamp: UInt32, pictureID: UInt16?,
-                       marker: Bool, startsFrame: Bool) -> [DepayloadEvent] {
+    mutating func push(
+        _ piece: Builder.Piece, sequenceNumber: UInt16, timestamp: UInt32, pictureID: UInt16?,
+        marker: Bool, startsFrame: Bool
+    ) -> [DepayloadEvent] {
         guard !isLateOrDuplicate(sequenceNumber) else { return [] }
         var events: [DepayloadEvent] = []
         // Nothing seen yet counts like a gap: whatever came before is unknown.
@@ -72,8 +74,9 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
             open = nil
         }
         if open == nil {
-            var frame = OpenFrame(timestamp: timestamp, pictureID: pictureID,
-                                  firstSequenceNumber: sequenceNumber, lastSequenceNumber: sequenceNumber)
+            var frame = OpenFrame(
+                timestamp: timestamp, pictureID: pictureID,
+                firstSequenceNumber: sequenceNumber, lastSequenceNumber: sequenceNumber)
             if gap && !startsFrame { frame.damage = .missingPackets }
             if frame.damage == nil, let reason = frame.builder.add(piece, isFirstPacket: true) {
                 frame.damage = .inconsistent(reason)
@@ -105,8 +108,12 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
         guard let frame = open else { return [] }
         open = nil
         let reason = frame.damage ?? .missingPackets
-        return [.dropped(DroppedFrame(timestamp: frame.timestamp, firstSequenceNumber: frame.firstSequenceNumber,
-                                      reason: reason))]
+        return [
+            .dropped(
+                DroppedFrame(
+                    timestamp: frame.timestamp, firstSequenceNumber: frame.firstSequenceNumber,
+                    reason: reason))
+        ]
     }
 
     private func close(_ frame: OpenFrame, tailMayBeMissing: Bool) -> DepayloadEvent? {
@@ -114,13 +121,17 @@ struct FrameAssembler<Builder: FrameBuilder>: Sendable {
         if damage == nil && tailMayBeMissing { damage = .missingPackets }
         if damage == nil, let reason = frame.builder.incompleteReason { damage = .inconsistent(reason) }
         if let damage {
-            return .dropped(DroppedFrame(timestamp: frame.timestamp, firstSequenceNumber: frame.firstSequenceNumber,
-                                         reason: damage))
+            return .dropped(
+                DroppedFrame(
+                    timestamp: frame.timestamp, firstSequenceNumber: frame.firstSequenceNumber,
+                    reason: damage))
         }
         let built = frame.builder.build()
-        return .frame(DepayloadedFrame(bytes: built.bytes, isKeyframe: built.isKeyframe, timestamp: frame.timestamp,
-                                       firstSequenceNumber: frame.firstSequenceNumber,
-                                       lastSequenceNumber: frame.lastSequenceNumber, pictureID: frame.pictureID))
+        return .frame(
+            DepayloadedFrame(
+                bytes: built.bytes, isKeyframe: built.isKeyframe, timestamp: frame.timestamp,
+                firstSequenceNumber: frame.firstSequenceNumber,
+                lastSequenceNumber: frame.lastSequenceNumber, pictureID: frame.pictureID))
     }
 }
 

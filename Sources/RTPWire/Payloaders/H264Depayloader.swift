@@ -31,8 +31,9 @@ enum H264PacketContent: Hashable, Sendable {
                 let unit = H264NALUnitType.droppingTrailingZeros(try reader.readBytes(size, "h264: STAP-A NAL unit"))
                 try checkHeader(unit[unit.startIndex], what: "h264: STAP-A NAL unit header")
                 guard H264NALUnitType(header: unit[unit.startIndex]).isCodecNALUnit else {
-                    throw .invalid(what: "h264: STAP-A",
-                                   reason: "contains a \(H264NALUnitType(header: unit[unit.startIndex])) packet")
+                    throw .invalid(
+                        what: "h264: STAP-A",
+                        reason: "contains a \(H264NALUnitType(header: unit[unit.startIndex])) packet")
                 }
                 if let problem = H264NALUnitType.annexBProblem(in: unit) {
                     throw .invalid(what: "h264: STAP-A NAL unit \(units.count + 1)", reason: problem)
@@ -47,15 +48,17 @@ enum H264PacketContent: Hashable, Sendable {
             let fuHeader = try reader.readUInt8("h264: FU-A header")
             let isStart = fuHeader & 0x80 != 0, isEnd = fuHeader & 0x40 != 0
             if isStart && isEnd {
-                throw .invalid(what: "h264: FU-A",
-                               reason: "start and end bits both set (a NAL unit that fits one packet is not fragmented)")
+                throw .invalid(
+                    what: "h264: FU-A",
+                    reason: "start and end bits both set (a NAL unit that fits one packet is not fragmented)")
             }
             let fragmentType = H264NALUnitType(header: fuHeader)
             guard fragmentType.isCodecNALUnit else {
                 throw .invalid(what: "h264: FU-A", reason: "fragmented \(fragmentType) is not a NAL unit")
             }
-            return .fragment(nalHeader: header & 0xE0 | fragmentType.rawValue, isStart: isStart, isEnd: isEnd,
-                             data: reader.readRemaining())
+            return .fragment(
+                nalHeader: header & 0xE0 | fragmentType.rawValue, isStart: isStart, isEnd: isEnd,
+                data: reader.readRemaining())
         case .stapB, .mtap16, .mtap24, .fuB:
             throw .unsupported(what: "h264: \(type) packet", reason: "interleaved mode (packetization-mode 2)")
         default:
@@ -157,12 +160,15 @@ public struct H264Depayloader: Sendable {
     }
 
     /// Takes one RTP packet's payload and header fields; returns what that settled.
-    public mutating func push(_ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32,
-                              marker: Bool) throws(WireError) -> [DepayloadEvent] {
+    public mutating func push(
+        _ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32,
+        marker: Bool
+    ) throws(WireError) -> [DepayloadEvent] {
         guard !assembler.isLateOrDuplicate(sequenceNumber) else { return [] }
         let content = try H264PacketContent.parse(payload)
-        return assembler.push(content, sequenceNumber: sequenceNumber, timestamp: timestamp, pictureID: nil,
-                              marker: marker, startsFrame: content.beginsAccessUnit)
+        return assembler.push(
+            content, sequenceNumber: sequenceNumber, timestamp: timestamp, pictureID: nil,
+            marker: marker, startsFrame: content.beginsAccessUnit)
     }
 
     /// Settles an access unit still open when the stream ends (reported dropped: its marker never came).

@@ -44,8 +44,9 @@ public struct H264Payloader: Hashable, Sendable {
     /// The RTP payloads for one access unit given as NAL units (header byte first, no start codes).
     public mutating func payload(nalUnits: [ArraySlice<UInt8>]) throws(WireError) -> [RTPPayloadUnit] {
         guard maxPayloadSize >= 3 else {
-            throw .invalid(what: "h264: max payload size",
-                           reason: "\(maxPayloadSize) bytes cannot carry an FU-A fragment (need at least 3)")
+            throw .invalid(
+                what: "h264: max payload size",
+                reason: "\(maxPayloadSize) bytes cannot carry an FU-A fragment (need at least 3)")
         }
         var units: [ArraySlice<UInt8>] = []
         var hasSPS = false, hasPPS = false, hasIDR = false
@@ -99,7 +100,8 @@ public struct H264Payloader: Hashable, Sendable {
             var size = 1 + 2 + unit.count
             var end = index + 1
             while end < units.count, size + 2 + units[end].count <= maxPayloadSize,
-                  units[end].count <= Int(UInt16.max), unit.count <= Int(UInt16.max) {
+                units[end].count <= Int(UInt16.max), unit.count <= Int(UInt16.max)
+            {
                 size += 2 + units[end].count
                 end += 1
             }
@@ -143,7 +145,8 @@ public struct H264Payloader: Hashable, Sendable {
             if position == chunks.count - 1 { fuHeader |= 0x40 }
             var payload: [UInt8] = [indicator, fuHeader]
             payload.reserveCapacity(2 + range.count)
-            payload.append(contentsOf: body[(body.startIndex + range.lowerBound)..<(body.startIndex + range.upperBound)])
+            payload.append(
+                contentsOf: body[(body.startIndex + range.lowerBound)..<(body.startIndex + range.upperBound)])
             return RTPPayloadUnit(payload: payload, marker: false)
         }
     }

@@ -64,7 +64,8 @@ public struct H264ProfileLevelID: Hashable, Sendable, CustomStringConvertible {
     /// What an absent `profile-level-id` means (RFC 6184 §8.1): Baseline, level 1.0.
     public static let absent = H264ProfileLevelID(profileIDC: 0x42, constraintFlags: 0x00, levelIDC: 0x0A)
     /// `42e01f`: Constrained Baseline, level 3.1 — what sharectl sends.
-    public static let constrainedBaseline31 = H264ProfileLevelID(profileIDC: 0x42, constraintFlags: 0xE0, levelIDC: 0x1F)
+    public static let constrainedBaseline31 = H264ProfileLevelID(
+        profileIDC: 0x42, constraintFlags: 0xE0, levelIDC: 0x1F)
     /// `4d001f`: Main, level 3.1.
     public static let main31 = H264ProfileLevelID(profileIDC: 0x4D, constraintFlags: 0x00, levelIDC: 0x1F)
 
@@ -90,8 +91,11 @@ public struct H264ProfileLevelID: Hashable, Sendable, CustomStringConvertible {
     /// Six lower-case hex digits, as SDP writes them (and Chromium does).
     public var hex: String {
         let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: [profileIDC, constraintFlags, levelIDC].flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] },
-                      as: UTF8.self)
+        return String(
+            decoding: [profileIDC, constraintFlags, levelIDC].flatMap {
+                [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]]
+            },
+            as: UTF8.self)
     }
 
     public var description: String { hex }

@@ -14,8 +14,10 @@ public struct OpusDepayloader: Hashable, Sendable {
     public init() {}
 
     /// Takes one RTP packet's payload and header fields; returns a gap, if one ended here, and the packet.
-    public mutating func push(_ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32,
-                              marker: Bool) throws(WireError) -> [DepayloadEvent] {
+    public mutating func push(
+        _ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32,
+        marker: Bool
+    ) throws(WireError) -> [DepayloadEvent] {
         var events: [DepayloadEvent] = []
         if let last = lastSequenceNumber {
             switch SequenceOrder(sequenceNumber, after: last) {
@@ -29,8 +31,11 @@ public struct OpusDepayloader: Hashable, Sendable {
         }
         _ = try OpusPacketInfo(packet: payload)
         lastSequenceNumber = sequenceNumber
-        events.append(.frame(DepayloadedFrame(bytes: payload, isKeyframe: true, timestamp: timestamp,
-                                              firstSequenceNumber: sequenceNumber, lastSequenceNumber: sequenceNumber)))
+        events.append(
+            .frame(
+                DepayloadedFrame(
+                    bytes: payload, isKeyframe: true, timestamp: timestamp,
+                    firstSequenceNumber: sequenceNumber, lastSequenceNumber: sequenceNumber)))
         return events
     }
 }

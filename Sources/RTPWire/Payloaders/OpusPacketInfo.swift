@@ -49,9 +49,9 @@ public struct OpusTOC: Hashable, Sendable {
     public var samplesPerFrame: Int {
         let index = Int(configuration & 0x03)
         switch configuration {
-        case 0...11: return [480, 960, 1920, 2880][index]         // SILK: 10, 20, 40, 60 ms
-        case 12...15: return index & 1 == 0 ? 480 : 960          // hybrid: 10, 20 ms
-        default: return [120, 240, 480, 960][index]              // CELT: 2.5, 5, 10, 20 ms
+        case 0...11: return [480, 960, 1920, 2880][index]  // SILK: 10, 20, 40, 60 ms
+        case 12...15: return index & 1 == 0 ? 480 : 960  // hybrid: 10, 20 ms
+        default: return [120, 240, 480, 960][index]  // CELT: 2.5, 5, 10, 20 ms
         }
     }
 
@@ -79,7 +79,9 @@ public struct OpusPacketInfo: Hashable, Sendable {
         case 1:
             frameCount = 2
             guard reader.remaining % 2 == 0 else {
-                throw .invalid(what: "opus: code 1 packet", reason: "two equal frames need an even length (\(reader.remaining) bytes)")
+                throw .invalid(
+                    what: "opus: code 1 packet",
+                    reason: "two equal frames need an even length (\(reader.remaining) bytes)")
             }
             try Self.checkFrameSize(reader.remaining / 2)
         case 2:
@@ -96,8 +98,9 @@ public struct OpusPacketInfo: Hashable, Sendable {
                 throw .invalid(what: "opus: code 3 packet", reason: "frame count is 0")
             }
             guard frameCount * toc.samplesPerFrame <= Self.maxPacketSamples else {
-                throw .invalid(what: "opus: code 3 packet",
-                               reason: "\(frameCount) frames of \(toc.samplesPerFrame) samples exceed 120 ms (5760 samples)")
+                throw .invalid(
+                    what: "opus: code 3 packet",
+                    reason: "\(frameCount) frames of \(toc.samplesPerFrame) samples exceed 120 ms (5760 samples)")
             }
             var padding = 0
             if countByte & 0x40 != 0 {
@@ -123,8 +126,9 @@ public struct OpusPacketInfo: Hashable, Sendable {
                 try Self.checkFrameSize(data - sizes)
             } else {
                 guard data % frameCount == 0 else {
-                    throw .invalid(what: "opus: code 3 CBR packet",
-                                   reason: "\(data) bytes do not split into \(frameCount) equal frames")
+                    throw .invalid(
+                        what: "opus: code 3 CBR packet",
+                        reason: "\(data) bytes do not split into \(frameCount) equal frames")
                 }
                 try Self.checkFrameSize(data / frameCount)
             }

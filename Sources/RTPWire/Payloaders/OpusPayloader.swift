@@ -17,8 +17,9 @@ public struct OpusPayloader: Hashable, Sendable {
             throw .invalid(what: "opus: packet", reason: "empty (an Opus packet has at least its TOC byte)")
         }
         guard packet.count <= maxPayloadSize else {
-            throw .invalid(what: "opus: packet",
-                           reason: "\(packet.count) bytes exceed the \(maxPayloadSize)-byte payload and cannot be split")
+            throw .invalid(
+                what: "opus: packet",
+                reason: "\(packet.count) bytes exceed the \(maxPayloadSize)-byte payload and cannot be split")
         }
         _ = try OpusPacketInfo(packet: packet)
         return RTPPayloadUnit(payload: packet, marker: startsTalkspurt)

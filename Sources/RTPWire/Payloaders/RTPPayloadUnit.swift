@@ -27,8 +27,10 @@ public struct DepayloadedFrame: Hashable, Sendable {
     /// The VP8 picture ID, when the sender put one in the payload descriptor.
     public var pictureID: UInt16?
 
-    public init(bytes: [UInt8], isKeyframe: Bool, timestamp: UInt32, firstSequenceNumber: UInt16,
-                lastSequenceNumber: UInt16, pictureID: UInt16? = nil) {
+    public init(
+        bytes: [UInt8], isKeyframe: Bool, timestamp: UInt32, firstSequenceNumber: UInt16,
+        lastSequenceNumber: UInt16, pictureID: UInt16? = nil
+    ) {
         self.bytes = bytes
         self.isKeyframe = isKeyframe
         self.timestamp = timestamp

@@ -30,7 +30,9 @@ struct VP8FrameBuilder: FrameBuilder {
     mutating func add(_ piece: VP8PacketContent, isFirstPacket: Bool) -> String? {
         let descriptor = piece.descriptor
         if isFirstPacket {
-            guard descriptor.startsFrame else { return "the frame's first packet does not start partition 0 (S=1, PID=0)" }
+            guard descriptor.startsFrame else {
+                return "the frame's first packet does not start partition 0 (S=1, PID=0)"
+            }
             isKeyframe = VP8FrameHeader.isKeyframe(firstByte: piece.data.first ?? 0xFF)
         } else {
             if descriptor.startsFrame { return "partition 0 started twice in one frame" }
@@ -63,13 +65,16 @@ public struct VP8Depayloader: Sendable {
     }
 
     /// Takes one RTP packet's payload and header fields; returns what that settled.
-    public mutating func push(_ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32,
-                              marker: Bool) throws(WireError) -> [DepayloadEvent] {
+    public mutating func push(
+        _ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32,
+        marker: Bool
+    ) throws(WireError) -> [DepayloadEvent] {
         guard !assembler.isLateOrDuplicate(sequenceNumber) else { return [] }
         let content = try VP8PacketContent.parse(payload)
-        return assembler.push(content, sequenceNumber: sequenceNumber, timestamp: timestamp,
-                              pictureID: content.descriptor.pictureID?.value, marker: marker,
-                              startsFrame: content.descriptor.startsFrame)
+        return assembler.push(
+            content, sequenceNumber: sequenceNumber, timestamp: timestamp,
+            pictureID: content.descriptor.pictureID?.value, marker: marker,
+            startsFrame: content.descriptor.startsFrame)
     }
 
     /// Settles a frame still open when the stream ends (reported dropped: its marker never came).

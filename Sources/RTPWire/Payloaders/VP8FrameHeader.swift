@@ -23,8 +23,10 @@ public struct VP8FrameHeader: Hashable, Sendable {
     public var width: Int?
     public var height: Int?
 
-    public init(isKeyframe: Bool, version: UInt8, showFrame: Bool, firstPartitionSize: Int, width: Int? = nil,
-                height: Int? = nil) {
+    public init(
+        isKeyframe: Bool, version: UInt8, showFrame: Bool, firstPartitionSize: Int, width: Int? = nil,
+        height: Int? = nil
+    ) {
         self.isKeyframe = isKeyframe
         self.version = version
         self.showFrame = showFrame

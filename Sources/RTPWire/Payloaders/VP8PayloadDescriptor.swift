@@ -47,9 +47,11 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
     /// KEYIDX (0–31).
     public var keyIndex: UInt8?
 
-    public init(isNonReference: Bool = false, startsPartition: Bool, partitionIndex: UInt8 = 0,
-                pictureID: VP8PictureID? = nil, tl0PictureIndex: UInt8? = nil, temporalLayerID: UInt8? = nil,
-                isLayerSync: Bool = false, keyIndex: UInt8? = nil) {
+    public init(
+        isNonReference: Bool = false, startsPartition: Bool, partitionIndex: UInt8 = 0,
+        pictureID: VP8PictureID? = nil, tl0PictureIndex: UInt8? = nil, temporalLayerID: UInt8? = nil,
+        isLayerSync: Bool = false, keyIndex: UInt8? = nil
+    ) {
         self.isNonReference = isNonReference
         self.startsPartition = startsPartition
         self.partitionIndex = partitionIndex
@@ -67,8 +69,9 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
     public static func parse(_ reader: inout ByteReader) throws(WireError) -> VP8PayloadDescriptor {
         let first = try reader.readUInt8("vp8: payload descriptor")
         let partition = first & 0x07
-        var descriptor = VP8PayloadDescriptor(isNonReference: first & 0x20 != 0, startsPartition: first & 0x10 != 0,
-                                              partitionIndex: partition)
+        var descriptor = VP8PayloadDescriptor(
+            isNonReference: first & 0x20 != 0, startsPartition: first & 0x10 != 0,
+            partitionIndex: partition)
         guard first & 0x80 != 0 else { return descriptor }
         let extensions = try reader.readUInt8("vp8: payload descriptor extension (X)")
         let hasPictureID = extensions & 0x80 != 0, hasTL0 = extensions & 0x40 != 0
@@ -96,13 +99,15 @@ public struct VP8PayloadDescriptor: Hashable, Sendable {
 
     public func serialize(into writer: inout ByteWriter) {
         let hasExtensions = pictureID != nil || tl0PictureIndex != nil || temporalLayerID != nil || keyIndex != nil
-        writer.write((hasExtensions ? 0x80 : 0) | (isNonReference ? 0x20 : 0) | (startsPartition ? 0x10 : 0)
-            | partitionIndex & 0x07)
+        writer.write(
+            (hasExtensions ? 0x80 : 0) | (isNonReference ? 0x20 : 0) | (startsPartition ? 0x10 : 0)
+                | partitionIndex & 0x07)
         guard hasExtensions else { return }
         // L needs T: a TL0PICIDX without a layer goes out as layer 0.
         let hasTID = temporalLayerID != nil || tl0PictureIndex != nil
-        writer.write((pictureID != nil ? 0x80 : 0) | (tl0PictureIndex != nil ? 0x40 : 0) | (hasTID ? 0x20 : 0)
-            | (keyIndex != nil ? 0x10 : 0) as UInt8)
+        writer.write(
+            (pictureID != nil ? 0x80 : 0) | (tl0PictureIndex != nil ? 0x40 : 0) | (hasTID ? 0x20 : 0)
+                | (keyIndex != nil ? 0x10 : 0) as UInt8)
         switch pictureID {
         case let .short(id): writer.write(id & 0x7F)
         case let .long(id): writer.write(0x8000 | id & 0x7FFF)

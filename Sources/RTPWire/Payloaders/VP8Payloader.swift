@@ -27,12 +27,14 @@ public struct VP8Payloader: Hashable, Sendable {
         guard !frame.isEmpty else {
             throw .invalid(what: "vp8: frame", reason: "an encoded frame has at least its 3-byte frame tag")
         }
-        var descriptor = VP8PayloadDescriptor(isNonReference: isNonReference, startsPartition: true, partitionIndex: 0,
-                                              pictureID: .long(nextPictureID))
+        var descriptor = VP8PayloadDescriptor(
+            isNonReference: isNonReference, startsPartition: true, partitionIndex: 0,
+            pictureID: .long(nextPictureID))
         let descriptorSize = descriptor.encodedSize
         guard maxPayloadSize > descriptorSize else {
-            throw .invalid(what: "vp8: max payload size",
-                           reason: "\(maxPayloadSize) bytes leave no room after the \(descriptorSize)-byte descriptor")
+            throw .invalid(
+                what: "vp8: max payload size",
+                reason: "\(maxPayloadSize) bytes leave no room after the \(descriptorSize)-byte descriptor")
         }
         nextPictureID = (nextPictureID &+ 1) & 0x7FFF
         let chunks = balancedChunks(count: frame.count, maxChunk: maxPayloadSize - descriptorSize)

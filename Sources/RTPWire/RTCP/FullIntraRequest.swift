@@ -54,7 +54,8 @@ public struct FullIntraRequest: Hashable, Sendable {
         var reader = frame.bodyReader
         let ssrcs = try reader.readFeedbackSSRCs("rtcp: FIR")
         guard reader.remaining % 8 == 0 else {
-            throw .invalid(what: "rtcp: FIR", reason: "\(reader.remaining) FCI bytes is not a whole number of 8-byte entries")
+            throw .invalid(
+                what: "rtcp: FIR", reason: "\(reader.remaining) FCI bytes is not a whole number of 8-byte entries")
         }
         var entries: [Entry] = []
         while !reader.isAtEnd {

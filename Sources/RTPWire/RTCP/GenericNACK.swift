@@ -83,7 +83,8 @@ public struct GenericNACK: Hashable, Sendable {
         var reader = frame.bodyReader
         let ssrcs = try reader.readFeedbackSSRCs("rtcp: NACK")
         guard reader.remaining % 4 == 0 else {
-            throw .invalid(what: "rtcp: NACK", reason: "\(reader.remaining) FCI bytes is not a whole number of 4-byte entries")
+            throw .invalid(
+                what: "rtcp: NACK", reason: "\(reader.remaining) FCI bytes is not a whole number of 4-byte entries")
         }
         var entries: [Entry] = []
         entries.reserveCapacity(reader.remaining / 4)

@@ -95,7 +95,8 @@ struct RTCPFrame {
     static func single(_ bytes: [UInt8], packetType: UInt8, name: String) throws(WireError) -> RTCPFrame {
         let frame = try read(bytes, at: 0, index: 1)
         guard frame.header.packetType == packetType else {
-            throw .invalid(what: "rtcp: \(name)", reason: "packet type \(frame.header.packetType), expected \(packetType)")
+            throw .invalid(
+                what: "rtcp: \(name)", reason: "packet type \(frame.header.packetType), expected \(packetType)")
         }
         guard frame.header.packetSize == bytes.count else {
             throw .invalid(
@@ -111,7 +112,8 @@ struct RTCPFrame {
     ) throws(WireError) -> RTCPFrame {
         let frame = try single(bytes, packetType: packetType, name: name)
         guard frame.header.count == format else {
-            throw .invalid(what: "rtcp: \(name)", reason: "feedback message type \(frame.header.count), expected \(format)")
+            throw .invalid(
+                what: "rtcp: \(name)", reason: "feedback message type \(frame.header.count), expected \(format)")
         }
         return frame
     }

@@ -81,7 +81,8 @@ public enum RTCPPacket: Hashable, Sendable {
         case let .unknown(packetType, bytes):
             let frame = try RTCPFrame.single(bytes, packetType: packetType, name: "packet of type \(packetType)")
             guard !frame.header.padding else {
-                throw .invalid(what: "rtcp: packet of type \(packetType)", reason: "unknown packets are kept without padding")
+                throw .invalid(
+                    what: "rtcp: packet of type \(packetType)", reason: "unknown packets are kept without padding")
             }
             return bytes
         }

@@ -77,9 +77,12 @@ public struct ReceptionReport: Hashable, Sendable {
     }
 
     /// Reads `count` report blocks, naming the packet in the error when they do not fit.
-    static func readBlocks(_ count: Int, from reader: inout ByteReader, packet: String) throws(WireError) -> [ReceptionReport] {
+    static func readBlocks(_ count: Int, from reader: inout ByteReader, packet: String) throws(WireError)
+        -> [ReceptionReport]
+    {
         guard reader.remaining >= count * size else {
-            throw .truncated(what: "rtcp: \(packet) with \(count) report blocks", got: reader.remaining, need: count * size)
+            throw .truncated(
+                what: "rtcp: \(packet) with \(count) report blocks", got: reader.remaining, need: count * size)
         }
         var blocks: [ReceptionReport] = []
         blocks.reserveCapacity(count)

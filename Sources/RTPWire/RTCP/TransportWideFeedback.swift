@@ -159,7 +159,9 @@ public struct TransportWideFeedback: Hashable, Sendable {
             guard let delta = Int16(exactly: ticks) else {
                 throw .invalid(
                     what: "rtcp: transport feedback",
-                    reason: "receive delta of \(elapsed) µs before packet \(base &+ UInt16(truncatingIfNeeded: index - lowest)) does not fit 16 bits")
+                    reason:
+                        "receive delta of \(elapsed) µs before packet \(base &+ UInt16(truncatingIfNeeded: index - lowest)) does not fit 16 bits"
+                )
             }
             statuses.append(.received(delta: delta))
             previous &+= ticks &* tickMicros

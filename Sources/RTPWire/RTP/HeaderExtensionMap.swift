@@ -110,8 +110,10 @@ public struct AbsSendTime: RTPHeaderExtensionValue {
     }
 
     public var extensionData: [UInt8] {
-        [UInt8(truncatingIfNeeded: rawValue >> 16), UInt8(truncatingIfNeeded: rawValue >> 8),
-         UInt8(truncatingIfNeeded: rawValue)]
+        [
+            UInt8(truncatingIfNeeded: rawValue >> 16), UInt8(truncatingIfNeeded: rawValue >> 8),
+            UInt8(truncatingIfNeeded: rawValue)
+        ]
     }
 }
 

@@ -28,8 +28,11 @@ public enum RTX {
         rtx.ssrc = rtxSSRC
         rtx.payloadType = rtxPayloadType
         rtx.sequenceNumber = rtxSequenceNumber
-        rtx.payload = [UInt8(truncatingIfNeeded: packet.sequenceNumber >> 8),
-                       UInt8(truncatingIfNeeded: packet.sequenceNumber)] + packet.payload
+        rtx.payload =
+            [
+                UInt8(truncatingIfNeeded: packet.sequenceNumber >> 8),
+                UInt8(truncatingIfNeeded: packet.sequenceNumber)
+            ] + packet.payload
         return rtx
     }
 

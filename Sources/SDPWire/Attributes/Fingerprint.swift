@@ -12,7 +12,7 @@ public struct Fingerprint: Hashable, Sendable {
 
     /// Digest lengths of the hash functions RFC 8122 names; any other function is taken as it is.
     static let digestLengths: [String: Int] = [
-        "sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64, "md5": 16, "md2": 16,
+        "sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64, "md5": 16, "md2": 16
     ]
 
     init(sdpValue value: Substring) throws(SDPError) {

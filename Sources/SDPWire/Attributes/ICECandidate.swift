@@ -64,11 +64,13 @@ public struct ICECandidate: Hashable, Sendable {
         }
     }
 
-    public init(foundation: String, component: UInt16 = 1, transport: String = "udp", priority: UInt32,
-                address: String, port: UInt16, type: CandidateType = .host,
-                relatedAddress: String? = nil, relatedPort: UInt16? = nil, tcpType: TCPType? = nil,
-                generation: UInt32? = nil, ufrag: String? = nil, networkID: UInt32? = nil,
-                networkCost: UInt32? = nil, extensions: [Extension] = []) {
+    public init(
+        foundation: String, component: UInt16 = 1, transport: String = "udp", priority: UInt32,
+        address: String, port: UInt16, type: CandidateType = .host,
+        relatedAddress: String? = nil, relatedPort: UInt16? = nil, tcpType: TCPType? = nil,
+        generation: UInt32? = nil, ufrag: String? = nil, networkID: UInt32? = nil,
+        networkCost: UInt32? = nil, extensions: [Extension] = []
+    ) {
         self.foundation = foundation
         self.component = component
         self.transport = transport
@@ -111,7 +113,10 @@ public struct ICECandidate: Hashable, Sendable {
     init(sdpValue value: Substring) throws(SDPError) {
         let parts = fields(value)
         guard parts.count >= 8 else {
-            throw SDPError(reason: "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got \(parts.count)")
+            throw SDPError(
+                reason:
+                    "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got \(parts.count)"
+            )
         }
         foundation = String(parts[0])
         component = try decimal(parts[1], "candidate component")
@@ -120,7 +125,8 @@ public struct ICECandidate: Hashable, Sendable {
         address = String(parts[4])
         port = try decimal(parts[5], "candidate port")
         guard parts[6] == "typ" else {
-            throw SDPError(reason: "candidate needs \"typ\" after the port, found \"\(SDPError.shortened(String(parts[6])))\"")
+            throw SDPError(
+                reason: "candidate needs \"typ\" after the port, found \"\(SDPError.shortened(String(parts[6])))\"")
         }
         type = CandidateType(rawValue: String(parts[7]))
         extensions = []
@@ -147,8 +153,10 @@ public struct ICECandidate: Hashable, Sendable {
 
     /// The attribute value, without `candidate:` (what follows `a=candidate:` in SDP).
     public var sdpValue: String {
-        var parts = [foundation, String(component), transport, String(priority), address, String(port),
-                     "typ", type.rawValue]
+        var parts = [
+            foundation, String(component), transport, String(priority), address, String(port),
+            "typ", type.rawValue
+        ]
         if let relatedAddress { parts += ["raddr", relatedAddress] }
         if let relatedPort { parts += ["rport", String(relatedPort)] }
         if let tcpType { parts += ["tcptype", tcpType.rawValue] }

@@ -92,8 +92,10 @@ public struct PayloadFormat: Hashable, Sendable {
     /// From `a=rtcp-fb:<pt>`, in order.
     public var feedback: [RTCPFeedback]
 
-    public init(payloadType: UInt8, rtpMap: RTPMap? = nil, parameters: [FormatParameter]? = nil,
-                feedback: [RTCPFeedback] = []) {
+    public init(
+        payloadType: UInt8, rtpMap: RTPMap? = nil, parameters: [FormatParameter]? = nil,
+        feedback: [RTCPFeedback] = []
+    ) {
         self.payloadType = payloadType
         self.rtpMap = rtpMap
         self.parameters = parameters
@@ -108,7 +110,8 @@ public struct PayloadFormat: Hashable, Sendable {
     /// For an RTX payload type (`rtx/…` with `apt=`), the payload type it repairs.
     public var associatedPayloadType: UInt8? {
         guard rtpMap?.isEncoding("rtx") == true, let apt = parameter("apt"), let value = UInt8(apt),
-              value <= 127 else { return nil }
+            value <= 127
+        else { return nil }
         return value
     }
 

@@ -71,7 +71,8 @@ public struct RTCPAddress: Hashable, Sendable {
             throw SDPError(reason: "a=rtcp needs a port, optionally followed by network type, address type and address")
         }
         port = try decimal(parts[0], "a=rtcp port")
-        connection = parts.count == 4
+        connection =
+            parts.count == 4
             ? ConnectionData(networkType: String(parts[1]), addressType: String(parts[2]), address: String(parts[3]))
             : nil
     }

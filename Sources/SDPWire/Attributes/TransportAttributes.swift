@@ -22,8 +22,10 @@ public struct TransportAttributes: Hashable, Sendable {
     public var fingerprints: [Fingerprint]
     public var setup: DTLSSetup?
 
-    public init(iceUfrag: String? = nil, icePwd: String? = nil, iceOptions: [ICEOption]? = nil,
-                fingerprints: [Fingerprint] = [], setup: DTLSSetup? = nil) {
+    public init(
+        iceUfrag: String? = nil, icePwd: String? = nil, iceOptions: [ICEOption]? = nil,
+        fingerprints: [Fingerprint] = [], setup: DTLSSetup? = nil
+    ) {
         self.iceUfrag = iceUfrag
         self.icePwd = icePwd
         self.iceOptions = iceOptions
@@ -73,7 +75,9 @@ public struct TransportAttributes: Hashable, Sendable {
         if let iceUfrag { lines.append("a=ice-ufrag:\(iceUfrag)") }
         if let icePwd { lines.append("a=ice-pwd:\(icePwd)") }
         // An empty list is no line at all: `a=ice-options:` with no token is not valid SDP.
-        if let iceOptions, !iceOptions.isEmpty { lines.append("a=ice-options:" + iceOptions.map(\.rawValue).joined(separator: " ")) }
+        if let iceOptions, !iceOptions.isEmpty {
+            lines.append("a=ice-options:" + iceOptions.map(\.rawValue).joined(separator: " "))
+        }
         for fingerprint in fingerprints { lines.append("a=fingerprint:\(fingerprint.sdpValue)") }
         if let setup { lines.append("a=setup:\(setup.rawValue)") }
         return lines

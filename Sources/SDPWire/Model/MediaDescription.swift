@@ -52,15 +52,17 @@ public struct MediaDescription: Hashable, Sendable {
     /// Attributes not modelled above, in order.
     public var attributes: [SDPAttribute]
 
-    public init(kind: MediaKind, port: UInt16 = 9, portCount: UInt16? = nil, proto: String = "UDP/TLS/RTP/SAVPF",
-                formats: [String] = [], connection: ConnectionData? = nil, bandwidths: [Bandwidth] = [],
-                extraLines: [SDPLine] = [], rtcp: RTCPAddress? = nil, candidates: [ICECandidate] = [],
-                endOfCandidates: Bool = false, transport: TransportAttributes = TransportAttributes(),
-                mid: String? = nil, bundleOnly: Bool = false, extensions: [ExtensionMap] = [],
-                direction: MediaDirection? = nil, msids: [MediaStreamID] = [], rtcpMux: Bool = false,
-                rtcpMuxOnly: Bool = false, rtcpReducedSize: Bool = false,
-                feedbackForAllPayloads: [RTCPFeedback] = [], payloads: [PayloadFormat] = [],
-                ssrcGroups: [SSRCGroup] = [], ssrcs: [SSRCAttribute] = [], attributes: [SDPAttribute] = []) {
+    public init(
+        kind: MediaKind, port: UInt16 = 9, portCount: UInt16? = nil, proto: String = "UDP/TLS/RTP/SAVPF",
+        formats: [String] = [], connection: ConnectionData? = nil, bandwidths: [Bandwidth] = [],
+        extraLines: [SDPLine] = [], rtcp: RTCPAddress? = nil, candidates: [ICECandidate] = [],
+        endOfCandidates: Bool = false, transport: TransportAttributes = TransportAttributes(),
+        mid: String? = nil, bundleOnly: Bool = false, extensions: [ExtensionMap] = [],
+        direction: MediaDirection? = nil, msids: [MediaStreamID] = [], rtcpMux: Bool = false,
+        rtcpMuxOnly: Bool = false, rtcpReducedSize: Bool = false,
+        feedbackForAllPayloads: [RTCPFeedback] = [], payloads: [PayloadFormat] = [],
+        ssrcGroups: [SSRCGroup] = [], ssrcs: [SSRCAttribute] = [], attributes: [SDPAttribute] = []
+    ) {
         self.kind = kind
         self.port = port
         self.portCount = portCount

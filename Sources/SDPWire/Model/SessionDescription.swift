@@ -31,12 +31,14 @@ public struct SessionDescription: Hashable, Sendable {
 
     public var media: [MediaDescription]
 
-    public init(origin: Origin, sessionName: String = "-", connection: ConnectionData? = nil,
-                bandwidths: [Bandwidth] = [], timing: Timing = Timing(), extraLines: [SDPLine] = [],
-                groups: [MediaGroup] = [], extmapAllowMixed: Bool = false, msidSemantic: MSIDSemantic? = nil,
-                iceLite: Bool = false, transport: TransportAttributes = TransportAttributes(),
-                extensions: [ExtensionMap] = [], direction: MediaDirection? = nil, endOfCandidates: Bool = false,
-                attributes: [SDPAttribute] = [], media: [MediaDescription] = []) {
+    public init(
+        origin: Origin, sessionName: String = "-", connection: ConnectionData? = nil,
+        bandwidths: [Bandwidth] = [], timing: Timing = Timing(), extraLines: [SDPLine] = [],
+        groups: [MediaGroup] = [], extmapAllowMixed: Bool = false, msidSemantic: MSIDSemantic? = nil,
+        iceLite: Bool = false, transport: TransportAttributes = TransportAttributes(),
+        extensions: [ExtensionMap] = [], direction: MediaDirection? = nil, endOfCandidates: Bool = false,
+        attributes: [SDPAttribute] = [], media: [MediaDescription] = []
+    ) {
         self.origin = origin
         self.sessionName = sessionName
         self.connection = connection

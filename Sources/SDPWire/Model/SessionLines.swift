@@ -12,8 +12,10 @@ public struct Origin: Hashable, Sendable {
     public var addressType: String
     public var address: String
 
-    public init(username: String = "-", sessionID: String, sessionVersion: UInt64,
-                networkType: String = "IN", addressType: String = "IP4", address: String = "127.0.0.1") {
+    public init(
+        username: String = "-", sessionID: String, sessionVersion: UInt64,
+        networkType: String = "IN", addressType: String = "IP4", address: String = "127.0.0.1"
+    ) {
         self.username = username
         self.sessionID = sessionID
         self.sessionVersion = sessionVersion
@@ -25,7 +27,10 @@ public struct Origin: Hashable, Sendable {
     init(sdpValue value: Substring) throws(SDPError) {
         let parts = fields(value)
         guard parts.count == 6 else {
-            throw SDPError(reason: "o= line needs 6 fields (username, session id, version, network, address type, address), got \(parts.count)")
+            throw SDPError(
+                reason:
+                    "o= line needs 6 fields (username, session id, version, network, address type, address), got \(parts.count)"
+            )
         }
         username = String(parts[0])
         sessionID = String(parts[1])

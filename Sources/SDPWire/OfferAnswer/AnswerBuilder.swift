@@ -26,9 +26,11 @@ public struct AnswerBuilder: Hashable, Sendable {
     /// How many audio and video sections we take; the rest are rejected.
     public var limit: SectionLimit
 
-    public init(capabilities: CodecCapabilities = .sharectl, transport: LocalTransport, origin: Origin,
-                video: MediaDirection? = .sendrecv, audio: MediaDirection? = .sendrecv,
-                videoTrack: LocalTrack? = nil, audioTrack: LocalTrack? = nil, limit: SectionLimit = .sharectl) {
+    public init(
+        capabilities: CodecCapabilities = .sharectl, transport: LocalTransport, origin: Origin,
+        video: MediaDirection? = .sendrecv, audio: MediaDirection? = .sendrecv,
+        videoTrack: LocalTrack? = nil, audioTrack: LocalTrack? = nil, limit: SectionLimit = .sharectl
+    ) {
         self.capabilities = capabilities
         self.transport = transport
         self.origin = origin
@@ -111,10 +113,13 @@ public struct AnswerBuilder: Hashable, Sendable {
             if codec == .opus { answer.parameters = capabilities.opusParameters }
             chosen.append(answer)
             if capabilities.rtx, codec.kind == .video,
-               let rtxType = offered.rtxPayloadType(for: payload.payloadType),
-               let rtxMap = offered.payload(rtxType)?.rtpMap, rtxMap.clockRate == codec.clockRate {
-                chosen.append(PayloadFormat(payloadType: rtxType, rtpMap: rtxMap,
-                                            parameters: [FormatParameter("apt", String(payload.payloadType))]))
+                let rtxType = offered.rtxPayloadType(for: payload.payloadType),
+                let rtxMap = offered.payload(rtxType)?.rtpMap, rtxMap.clockRate == codec.clockRate
+            {
+                chosen.append(
+                    PayloadFormat(
+                        payloadType: rtxType, rtpMap: rtxMap,
+                        parameters: [FormatParameter("apt", String(payload.payloadType))]))
             }
         }
         return chosen
@@ -122,8 +127,9 @@ public struct AnswerBuilder: Hashable, Sendable {
 
     /// A rejected section: port 0, the offered formats, and the mid.
     private func rejected(_ offered: MediaDescription) -> MediaDescription {
-        MediaDescription(kind: offered.kind, port: 0, proto: offered.proto, formats: offered.formats,
-                         connection: .unspecified, mid: offered.mid)
+        MediaDescription(
+            kind: offered.kind, port: 0, proto: offered.proto, formats: offered.formats,
+            connection: .unspecified, mid: offered.mid)
     }
 
     /// True for the RTP profiles WebRTC uses over DTLS-SRTP.

@@ -38,15 +38,21 @@ public struct CodecCapabilities: Hashable, Sendable {
     /// The fmtp we ask for when receiving Opus.
     public var opusParameters: [FormatParameter]
 
-    public init(videoCodecs: [MediaCodec] = [.h264, .vp8],
-                h264Profiles: [H264Profile] = [.constrainedBaseline, .main],
-                audioCodecs: [MediaCodec] = [.opus], rtx: Bool = true,
-                videoFeedback: [RTCPFeedback] = [.remb, .transportCC, .fir, .nack, .pli],
-                audioFeedback: [RTCPFeedback] = [.transportCC],
-                headerExtensions: [String] = [ExtensionMap.sdesMid, ExtensionMap.absSendTime,
-                                              ExtensionMap.transportWideCC],
-                opusParameters: [FormatParameter] = [FormatParameter("minptime", "10"),
-                                                     FormatParameter("useinbandfec", "1")]) {
+    public init(
+        videoCodecs: [MediaCodec] = [.h264, .vp8],
+        h264Profiles: [H264Profile] = [.constrainedBaseline, .main],
+        audioCodecs: [MediaCodec] = [.opus], rtx: Bool = true,
+        videoFeedback: [RTCPFeedback] = [.remb, .transportCC, .fir, .nack, .pli],
+        audioFeedback: [RTCPFeedback] = [.transportCC],
+        headerExtensions: [String] = [
+            ExtensionMap.sdesMid, ExtensionMap.absSendTime,
+            ExtensionMap.transportWideCC
+        ],
+        opusParameters: [FormatParameter] = [
+            FormatParameter("minptime", "10"),
+            FormatParameter("useinbandfec", "1")
+        ]
+    ) {
         self.videoCodecs = videoCodecs
         self.h264Profiles = h264Profiles
         self.audioCodecs = audioCodecs
@@ -64,7 +70,8 @@ public struct CodecCapabilities: Hashable, Sendable {
     public func codec(of payload: PayloadFormat) -> MediaCodec? {
         guard let map = payload.rtpMap else { return nil }
         if map.isEncoding("H264"), map.clockRate == 90_000, videoCodecs.contains(.h264),
-           h264ProfileRank(payload) != nil {
+            h264ProfileRank(payload) != nil
+        {
             return .h264
         }
         if map.isEncoding("VP8"), map.clockRate == 90_000, videoCodecs.contains(.vp8) { return .vp8 }
@@ -91,7 +98,8 @@ public struct CodecCapabilities: Hashable, Sendable {
     /// The position of the payload's profile in `h264Profiles`, if it is packetization-mode 1.
     private func h264ProfileRank(_ payload: PayloadFormat) -> Int? {
         guard payload.parameter("packetization-mode") == "1",
-              let id = CodecCapabilities.h264ProfileLevelID(of: payload) else { return nil }
+            let id = CodecCapabilities.h264ProfileLevelID(of: payload)
+        else { return nil }
         return h264Profiles.firstIndex(of: id.profile)
     }
 

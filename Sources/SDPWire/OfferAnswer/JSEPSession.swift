@@ -20,8 +20,10 @@ public enum JSEPSession {
     /// The section of our last description whose codecs, payload types and extension ids a section
     /// with `mid` keeps in a renegotiation: its own, or else the first live section of its kind (so
     /// a new section numbers its payloads the way the bundle already does). Nil the first time.
-    public static func settled(mid: String, kind: MediaKind,
-                               in last: SessionDescription?) -> MediaDescription? {
+    public static func settled(
+        mid: String, kind: MediaKind,
+        in last: SessionDescription?
+    ) -> MediaDescription? {
         guard let last else { return nil }
         return last.media.first { $0.mid == mid && !$0.isRejected }
             ?? last.media.first { $0.kind == kind && !$0.isRejected }

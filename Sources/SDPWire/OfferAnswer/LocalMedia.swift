@@ -12,8 +12,10 @@ public struct LocalTransport: Hashable, Sendable {
     /// True when gathering has finished (`a=end-of-candidates`).
     public var endOfCandidates: Bool
 
-    public init(iceUfrag: String, icePwd: String, iceOptions: [ICEOption] = [.trickle], fingerprint: Fingerprint,
-                setup: DTLSSetup, candidates: [ICECandidate] = [], endOfCandidates: Bool = false) {
+    public init(
+        iceUfrag: String, icePwd: String, iceOptions: [ICEOption] = [.trickle], fingerprint: Fingerprint,
+        setup: DTLSSetup, candidates: [ICECandidate] = [], endOfCandidates: Bool = false
+    ) {
         self.iceUfrag = iceUfrag
         self.icePwd = icePwd
         self.iceOptions = iceOptions
@@ -24,8 +26,9 @@ public struct LocalTransport: Hashable, Sendable {
     }
 
     var attributes: TransportAttributes {
-        TransportAttributes(iceUfrag: iceUfrag, icePwd: icePwd, iceOptions: iceOptions,
-                            fingerprints: [fingerprint], setup: setup)
+        TransportAttributes(
+            iceUfrag: iceUfrag, icePwd: icePwd, iceOptions: iceOptions,
+            fingerprints: [fingerprint], setup: setup)
     }
 }
 
@@ -61,7 +64,8 @@ extension MediaDescription {
         endOfCandidates = local.endOfCandidates
         if let first = local.candidates.first {
             port = first.port
-            connection = ConnectionData(addressType: first.address.contains(":") ? "IP6" : "IP4", address: first.address)
+            connection = ConnectionData(
+                addressType: first.address.contains(":") ? "IP6" : "IP4", address: first.address)
         }
     }
 
@@ -75,8 +79,10 @@ extension MediaDescription {
             ssrcGroups = [SSRCGroup(semantics: "FID", ssrcs: ssrcList)]
         }
         ssrcs = ssrcList.flatMap { ssrc in
-            [SSRCAttribute(ssrc: ssrc, name: "cname", value: track.cname),
-             SSRCAttribute(ssrc: ssrc, name: "msid", value: msid.sdpValue)]
+            [
+                SSRCAttribute(ssrc: ssrc, name: "cname", value: track.cname),
+                SSRCAttribute(ssrc: ssrc, name: "msid", value: msid.sdpValue)
+            ]
         }
     }
 }

@@ -16,9 +16,11 @@ public struct OfferBuilder: Hashable, Sendable {
     public var videoTrack: LocalTrack?
     public var audioTrack: LocalTrack?
 
-    public init(capabilities: CodecCapabilities = .sharectl, transport: LocalTransport, origin: Origin,
-                video: MediaDirection? = .sendonly, audio: MediaDirection? = .sendonly,
-                videoTrack: LocalTrack? = nil, audioTrack: LocalTrack? = nil) {
+    public init(
+        capabilities: CodecCapabilities = .sharectl, transport: LocalTransport, origin: Origin,
+        video: MediaDirection? = .sendonly, audio: MediaDirection? = .sendonly,
+        videoTrack: LocalTrack? = nil, audioTrack: LocalTrack? = nil
+    ) {
         self.capabilities = capabilities
         self.transport = transport
         self.origin = origin
@@ -30,13 +32,15 @@ public struct OfferBuilder: Hashable, Sendable {
 
     /// Header extension ids this offer uses.
     static let extensionIDs: [String: UInt16] = [
-        ExtensionMap.sdesMid: 1, ExtensionMap.absSendTime: 2, ExtensionMap.transportWideCC: 3,
+        ExtensionMap.sdesMid: 1, ExtensionMap.absSendTime: 2, ExtensionMap.transportWideCC: 3
     ]
 
     public func offer() -> SessionDescription {
         var sections: [MediaDescription] = []
         var streams: [String] = []
-        let plan: [(MediaKind, MediaDirection?, LocalTrack?)] = [(.video, video, videoTrack), (.audio, audio, audioTrack)]
+        let plan: [(MediaKind, MediaDirection?, LocalTrack?)] = [
+            (.video, video, videoTrack), (.audio, audio, audioTrack)
+        ]
         for (kind, direction, track) in plan {
             guard let direction else { continue }
             let payloads = kind == .video ? videoPayloads() : audioPayloads()
@@ -66,19 +70,26 @@ public struct OfferBuilder: Hashable, Sendable {
             var parameters: [FormatParameter]?
             if codec == .h264 {
                 guard let profile = capabilities.h264Profiles.first,
-                      let id = OfferBuilder.profileLevelID(for: profile) else { continue }
-                parameters = [FormatParameter("level-asymmetry-allowed", "1"),
-                              FormatParameter("packetization-mode", "1"),
-                              FormatParameter("profile-level-id", id.hex)]
+                    let id = OfferBuilder.profileLevelID(for: profile)
+                else { continue }
+                parameters = [
+                    FormatParameter("level-asymmetry-allowed", "1"),
+                    FormatParameter("packetization-mode", "1"),
+                    FormatParameter("profile-level-id", id.hex)
+                ]
             }
             let primary = next
-            payloads.append(PayloadFormat(payloadType: primary,
-                                          rtpMap: RTPMap(encodingName: codec.rawValue, clockRate: codec.clockRate),
-                                          parameters: parameters, feedback: capabilities.videoFeedback))
+            payloads.append(
+                PayloadFormat(
+                    payloadType: primary,
+                    rtpMap: RTPMap(encodingName: codec.rawValue, clockRate: codec.clockRate),
+                    parameters: parameters, feedback: capabilities.videoFeedback))
             next += 1
             if capabilities.rtx {
-                payloads.append(PayloadFormat(payloadType: next, rtpMap: RTPMap(encodingName: "rtx", clockRate: 90_000),
-                                              parameters: [FormatParameter("apt", String(primary))]))
+                payloads.append(
+                    PayloadFormat(
+                        payloadType: next, rtpMap: RTPMap(encodingName: "rtx", clockRate: 90_000),
+                        parameters: [FormatParameter("apt", String(primary))]))
                 next += 1
             }
         }
@@ -87,8 +98,11 @@ public struct OfferBuilder: Hashable, Sendable {
 
     private func audioPayloads() -> [PayloadFormat] {
         guard capabilities.audioCodecs.contains(.opus) else { return [] }
-        return [PayloadFormat(payloadType: 111, rtpMap: RTPMap(encodingName: "opus", clockRate: 48_000, channels: 2),
-                              parameters: capabilities.opusParameters, feedback: capabilities.audioFeedback)]
+        return [
+            PayloadFormat(
+                payloadType: 111, rtpMap: RTPMap(encodingName: "opus", clockRate: 48_000, channels: 2),
+                parameters: capabilities.opusParameters, feedback: capabilities.audioFeedback)
+        ]
     }
 
     /// The level 3.1 `profile-level-id` we offer for a profile we can send.

@@ -10,7 +10,7 @@ func fields(_ text: Substring) -> [Substring] {
 func trimmed(_ text: Substring) -> Substring {
     let scalars = text.unicodeScalars
     guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
-          let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })
+        let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })
     else { return text[text.endIndex...] }
     return Substring(scalars[first...last])
 }

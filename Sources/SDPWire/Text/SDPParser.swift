@@ -137,7 +137,7 @@ struct SDPParser {
             guard session.direction == nil else { throw SDPError(reason: "more than one direction attribute") }
             session.direction = MediaDirection(rawValue: name)
         case "mid", "rtpmap", "fmtp", "rtcp-fb", "ssrc", "ssrc-group", "msid", "rtcp", "rtcp-mux",
-             "rtcp-mux-only", "rtcp-rsize", "candidate", "bundle-only":
+            "rtcp-mux-only", "rtcp-rsize", "candidate", "bundle-only":
             throw SDPError(reason: "a=\(name) must be in a media section (after an m= line)")
         default:
             session.attributes.append(SDPAttribute(name: name, value: value.map(String.init)))
@@ -163,7 +163,9 @@ struct SDPParser {
         defer { current = builder }
         switch type {
         case "c":
-            guard builder.media.connection == nil else { throw SDPError(reason: "more than one c= line in a media section") }
+            guard builder.media.connection == nil else {
+                throw SDPError(reason: "more than one c= line in a media section")
+            }
             builder.media.connection = try ConnectionData(sdpValue: value)
         case "b":
             builder.media.bandwidths.append(try Bandwidth(sdpValue: value))
@@ -250,11 +252,17 @@ private struct MediaBuilder {
         let index = payloadIndex(type)
         switch name {
         case "rtpmap":
-            guard media.payloads[index].rtpMap == nil else { throw SDPError(reason: "more than one a=rtpmap for payload type \(type)") }
-            guard parts.count == 2 else { throw SDPError(reason: "a=rtpmap needs <payload type> <encoding name>/<clock rate>[/<channels>]") }
+            guard media.payloads[index].rtpMap == nil else {
+                throw SDPError(reason: "more than one a=rtpmap for payload type \(type)")
+            }
+            guard parts.count == 2 else {
+                throw SDPError(reason: "a=rtpmap needs <payload type> <encoding name>/<clock rate>[/<channels>]")
+            }
             media.payloads[index].rtpMap = try RTPMap(sdpValue: parts[1])
         case "fmtp":
-            guard media.payloads[index].parameters == nil else { throw SDPError(reason: "more than one a=fmtp for payload type \(type)") }
+            guard media.payloads[index].parameters == nil else {
+                throw SDPError(reason: "more than one a=fmtp for payload type \(type)")
+            }
             let rest = trimmed(Substring(value.unicodeScalars.drop(while: { $0 != " " && $0 != "\t" })))
             media.payloads[index].parameters = FormatParameter.parseList(rest)
         default:

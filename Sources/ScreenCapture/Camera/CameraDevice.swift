@@ -15,8 +15,10 @@ public struct CameraInfo: Sendable, Hashable {
     /// What the device says it can do, in words ("video capture", "streaming", …).
     public var capabilities: [String]
 
-    public init(id: String, name: String, path: String, driver: String, formats: [CameraFormat],
-                options: [CameraFormatOption] = [], capabilities: [String] = []) {
+    public init(
+        id: String, name: String, path: String, driver: String, formats: [CameraFormat],
+        options: [CameraFormatOption] = [], capabilities: [String] = []
+    ) {
         self.id = id
         self.name = name
         self.path = path
@@ -61,6 +63,8 @@ public protocol CameraProvider: Sendable {
     func cameras() -> [CameraInfo]
     /// Opens `camera` at `format`; frames go to `deliver`, a stream that ends on its own reports
     /// once to `ended`. Both are called on the stream's thread.
-    func open(_ camera: CameraInfo, format: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
-              ended: @escaping @Sendable (CameraEnd) -> Void) throws(CameraError) -> any CameraStream
+    func open(
+        _ camera: CameraInfo, format: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
+        ended: @escaping @Sendable (CameraEnd) -> Void
+    ) throws(CameraError) -> any CameraStream
 }

@@ -89,8 +89,10 @@ public enum CameraFormatRule {
     public static func ranked(_ options: [CameraFormatOption]) -> [CameraFormat] {
         let candidates: [(format: CameraFormat, over: Bool)] = options.compactMap { option in
             guard option.width > 0, option.height > 0, let interval = rate(from: option.intervals) else { return nil }
-            return (CameraFormat(pixel: option.pixel, width: option.width, height: option.height, interval: interval),
-                    interval.framesPerSecond > targetFramesPerSecond + 0.001)
+            return (
+                CameraFormat(pixel: option.pixel, width: option.width, height: option.height, interval: interval),
+                interval.framesPerSecond > targetFramesPerSecond + 0.001
+            )
         }
         let order = CameraPixelFormat.allCases
         let sorted = candidates.sorted { a, b in

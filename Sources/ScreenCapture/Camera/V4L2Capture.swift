@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 internal import CShareV4L2
@@ -34,8 +34,10 @@ public final class V4L2Capture: CameraStream, @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let bytesPerLine: Int
 
-    init(path: String, format requested: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
-         ended: @escaping @Sendable (CameraEnd) -> Void) throws(CameraError) {
+    init(
+        path: String, format requested: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
+        ended: @escaping @Sendable (CameraEnd) -> Void
+    ) throws(CameraError) {
         self.path = path
         let handle = try V4L2Handle(path: path)
         self.handle = handle
@@ -61,11 +63,13 @@ public final class V4L2Capture: CameraStream, @unchecked Sendable {
         parm.parm.capture.timeperframe.denominator = requested.interval.denominator
         var interval = requested.interval
         if handle.call({ CShareV4L2_s_parm($0, &parm) }) == 0, parm.parm.capture.timeperframe.denominator > 0 {
-            interval = FrameInterval(numerator: parm.parm.capture.timeperframe.numerator,
-                                     denominator: parm.parm.capture.timeperframe.denominator)
+            interval = FrameInterval(
+                numerator: parm.parm.capture.timeperframe.numerator,
+                denominator: parm.parm.capture.timeperframe.denominator)
         }
-        format = CameraFormat(pixel: requested.pixel, width: Int(fmt.fmt.pix.width), height: Int(fmt.fmt.pix.height),
-                              interval: interval)
+        format = CameraFormat(
+            pixel: requested.pixel, width: Int(fmt.fmt.pix.width), height: Int(fmt.fmt.pix.height),
+            interval: interval)
         bytesPerLine = Int(fmt.fmt.pix.bytesperline)
 
         var request = v4l2_requestbuffers()
@@ -81,7 +85,8 @@ public final class V4L2Capture: CameraStream, @unchecked Sendable {
             buffer.index = index
             code = handle.call { CShareV4L2_querybuf($0, &buffer) }
             guard code == 0 else { throw fail("buffer \(index)", code) }
-            let mapped = mmap(nil, Int(buffer.length), PROT_READ | PROT_WRITE, MAP_SHARED, handle.fd, off_t(buffer.m.offset))
+            let mapped = mmap(
+                nil, Int(buffer.length), PROT_READ | PROT_WRITE, MAP_SHARED, handle.fd, off_t(buffer.m.offset))
             guard let mapped, mapped != MAP_FAILED else { throw fail("mapping buffer \(index)", errno) }
             buffers.regions.append((mapped, Int(buffer.length)))
             code = handle.call { CShareV4L2_qbuf($0, &buffer) }
@@ -134,7 +139,8 @@ public final class V4L2Capture: CameraStream, @unchecked Sendable {
             } else {
                 switch format.pixel {
                 case .yuyv, .nv12:
-                    frame = Self.rawFrame(bytes, format: format, bytesPerLine: bytesPerLine, captured: captured, sequence: sequence)
+                    frame = Self.rawFrame(
+                        bytes, format: format, bytesPerLine: bytesPerLine, captured: captured, sequence: sequence)
                 case .mjpeg:
                     if decoder == nil { decoder = try? MJPEGDecoder() }
                     frame = try? decoder?.decode(bytes, captureMicros: captured)
@@ -154,23 +160,29 @@ public final class V4L2Capture: CameraStream, @unchecked Sendable {
     }
 
     /// YUYV or NV12 bytes as a frame, or nil when the buffer is shorter than the picture.
-    static func rawFrame(_ bytes: UnsafeRawBufferPointer, format: CameraFormat, bytesPerLine: Int, captured: Int64,
-                         sequence: UInt64) -> VideoFrame? {
+    static func rawFrame(
+        _ bytes: UnsafeRawBufferPointer, format: CameraFormat, bytesPerLine: Int, captured: Int64,
+        sequence: UInt64
+    ) -> VideoFrame? {
         let w = format.width, h = format.height
         switch format.pixel {
         case .yuyv:
             let stride = max(bytesPerLine, w * 2)
             guard bytes.count >= stride * (h - 1) + w * 2 else { return nil }
-            return VideoFrame(format: .yuyv, width: w, height: h, planes: [Plane(bytes: Array(bytes.prefix(stride * h)), stride: stride)],
-                              captureMicros: captured, sequence: sequence)
+            return VideoFrame(
+                format: .yuyv, width: w, height: h,
+                planes: [Plane(bytes: Array(bytes.prefix(stride * h)), stride: stride)],
+                captureMicros: captured, sequence: sequence)
         case .nv12:
             let stride = max(bytesPerLine, w)
             let lumaBytes = stride * h, chromaBytes = stride * ((h + 1) / 2)
             guard bytes.count >= lumaBytes + chromaBytes else { return nil }
-            return VideoFrame(format: .nv12, width: w, height: h, planes: [
-                Plane(bytes: Array(bytes[0..<lumaBytes]), stride: stride),
-                Plane(bytes: Array(bytes[lumaBytes..<(lumaBytes + chromaBytes)]), stride: stride),
-            ], captureMicros: captured, sequence: sequence)
+            return VideoFrame(
+                format: .nv12, width: w, height: h,
+                planes: [
+                    Plane(bytes: Array(bytes[0..<lumaBytes]), stride: stride),
+                    Plane(bytes: Array(bytes[lumaBytes..<(lumaBytes + chromaBytes)]), stride: stride)
+                ], captureMicros: captured, sequence: sequence)
         case .mjpeg:
             return nil
         }

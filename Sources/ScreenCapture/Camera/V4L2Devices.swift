@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 internal import CShareV4L2
@@ -53,9 +53,10 @@ public struct V4L2Cameras: CameraProvider {
         var names: [String] = []
         if let directory = opendir(deviceDirectory) {
             while let entry = readdir(directory) {
-                names.append(withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                })
+                names.append(
+                    withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                    })
             }
             closedir(directory)
         }
@@ -78,7 +79,9 @@ public struct V4L2Cameras: CameraProvider {
         let handle = try V4L2Handle(path: path)
         var cap = v4l2_capability()
         let failed = handle.call { CShareV4L2_querycap($0, &cap) }
-        guard failed == 0 else { throw CameraError("camera: \(path) is not a V4L2 device (\(String(cString: strerror(failed))))") }
+        guard failed == 0 else {
+            throw CameraError("camera: \(path) is not a V4L2 device (\(String(cString: strerror(failed))))")
+        }
         let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
         guard caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0, caps & UInt32(V4L2_CAP_STREAMING) != 0 else {
             throw CameraError("camera: \(path) does not capture video by streaming")
@@ -86,14 +89,18 @@ public struct V4L2Cameras: CameraProvider {
         let card = cString(cap.card), bus = cString(cap.bus_info), driver = cString(cap.driver)
         let options = Self.options(handle)
         // A card named only after its driver ("vivid") says nothing; its bus tells two apart.
-        let name = card == driver || card.isEmpty
+        let name =
+            card == driver || card.isEmpty
             ? "\(card.isEmpty ? driver : card) (\(bus.hasPrefix("platform:") ? String(bus.dropFirst(9)) : bus))" : card
-        let words: [(Int32, String)] = [(V4L2_CAP_VIDEO_CAPTURE, "video capture"), (V4L2_CAP_VIDEO_CAPTURE_MPLANE, "multi-planar capture"),
-                                         (V4L2_CAP_STREAMING, "streaming"), (V4L2_CAP_READWRITE, "read/write"),
-                                         (V4L2_CAP_META_CAPTURE, "metadata"), (V4L2_CAP_EXT_PIX_FORMAT, "extended formats")]
+        let words: [(Int32, String)] = [
+            (V4L2_CAP_VIDEO_CAPTURE, "video capture"), (V4L2_CAP_VIDEO_CAPTURE_MPLANE, "multi-planar capture"),
+            (V4L2_CAP_STREAMING, "streaming"), (V4L2_CAP_READWRITE, "read/write"),
+            (V4L2_CAP_META_CAPTURE, "metadata"), (V4L2_CAP_EXT_PIX_FORMAT, "extended formats")
+        ]
         let capabilities = words.filter { caps & UInt32(bitPattern: $0.0) != 0 }.map(\.1)
-        return CameraInfo(id: "v4l2:\(bus)/\(card)", name: name, path: path, driver: driver,
-                          formats: CameraFormatRule.ranked(options), options: options, capabilities: capabilities)
+        return CameraInfo(
+            id: "v4l2:\(bus)/\(card)", name: name, path: path, driver: driver,
+            formats: CameraFormatRule.ranked(options), options: options, capabilities: capabilities)
     }
 
     /// Every (layout, size) the device lists with its frame rates; layouts sharectl cannot read are left out.
@@ -131,10 +138,13 @@ public struct V4L2Cameras: CameraProvider {
                 // size's shape; and the largest size itself.
                 let s = size.stepwise
                 let step = Int(max(1, s.step_width)), minW = Int(s.min_width), maxW = Int(s.max_width)
-                let width = min(maxW, max(minW, minW + ((CameraFormatRule.targetWidth - minW + step / 2) / step) * step))
+                let width = min(
+                    maxW, max(minW, minW + ((CameraFormatRule.targetWidth - minW + step / 2) / step) * step))
                 let hStep = Int(max(1, s.step_height))
                 var height = width * Int(s.max_height) / max(1, maxW)
-                height = min(Int(s.max_height), max(Int(s.min_height), Int(s.min_height) + ((height - Int(s.min_height)) / hStep) * hStep))
+                height = min(
+                    Int(s.max_height),
+                    max(Int(s.min_height), Int(s.min_height) + ((height - Int(s.min_height)) / hStep) * hStep))
                 sizes.append((width, height))
                 if width != maxW { sizes.append((maxW, Int(s.max_height))) }
                 break
@@ -155,7 +165,8 @@ public struct V4L2Cameras: CameraProvider {
             guard handle.call({ CShareV4L2_enum_frameintervals($0, &ival) }) == 0 else { break }
             index += 1
             if ival.type == V4L2_FRMIVAL_TYPE_DISCRETE.rawValue {
-                intervals.append(FrameInterval(numerator: ival.discrete.numerator, denominator: ival.discrete.denominator))
+                intervals.append(
+                    FrameInterval(numerator: ival.discrete.numerator, denominator: ival.discrete.denominator))
             } else {
                 // A range: its two ends, and 30 fps when the range holds it.
                 let s = ival.stepwise
@@ -163,7 +174,8 @@ public struct V4L2Cameras: CameraProvider {
                 let slowest = FrameInterval(numerator: s.max.numerator, denominator: s.max.denominator)
                 intervals += [fastest, slowest]
                 let thirty = FrameInterval(fps: 30)
-                if thirty.framesPerSecond <= fastest.framesPerSecond, thirty.framesPerSecond >= slowest.framesPerSecond {
+                if thirty.framesPerSecond <= fastest.framesPerSecond, thirty.framesPerSecond >= slowest.framesPerSecond
+                {
                     intervals.append(thirty)
                 }
                 break
@@ -173,8 +185,10 @@ public struct V4L2Cameras: CameraProvider {
         return intervals.isEmpty ? [FrameInterval(fps: 30)] : intervals
     }
 
-    public func open(_ camera: CameraInfo, format: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
-                     ended: @escaping @Sendable (CameraEnd) -> Void) throws(CameraError) -> any CameraStream {
+    public func open(
+        _ camera: CameraInfo, format: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
+        ended: @escaping @Sendable (CameraEnd) -> Void
+    ) throws(CameraError) -> any CameraStream {
         try V4L2Capture(path: camera.path, format: format, deliver: deliver, ended: ended)
     }
 }

@@ -35,11 +35,12 @@ package final class LibavcodecDecoder {
     package init(codec: Codec, maximumPixels: Int? = nil, acceptsYUV422: Bool = false) throws(Failure) {
         self.maximumPixels = maximumPixels
         self.acceptsYUV422 = acceptsYUV422
-        let id = switch codec {
-        case .h264: AV_CODEC_ID_H264
-        case .vp8: AV_CODEC_ID_VP8
-        case .mjpeg: AV_CODEC_ID_MJPEG
-        }
+        let id =
+            switch codec {
+            case .h264: AV_CODEC_ID_H264
+            case .vp8: AV_CODEC_ID_VP8
+            case .mjpeg: AV_CODEC_ID_MJPEG
+            }
         guard let decoder = avcodec_find_decoder(id) else { throw .noDecoder }
         guard let context = avcodec_alloc_context3(decoder) else { throw .outOfMemory }
         self.context = context
@@ -111,7 +112,8 @@ package final class LibavcodecDecoder {
             return Plane(bytes: bytes, stride: width)
         }
         guard let y = plane(0, w, h, rowStep: 1), let u = plane(1, cw, ch, rowStep: chromaRowStep),
-              let v = plane(2, cw, ch, rowStep: chromaRowStep) else { return nil }
+            let v = plane(2, cw, ch, rowStep: chromaRowStep)
+        else { return nil }
         return VideoFrame(format: .i420, width: w, height: h, planes: [y, u, v], captureMicros: captureMicros)
     }
 

@@ -60,8 +60,10 @@ public struct FrameAssembler: Sendable {
     /// `damage` nil (or a changed size) copies everything; otherwise only the damaged rectangles
     /// (buffer coordinates). Returns the number of pixels copied.
     @discardableResult
-    public mutating func take(_ source: UnsafeRawBufferPointer, stride: Int, bufferWidth: Int, bufferHeight: Int,
-                              crop: Rect?, damage: [Rect]?) throws(AssemblyError) -> Int {
+    public mutating func take(
+        _ source: UnsafeRawBufferPointer, stride: Int, bufferWidth: Int, bufferHeight: Int,
+        crop: Rect?, damage: [Rect]?
+    ) throws(AssemblyError) -> Int {
         guard bufferWidth > 0, bufferHeight > 0, bufferWidth <= 16384, bufferHeight <= 16384 else {
             throw .badGeometry("\(bufferWidth)×\(bufferHeight)")
         }
@@ -90,7 +92,8 @@ public struct FrameAssembler: Sendable {
                 for row in 0..<rect.height {
                     let from = (rect.y + row) * stride + rect.x * 4
                     let to = ((rect.y - area.y + row) * width + (rect.x - area.x)) * 4
-                    out.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: rowBytes)
+                    out.baseAddress!.advanced(by: to).copyMemory(
+                        from: source.baseAddress!.advanced(by: from), byteCount: rowBytes)
                 }
                 copied += rect.width * rect.height
             }
@@ -105,13 +108,16 @@ public struct FrameAssembler: Sendable {
         guard valid else { return nil }
         var bytes = pixels
         if let cursor { Self.blend(cursor, into: &bytes, width: width, height: height, format: format) }
-        return VideoFrame(format: format, width: width, height: height, planes: [Plane(bytes: bytes, stride: width * 4)],
-                          captureMicros: captureMicros, sequence: sequence)
+        return VideoFrame(
+            format: format, width: width, height: height, planes: [Plane(bytes: bytes, stride: width * 4)],
+            captureMicros: captureMicros, sequence: sequence)
     }
 
     static func blend(_ cursor: Cursor, into bytes: inout [UInt8], width: Int, height: Int, format: PixelFormat) {
         let frameRGB = format == .rgbx || format == .rgba
-        guard cursor.stride >= cursor.width * 4, cursor.pixels.count >= (cursor.height - 1) * cursor.stride + cursor.width * 4 else { return }
+        guard cursor.stride >= cursor.width * 4,
+            cursor.pixels.count >= (cursor.height - 1) * cursor.stride + cursor.width * 4
+        else { return }
         for row in 0..<cursor.height {
             let y = cursor.y + row
             guard y >= 0, y < height else { continue }

@@ -51,7 +51,9 @@ public final class PipeWireCapture: Sendable {
     public enum CaptureError: Error, CustomStringConvertible, Sendable {
         case setup(String)
         public var description: String {
-            switch self { case .setup(let why): "pipewire: \(why)" }
+            switch self {
+            case .setup(let why): "pipewire: \(why)"
+            }
         }
     }
 
@@ -63,12 +65,15 @@ public final class PipeWireCapture: Sendable {
 
     /// Connects and starts; frames arrive through `deliver`, state through `events` (both on the
     /// PipeWire thread).
-    public init(configuration: Configuration, logger: Logger, deliver: @escaping @Sendable (VideoFrame) -> Void,
-                events: @escaping @Sendable (Event) -> Void) throws(CaptureError) {
+    public init(
+        configuration: Configuration, logger: Logger, deliver: @escaping @Sendable (VideoFrame) -> Void,
+        events: @escaping @Sendable (Event) -> Void
+    ) throws(CaptureError) {
         let dmabuf = configuration.offerDMABUF ?? Self.renderNodeExists()
         let counters = Counters()
-        let state = StreamCore(configuration: configuration, negotiation: FormatNegotiation(dmabufImportable: dmabuf),
-                               counters: counters, logger: logger, deliver: deliver, events: events)
+        let state = StreamCore(
+            configuration: configuration, negotiation: FormatNegotiation(dmabufImportable: dmabuf),
+            counters: counters, logger: logger, deliver: deliver, events: events)
         do {
             try state.open()
         } catch {
@@ -117,9 +122,12 @@ private final class StreamCore {
     var sequence: UInt64 = 0
     var wasStreaming = false
 
-    init(configuration: PipeWireCapture.Configuration, negotiation: FormatNegotiation, counters: PipeWireCapture.Counters,
-         logger: Logger, deliver: @escaping @Sendable (VideoFrame) -> Void,
-         events: @escaping @Sendable (PipeWireCapture.Event) -> Void) {
+    init(
+        configuration: PipeWireCapture.Configuration, negotiation: FormatNegotiation,
+        counters: PipeWireCapture.Counters,
+        logger: Logger, deliver: @escaping @Sendable (VideoFrame) -> Void,
+        events: @escaping @Sendable (PipeWireCapture.Event) -> Void
+    ) {
         self.configuration = configuration
         self.negotiation = negotiation
         self.counters = counters
@@ -149,8 +157,9 @@ private final class StreamCore {
         pipewire.lock()
         defer { pipewire.unlock() }
         guard let pwCore = pipewire.connect(fd: configuration.remoteFD) else {  // takes the fd, also on failure
-            throw .setup("cannot connect to PipeWire (\(String(cString: strerror(errno))))"
-                         + (configuration.remoteFD == nil ? "; is the PipeWire daemon running for this user?" : ""))
+            throw .setup(
+                "cannot connect to PipeWire (\(String(cString: strerror(errno))))"
+                    + (configuration.remoteFD == nil ? "; is the PipeWire daemon running for this user?" : ""))
         }
         let properties = pw_properties_new_string("media.type=Video media.category=Capture media.role=Screen")
         guard let stream = pw_stream_new(pwCore, configuration.name, properties) else {
@@ -169,18 +178,22 @@ private final class StreamCore {
         }
         pw_stream_add_listener(stream, hook, streamEvents, Unmanaged.passUnretained(self).toOpaque())
         let result = withFormatParams { params, count in
-            pw_stream_connect(stream, SPA_DIRECTION_INPUT, configuration.nodeID ?? UInt32(0xffff_ffff),
-                              pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue),
-                              params, UInt32(count))
+            pw_stream_connect(
+                stream, SPA_DIRECTION_INPUT, configuration.nodeID ?? UInt32(0xffff_ffff),
+                pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue),
+                params, UInt32(count))
         }
         guard result >= 0 else {
-            throw .setup("cannot connect the stream to node \(configuration.nodeID.map(String.init) ?? "any") "
-                         + "(\(String(cString: strerror(-result))))")
+            throw .setup(
+                "cannot connect the stream to node \(configuration.nodeID.map(String.init) ?? "any") "
+                    + "(\(String(cString: strerror(-result))))")
         }
         let offer = negotiation.offer
-        logger.info("pipewire: stream connecting to node \(configuration.nodeID.map(String.init) ?? "any"), offering "
-                    + (offer.dmabufModifiers.isEmpty ? "" : "DMA-BUF (\(offer.dmabufModifiers.map(Self.modifierName).joined(separator: ", "))) then ")
-                    + "SHM \(offer.formats.map(\.rawValue).joined(separator: ", "))")
+        logger.info(
+            "pipewire: stream connecting to node \(configuration.nodeID.map(String.init) ?? "any"), offering "
+                + (offer.dmabufModifiers.isEmpty
+                    ? "" : "DMA-BUF (\(offer.dmabufModifiers.map(Self.modifierName).joined(separator: ", "))) then ")
+                + "SHM \(offer.formats.map(\.rawValue).joined(separator: ", "))")
     }
 
     static func modifierName(_ modifier: UInt64) -> String {
@@ -198,9 +211,10 @@ private final class StreamCore {
             params.withUnsafeMutableBufferPointer { p in
                 formats.withUnsafeBufferPointer { f in
                     offer.dmabufModifiers.withUnsafeBufferPointer { m in
-                        CSharePipeWire_build_capture_formats(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
-                                                             f.baseAddress, UInt32(f.count), m.baseAddress, UInt32(m.count),
-                                                             &parameters)
+                        CSharePipeWire_build_capture_formats(
+                            b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
+                            f.baseAddress, UInt32(f.count), m.baseAddress, UInt32(m.count),
+                            &parameters)
                     }
                 }
             }
@@ -251,15 +265,18 @@ private final class StreamCore {
     func paramChanged(id: UInt32, param: UnsafePointer<spa_pod>?) {
         guard let param, id == SPA_PARAM_Format.rawValue, let stream else { return }
         var parsed = CSharePipeWire_video_format()
-        guard CSharePipeWire_parse_video_format(param, &parsed) == 0, let format = Self.pixelFormat(spa: parsed.format) else {
+        guard CSharePipeWire_parse_video_format(param, &parsed) == 0, let format = Self.pixelFormat(spa: parsed.format)
+        else {
             events(.failed("the stream negotiated a format we cannot read"))
             return
         }
         negotiatedFormat = parsed
         assembler.reset(format: format)
         let dmabuf = FormatNegotiation.acceptsDMABUF(formatHasModifier: parsed.has_modifier != 0)
-        let types = dmabuf ? (1 << SPA_DATA_DmaBuf.rawValue) : (1 << SPA_DATA_MemFd.rawValue) | (1 << SPA_DATA_MemPtr.rawValue)
-        let description = "\(format.rawValue) \(parsed.width)×\(parsed.height)"
+        let types =
+            dmabuf ? (1 << SPA_DATA_DmaBuf.rawValue) : (1 << SPA_DATA_MemFd.rawValue) | (1 << SPA_DATA_MemPtr.rawValue)
+        let description =
+            "\(format.rawValue) \(parsed.width)×\(parsed.height)"
             + (parsed.fps_den > 0 ? " at \(parsed.fps_num)/\(parsed.fps_den)" : "")
             + (dmabuf ? ", DMA-BUF \(Self.modifierName(parsed.modifier))" : ", SHM")
         events(.negotiated(description))
@@ -268,8 +285,9 @@ private final class StreamCore {
         var parameters = configuration.parameters.shim
         buffer.withUnsafeMutableBufferPointer { b in
             params.withUnsafeMutableBufferPointer { p in
-                let count = CSharePipeWire_build_capture_buffers(b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
-                                                                 UInt32(types), &parameters)
+                let count = CSharePipeWire_build_capture_buffers(
+                    b.baseAddress, UInt32(b.count), p.baseAddress, UInt32(p.count),
+                    UInt32(types), &parameters)
                 if count > 0 { _ = pw_stream_update_params(stream, p.baseAddress, UInt32(count)) }
             }
         }
@@ -300,9 +318,13 @@ private final class StreamCore {
         let mapping = map(info, format: format)
         guard let (base, length, unmap) = mapping else { return }
         defer { unmap() }
-        let region = UnsafeRawBufferPointer(start: base.advanced(by: Int(info.offset)), count: max(0, length - Int(info.offset)))
-        let crop = info.has_crop != 0 ? FrameAssembler.Rect(x: Int(info.crop.x), y: Int(info.crop.y),
-                                                            width: Int(info.crop.width), height: Int(info.crop.height)) : nil
+        let region = UnsafeRawBufferPointer(
+            start: base.advanced(by: Int(info.offset)), count: max(0, length - Int(info.offset)))
+        let crop =
+            info.has_crop != 0
+            ? FrameAssembler.Rect(
+                x: Int(info.crop.x), y: Int(info.crop.y),
+                width: Int(info.crop.width), height: Int(info.crop.height)) : nil
         var damage: [FrameAssembler.Rect]?
         if info.damage_present != 0, info.damage_count > 0, info.damage_count <= UInt32(CSHAREPIPEWIRE_MAX_DAMAGE) {
             damage = withUnsafeBytes(of: info.damage) { raw in
@@ -312,8 +334,9 @@ private final class StreamCore {
             }
         }
         do {
-            let copied = try assembler.take(region, stride: Int(info.stride), bufferWidth: Int(format.width),
-                                            bufferHeight: Int(format.height), crop: crop, damage: damage)
+            let copied = try assembler.take(
+                region, stride: Int(info.stride), bufferWidth: Int(format.width),
+                bufferHeight: Int(format.height), crop: crop, damage: damage)
             counters.damagedPixels.add(copied, ordering: .relaxed)
         } catch {
             logger.warning("\(error)")
@@ -331,7 +354,8 @@ private final class StreamCore {
     /// DMA-BUF, read between DMA_BUF_IOCTL_SYNC start and end).
     /// A DMA-BUF that cannot be mapped drops its modifier and renegotiates.
     private func map(_ info: CSharePipeWire_buffer_info, format: CSharePipeWire_video_format)
-        -> (UnsafeRawPointer, Int, () -> Void)? {
+        -> (UnsafeRawPointer, Int, () -> Void)?
+    {
         if let data = info.data {
             return (UnsafeRawPointer(data), Int(info.maxsize), {})
         }
@@ -344,17 +368,22 @@ private final class StreamCore {
         }
         let fd = Int32(info.fd)
         _ = CSharePipeWire_dmabuf_sync(fd, 1)
-        return (UnsafeRawPointer(mapped.advanced(by: Int(info.mapoffset))), Int(info.maxsize), {
-            _ = CSharePipeWire_dmabuf_sync(fd, 0)
-            munmap(mapped, length)
-        })
+        return (
+            UnsafeRawPointer(mapped.advanced(by: Int(info.mapoffset))), Int(info.maxsize),
+            {
+                _ = CSharePipeWire_dmabuf_sync(fd, 0)
+                munmap(mapped, length)
+            }
+        )
     }
 
     private func importFailed(modifier: UInt64, why: String) {
         counters.importFailures.add(1, ordering: .relaxed)
         guard negotiation.importFailed(modifier: modifier), let stream else { return }
-        events(.note("a DMA-BUF with modifier \(Self.modifierName(modifier)) could not be imported (\(why)); "
-                     + "renegotiating without it"))
+        events(
+            .note(
+                "a DMA-BUF with modifier \(Self.modifierName(modifier)) could not be imported (\(why)); "
+                    + "renegotiating without it"))
         _ = withFormatParams { params, count in pw_stream_update_params(stream, params, UInt32(count)) }
     }
 
@@ -371,7 +400,8 @@ private final class StreamCore {
         let most = configuration.parameters.maxCursorSide
         guard width <= most, height <= most, stride >= width * 4 else { return }
         let bytes = [UInt8](UnsafeBufferPointer(start: bitmap, count: stride * height))
-        cursor = FrameAssembler.Cursor(x: 0, y: 0, width: width, height: height, stride: stride, pixels: bytes, rgbaOrder: rgba)
+        cursor = FrameAssembler.Cursor(
+            x: 0, y: 0, width: width, height: height, stride: stride, pixels: bytes, rgbaOrder: rgba)
     }
 
     private func placedCursor() -> FrameAssembler.Cursor? {

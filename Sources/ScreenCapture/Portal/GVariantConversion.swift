@@ -25,13 +25,16 @@ enum GVariantConversion {
             var children = items.map { Optional(make($0)) }
             let type = items.isEmpty ? g_variant_type_new("s") : nil
             defer { if let type { g_variant_type_free(type) } }
-            return children.withUnsafeMutableBufferPointer { g_variant_new_array(type, $0.baseAddress, gsize($0.count)) }
+            return children.withUnsafeMutableBufferPointer {
+                g_variant_new_array(type, $0.baseAddress, gsize($0.count))
+            }
         case .dictionary(let entries):
             let type = g_variant_type_new("a{sv}")
             defer { g_variant_type_free(type) }
             let builder = g_variant_builder_new(type)
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
-                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_variant(make(entry))))
+                g_variant_builder_add_value(
+                    builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_variant(make(entry))))
             }
             let built = g_variant_builder_end(builder)!
             g_variant_builder_unref(builder)

@@ -26,14 +26,20 @@ final class PortalBus {
 
     /// A method call that waits for its reply (blocks the loop thread for one round trip).
     /// `arguments` is a tuple; the reply is the reply's tuple.
-    func call(destination: String, path: String, interface: String, method: String, arguments: PortalValue,
-              timeoutMillis: Int32 = 10_000) throws(PortalError) -> PortalValue {
+    func call(
+        destination: String, path: String, interface: String, method: String, arguments: PortalValue,
+        timeoutMillis: Int32 = 10_000
+    ) throws(PortalError) -> PortalValue {
         var error: UnsafeMutablePointer<GError>?
-        guard let reply = g_dbus_connection_call_sync(connection, destination, path, interface, method,
-                                                      GVariantConversion.make(arguments), nil, G_DBUS_CALL_FLAGS_NONE,
-                                                      timeoutMillis, nil, &error) else {
+        guard
+            let reply = g_dbus_connection_call_sync(
+                connection, destination, path, interface, method,
+                GVariantConversion.make(arguments), nil, G_DBUS_CALL_FLAGS_NONE,
+                timeoutMillis, nil, &error)
+        else {
             let (name, message) = Self.takeWithName(error)
-            throw .callFailed(method: "\(interface.split(separator: ".").last ?? "").\(method)", errorName: name, message: message)
+            throw .callFailed(
+                method: "\(interface.split(separator: ".").last ?? "").\(method)", errorName: name, message: message)
         }
         defer { g_variant_unref(reply) }
         return GVariantConversion.read(reply)
@@ -41,15 +47,20 @@ final class PortalBus {
 
     /// A method call whose reply carries file descriptors; returns the reply and the first fd,
     /// duplicated close-on-exec (the caller owns it).
-    func callTakingFD(destination: String, path: String, interface: String, method: String,
-                      arguments: PortalValue) throws(PortalError) -> (PortalValue, Int32) {
+    func callTakingFD(
+        destination: String, path: String, interface: String, method: String,
+        arguments: PortalValue
+    ) throws(PortalError) -> (PortalValue, Int32) {
         var error: UnsafeMutablePointer<GError>?
         var fds: UnsafeMutablePointer<GUnixFDList>?
-        guard let reply = g_dbus_connection_call_with_unix_fd_list_sync(
-            connection, destination, path, interface, method, GVariantConversion.make(arguments), nil,
-            G_DBUS_CALL_FLAGS_NONE, 10_000, nil, &fds, nil, &error) else {
+        guard
+            let reply = g_dbus_connection_call_with_unix_fd_list_sync(
+                connection, destination, path, interface, method, GVariantConversion.make(arguments), nil,
+                G_DBUS_CALL_FLAGS_NONE, 10_000, nil, &fds, nil, &error)
+        else {
             let (name, message) = Self.takeWithName(error)
-            throw .callFailed(method: "\(interface.split(separator: ".").last ?? "").\(method)", errorName: name, message: message)
+            throw .callFailed(
+                method: "\(interface.split(separator: ".").last ?? "").\(method)", errorName: name, message: message)
         }
         defer {
             g_variant_unref(reply)
@@ -67,8 +78,10 @@ final class PortalBus {
     }
 
     /// Subscribes to a signal; `handler` runs on the loop thread with the signal's arguments.
-    func subscribe(sender: String?, interface: String, member: String, path: String?,
-                   handler: @escaping (PortalValue) -> Void) -> UInt32 {
+    func subscribe(
+        sender: String?, interface: String, member: String, path: String?,
+        handler: @escaping (PortalValue) -> Void
+    ) -> UInt32 {
         let box = Unmanaged.passRetained(SignalBox(handler))
         return g_dbus_connection_signal_subscribe(
             connection, sender, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,

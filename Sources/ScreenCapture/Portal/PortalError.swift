@@ -30,7 +30,8 @@ public enum PortalError: Error, CustomStringConvertible, Sendable, Equatable {
             "portal: ScreenCast version \(version) is too old for \(feature) (needs version \(needed)); "
                 + "update xdg-desktop-portal and its backend"
         case .refused(let step, let code):
-            code == 1 ? "portal: the screen share was cancelled in the portal's dialog (\(step))"
+            code == 1
+                ? "portal: the screen share was cancelled in the portal's dialog (\(step))"
                 : "portal: the portal refused \(step) (response \(code))"
         case .timedOut(let step, let seconds):
             "portal: no answer to \(step) within \(seconds) s"

@@ -20,7 +20,8 @@ public struct RestoreTokenStore: Sendable, Hashable {
     /// The saved token, or nil when there is none (no file, empty, or not one line of text).
     public func load() -> String? {
         guard let data = FileManager.default.contents(atPath: path),
-              let text = String(data: data, encoding: .utf8) else { return nil }
+            let text = String(data: data, encoding: .utf8)
+        else { return nil }
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty, token.count <= 512, !token.contains(where: \.isNewline) else { return nil }
         return token
@@ -29,11 +30,15 @@ public struct RestoreTokenStore: Sendable, Hashable {
     /// Saves the token (private to the user, replaced atomically).
     public func save(_ token: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let temporary = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data((token + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: temporary, contents: Data((token + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: temporary])
         }
         if rename(temporary, path) != 0 {

@@ -21,7 +21,8 @@ public struct ScreenCastCapabilities: Sendable, Hashable {
         public static let metadata = CursorModes(rawValue: 4)
 
         public var names: [String] {
-            [(Self.hidden, "hidden"), (.embedded, "embedded"), (.metadata, "metadata")].filter { contains($0.0) }.map(\.1)
+            [(Self.hidden, "hidden"), (.embedded, "embedded"), (.metadata, "metadata")].filter { contains($0.0) }.map(
+                \.1)
         }
     }
 

@@ -52,19 +52,22 @@ public final class ScreenCastSession: Sendable {
         return try readCapabilities(loop: loop, bus: bus)
     }
 
-    private static func readCapabilities(loop: GLibLoop, bus: LoopConfined<PortalBus>) throws(PortalError) -> ScreenCastCapabilities {
+    private static func readCapabilities(loop: GLibLoop, bus: LoopConfined<PortalBus>) throws(PortalError)
+        -> ScreenCastCapabilities
+    {
         let reply: PortalValue
         do {
             reply = try bus.run { (bus) throws(PortalError) in
-                try bus.call(destination: desktopName, path: desktopPath, interface: "org.freedesktop.DBus.Properties",
-                             method: "GetAll", arguments: .tuple([.string(screenCastInterface)]))
+                try bus.call(
+                    destination: desktopName, path: desktopPath, interface: "org.freedesktop.DBus.Properties",
+                    method: "GetAll", arguments: .tuple([.string(screenCastInterface)]))
             }
         } catch .callFailed(_, let name, let message) {
             switch name {
             case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
                 throw .noPortal(message)
             case "org.freedesktop.DBus.Error.UnknownInterface", "org.freedesktop.DBus.Error.InvalidArgs",
-                 "org.freedesktop.DBus.Error.UnknownMethod":
+                "org.freedesktop.DBus.Error.UnknownMethod":
                 throw .noScreenCast(message)
             default:
                 throw .noPortal("\(message)\(name.map { " (\($0))" } ?? "")")
@@ -78,26 +81,37 @@ public final class ScreenCastSession: Sendable {
 
     /// Opens a session and starts it: picker or restore token, as the options and the portal
     /// allow. `onClosed` runs (on the GLib loop thread) when the session ends from outside.
-    public static func open(loop: GLibLoop, options: Options, logger: Logger,
-                            onClosed: @escaping @Sendable (String) -> Void) throws(PortalError) -> ScreenCastSession {
+    public static func open(
+        loop: GLibLoop, options: Options, logger: Logger,
+        onClosed: @escaping @Sendable (String) -> Void
+    ) throws(PortalError) -> ScreenCastSession {
         let bus = try LoopConfined.portalBus(on: loop)
         let capabilities = try readCapabilities(loop: loop, bus: bus)
-        logger.info("portal: ScreenCast version \(capabilities.version), sources \(capabilities.sourceTypes.names), "
-                    + "cursor modes \(capabilities.cursorModes.names)")
+        logger.info(
+            "portal: ScreenCast version \(capabilities.version), sources \(capabilities.sourceTypes.names), "
+                + "cursor modes \(capabilities.cursorModes.names)")
         guard let types = capabilities.sourceTypesToRequest(wanted: options.sourceTypes) else {
-            throw .noScreenCast("it offers no source type (AvailableSourceTypes is \(capabilities.sourceTypes.rawValue))")
+            throw .noScreenCast(
+                "it offers no source type (AvailableSourceTypes is \(capabilities.sourceTypes.rawValue))")
         }
         let stored = options.tokenStore.load()
-        let plan = try RestoreTokenPolicy.plan(version: capabilities.version, storedToken: stored, unattended: options.unattended)
+        let plan = try RestoreTokenPolicy.plan(
+            version: capabilities.version, storedToken: stored, unattended: options.unattended)
         if options.unattended && plan.restoreToken == nil {
-            logger.notice("portal: no saved restore token at \(options.tokenStore.path); asking for a grant without waiting for a picker")
+            logger.notice(
+                "portal: no saved restore token at \(options.tokenStore.path); asking for a grant without waiting for a picker"
+            )
         }
         do {
-            return try ScreenCastSession(loop: loop, bus: bus, capabilities: capabilities, types: types, plan: plan,
-                                         options: options, logger: logger, onClosed: onClosed)
+            return try ScreenCastSession(
+                loop: loop, bus: bus, capabilities: capabilities, types: types, plan: plan,
+                options: options, logger: logger, onClosed: onClosed)
         } catch {
-            guard RestoreTokenPolicy.retryWithoutToken(after: error, tokenSent: plan.restoreToken != nil,
-                                                       unattended: options.unattended) else {
+            guard
+                RestoreTokenPolicy.retryWithoutToken(
+                    after: error, tokenSent: plan.restoreToken != nil,
+                    unattended: options.unattended)
+            else {
                 if plan.restoreToken != nil, options.unattended, case .callFailed(_, _, let message) = error {
                     throw .tokenRejected(message)
                 }
@@ -107,14 +121,17 @@ public final class ScreenCastSession: Sendable {
             options.tokenStore.clear()
             var fresh = plan
             fresh.restoreToken = nil
-            return try ScreenCastSession(loop: loop, bus: bus, capabilities: capabilities, types: types, plan: fresh,
-                                         options: options, logger: logger, onClosed: onClosed)
+            return try ScreenCastSession(
+                loop: loop, bus: bus, capabilities: capabilities, types: types, plan: fresh,
+                options: options, logger: logger, onClosed: onClosed)
         }
     }
 
-    private init(loop: GLibLoop, bus: LoopConfined<PortalBus>, capabilities: ScreenCastCapabilities,
-                 types: ScreenCastCapabilities.SourceTypes, plan: RestoreTokenPolicy.Plan, options: Options, logger: Logger,
-                 onClosed: @escaping @Sendable (String) -> Void) throws(PortalError) {
+    private init(
+        loop: GLibLoop, bus: LoopConfined<PortalBus>, capabilities: ScreenCastCapabilities,
+        types: ScreenCastCapabilities.SourceTypes, plan: RestoreTokenPolicy.Plan, options: Options, logger: Logger,
+        onClosed: @escaping @Sendable (String) -> Void
+    ) throws(PortalError) {
         self.loop = loop
         self.bus = bus
         self.capabilities = capabilities
@@ -125,19 +142,26 @@ public final class ScreenCastSession: Sendable {
         let created = try requests.run("CreateSession", timeout: .seconds(15)) { token in
             .tuple([.dictionary(["handle_token": .string(token), "session_handle_token": .string("sharectl\(token)")])])
         }
-        guard let sessionPath = created["session_handle"]?.string else { throw .badReply("CreateSession gave no session handle") }
+        guard let sessionPath = created["session_handle"]?.string else {
+            throw .badReply("CreateSession gave no session handle")
+        }
         self.sessionPath = sessionPath
         logger.info("portal: session \(sessionPath)")
         // Follow the session from now on: Closed, and the portal itself leaving the bus.
         subscriptions = try bus.run { (bus) throws(PortalError) in
-            let closed = bus.subscribe(sender: Self.desktopName, interface: "org.freedesktop.portal.Session", member: "Closed",
-                                       path: sessionPath) { _ in
+            let closed = bus.subscribe(
+                sender: Self.desktopName, interface: "org.freedesktop.portal.Session", member: "Closed",
+                path: sessionPath
+            ) { _ in
                 if closedState.close() { onClosed("the desktop or the user ended the screen share") }
             }
-            let owner = bus.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
-                                      member: "NameOwnerChanged", path: "/org/freedesktop/DBus") { arguments in
+            let owner = bus.subscribe(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged", path: "/org/freedesktop/DBus"
+            ) { arguments in
                 guard let items = arguments.items, items.count == 3, items[0].string == Self.desktopName,
-                      items[2].string == "" else { return }
+                    items[2].string == ""
+                else { return }
                 if closedState.close() { onClosed("xdg-desktop-portal left the session bus") }
             }
             return [closed, owner]
@@ -161,22 +185,27 @@ public final class ScreenCastSession: Sendable {
                     .tuple([.objectPath(sessionPath), .string(""), .dictionary(["handle_token": .string(token)])])
                 }
             } catch .timedOut(_, let seconds) where !plan.mayWaitForPerson {
-                throw PortalError.pickerNeeded(plan.restoreToken == nil
-                    ? "there is no saved restore token and the portal did not grant the share by itself within \(seconds) s "
-                        + "(it is waiting for a person to choose)"
-                    : "the saved restore token did not restore the grant; the portal waited \(seconds) s for a person to choose")
+                throw PortalError.pickerNeeded(
+                    plan.restoreToken == nil
+                        ? "there is no saved restore token and the portal did not grant the share by itself within \(seconds) s "
+                            + "(it is waiting for a person to choose)"
+                        : "the saved restore token did not restore the grant; the portal waited \(seconds) s for a person to choose"
+                )
             } catch {
                 throw error
             }
             guard let streams = started["streams"]?.items, let last = streams.last?.items, last.count == 2,
-                  let node = last[0].uint32 else {
+                let node = last[0].uint32
+            else {
                 throw PortalError.noStreams
             }
             let properties = last[1]
             let size = properties["size"]?.items?.compactMap(\.int)
-            stream = Stream(nodeID: node, width: size?.count == 2 ? size?[0] : nil, height: size?.count == 2 ? size?[1] : nil,
-                            sourceType: properties["source_type"]?.uint32.map { .init(rawValue: $0) })
-            tokenOutcome = RestoreTokenPolicy.outcome(sent: plan.restoreToken, received: started["restore_token"]?.string)
+            stream = Stream(
+                nodeID: node, width: size?.count == 2 ? size?[0] : nil, height: size?.count == 2 ? size?[1] : nil,
+                sourceType: properties["source_type"]?.uint32.map { .init(rawValue: $0) })
+            tokenOutcome = RestoreTokenPolicy.outcome(
+                sent: plan.restoreToken, received: started["restore_token"]?.string)
             switch tokenOutcome {
             case .restored(let token), .granted(let token), .replacedStale(let token):
                 do { try options.tokenStore.save(token) } catch {
@@ -189,8 +218,10 @@ public final class ScreenCastSession: Sendable {
                 logger.notice("portal: the saved restore token was stale; the portal made a new grant (token saved)")
             }
             let fd = try bus.run { (bus) throws(PortalError) in
-                try bus.callTakingFD(destination: Self.desktopName, path: Self.desktopPath, interface: Self.screenCastInterface,
-                                     method: "OpenPipeWireRemote", arguments: .tuple([.objectPath(sessionPath), .dictionary([:])])).1
+                try bus.callTakingFD(
+                    destination: Self.desktopName, path: Self.desktopPath, interface: Self.screenCastInterface,
+                    method: "OpenPipeWireRemote", arguments: .tuple([.objectPath(sessionPath), .dictionary([:])])
+                ).1
             }
             remote = Mutex(fd)
         } catch {
@@ -213,7 +244,9 @@ public final class ScreenCastSession: Sendable {
     /// Ends the session (Session.Close) and drops the remote. Safe to call twice.
     public func close() {
         _ = closedState.close()
-        let fd = remote.withLock { fd -> Int32 in defer { fd = -1 }; return fd }
+        let fd = remote.withLock { fd -> Int32 in
+            defer { fd = -1 }; return fd
+        }
         guard fd >= 0 else { return }
         Foundation.close(fd)
         Self.closeSession(loop: loop, bus: bus, path: sessionPath, subscriptions: subscriptions)
@@ -221,11 +254,14 @@ public final class ScreenCastSession: Sendable {
 
     deinit { close() }
 
-    private static func closeSession(loop: GLibLoop, bus: LoopConfined<PortalBus>, path: String, subscriptions: [UInt32]) {
+    private static func closeSession(
+        loop: GLibLoop, bus: LoopConfined<PortalBus>, path: String, subscriptions: [UInt32]
+    ) {
         _ = try? bus.run { (bus) throws(PortalError) in
             for id in subscriptions { bus.unsubscribe(id) }
-            _ = try? bus.call(destination: desktopName, path: path, interface: "org.freedesktop.portal.Session",
-                              method: "Close", arguments: .tuple([]), timeoutMillis: 3000)
+            _ = try? bus.call(
+                destination: desktopName, path: path, interface: "org.freedesktop.portal.Session",
+                method: "Close", arguments: .tuple([]), timeoutMillis: 3000)
         }
     }
 }
@@ -237,8 +273,10 @@ private struct RequestRunner {
     let bus: LoopConfined<PortalBus>
     private static let counter = Atomic<Int>(0)
 
-    func run(_ method: String, timeout: Duration,
-             arguments: (String) -> PortalValue) throws(PortalError) -> [String: PortalValue] {
+    func run(
+        _ method: String, timeout: Duration,
+        arguments: (String) -> PortalValue
+    ) throws(PortalError) -> [String: PortalValue] {
         let token = "sharectl\(getpid())_\(Self.counter.add(1, ordering: .relaxed).newValue)"
         let waiter = ResponseWaiter()
         let call = arguments(token)
@@ -246,11 +284,14 @@ private struct RequestRunner {
             "/org/freedesktop/portal/desktop/request/\(bus.senderToken)/\(token)"
         }
         let subscription = try bus.run { (bus) throws(PortalError) -> UInt32 in
-            let id = bus.subscribe(sender: ScreenCastSession.desktopName, interface: "org.freedesktop.portal.Request",
-                                   member: "Response", path: path) { waiter.finish($0) }
+            let id = bus.subscribe(
+                sender: ScreenCastSession.desktopName, interface: "org.freedesktop.portal.Request",
+                member: "Response", path: path
+            ) { waiter.finish($0) }
             do throws(PortalError) {
-                let reply = try bus.call(destination: ScreenCastSession.desktopName, path: ScreenCastSession.desktopPath,
-                                         interface: ScreenCastSession.screenCastInterface, method: method, arguments: call)
+                let reply = try bus.call(
+                    destination: ScreenCastSession.desktopName, path: ScreenCastSession.desktopPath,
+                    interface: ScreenCastSession.screenCastInterface, method: method, arguments: call)
                 if let handle = reply.items?.first?.string, handle != path {
                     // A portal older than 0.9 names its own request path; we cannot follow it.
                     bus.unsubscribe(id)
@@ -266,9 +307,10 @@ private struct RequestRunner {
         _ = try? bus.run { (bus) throws(PortalError) in
             bus.unsubscribe(subscription)
             if response == nil {  // close the request (and any dialog it opened)
-                _ = try? bus.call(destination: ScreenCastSession.desktopName, path: path,
-                                  interface: "org.freedesktop.portal.Request", method: "Close", arguments: .tuple([]),
-                                  timeoutMillis: 2000)
+                _ = try? bus.call(
+                    destination: ScreenCastSession.desktopName, path: path,
+                    interface: "org.freedesktop.portal.Request", method: "Close", arguments: .tuple([]),
+                    timeoutMillis: 2000)
             }
         }
         guard let response else { throw .timedOut(step: method, seconds: Int(timeout.components.seconds)) }
@@ -276,7 +318,9 @@ private struct RequestRunner {
             throw .badReply("\(method)'s Response is not (ua{sv})")
         }
         guard code == 0 else { throw .refused(step: method, code: code) }
-        guard case .dictionary(let results) = items[1] else { throw .badReply("\(method)'s results are not a dictionary") }
+        guard case .dictionary(let results) = items[1] else {
+            throw .badReply("\(method)'s results are not a dictionary")
+        }
         return results
     }
 }

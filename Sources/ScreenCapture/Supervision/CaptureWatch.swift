@@ -89,10 +89,13 @@ public struct CaptureWatch: Sendable {
         }
 
         if let last = lastRealFrame, now - last >= silenceLimit, wasMoving(before: last),
-           lastRestart.map({ now - $0 >= restartSpacing }) ?? true {
+            lastRestart.map({ now - $0 >= restartSpacing }) ?? true
+        {
             recent.removeAll()
-            actions.append(.restart(reason: "no frame for \(Self.seconds(now - last)) s after steady movement",
-                                    renewSession: restartsWithoutFrame > 0))
+            actions.append(
+                .restart(
+                    reason: "no frame for \(Self.seconds(now - last)) s after steady movement",
+                    renewSession: restartsWithoutFrame > 0))
             return actions
         }
 

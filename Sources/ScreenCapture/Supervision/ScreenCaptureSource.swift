@@ -26,7 +26,7 @@ public final class ScreenCaptureSource: Sendable {
         var notices: [String] = []
         var failure: String?
         var negotiated: String?
-        var framesBefore = 0   // real frames of the captures before the current one
+        var framesBefore = 0  // real frames of the captures before the current one
         var corruptedBefore = 0
         var running = false
         var pendingStreamFailures: [String] = []
@@ -67,7 +67,9 @@ public final class ScreenCaptureSource: Sendable {
 
     /// Things to tell the person (no first frame yet, a restart), each once.
     public func takeNotices() -> [String] {
-        state.withLock { s in defer { s.notices.removeAll() }; return s.notices }
+        state.withLock { s in
+            defer { s.notices.removeAll() }; return s.notices
+        }
     }
 
     /// Opens the portal session (picker or restore token). Blocks: call from a plain thread.
@@ -114,7 +116,9 @@ public final class ScreenCaptureSource: Sendable {
         }
         if wasRunning { watchDone.wait() }
         detachCapture()?.stop()
-        let session = state.withLock { s in defer { s.session = nil }; return s.session }
+        let session = state.withLock { s in
+            defer { s.session = nil }; return s.session
+        }
         session?.close()
     }
 
@@ -130,12 +134,16 @@ public final class ScreenCaptureSource: Sendable {
         }
         while state.withLock({ $0.running && $0.failure == nil }) {
             usleep(100_000)
-            let failures = state.withLock { s in defer { s.pendingStreamFailures.removeAll() }; return s.pendingStreamFailures }
+            let failures = state.withLock { s in
+                defer { s.pendingStreamFailures.removeAll() }; return s.pendingStreamFailures
+            }
             for failure in failures { watch.streamFailed(failure) }
             for action in watch.tick(now: .now, totalFrames: realFrames) {
                 switch action {
                 case .sayNoFirstFrame:
-                    notice("No picture from the screen yet: a still screen sends nothing through the portal until something on it changes")
+                    notice(
+                        "No picture from the screen yet: a still screen sends nothing through the portal until something on it changes"
+                    )
                 case .repeatLastFrame:
                     repeatLast()
                 case .restart(let reason, let renew):
@@ -181,11 +189,14 @@ public final class ScreenCaptureSource: Sendable {
             configuration = portalConfiguration
         }
         do {
-            let capture = try PipeWireCapture(configuration: configuration, logger: logger, deliver: { [weak self] frame in
-                self?.handOn(frame)
-            }, events: { [weak self] event in
-                self?.streamEvent(event)
-            })
+            let capture = try PipeWireCapture(
+                configuration: configuration, logger: logger,
+                deliver: { [weak self] frame in
+                    self?.handOn(frame)
+                },
+                events: { [weak self] event in
+                    self?.streamEvent(event)
+                })
             state.withLock { $0.capture = capture }
             return nil
         } catch {
@@ -202,7 +213,9 @@ public final class ScreenCaptureSource: Sendable {
         if state.withLock({ $0.session?.isClosed ?? true }) { return "the portal session is closed" }
         options.unattended = true
         logger.notice("capture: asking the portal for the same screen again (restore token, no picker)")
-        let previous = state.withLock { s in defer { s.session = nil }; return s.session }
+        let previous = state.withLock { s in
+            defer { s.session = nil }; return s.session
+        }
         previous?.close()
         do {
             let session = try ScreenCastSession.open(loop: loop, options: options, logger: logger) { [weak self] why in

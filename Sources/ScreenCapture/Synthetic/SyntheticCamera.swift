@@ -25,16 +25,20 @@ public struct SyntheticCameras: CameraProvider {
         let now = elapsed()
         return scripts.filter { $0.connected(at: now) }.map { script in
             let options = Self.sizes.map {
-                CameraFormatOption(pixel: .yuyv, width: $0.0, height: $0.1,
-                                   intervals: [FrameInterval(fps: UInt32(script.framesPerSecond)), FrameInterval(fps: 15)])
+                CameraFormatOption(
+                    pixel: .yuyv, width: $0.0, height: $0.1,
+                    intervals: [FrameInterval(fps: UInt32(script.framesPerSecond)), FrameInterval(fps: 15)])
             }
-            return CameraInfo(id: Self.id(of: script.name), name: "Synthetic \(script.name)", path: script.name,
-                              driver: "synthetic", formats: CameraFormatRule.ranked(options))
+            return CameraInfo(
+                id: Self.id(of: script.name), name: "Synthetic \(script.name)", path: script.name,
+                driver: "synthetic", formats: CameraFormatRule.ranked(options))
         }
     }
 
-    public func open(_ camera: CameraInfo, format: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
-                     ended: @escaping @Sendable (CameraEnd) -> Void) throws(CameraError) -> any CameraStream {
+    public func open(
+        _ camera: CameraInfo, format: CameraFormat, deliver: @escaping @Sendable (VideoFrame) -> Void,
+        ended: @escaping @Sendable (CameraEnd) -> Void
+    ) throws(CameraError) -> any CameraStream {
         guard let script = scripts.first(where: { Self.id(of: $0.name) == camera.id }) else {
             throw CameraError("camera: no synthetic camera named '\(camera.path)'")
         }
@@ -46,7 +50,8 @@ public struct SyntheticCameras: CameraProvider {
         guard !script.refuses(width: format.width, height: format.height) else {
             throw CameraError("its script refuses \(format.width)×\(format.height)")
         }
-        return SyntheticCameraStream(script: script, format: format, originMicros: originMicros, deliver: deliver, ended: ended)
+        return SyntheticCameraStream(
+            script: script, format: format, originMicros: originMicros, deliver: deliver, ended: ended)
     }
 }
 
@@ -57,8 +62,10 @@ public final class SyntheticCameraStream: CameraStream, Sendable {
     private let running = Atomic<Bool>(true)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(script: SyntheticCameraScript, format: CameraFormat, originMicros: Int64,
-         deliver: @escaping @Sendable (VideoFrame) -> Void, ended: @escaping @Sendable (CameraEnd) -> Void) {
+    init(
+        script: SyntheticCameraScript, format: CameraFormat, originMicros: Int64,
+        deliver: @escaping @Sendable (VideoFrame) -> Void, ended: @escaping @Sendable (CameraEnd) -> Void
+    ) {
         self.format = format
         let thread = Thread { [self] in
             let interval = Int64(1_000_000 / max(1, format.interval.framesPerSecond))
@@ -101,8 +108,9 @@ public final class SyntheticCameraStream: CameraStream, Sendable {
                 }
             }
         }
-        return VideoFrame(format: .yuyv, width: w, height: h, planes: [Plane(bytes: bytes, stride: rowBytes)],
-                          captureMicros: captured, sequence: number)
+        return VideoFrame(
+            format: .yuyv, width: w, height: h, planes: [Plane(bytes: bytes, stride: rowBytes)],
+            captureMicros: captured, sequence: number)
     }
 
     public func stop() {

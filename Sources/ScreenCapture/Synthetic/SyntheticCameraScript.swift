@@ -35,7 +35,8 @@ public struct SyntheticCameraScript: Sendable, Equatable {
 
     public static func == (a: Self, b: Self) -> Bool {
         a.name == b.name && a.stalls == b.stalls && a.dies == b.dies && a.backs == b.backs
-            && a.refusedSizes.map { [$0.0, $0.1] } == b.refusedSizes.map { [$0.0, $0.1] } && a.refusesAll == b.refusesAll
+            && a.refusedSizes.map { [$0.0, $0.1] } == b.refusedSizes.map { [$0.0, $0.1] }
+            && a.refusesAll == b.refusesAll
             && a.slowOpen == b.slowOpen && a.framesPerSecond == b.framesPerSecond
     }
 
@@ -85,7 +86,8 @@ public struct SyntheticCameraScript: Sendable, Equatable {
                 }
                 script.framesPerSecond = fps
             default:
-                throw CameraError("camera: unknown synthetic fault '\(key)' (stall, silent, die, back, refuse, slowopen, fps)")
+                throw CameraError(
+                    "camera: unknown synthetic fault '\(key)' (stall, silent, die, back, refuse, slowopen, fps)")
             }
         }
         return script
@@ -93,7 +95,11 @@ public struct SyntheticCameraScript: Sendable, Equatable {
 
     static func duration(_ text: String, fault: String) throws(CameraError) -> Duration {
         var number = Substring(text), scale = 1.0
-        if number.hasSuffix("ms") { number = number.dropLast(2); scale = 0.001 } else if number.hasSuffix("s") { number = number.dropLast() }
+        if number.hasSuffix("ms") {
+            number = number.dropLast(2); scale = 0.001
+        } else if number.hasSuffix("s") {
+            number = number.dropLast()
+        }
         guard let value = Double(number), value >= 0, value < 86_400 else {
             throw CameraError("camera: \(fault) wants a time such as 5, 5s or 500ms, not '\(text)'")
         }

@@ -40,7 +40,7 @@ public final class SyntheticScreen {
         "THE WATCHDOG CLIMBS KEYFRAME, FRESH ENCODER, REBUILD, SHARE AGAIN",
         "A STATIC SCREEN SENDS NOTHING THROUGH THE PORTAL: REPEAT THE LAST FRAME",
         "0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ (=) / - _ . , : ?",
-        "RTP/RTCP, SDP, ICE, DTLS-SRTP, OPUS, H.264 AND VP8",
+        "RTP/RTCP, SDP, ICE, DTLS-SRTP, OPUS, H.264 AND VP8"
     ]
 
     typealias Pixel = (UInt8, UInt8, UInt8)
@@ -59,8 +59,9 @@ public final class SyntheticScreen {
         // The still picture: desktop and the editor's frame.
         base = [UInt8](repeating: 0, count: stride * height)
         Self.fill(&base, stride: stride, bounds: (width, height), x: 0, y: 0, w: width, h: height, Self.desktop)
-        Self.drawWindow(&base, stride: stride, bounds: (width, height), x: editor.x, y: editor.y, w: editor.w, h: editor.h,
-                        title: "NOTES.TXT - EDITOR", scale: scale)
+        Self.drawWindow(
+            &base, stride: stride, bounds: (width, height), x: editor.x, y: editor.y, w: editor.w, h: editor.h,
+            title: "NOTES.TXT - EDITOR", scale: scale)
 
         // The document the editor scrolls through.
         let lineHeight = (BitmapFont.height + 3) * scale
@@ -70,12 +71,15 @@ public final class SyntheticScreen {
         documentHeight = (Self.documentLines + visibleLines) * lineHeight
         document = [UInt8](repeating: 0, count: documentStride * documentHeight)
         let docBounds = (max(1, textArea.w), documentHeight)
-        Self.fill(&document, stride: documentStride, bounds: docBounds, x: 0, y: 0, w: docBounds.0, h: documentHeight, Self.paper)
+        Self.fill(
+            &document, stride: documentStride, bounds: docBounds, x: 0, y: 0, w: docBounds.0, h: documentHeight,
+            Self.paper)
         for line in 0..<(Self.documentLines + visibleLines) {
             let number = line % Self.documentLines
             let text = (number < 10 ? "00" : "0") + "\(number) " + Self.prose[number % Self.prose.count]
-            Self.drawText(&document, stride: documentStride, bounds: docBounds, text, x: 0, y: line * lineHeight,
-                          scale: scale, color: Self.ink)
+            Self.drawText(
+                &document, stride: documentStride, bounds: docBounds, text, x: 0, y: line * lineHeight,
+                scale: scale, color: Self.ink)
         }
     }
 
@@ -102,32 +106,41 @@ public final class SyntheticScreen {
         let step = Int(number * UInt64(max(1, width / 240)) % UInt64(2 * travel))
         let mx = step < travel ? step : 2 * travel - step
         let my = min(height * 6 / 10 + Int((number / 2) % UInt64(max(1, height / 8))), height - mh)
-        Self.drawWindow(&canvas, stride: stride, bounds: bounds, x: mx, y: my, w: mw, h: mh, title: "MOVING", scale: scale)
-        Self.fill(&canvas, stride: stride, bounds: bounds, x: mx + mw / 8, y: my + mh / 3, w: mw * 3 / 4, h: mh / 3, Self.panel)
+        Self.drawWindow(
+            &canvas, stride: stride, bounds: bounds, x: mx, y: my, w: mw, h: mh, title: "MOVING", scale: scale)
+        Self.fill(
+            &canvas, stride: stride, bounds: bounds, x: mx + mw / 8, y: my + mh / 3, w: mw * 3 / 4, h: mh / 3,
+            Self.panel)
 
         // The clock, top right: time since the source started.
         let elapsed = number * 1000 / UInt64(framesPerSecond)
-        let clock = "\(Self.digits(elapsed / 3_600_000, 2)):\(Self.digits(elapsed / 60_000 % 60, 2)):"
+        let clock =
+            "\(Self.digits(elapsed / 3_600_000, 2)):\(Self.digits(elapsed / 60_000 % 60, 2)):"
             + "\(Self.digits(elapsed / 1000 % 60, 2)).\(Self.digits(elapsed % 1000, 3))"
         let clockScale = scale * 2
         let clockWidth = clock.count * (BitmapFont.width + 1) * clockScale
         let clockY = Timecode.bandHeight(for: height) + 6 * scale
-        Self.fill(&canvas, stride: stride, bounds: bounds, x: width - clockWidth - 24 * scale, y: clockY,
-                  w: clockWidth + 16 * scale, h: (BitmapFont.height + 4) * clockScale, (0x20, 0x20, 0x20))
-        Self.drawText(&canvas, stride: stride, bounds: bounds, clock, x: width - clockWidth - 16 * scale,
-                      y: clockY + 2 * clockScale, scale: clockScale, color: Self.white)
+        Self.fill(
+            &canvas, stride: stride, bounds: bounds, x: width - clockWidth - 24 * scale, y: clockY,
+            w: clockWidth + 16 * scale, h: (BitmapFont.height + 4) * clockScale, (0x20, 0x20, 0x20))
+        Self.drawText(
+            &canvas, stride: stride, bounds: bounds, clock, x: width - clockWidth - 16 * scale,
+            y: clockY + 2 * clockScale, scale: clockScale, color: Self.white)
 
         Timecode(frameNumber: UInt32(truncatingIfNeeded: number), captureMillis: wallClockMillis)
             .draw(intoPacked: &canvas, width: width, height: height, stride: stride)
-        return VideoFrame(format: .bgrx, width: width, height: height, planes: [Plane(bytes: canvas, stride: stride)],
-                          captureMicros: captureMicros, sequence: number)
+        return VideoFrame(
+            format: .bgrx, width: width, height: height, planes: [Plane(bytes: canvas, stride: stride)],
+            captureMicros: captureMicros, sequence: number)
     }
 
     // MARK: Drawing (into any 4-byte-per-pixel buffer)
 
     /// Fills a rectangle, clipped: one row is drawn, then copied to the others.
-    private static func fill(_ pixels: inout [UInt8], stride: Int, bounds: (Int, Int),
-                             x: Int, y: Int, w: Int, h: Int, _ color: Pixel) {
+    private static func fill(
+        _ pixels: inout [UInt8], stride: Int, bounds: (Int, Int),
+        x: Int, y: Int, w: Int, h: Int, _ color: Pixel
+    ) {
         let x0 = max(0, x), y0 = max(0, y), x1 = min(bounds.0, x + w), y1 = min(bounds.1, y + h)
         guard x0 < x1, y0 < y1 else { return }
         let rowBytes = (x1 - x0) * 4
@@ -142,17 +155,24 @@ public final class SyntheticScreen {
         }
     }
 
-    private static func drawWindow(_ pixels: inout [UInt8], stride: Int, bounds: (Int, Int),
-                                   x: Int, y: Int, w: Int, h: Int, title: String, scale: Int) {
-        fill(&pixels, stride: stride, bounds: bounds, x: x - scale, y: y - scale, w: w + 2 * scale, h: h + 2 * scale, (0x10, 0x10, 0x10))
+    private static func drawWindow(
+        _ pixels: inout [UInt8], stride: Int, bounds: (Int, Int),
+        x: Int, y: Int, w: Int, h: Int, title: String, scale: Int
+    ) {
+        fill(
+            &pixels, stride: stride, bounds: bounds, x: x - scale, y: y - scale, w: w + 2 * scale, h: h + 2 * scale,
+            (0x10, 0x10, 0x10))
         fill(&pixels, stride: stride, bounds: bounds, x: x, y: y, w: w, h: h, paper)
         fill(&pixels, stride: stride, bounds: bounds, x: x, y: y, w: w, h: 10 * scale, titleBar)
-        drawText(&pixels, stride: stride, bounds: bounds, title, x: x + 3 * scale, y: y + 2 * scale, scale: scale,
-                 color: white, clipRight: x + w)
+        drawText(
+            &pixels, stride: stride, bounds: bounds, title, x: x + 3 * scale, y: y + 2 * scale, scale: scale,
+            color: white, clipRight: x + w)
     }
 
-    private static func drawText(_ pixels: inout [UInt8], stride: Int, bounds: (Int, Int), _ text: String,
-                                 x: Int, y: Int, scale: Int, color: Pixel, clipRight: Int? = nil) {
+    private static func drawText(
+        _ pixels: inout [UInt8], stride: Int, bounds: (Int, Int), _ text: String,
+        x: Int, y: Int, scale: Int, color: Pixel, clipRight: Int? = nil
+    ) {
         let right = min(clipRight ?? bounds.0, bounds.0)
         var penX = x
         for character in text {
@@ -165,8 +185,9 @@ public final class SyntheticScreen {
                     guard bits & (0x10 >> UInt8(column)) != 0 else { column += 1; continue }
                     var end = column
                     while end < BitmapFont.width, bits & (0x10 >> UInt8(end)) != 0 { end += 1 }
-                    fill(&pixels, stride: stride, bounds: bounds, x: penX + column * scale, y: y + row * scale,
-                         w: (end - column) * scale, h: scale, color)
+                    fill(
+                        &pixels, stride: stride, bounds: bounds, x: penX + column * scale, y: y + row * scale,
+                        w: (end - column) * scale, h: scale, color)
                     column = end
                 }
             }

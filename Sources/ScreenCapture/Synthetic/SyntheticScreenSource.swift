@@ -51,7 +51,9 @@ public final class SyntheticScreenSource: Sendable {
 
     /// Stops the frames; `start` may begin them again (a restarted capture numbers from 0).
     public func stop() {
-        guard started.load(ordering: .acquiring), running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        guard started.load(ordering: .acquiring), running.exchange(false, ordering: .acquiringAndReleasing) else {
+            return
+        }
         finished.wait()
         started.store(false, ordering: .releasing)
     }

@@ -42,8 +42,10 @@ public actor CameraDirector {
     private let events: AsyncStream<Event>
     private let post: AsyncStream<Event>.Continuation
 
-    public init(providers: [any CameraProvider], choice: Choice, memory: CameraMemory?, logger: Logger,
-                tickInterval: Duration = .milliseconds(250), onStep: @escaping @Sendable (CameraStep) -> Void) {
+    public init(
+        providers: [any CameraProvider], choice: Choice, memory: CameraMemory?, logger: Logger,
+        tickInterval: Duration = .milliseconds(250), onStep: @escaping @Sendable (CameraStep) -> Void
+    ) {
         self.providers = providers
         self.choice = choice
         self.memory = memory
@@ -100,7 +102,8 @@ public actor CameraDirector {
                     }
                     switch result {
                     case .opened(let format):
-                        logger.info("camera: opened \(camera.camera.name) at \(format)", ["camera.id": camera.camera.id])
+                        logger.info(
+                            "camera: opened \(camera.camera.name) at \(format)", ["camera.id": camera.camera.id])
                         await perform(rules.opened(attempt: attempt, now: .now))
                     case .failed(let reason):
                         await perform(rules.openFailed(attempt: attempt, reason: reason, now: .now))
@@ -133,7 +136,9 @@ public actor CameraDirector {
     /// goes) keeps the camera it had: only a node that is gone is an unplug.
     private func listCameras() async -> [CameraInfo] {
         let providers = self.providers
-        let surveyed: [(path: String, result: Result<CameraInfo, CameraError>, provider: Int)] = await onThread("camera-list") {
+        let surveyed: [(path: String, result: Result<CameraInfo, CameraError>, provider: Int)] = await onThread(
+            "camera-list"
+        ) {
             providers.enumerated().flatMap { index, provider in
                 if let v4l2 = provider as? V4L2Cameras { return v4l2.survey().map { ($0.path, $0.result, index) } }
                 return provider.cameras().map { ($0.path, .success($0), index) }
@@ -202,8 +207,9 @@ public actor CameraDirector {
                     post.yield(.refused(attempt: attempt, reason: "not listed any more"))
                     continue
                 }
-                let camera = ManagedCamera(camera: entry.info, format: entry.info.formats[format], attempt: attempt,
-                                           provider: entry.provider)
+                let camera = ManagedCamera(
+                    camera: entry.info, format: entry.info.formats[format], attempt: attempt,
+                    provider: entry.provider)
                 current = camera
                 feed.switchTo(generation: attempt)
                 let post = self.post, feed = self.feed

@@ -117,7 +117,8 @@ public struct CameraDirectorRules: Sendable {
             return actions + fallBack(from: current, now: now, markSilent: false)
         }
         if let remembered, current?.id != remembered.id, ids.contains(remembered.id), !previous.contains(remembered.id),
-           let camera = list.first(where: { $0.id == remembered.id }), !silent.contains(camera.id) {
+            let camera = list.first(where: { $0.id == remembered.id }), !silent.contains(camera.id)
+        {
             actions.append(.say("\(camera.name) is back; switching to it"))
             return actions + open(camera, format: 0, now: now, words: "Starting camera…")
         }
@@ -208,11 +209,15 @@ public struct CameraDirectorRules: Sendable {
     /// The remembered camera when it can be used, else the first usable one.
     private func preferred(excluding id: String? = nil) -> Camera? {
         if let remembered, remembered.id != id, !silent.contains(remembered.id),
-           let camera = connected.first(where: { $0.id == remembered.id }) { return camera }
+            let camera = connected.first(where: { $0.id == remembered.id })
+        {
+            return camera
+        }
         return eligible(excluding: id)
     }
 
-    private mutating func open(_ camera: Camera, format: Int, now: ContinuousClock.Instant, words: String?) -> [Action] {
+    private mutating func open(_ camera: Camera, format: Int, now: ContinuousClock.Instant, words: String?) -> [Action]
+    {
         if current?.id != camera.id { failures = 0 }
         current = camera
         formatIndex = format
@@ -256,7 +261,8 @@ public struct CameraDirectorRules: Sendable {
         if failures == 0 {
             guard restartAllowed(now) else { return [] }
             failures = 1
-            return [.say("\(why); restarting it")] + open(current, format: formatIndex, now: now, words: "Starting camera…")
+            return [.say("\(why); restarting it")]
+                + open(current, format: formatIndex, now: now, words: "Starting camera…")
         }
         if failures == 1, formatIndex + 1 < current.formats.count {
             guard restartAllowed(now) else { return [] }
@@ -267,7 +273,8 @@ public struct CameraDirectorRules: Sendable {
         }
         if let other = preferred(excluding: current.id) {
             silent.insert(current.id)
-            return [.say("\(why); switching to \(other.name)")] + open(other, format: 0, now: now, words: "Starting camera…")
+            return [.say("\(why); switching to \(other.name)")]
+                + open(other, format: 0, now: now, words: "Starting camera…")
         }
         phase = .noSignal
         lastLook = now
@@ -288,7 +295,8 @@ public struct CameraDirectorRules: Sendable {
         let words = Action.say("\(camera.name) could not be started (\(reason))")
         silent.insert(camera.id)
         if let other = preferred(excluding: camera.id) {
-            return [words, .say("Switching to \(other.name)")] + open(other, format: 0, now: now, words: "Starting camera…")
+            return [words, .say("Switching to \(other.name)")]
+                + open(other, format: 0, now: now, words: "Starting camera…")
         }
         current = nil
         attempt += 1

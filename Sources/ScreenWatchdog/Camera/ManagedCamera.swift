@@ -40,8 +40,9 @@ actor ManagedCamera {
         let (camera, format, attempt, provider) = (self.camera, self.format, self.attempt, self.provider)
         let result: Result<any CameraStream, CameraError> = await onThread("camera-open") {
             do throws(CameraError) {
-                let stream = try provider.open(camera, format: format,
-                                               deliver: { feed.push($0, generation: attempt) }, ended: ended)
+                let stream = try provider.open(
+                    camera, format: format,
+                    deliver: { feed.push($0, generation: attempt) }, ended: ended)
                 return .success(stream)
             } catch {
                 return .failure(error)

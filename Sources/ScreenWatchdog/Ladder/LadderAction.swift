@@ -50,7 +50,8 @@ public enum LadderAction: Hashable, Sendable {
         switch self {
         case .restartCapture, .shareAgain: nil
         case .requestKeyframe(let id), .freshEncoder(let id, _), .restoreScale(let id), .newTransceiver(let id),
-             .rebuild(let id), .giveUp(let id), .notice(let id, _), .recovered(let id), .held(let id, _): id
+            .rebuild(let id), .giveUp(let id), .notice(let id, _), .recovered(let id), .held(let id, _):
+            id
         }
     }
 }

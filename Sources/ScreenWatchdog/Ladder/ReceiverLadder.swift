@@ -48,7 +48,9 @@ public struct ReceiverLadder: Sendable {
     public enum Notice {
         public static func recovering(_ name: String) -> String { "\(name)'s view of your screen stalled — recovering" }
         public static func restarting(_ name: String) -> String { "Restarting your share for \(name)…" }
-        public static func gaveUp(_ name: String) -> String { "Couldn't restore \(name)'s view — try Stop and Share again" }
+        public static func gaveUp(_ name: String) -> String {
+            "Couldn't restore \(name)'s view — try Stop and Share again"
+        }
     }
 
     private struct Person: Sendable {
@@ -75,7 +77,9 @@ public struct ReceiverLadder: Sendable {
     /// The notices showing now, by person.
     public var notices: [String: String] { people.compactMapValues(\.notice) }
 
-    public mutating func tick(now: ContinuousClock.Instant, people observed: [String: PersonObservation]) -> [LadderStep] {
+    public mutating func tick(now: ContinuousClock.Instant, people observed: [String: PersonObservation])
+        -> [LadderStep]
+    {
         var steps: [LadderStep] = []
         for (id, person) in people where observed[id] == nil && person.notice != nil {
             steps.append(LadderStep(.notice(id, nil), reason: "\(id) left the call"))
@@ -89,8 +93,10 @@ public struct ReceiverLadder: Sendable {
         return steps
     }
 
-    private mutating func step(_ id: String, _ person: inout Person, _ seen: PersonObservation,
-                               now: ContinuousClock.Instant) -> [LadderStep] {
+    private mutating func step(
+        _ id: String, _ person: inout Person, _ seen: PersonObservation,
+        now: ContinuousClock.Instant
+    ) -> [LadderStep] {
         let name = seen.name
         // Counters that went backwards started again (a rebuild or a share again): count from zero.
         if seen.framesSent < person.sentMark { person.sentMark = 0 }
@@ -106,7 +112,9 @@ public struct ReceiverLadder: Sendable {
             person.rung = .none
             person.firstKeyframeAt = nil
             person.heldSaid = false
-            var steps = [LadderStep(.recovered(id), reason: "\(name) no longer reports the screen stalled (was at \(was))")]
+            var steps = [
+                LadderStep(.recovered(id), reason: "\(name) no longer reports the screen stalled (was at \(was))")
+            ]
             if person.notice != nil {
                 person.notice = nil
                 steps.append(LadderStep(.notice(id, nil), reason: "\(name)'s view is moving again"))
@@ -132,13 +140,19 @@ public struct ReceiverLadder: Sendable {
             }
             var steps: [LadderStep] = []
             if let first = person.firstKeyframeAt, now - first >= Self.rebuildAfter {
-                let reason = "\(name) still reports the screen stalled \(SenderLadder.seconds(now - first)) after the first keyframe left"
+                let reason =
+                    "\(name) still reports the screen stalled \(SenderLadder.seconds(now - first)) after the first keyframe left"
                 if let held = holdWithoutFrames(id, &person, seen, step: "rebuild", after: "the keyframes") {
                     steps = held
                 } else if let last = person.lastRebuildAt, now - last < Self.rebuildEvery {
                     advance(&person, to: .rebuild, seen, now: now)
-                    return [LadderStep(.held(id, step: "rebuild"),
-                                       reason: "\(reason); no rebuild: the last one for \(name) was \(SenderLadder.seconds(now - last)) ago (at most once a minute)")]
+                    return [
+                        LadderStep(
+                            .held(id, step: "rebuild"),
+                            reason:
+                                "\(reason); no rebuild: the last one for \(name) was \(SenderLadder.seconds(now - last)) ago (at most once a minute)"
+                        )
+                    ]
                 } else {
                     advance(&person, to: .rebuild, seen, now: now)
                     person.lastRebuildAt = now
@@ -148,7 +162,9 @@ public struct ReceiverLadder: Sendable {
             }
             if let asked = person.lastKeyframeRequestAt, now - asked >= Self.keyframeRepeat {
                 person.lastKeyframeRequestAt = now
-                let why = person.firstKeyframeAt == nil ? "no keyframe has left for \(name) yet" : "\(name) still reports the screen stalled"
+                let why =
+                    person.firstKeyframeAt == nil
+                    ? "no keyframe has left for \(name) yet" : "\(name) still reports the screen stalled"
                 steps.append(LadderStep(.requestKeyframe(id), reason: why))
             }
             return steps
@@ -159,8 +175,13 @@ public struct ReceiverLadder: Sendable {
             if let held = holdWithoutFrames(id, &person, seen, step: "shareAgain", after: "the rebuild") { return held }
             if let last = lastShareAgainAt, now - last < Self.shareAgainEvery {
                 advance(&person, to: .shareAgain, seen, now: now)
-                return [LadderStep(.held(id, step: "shareAgain"),
-                                   reason: "\(reason); no share again: the last was \(SenderLadder.seconds(now - last)) ago (at most once every five minutes)")]
+                return [
+                    LadderStep(
+                        .held(id, step: "shareAgain"),
+                        reason:
+                            "\(reason); no share again: the last was \(SenderLadder.seconds(now - last)) ago (at most once every five minutes)"
+                    )
+                ]
             }
             advance(&person, to: .shareAgain, seen, now: now)
             lastShareAgainAt = now
@@ -170,7 +191,13 @@ public struct ReceiverLadder: Sendable {
         case .shareAgain:
             guard let at = person.lastStepAt, now - at >= Self.giveUpAfter else { return [] }
             advance(&person, to: .giveUp, seen, now: now)
-            return [LadderStep(.giveUp(id), reason: "\(name) still reports the screen stalled \(SenderLadder.seconds(now - at)) after the share again")]
+            return [
+                LadderStep(
+                    .giveUp(id),
+                    reason:
+                        "\(name) still reports the screen stalled \(SenderLadder.seconds(now - at)) after the share again"
+                )
+            ]
                 + notice(id, &person, Notice.gaveUp(name), reason: "nothing restored \(name)'s view")
 
         case .giveUp:
@@ -179,16 +206,24 @@ public struct ReceiverLadder: Sendable {
     }
 
     /// Rebuild and share again need frames to have left for the person since the last step.
-    private func holdWithoutFrames(_ id: String, _ person: inout Person, _ seen: PersonObservation,
-                                   step: String, after: String) -> [LadderStep]? {
+    private func holdWithoutFrames(
+        _ id: String, _ person: inout Person, _ seen: PersonObservation,
+        step: String, after: String
+    ) -> [LadderStep]? {
         guard seen.framesSent <= person.sentMark else { return nil }
         guard !person.heldSaid else { return [] }
         person.heldSaid = true
-        return [LadderStep(.held(id, step: step),
-                           reason: "no \(step) for \(seen.name): no frames left for them since \(after) (the screen is not leaving here)")]
+        return [
+            LadderStep(
+                .held(id, step: step),
+                reason:
+                    "no \(step) for \(seen.name): no frames left for them since \(after) (the screen is not leaving here)"
+            )
+        ]
     }
 
-    private func advance(_ person: inout Person, to rung: Rung, _ seen: PersonObservation, now: ContinuousClock.Instant) {
+    private func advance(_ person: inout Person, to rung: Rung, _ seen: PersonObservation, now: ContinuousClock.Instant)
+    {
         person.rung = rung
         person.lastStepAt = now
         person.sentMark = seen.framesSent

@@ -74,13 +74,20 @@ public struct SenderLadder: Sendable {
         let silent = now - changedAt
         guard silent >= Self.captureSilence else { return [] }
         captureChangedAt = now
-        return [LadderStep(.restartCapture, reason: "the capture reported no frame for \(Self.seconds(silent)) (still at \(frames))")]
+        return [
+            LadderStep(
+                .restartCapture,
+                reason: "the capture reported no frame for \(Self.seconds(silent)) (still at \(frames))")
+        ]
     }
 
-    private mutating func watchConnection(_ id: String, _ current: ConnectionCounters,
-                                          now: ContinuousClock.Instant) -> [LadderStep] {
+    private mutating func watchConnection(
+        _ id: String, _ current: ConnectionCounters,
+        now: ContinuousClock.Instant
+    ) -> [LadderStep] {
         guard var watch = watches[id], current.framesIn >= watch.last.framesIn,
-              current.framesEncoded >= watch.last.framesEncoded, current.framesSent >= watch.last.framesSent else {
+            current.framesEncoded >= watch.last.framesEncoded, current.framesSent >= watch.last.framesSent
+        else {
             // A connection seen for the first time, or counters that started again (a new transceiver).
             let scaledUntil = watches[id]?.scaledUntil
             watches[id] = Watch(last: current, inMark: current.framesIn, scaledUntil: scaledUntil)
@@ -90,7 +97,11 @@ public struct SenderLadder: Sendable {
         var steps: [LadderStep] = []
         if let until = watch.scaledUntil, now >= until {
             watch.scaledUntil = nil
-            steps.append(LadderStep(.restoreScale(id), reason: "the fresh encoder's \(Self.seconds(Self.scaledDownFor)) at two thirds of the size are over"))
+            steps.append(
+                LadderStep(
+                    .restoreScale(id),
+                    reason: "the fresh encoder's \(Self.seconds(Self.scaledDownFor)) at two thirds of the size are over"
+                ))
         }
         let frameIn = current.framesIn > watch.last.framesIn
         let encoded = current.framesEncoded > watch.last.framesEncoded
@@ -99,8 +110,11 @@ public struct SenderLadder: Sendable {
         if current.age < Self.grace || current.linkLimited || (encoded && sent) {
             if watch.rung != .none {
                 // Frames moving again is the news, even when the link is also slow.
-                let why = encoded && sent ? "frames are encoded and sent again"
-                        : current.linkLimited ? "the link holds it back (not a stall)"
+                let why =
+                    encoded && sent
+                    ? "frames are encoded and sent again"
+                    : current.linkLimited
+                        ? "the link holds it back (not a stall)"
                         : "it is in its first \(Self.seconds(Self.grace))"
                 steps.append(LadderStep(.recovered(id), reason: "\(id): \(why)"))
             }
@@ -122,25 +136,37 @@ public struct SenderLadder: Sendable {
         case .none:
             guard now - stuckSince >= Self.stallLimit, stuck > 0 else { return steps }
             watch.rung = .keyframe
-            steps.append(LadderStep(.requestKeyframe(id),
-                                    reason: "\(id) took \(stuck) frames in and \(what) none for \(Self.seconds(now - stuckSince))"))
+            steps.append(
+                LadderStep(
+                    .requestKeyframe(id),
+                    reason: "\(id) took \(stuck) frames in and \(what) none for \(Self.seconds(now - stuckSince))"))
         case .keyframe:
             guard let at = watch.lastStepAt, now - at >= Self.rungSpacing, stuck > 0 else { return steps }
             watch.rung = .freshEncoder
             watch.scaledUntil = now + Self.scaledDownFor
-            steps.append(LadderStep(.freshEncoder(id, scale: Self.scale),
-                                    reason: "\(id) still \(what) nothing \(Self.seconds(now - at)) after the keyframe; the screen a third smaller for \(Self.seconds(Self.scaledDownFor))"))
+            steps.append(
+                LadderStep(
+                    .freshEncoder(id, scale: Self.scale),
+                    reason:
+                        "\(id) still \(what) nothing \(Self.seconds(now - at)) after the keyframe; the screen a third smaller for \(Self.seconds(Self.scaledDownFor))"
+                ))
         case .freshEncoder:
             guard let at = watch.lastStepAt, now - at >= Self.rungSpacing, stuck > 0 else { return steps }
             watch.rung = .newTransceiver
-            steps.append(LadderStep(.newTransceiver(id),
-                                    reason: "\(id) still \(what) nothing \(Self.seconds(now - at)) after the fresh encoder"))
+            steps.append(
+                LadderStep(
+                    .newTransceiver(id),
+                    reason: "\(id) still \(what) nothing \(Self.seconds(now - at)) after the fresh encoder"))
         case .newTransceiver:
             // The top rung: a new climb starts from the keyframe if the stall outlasts it.
             guard let at = watch.lastStepAt, now - at >= Self.stallLimit, stuck > 0 else { return steps }
             watch.rung = .keyframe
-            steps.append(LadderStep(.requestKeyframe(id),
-                                    reason: "\(id) still \(what) nothing \(Self.seconds(now - at)) after the new transceiver; climbing again"))
+            steps.append(
+                LadderStep(
+                    .requestKeyframe(id),
+                    reason:
+                        "\(id) still \(what) nothing \(Self.seconds(now - at)) after the new transceiver; climbing again"
+                ))
         }
         watch.lastStepAt = now
         watch.inMark = current.framesIn

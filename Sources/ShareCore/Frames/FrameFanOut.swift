@@ -41,7 +41,7 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
     }
 
     public convenience init(_ source: any VideoFrameSource, running: Running = .whileBranchesRun)
-        where Source == any VideoFrameSource {
+    where Source == any VideoFrameSource {
         self.init(source, frames: source, running: running)
     }
 

@@ -27,8 +27,12 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
     /// The 96 column values, 1 for light.
     var bits: [UInt8] {
         var payload = [UInt8]()
-        for shift in stride(from: 24, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: frameNumber >> UInt32(shift))) }
-        for shift in stride(from: 40, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: captureMillis >> UInt64(shift))) }
+        for shift in stride(from: 24, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: frameNumber >> UInt32(shift)))
+        }
+        for shift in stride(from: 40, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: captureMillis >> UInt64(shift)))
+        }
         payload.append(Self.crc8(payload))
         var bits: [UInt8] = [1, 0, 1, 0]
         for byte in payload { for bit in (0..<8).reversed() { bits.append((byte >> UInt8(bit)) & 1) } }

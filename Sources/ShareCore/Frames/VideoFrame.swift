@@ -36,8 +36,10 @@ public struct VideoFrame: Sendable {
     /// The source's own frame counter.
     public var sequence: UInt64
 
-    public init(format: PixelFormat, width: Int, height: Int, planes: [Plane], captureMicros: Int64 = 0,
-                sequence: UInt64 = 0) {
+    public init(
+        format: PixelFormat, width: Int, height: Int, planes: [Plane], captureMicros: Int64 = 0,
+        sequence: UInt64 = 0
+    ) {
         self.format = format
         self.width = width
         self.height = height
@@ -49,10 +51,12 @@ public struct VideoFrame: Sendable {
     /// A black I420 frame (Y 16, U and V 128: video range), tightly packed.
     public static func blackI420(width: Int, height: Int) -> VideoFrame {
         let cw = (width + 1) / 2, ch = (height + 1) / 2
-        return VideoFrame(format: .i420, width: width, height: height, planes: [
-            Plane(bytes: [UInt8](repeating: 16, count: width * height), stride: width),
-            Plane(bytes: [UInt8](repeating: 128, count: cw * ch), stride: cw),
-            Plane(bytes: [UInt8](repeating: 128, count: cw * ch), stride: cw),
-        ])
+        return VideoFrame(
+            format: .i420, width: width, height: height,
+            planes: [
+                Plane(bytes: [UInt8](repeating: 16, count: width * height), stride: width),
+                Plane(bytes: [UInt8](repeating: 128, count: cw * ch), stride: cw),
+                Plane(bytes: [UInt8](repeating: 128, count: cw * ch), stride: cw)
+            ])
     }
 }

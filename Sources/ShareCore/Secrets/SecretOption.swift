@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A secret a command takes (a bearer token, a TURN credential, a room link with its `?t=` token),
@@ -59,20 +59,25 @@ public struct SecretOption: Sendable {
 
     /// The secret, from `flagValue` (`--flag`), `filePath` (`--file-flag`) or `environment`.
     /// `read` reads a file (tests pass their own); the default is `SecretOption.readFile`.
-    public func resolve(flagValue: String?, filePath: String?, environment variables: [String: String],
-                        read: (String) throws(Failure) -> String = SecretOption.readFile)
-        throws(Failure) -> Resolved? {
+    public func resolve(
+        flagValue: String?, filePath: String?, environment variables: [String: String],
+        read: (String) throws(Failure) -> String = SecretOption.readFile
+    )
+        throws(Failure) -> Resolved?
+    {
         switch (flagValue, filePath) {
         case (.some, .some):
-            throw Failure(description: "--\(flag) and --\(fileFlag) both give \(what); keep one (--\(fileFlag) "
-                          + "keeps it out of the process list)")
+            throw Failure(
+                description: "--\(flag) and --\(fileFlag) both give \(what); keep one (--\(fileFlag) "
+                    + "keeps it out of the process list)")
         case (let value?, nil):
             guard !value.isEmpty else { throw Failure(description: "--\(flag) is empty") }
             var alternatives = "--\(fileFlag) PATH"
             if let environment { alternatives += " or \(environment)" }
-            return Resolved(value: value, source: .commandLine,
-                            warning: "--\(flag) puts \(what) on the command line, where other users of this "
-                                + "machine can read it in the process list (ps); use \(alternatives) instead")
+            return Resolved(
+                value: value, source: .commandLine,
+                warning: "--\(flag) puts \(what) on the command line, where other users of this "
+                    + "machine can read it in the process list (ps); use \(alternatives) instead")
         case (nil, let path?):
             let text: String
             do { text = try read(path) } catch { throw Failure(description: "--\(fileFlag): \(error.description)") }
@@ -97,8 +102,12 @@ public struct SecretOption: Sendable {
     public static func readFile(_ path: String) throws(Failure) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            let why = errno == ENOENT ? "there is no such file" : errno == EACCES ? "permission denied"
-                : String(cString: strerror(errno))
+            let why =
+                errno == ENOENT
+                ? "there is no such file"
+                : errno == EACCES
+                    ? "permission denied"
+                    : String(cString: strerror(errno))
             throw Failure(description: "cannot read the secret file \(path): \(why)")
         }
         defer { close(fd) }
@@ -113,8 +122,9 @@ public struct SecretOption: Sendable {
             if count == 0 { break }
             bytes += chunk[..<count]
             guard bytes.count <= maxFileBytes else {
-                throw Failure(description: "the secret file \(path) is larger than \(maxFileBytes / 1024) KiB; "
-                              + "is it the right file?")
+                throw Failure(
+                    description: "the secret file \(path) is larger than \(maxFileBytes / 1024) KiB; "
+                        + "is it the right file?")
             }
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {

@@ -45,7 +45,9 @@ public struct ShareDiagnosis: Sendable {
         lines.append("")
         let first = samples.first!, last = samples.last!
         let duration = end - start
-        lines.append("Share: \(Self.fixed(duration, 1)) s of statistics (t \(Self.fixed(start, 1)) to \(Self.fixed(end, 1)) s), \(samples.count) samples")
+        lines.append(
+            "Share: \(Self.fixed(duration, 1)) s of statistics (t \(Self.fixed(start, 1)) to \(Self.fixed(end, 1)) s), \(samples.count) samples"
+        )
         let video = samples.last { $0.codec != nil } ?? last
         var format: [String] = []
         if let codec = video.codec { format.append([codec, video.encoder].compactMap { $0 }.joined(separator: " ")) }
@@ -56,7 +58,9 @@ public struct ShareDiagnosis: Sendable {
         let peers = Self.distinct(samples.flatMap { $0.connections.map { $0.peer ?? $0.pair ?? "unnamed" } })
         lines.append("Peers: \(peers.count)" + (peers.isEmpty ? " (no connection in the statistics)" : ""))
         for peer in peers {
-            let connection = samples.reversed().lazy.flatMap(\.connections).first { ($0.peer ?? $0.pair ?? "unnamed") == peer }
+            let connection = samples.reversed().lazy.flatMap(\.connections).first {
+                ($0.peer ?? $0.pair ?? "unnamed") == peer
+            }
             var detail: [String] = []
             if let state = connection?.state { detail.append("last \(state)") }
             if let relayed = connection?.relayed { detail.append(relayed ? "relayed" : "direct") }
@@ -77,7 +81,9 @@ public struct ShareDiagnosis: Sendable {
         if limits.isEmpty {
             lines.append("Limited by: not in the statistics")
         } else {
-            let counts = Dictionary(grouping: limits, by: { $0 }).mapValues(\.count).sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+            let counts = Dictionary(grouping: limits, by: { $0 }).mapValues(\.count).sorted {
+                ($1.value, $0.key) < ($0.value, $1.key)
+            }
             lines.append("Limited by: " + counts.map { "\($0.key) \($0.value) s" }.joined(separator: ", "))
         }
         if let keyframes = last.keyframes {
@@ -87,9 +93,13 @@ public struct ShareDiagnosis: Sendable {
             if let nacks = last.nacksReceived { text += ", NACKs \(nacks)" }
             lines.append(text)
         }
-        let states = Dictionary(grouping: samples.flatMap { $0.connections.compactMap(\.state) }, by: { $0 }).mapValues(\.count)
+        let states = Dictionary(grouping: samples.flatMap { $0.connections.compactMap(\.state) }, by: { $0 }).mapValues(
+            \.count)
         if !states.isEmpty {
-            lines.append("Connection states: " + states.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value) samples" }.joined(separator: ", "))
+            lines.append(
+                "Connection states: "
+                    + states.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value) samples" }.joined(
+                        separator: ", "))
         }
         lines.append("")
         let watchdogSeen = samples.contains { $0.watchdog != nil }
@@ -98,7 +108,9 @@ public struct ShareDiagnosis: Sendable {
         } else {
             let rungs = Self.distinct(samples.compactMap { $0.watchdog?.rung }.filter { $0 != "none" })
             let final = last.watchdog.map { "\($0.state ?? "?") at \($0.rung ?? "?")" } ?? "?"
-            lines.append("Watchdog: \(steps.count) steps; rungs reached: \(rungs.isEmpty ? "none" : rungs.joined(separator: ", ")); at the end \(final)")
+            lines.append(
+                "Watchdog: \(steps.count) steps; rungs reached: \(rungs.isEmpty ? "none" : rungs.joined(separator: ", ")); at the end \(final)"
+            )
             for step in steps {
                 let subject = step.subject.map { " \($0)" } ?? ""
                 lines.append("  t=\(Self.fixed(step.t, 1)) s  \(step.action)\(subject): \(step.reason)")
@@ -124,7 +136,8 @@ public struct ShareDiagnosis: Sendable {
 
     static func line(_ title: String, _ values: [Double], unit: String, digits: Int) -> String {
         guard let spread = spread(values) else { return "\(title): not in the statistics" }
-        return "\(title): min \(fixed(spread.min, digits)), median \(fixed(spread.median, digits)), max \(fixed(spread.max, digits)) \(unit)"
+        return
+            "\(title): min \(fixed(spread.min, digits)), median \(fixed(spread.median, digits)), max \(fixed(spread.max, digits)) \(unit)"
     }
 
     static func distinct(_ values: [String]) -> [String] {

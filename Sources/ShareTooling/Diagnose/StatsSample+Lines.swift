@@ -26,8 +26,11 @@ extension StatsSample {
         }
         let connection = line.connection
         if connection.pair != nil || connection.state != "new" {
-            connections = [Connection(peer: nil, state: connection.state, pair: connection.pair, relayed: connection.relayed,
-                                      rttMs: connection.rttMs, fractionLost: connection.fractionLost)]
+            connections = [
+                Connection(
+                    peer: nil, state: connection.state, pair: connection.pair, relayed: connection.relayed,
+                    rttMs: connection.rttMs, fractionLost: connection.fractionLost)
+            ]
         }
         watchdog = line.watchdog.map(Watchdog.init)
     }
@@ -39,9 +42,10 @@ extension StatsSample {
     public init(_ line: CallStatsLine) {
         self.init(t: line.t)
         connections = line.peers.map { peer in
-            Connection(peer: peer.name, state: peer.connection.state, pair: peer.connection.pair,
-                       relayed: peer.connection.pair.map { $0.contains("relay") }, rttMs: peer.connection.rttMs,
-                       fractionLost: nil)
+            Connection(
+                peer: peer.name, state: peer.connection.state, pair: peer.connection.pair,
+                relayed: peer.connection.pair.map { $0.contains("relay") }, rttMs: peer.connection.rttMs,
+                fractionLost: nil)
         }
         let sends = line.peers.compactMap(\.video)
         if let first = sends.first {

@@ -123,7 +123,8 @@ public enum StatsFile {
             }
         }
         guard !samples.isEmpty else {
-            throw StatsFileError(path: path, line: nil, reason: "no statistics in it (write one with sharectl share --stats-json PATH)")
+            throw StatsFileError(
+                path: path, line: nil, reason: "no statistics in it (write one with sharectl share --stats-json PATH)")
         }
         return Contents(samples: samples, notes: notes)
     }
@@ -171,7 +172,9 @@ public enum StatsFile {
         if let one = root["connection"] as? [String: Any] { connections.append((nil, one)) }
         if let list = root["connections"] as? [[String: Any]] { connections += list.map { (nil, $0) } }
         if let byPeer = root["connections"] as? [String: Any] {
-            connections += byPeer.sorted { $0.key < $1.key }.compactMap { key, value in (value as? [String: Any]).map { (key, $0) } }
+            connections += byPeer.sorted { $0.key < $1.key }.compactMap { key, value in
+                (value as? [String: Any]).map { (key, $0) }
+            }
         }
         // A call line: each participant's connection under its name.
         for peer in root["peers"] as? [[String: Any]] ?? [] {
@@ -189,16 +192,20 @@ public enum StatsFile {
         if let watchdog = root["watchdog"] as? [String: Any] {
             var steps: [StatsSample.Step] = []
             if let recent = watchdog["recent"] as? [[String: Any]] { steps += recent.compactMap(step) }
-            if let last = watchdog["lastStep"] as? [String: Any], let step = step(last), !steps.contains(step) { steps.append(step) }
-            sample.watchdog = StatsSample.Watchdog(state: watchdog["state"] as? String, rung: watchdog["rung"] as? String, steps: steps)
+            if let last = watchdog["lastStep"] as? [String: Any], let step = step(last), !steps.contains(step) {
+                steps.append(step)
+            }
+            sample.watchdog = StatsSample.Watchdog(
+                state: watchdog["state"] as? String, rung: watchdog["rung"] as? String, steps: steps)
         }
         return sample
     }
 
     private static func step(_ object: [String: Any]) -> StatsSample.Step? {
         guard let action = object["action"] as? String, let t = object["t"].flatMap(number) else { return nil }
-        return StatsSample.Step(number: object["number"].flatMap(number).map { Int($0) }, t: t, action: action,
-                                subject: object["subject"] as? String, reason: object["reason"] as? String ?? "")
+        return StatsSample.Step(
+            number: object["number"].flatMap(number).map { Int($0) }, t: t, action: action,
+            subject: object["subject"] as? String, reason: object["reason"] as? String ?? "")
     }
 
     private static func number(_ value: Any) -> Double? {

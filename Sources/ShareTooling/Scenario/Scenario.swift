@@ -45,8 +45,10 @@ public struct Scenario: Codable, Sendable, Equatable {
         /// A camera beside the screen: `synthetic` or `vivid` (a V4L2 device in QEMU), or none.
         public var camera: String?
 
-        public init(name: String, source: String, width: Int, height: Int, fps: Int, codec: String, policy: String,
-                    camera: String?) {
+        public init(
+            name: String, source: String, width: Int, height: Int, fps: Int, codec: String, policy: String,
+            camera: String?
+        ) {
             self.name = name
             self.source = source
             self.width = width
@@ -162,9 +164,12 @@ public struct Scenario: Codable, Sendable, Equatable {
             case .watchdogReaches: return "the watchdog reaches \(rung ?? "?")\(within)"
             case .watchdogStaysBelow: return "the watchdog never reaches \(rung ?? "?")"
             case .noticeShown: return "the notice \"\(text ?? "")\"\(within)"
-            case .minFrameRate: return "\(viewer ?? "?") decodes at least \(Self.number(fps ?? 0)) fps after \(Self.number(settle ?? 0)) s"
+            case .minFrameRate:
+                return
+                    "\(viewer ?? "?") decodes at least \(Self.number(fps ?? 0)) fps after \(Self.number(settle ?? 0)) s"
             case .minResolution: return "\(viewer ?? "?") decodes at least \(width ?? 0)×\(height ?? 0)"
-            case .noStallLongerThan: return "\(viewer ?? "?")'s view never stands still longer than \(Self.number(seconds ?? 0)) s"
+            case .noStallLongerThan:
+                return "\(viewer ?? "?")'s view never stands still longer than \(Self.number(seconds ?? 0)) s"
             case .cameraRecovered: return "\(sharer ?? "?")'s camera gives frames again\(within)"
             }
         }

@@ -95,12 +95,16 @@ public enum ScenarioJudge {
     static let minimumStill = 2.0
 
     /// The ladders' rungs in order; a rung reached means every rung below it in its ladder too.
-    static let ladders: [[String]] = [["keyframe", "freshEncoder", "newTransceiver"],
-                                      ["keyframes", "rebuild", "shareAgain", "giveUp"],
-                                      ["restartCapture"]]
+    static let ladders: [[String]] = [
+        ["keyframe", "freshEncoder", "newTransceiver"],
+        ["keyframes", "rebuild", "shareAgain", "giveUp"],
+        ["restartCapture"]
+    ]
     /// Step actions that are steps of a ladder (not notices, holds or recoveries).
-    static let stepActions: Set<String> = ["restartCapture", "keyframe", "freshEncoder", "newTransceiver", "rebuild",
-                                           "shareAgain", "giveUp"]
+    static let stepActions: Set<String> = [
+        "restartCapture", "keyframe", "freshEncoder", "newTransceiver", "rebuild",
+        "shareAgain", "giveUp"
+    ]
 
     public static func judge(_ scenario: Scenario, _ record: ScenarioRecord) -> [ScenarioVerdict] {
         scenario.expect.enumerated().map { index, expectation in
@@ -142,7 +146,9 @@ public enum ScenarioJudge {
             var figures: [String] = [], met = true
             for start in starts.isEmpty ? [0] : starts {
                 if let seen = noticeTime(text, sharer: sharer, record, from: start), seen <= start + within {
-                    figures.append("shown at \(n(seen)) s (\(n(seen - start)) s after \(e.fault == nil ? "the start" : "the fault"))")
+                    figures.append(
+                        "shown at \(n(seen)) s (\(n(seen - start)) s after \(e.fault == nil ? "the start" : "the fault"))"
+                    )
                 } else {
                     met = false
                     let later = noticeTime(text, sharer: sharer, record, from: start)
@@ -158,9 +164,15 @@ public enum ScenarioJudge {
                 return (false, "never reached (highest: \(highest(samples)))")
             }
             if let within = e.within, t > start + within {
-                return (false, "reached only at \(n(t)) s, \(n(t - start)) s after \(e.fault == nil ? "the start" : "the fault") (\(how))")
+                return (
+                    false,
+                    "reached only at \(n(t)) s, \(n(t - start)) s after \(e.fault == nil ? "the start" : "the fault") (\(how))"
+                )
             }
-            return (true, "reached at \(n(t)) s, \(n(t - start)) s after \(e.fault == nil ? "the start" : "the fault") (\(how))")
+            return (
+                true,
+                "reached at \(n(t)) s, \(n(t - start)) s after \(e.fault == nil ? "the start" : "the fault") (\(how))"
+            )
         case .watchdogStaysBelow:
             guard let rung = e.rung else { return (false, "no rung given") }
             let samples = record.watchdog[sharer] ?? []
@@ -185,7 +197,10 @@ public enum ScenarioJudge {
             guard let viewer = e.viewer else { return (false, "no viewer given") }
             let samples = (record.screens[viewer]?[sharer] ?? []).filter { ($0.framesDecoded ?? 0) > 0 }
             guard let last = samples.last else { return (false, "nothing decoded") }
-            return (last.width >= (e.width ?? 0) && last.height >= (e.height ?? 0), "\(last.width)×\(last.height) at the end")
+            return (
+                last.width >= (e.width ?? 0) && last.height >= (e.height ?? 0),
+                "\(last.width)×\(last.height) at the end"
+            )
         case .noStallLongerThan:
             guard let viewer = e.viewer, let limit = e.seconds else { return (false, "no viewer or time given") }
             let samples = record.screens[viewer]?[sharer] ?? []
@@ -193,8 +208,11 @@ public enum ScenarioJudge {
                 return (false, "\(viewer) decoded nothing of \(sharer)'s screen")
             }
             let (longest, from) = longestStill(Array(samples[first...]))
-            return (longest <= limit, "longest stretch without a new frame about \(n(longest)) s"
-                    + (longest > 0 ? " (from \(n(from)) s)" : ""))
+            return (
+                longest <= limit,
+                "longest stretch without a new frame about \(n(longest)) s"
+                    + (longest > 0 ? " (from \(n(from)) s)" : "")
+            )
         case .cameraRecovered:
             guard let within = e.within else { return (false, "no time given") }
             guard !starts.isEmpty else { return (false, "the fault was never put in") }
@@ -222,7 +240,8 @@ public enum ScenarioJudge {
     /// What counts as moving: a quarter of the view's usual rate in the `span` seconds before
     /// `t`, and at least 2 fps, so a stalled capture's once-a-second repeat of its last frame is
     /// standing still, not moving.
-    public static func movingRate(_ samples: [ScenarioRecord.ViewSample], before t: Double, span: Double = 6) -> Double {
+    public static func movingRate(_ samples: [ScenarioRecord.ViewSample], before t: Double, span: Double = 6) -> Double
+    {
         let window = samples.filter { $0.t <= t && $0.t >= t - span }
         let rates = zip(window, window.dropFirst()).compactMap { rate(from: $0, to: $1) }.sorted()
         guard !rates.isEmpty else { return 2 }
@@ -230,8 +249,10 @@ public enum ScenarioJudge {
     }
 
     /// A view stood still after `start` (or went) and then moved again by `start + within`.
-    static func restoration(_ samples: [ScenarioRecord.ViewSample], after start: Double,
-                            within: Double) -> (met: Bool, figure: String) {
+    static func restoration(
+        _ samples: [ScenarioRecord.ViewSample], after start: Double,
+        within: Double
+    ) -> (met: Bool, figure: String) {
         let threshold = movingRate(samples, before: start)
         let before = samples.last { $0.t <= start }
         let after = samples.filter { $0.t > start }
@@ -251,7 +272,8 @@ public enum ScenarioJudge {
                     continue
                 }
                 let delay = sample.t - start
-                let figure = "stood still from \(n(still)) s, moving again at \(n(sample.t)) s (\(n(delay)) s after the fault, "
+                let figure =
+                    "stood still from \(n(still)) s, moving again at \(n(sample.t)) s (\(n(delay)) s after the fault, "
                     + "\(n(rate)) fps)"
                 return (delay <= within, delay <= within ? figure : figure + ", later than \(n(within)) s")
             }
@@ -264,30 +286,44 @@ public enum ScenarioJudge {
         }
         guard let stoppedAt, stoodStill else {
             let frames = (after.last?.framesDecoded ?? 0) - (before?.framesDecoded ?? 0)
-            return (false, after.isEmpty ? "no figures after the fault"
-                    : "the view never stood still after the fault (\(frames) more frames decoded): the fault did not take effect")
+            return (
+                false,
+                after.isEmpty
+                    ? "no figures after the fault"
+                    : "the view never stood still after the fault (\(frames) more frames decoded): the fault did not take effect"
+            )
         }
-        return (false, "stood still from \(n(stoppedAt)) s and did not move again (over \(n(threshold)) fps) by \(n(after.last?.t ?? stoppedAt)) s")
+        return (
+            false,
+            "stood still from \(n(stoppedAt)) s and did not move again (over \(n(threshold)) fps) by \(n(after.last?.t ?? stoppedAt)) s"
+        )
     }
 
     /// The first time the rung (or one above it in its ladder) shows, at or after `start`.
-    static func reached(_ rung: String, _ samples: [ScenarioRecord.WatchdogSample],
-                        from start: Double) -> (Double, String)? {
+    static func reached(
+        _ rung: String, _ samples: [ScenarioRecord.WatchdogSample],
+        from start: Double
+    ) -> (Double, String)? {
         let ladder = ladders.first { $0.contains(rung) } ?? [rung]
         let atOrAbove = Set(ladder.drop { $0 != rung })
         // Receiver-driven keyframes are steps named "keyframe" too.
         let actions = rung == "keyframes" ? atOrAbove.union(["keyframe"]) : atOrAbove
         for sample in samples where sample.t >= start {
             if atOrAbove.contains(sample.rung) { return (sample.t, "watchdog.rung \(sample.rung)") }
-            if let step = sample.steps.first(where: { actions.contains($0.action) && isNew($0, before: start, samples) }) {
-                return (sample.t, "step \(step.number) \(step.action)\(step.subject.map { " \($0)" } ?? ""): \(step.reason)")
+            if let step = sample.steps.first(where: { actions.contains($0.action) && isNew($0, before: start, samples) }
+            ) {
+                return (
+                    sample.t, "step \(step.number) \(step.action)\(step.subject.map { " \($0)" } ?? ""): \(step.reason)"
+                )
             }
         }
         return nil
     }
 
     /// A step not already listed before `start` (the list carries the last few steps).
-    static func isNew(_ step: WatchdogStatus.Step, before start: Double, _ samples: [ScenarioRecord.WatchdogSample]) -> Bool {
+    static func isNew(_ step: WatchdogStatus.Step, before start: Double, _ samples: [ScenarioRecord.WatchdogSample])
+        -> Bool
+    {
         !samples.contains { $0.t < start && $0.steps.contains { $0.number == step.number } }
     }
 
@@ -321,7 +357,9 @@ public enum ScenarioJudge {
 
     static func noticeTime(_ text: String, sharer: String, _ record: ScenarioRecord, from start: Double) -> Double? {
         let earliest = start - skew
-        let fromStats = record.watchdog[sharer]?.first { $0.t >= earliest && $0.notices.contains { $0.contains(text) } }?.t
+        let fromStats = record.watchdog[sharer]?.first {
+            $0.t >= earliest && $0.notices.contains { $0.contains(text) }
+        }?.t
         let fromLines = record.lines[sharer]?.first { $0.t >= earliest && $0.text.contains(text) }?.t
         return [fromStats, fromLines].compactMap { $0 }.min()
     }

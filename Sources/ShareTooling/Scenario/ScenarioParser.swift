@@ -26,7 +26,8 @@ public enum ScenarioParser {
     public static let cameras = ["synthetic", "vivid"]
     public static let viewerKinds = ["builtin", "browser"]
     public static var rungs: [String] {
-        ["restartCapture"] + (SenderLadder.Rung.allCases.map(\.description) + ReceiverLadder.Rung.allCases.map(\.description))
+        ["restartCapture"]
+            + (SenderLadder.Rung.allCases.map(\.description) + ReceiverLadder.Rung.allCases.map(\.description))
             .filter { $0 != "none" }
     }
 
@@ -40,8 +41,10 @@ public enum ScenarioParser {
 
     /// `expectedName`: the file's name without `.json`, which `name` must repeat.
     /// `parameters`: values for declared parameters (others keep their defaults).
-    public static func parse(_ data: Data, file: String, expectedName: String? = nil,
-                             parameters overrides: [String: Double] = [:]) throws -> Scenario {
+    public static func parse(
+        _ data: Data, file: String, expectedName: String? = nil,
+        parameters overrides: [String: Double] = [:]
+    ) throws -> Scenario {
         let json: Any
         do {
             json = try JSONSerialization.jsonObject(with: data)
@@ -60,22 +63,32 @@ public enum ScenarioParser {
                 let path = "parameters.\(name)"
                 let spec = try reader.object(value, path)
                 try reader.only(spec, path, ["default", "minimum", "maximum", "summary"])
-                var parameter = Scenario.Parameter(value: try reader.plainNumber(spec["default"], "\(path).default"),
-                                                   minimum: try spec["minimum"].map { try reader.plainNumber($0, "\(path).minimum") },
-                                                   maximum: try spec["maximum"].map { try reader.plainNumber($0, "\(path).maximum") },
-                                                   summary: try spec["summary"].map { try reader.string($0, "\(path).summary") })
+                var parameter = Scenario.Parameter(
+                    value: try reader.plainNumber(spec["default"], "\(path).default"),
+                    minimum: try spec["minimum"].map { try reader.plainNumber($0, "\(path).minimum") },
+                    maximum: try spec["maximum"].map { try reader.plainNumber($0, "\(path).maximum") },
+                    summary: try spec["summary"].map { try reader.string($0, "\(path).summary") })
                 if let given = overrides[name] { parameter.value = given }
                 if let minimum = parameter.minimum, parameter.value < minimum {
-                    throw reader.error(path, "\(Scenario.Expectation.number(parameter.value)) is below its minimum \(Scenario.Expectation.number(minimum))")
+                    throw reader.error(
+                        path,
+                        "\(Scenario.Expectation.number(parameter.value)) is below its minimum \(Scenario.Expectation.number(minimum))"
+                    )
                 }
                 if let maximum = parameter.maximum, parameter.value > maximum {
-                    throw reader.error(path, "\(Scenario.Expectation.number(parameter.value)) is above its maximum \(Scenario.Expectation.number(maximum))")
+                    throw reader.error(
+                        path,
+                        "\(Scenario.Expectation.number(parameter.value)) is above its maximum \(Scenario.Expectation.number(maximum))"
+                    )
                 }
                 parameters[name] = parameter
             }
         }
         for name in overrides.keys where parameters[name] == nil {
-            throw reader.error("parameters", "no parameter '\(name)' to set (it declares: \(parameters.keys.sorted().joined(separator: ", ").nonEmpty ?? "none"))")
+            throw reader.error(
+                "parameters",
+                "no parameter '\(name)' to set (it declares: \(parameters.keys.sorted().joined(separator: ", ").nonEmpty ?? "none"))"
+            )
         }
         reader.parameters = parameters.mapValues(\.value)
 
@@ -106,14 +119,18 @@ public enum ScenarioParser {
                 throw reader.error("\(path).size", "'\(size)' is not WIDTHxHEIGHT between 96x60 and 7680x4320")
             }
             let fps = try object["fps"].map { try reader.number($0, "\(path).fps") } ?? 30
-            guard fps >= 1, fps <= 60, fps == fps.rounded() else { throw reader.error("\(path).fps", "a whole number from 1 to 60, not \(fps)") }
-            sharers.append(Scenario.Sharer(
-                name: try reader.participantName(object["name"], "\(path).name"),
-                source: try reader.choice(object["source"], "\(path).source", sources, default: "synthetic"),
-                width: parts[0], height: parts[1], fps: Int(fps),
-                codec: try reader.choice(object["codec"], "\(path).codec", codecs, default: "h264"),
-                policy: try reader.choice(object["policy"], "\(path).policy", policies, default: "balanced"),
-                camera: try object["camera"].map { try reader.choice($0, "\(path).camera", cameras, default: nil) }))
+            guard fps >= 1, fps <= 60, fps == fps.rounded() else {
+                throw reader.error("\(path).fps", "a whole number from 1 to 60, not \(fps)")
+            }
+            sharers.append(
+                Scenario.Sharer(
+                    name: try reader.participantName(object["name"], "\(path).name"),
+                    source: try reader.choice(object["source"], "\(path).source", sources, default: "synthetic"),
+                    width: parts[0], height: parts[1], fps: Int(fps),
+                    codec: try reader.choice(object["codec"], "\(path).codec", codecs, default: "h264"),
+                    policy: try reader.choice(object["policy"], "\(path).policy", policies, default: "balanced"),
+                    camera: try object["camera"].map { try reader.choice($0, "\(path).camera", cameras, default: nil) })
+            )
         }
         guard !sharers.isEmpty else { throw reader.error("start.sharers", "at least one sharer is needed") }
         var viewers: [Scenario.Viewer] = []
@@ -126,14 +143,17 @@ public enum ScenarioParser {
             if kind == "browser" && !browser {
                 throw reader.error("\(path).kind", "a browser viewer needs \"browser\": true under start")
             }
-            viewers.append(Scenario.Viewer(name: try reader.participantName(object["name"], "\(path).name"), kind: kind))
+            viewers.append(
+                Scenario.Viewer(name: try reader.participantName(object["name"], "\(path).name"), kind: kind))
         }
         if !viewers.isEmpty && !server {
             throw reader.error("start.server", "viewers meet the sharer in a room: set \"server\": true")
         }
         var seen = Set<String>()
-        for (index, person) in (sharers.map(\.name) + viewers.map(\.name)).enumerated() where !seen.insert(person).inserted {
-            throw reader.error(index < sharers.count ? "start.sharers" : "start.viewers", "the name '\(person)' is used twice")
+        for (index, person) in (sharers.map(\.name) + viewers.map(\.name)).enumerated()
+        where !seen.insert(person).inserted {
+            throw reader.error(
+                index < sharers.count ? "start.sharers" : "start.viewers", "the name '\(person)' is used twice")
         }
         let start = Scenario.Start(server: server, browser: browser, sharers: sharers, viewers: viewers)
         let sharerNames = sharers.map(\.name), viewerNames = viewers.map(\.name)
@@ -144,52 +164,81 @@ public enum ScenarioParser {
         for (index, value) in faultList.enumerated() {
             let path = "faults[\(index)]"
             let object = try reader.object(value, path)
-            try reader.only(object, path, ["kind", "at", "for", "every", "target", "screenOf", "rateKbit", "lossPercent"])
+            try reader.only(
+                object, path, ["kind", "at", "for", "every", "target", "screenOf", "rateKbit", "lossPercent"])
             let kindName = try reader.string(object["kind"], "\(path).kind")
             guard let kind = Scenario.FaultKind(rawValue: kindName) else {
-                throw reader.error("\(path).kind", "unknown fault '\(kindName)' (known: \(Scenario.FaultKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw reader.error(
+                    "\(path).kind",
+                    "unknown fault '\(kindName)' (known: \(Scenario.FaultKind.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             let at = try reader.number(object["at"], "\(path).at")
             guard at >= 0, at < duration else {
-                throw reader.error("\(path).at", "\(Scenario.Expectation.number(at)) s is outside the scenario (0 to \(Scenario.Expectation.number(duration)) s)")
+                throw reader.error(
+                    "\(path).at",
+                    "\(Scenario.Expectation.number(at)) s is outside the scenario (0 to \(Scenario.Expectation.number(duration)) s)"
+                )
             }
             let lasting = try object["for"].map { try reader.number($0, "\(path).for") }
             if let lasting, lasting <= 0 { throw reader.error("\(path).for", "must be more than 0 s") }
             let every = try object["every"].map { try reader.number($0, "\(path).every") }
             if let every, every <= (lasting ?? 0) || every <= 0 {
-                throw reader.error("\(path).every", "must be longer than the fault lasts (\(Scenario.Expectation.number(lasting ?? 0)) s)")
+                throw reader.error(
+                    "\(path).every",
+                    "must be longer than the fault lasts (\(Scenario.Expectation.number(lasting ?? 0)) s)")
             }
             let target = try reader.string(object["target"], "\(path).target")
             var fault = Scenario.Fault(kind: kind, at: at, duration: lasting, every: every, target: target)
             switch kind {
             case .captureStall, .encoderStall, .reshare, .cameraUnplug, .cameraSilent:
                 guard let sharer = sharers.first(where: { $0.name == target }) else {
-                    throw reader.error("\(path).target", "a \(kind.rawValue) happens to a sharer (\(sharerNames.joined(separator: ", "))), not '\(target)'")
+                    throw reader.error(
+                        "\(path).target",
+                        "a \(kind.rawValue) happens to a sharer (\(sharerNames.joined(separator: ", "))), not '\(target)'"
+                    )
                 }
                 if kind == .cameraUnplug || kind == .cameraSilent, sharer.camera == nil, sharer.source != "camera" {
-                    throw reader.error("\(path).target", "\(target) has no camera (give the sharer \"camera\": \"synthetic\" or \"vivid\")")
+                    throw reader.error(
+                        "\(path).target",
+                        "\(target) has no camera (give the sharer \"camera\": \"synthetic\" or \"vivid\")")
                 }
             case .decoderWedge, .decoderWedgeSticky:
                 guard viewerNames.contains(target) else {
-                    throw reader.error("\(path).target", "a \(kind.rawValue) happens to a viewer (\(viewerNames.joined(separator: ", ").nonEmpty ?? "none")), not '\(target)'")
+                    throw reader.error(
+                        "\(path).target",
+                        "a \(kind.rawValue) happens to a viewer (\(viewerNames.joined(separator: ", ").nonEmpty ?? "none")), not '\(target)'"
+                    )
                 }
                 if let screenOf = object["screenOf"] {
                     let owner = try reader.string(screenOf, "\(path).screenOf")
-                    guard sharerNames.contains(owner) else { throw reader.error("\(path).screenOf", "'\(owner)' is not a sharer") }
+                    guard sharerNames.contains(owner) else {
+                        throw reader.error("\(path).screenOf", "'\(owner)' is not a sharer")
+                    }
                     fault.screenOf = owner
                 } else {
-                    guard sharers.count == 1 else { throw reader.error(path, "with several sharers, say whose screen with \"screenOf\"") }
+                    guard sharers.count == 1 else {
+                        throw reader.error(path, "with several sharers, say whose screen with \"screenOf\"")
+                    }
                     fault.screenOf = sharers[0].name
                 }
             case .link:
-                guard seen.contains(target) else { throw reader.error("\(path).target", "'\(target)' is not in the scenario") }
-                fault.rateKbit = try object["rateKbit"].map { try reader.number($0, "\(path).rateKbit") }.map { Int($0) }
+                guard seen.contains(target) else {
+                    throw reader.error("\(path).target", "'\(target)' is not in the scenario")
+                }
+                fault.rateKbit = try object["rateKbit"].map { try reader.number($0, "\(path).rateKbit") }.map {
+                    Int($0)
+                }
                 fault.lossPercent = try object["lossPercent"].map { try reader.number($0, "\(path).lossPercent") }
                 guard fault.rateKbit != nil || fault.lossPercent != nil else {
                     throw reader.error(path, "a link fault needs rateKbit, lossPercent or both")
                 }
-                if let rate = fault.rateKbit, rate < 8 { throw reader.error("\(path).rateKbit", "at least 8 kbit/s, not \(rate)") }
-                if let loss = fault.lossPercent, !(0...100).contains(loss) { throw reader.error("\(path).lossPercent", "0 to 100, not \(loss)") }
+                if let rate = fault.rateKbit, rate < 8 {
+                    throw reader.error("\(path).rateKbit", "at least 8 kbit/s, not \(rate)")
+                }
+                if let loss = fault.lossPercent, !(0...100).contains(loss) {
+                    throw reader.error("\(path).lossPercent", "0 to 100, not \(loss)")
+                }
             }
             if kind != .link {
                 for key in ["rateKbit", "lossPercent"] where object[key] != nil {
@@ -209,11 +258,18 @@ public enum ScenarioParser {
         for (index, value) in expectList.enumerated() {
             let path = "expect[\(index)]"
             let object = try reader.object(value, path)
-            try reader.only(object, path, ["kind", "viewer", "sharer", "fault", "within", "rung", "text", "fps", "settle",
-                                           "width", "height", "seconds"])
+            try reader.only(
+                object, path,
+                [
+                    "kind", "viewer", "sharer", "fault", "within", "rung", "text", "fps", "settle",
+                    "width", "height", "seconds"
+                ])
             let kindName = try reader.string(object["kind"], "\(path).kind")
             guard let kind = Scenario.ExpectationKind(rawValue: kindName) else {
-                throw reader.error("\(path).kind", "unknown expectation '\(kindName)' (known: \(Scenario.ExpectationKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw reader.error(
+                    "\(path).kind",
+                    "unknown expectation '\(kindName)' (known: \(Scenario.ExpectationKind.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             var expectation = Scenario.Expectation(kind: kind)
             expectation.viewer = try object["viewer"].map { try reader.string($0, "\(path).viewer") }
@@ -229,15 +285,21 @@ public enum ScenarioParser {
             if let fault = object["fault"] {
                 let number = try reader.number(fault, "\(path).fault")
                 guard number == number.rounded(), number >= 0, Int(number) < faults.count else {
-                    throw reader.error("\(path).fault", "names fault \(Scenario.Expectation.number(number)), but the faults are 0 to \(faults.count - 1)")
+                    throw reader.error(
+                        "\(path).fault",
+                        "names fault \(Scenario.Expectation.number(number)), but the faults are 0 to \(faults.count - 1)"
+                    )
                 }
                 expectation.fault = Int(number)
             }
             if let viewer = expectation.viewer, !viewerNames.contains(viewer) {
-                throw reader.error("\(path).viewer", "'\(viewer)' is not a viewer (\(viewerNames.joined(separator: ", ").nonEmpty ?? "none"))")
+                throw reader.error(
+                    "\(path).viewer",
+                    "'\(viewer)' is not a viewer (\(viewerNames.joined(separator: ", ").nonEmpty ?? "none"))")
             }
             if let sharer = expectation.sharer, !sharerNames.contains(sharer) {
-                throw reader.error("\(path).sharer", "'\(sharer)' is not a sharer (\(sharerNames.joined(separator: ", ")))")
+                throw reader.error(
+                    "\(path).sharer", "'\(sharer)' is not a sharer (\(sharerNames.joined(separator: ", ")))")
             }
             func need(_ present: Bool, _ field: String) throws {
                 if !present { throw reader.error(path, "a \(kind.rawValue) expectation needs \"\(field)\"") }
@@ -268,13 +330,17 @@ public enum ScenarioParser {
                 guard within > 0 else { throw reader.error("\(path).within", "must be more than 0 s") }
                 let from = expectation.fault.map { faults[$0].at } ?? 0
                 if from + within > duration {
-                    throw reader.error("\(path).within", "\(Scenario.Expectation.number(from + within)) s is past the scenario's end (\(Scenario.Expectation.number(duration)) s): it could not be judged")
+                    throw reader.error(
+                        "\(path).within",
+                        "\(Scenario.Expectation.number(from + within)) s is past the scenario's end (\(Scenario.Expectation.number(duration)) s): it could not be judged"
+                    )
                 }
             }
             expectations.append(expectation)
         }
-        return Scenario(name: name, summary: summary, duration: duration, parameters: parameters, start: start,
-                        faults: faults, expect: expectations)
+        return Scenario(
+            name: name, summary: summary, duration: duration, parameters: parameters, start: start,
+            faults: faults, expect: expectations)
     }
 
     static func jsonProblem(_ error: Error) -> String {
@@ -290,7 +356,9 @@ public enum ScenarioParser {
         let file: String
         var parameters: [String: Double] = [:]
 
-        func error(_ path: String, _ reason: String) -> ScenarioError { ScenarioError(file: file, path: path, reason: reason) }
+        func error(_ path: String, _ reason: String) -> ScenarioError {
+            ScenarioError(file: file, path: path, reason: reason)
+        }
 
         func object(_ value: Any?, _ path: String) throws -> [String: Any] {
             guard let value else { throw error(path, "missing") }
@@ -329,7 +397,9 @@ public enum ScenarioParser {
 
         func plainNumber(_ value: Any?, _ path: String) throws -> Double {
             guard let value else { throw error(path, "missing") }
-            guard !(value is String), let number = (value as? Double) ?? (value as? Int).map(Double.init), number.isFinite else {
+            guard !(value is String), let number = (value as? Double) ?? (value as? Int).map(Double.init),
+                number.isFinite
+            else {
                 throw error(path, "should be a number")
             }
             return number
@@ -341,7 +411,9 @@ public enum ScenarioParser {
                 throw error(path, "missing (one of: \(choices.joined(separator: ", ")))")
             }
             let text = try string(value, path)
-            guard choices.contains(text) else { throw error(path, "'\(text)' is not one of: \(choices.joined(separator: ", "))") }
+            guard choices.contains(text) else {
+                throw error(path, "'\(text)' is not one of: \(choices.joined(separator: ", "))")
+            }
             return text
         }
 
@@ -355,7 +427,9 @@ public enum ScenarioParser {
 
         func only(_ object: [String: Any], _ path: String, _ known: [String]) throws {
             for key in object.keys.sorted() where !known.contains(key) {
-                throw error(path.isEmpty ? key : "\(path).\(key)", "unknown field (known here: \(known.joined(separator: ", ")))")
+                throw error(
+                    path.isEmpty ? key : "\(path).\(key)",
+                    "unknown field (known here: \(known.joined(separator: ", ")))")
             }
         }
     }

@@ -27,12 +27,18 @@ final class ScenarioProcess {
             pending.withLock { $0.append(ScenarioRecord.Line(t: t, text: text)) }
         }
 
-        func take() -> [ScenarioRecord.Line] { pending.withLock { p in defer { p = [] }; return p } }
+        func take() -> [ScenarioRecord.Line] {
+            pending.withLock { p in
+                defer { p = [] }; return p
+            }
+        }
     }
 
     /// `environment` is added to this process's own (a room link goes there, out of `ps` and the log).
-    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], log: String,
-         clock: @escaping @Sendable () -> Double) {
+    init(
+        name: String, executable: String, arguments: [String], environment: [String: String] = [:], log: String,
+        clock: @escaping @Sendable () -> Double
+    ) {
         self.name = name
         lines = Lines(clock: clock)
         process.executableURL = URL(fileURLWithPath: executable)

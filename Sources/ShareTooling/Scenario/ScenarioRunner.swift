@@ -54,7 +54,6 @@ package final class ScenarioRunner {
 
     var now: Double { (ContinuousClock.now - started).inSeconds }
 
-
     package struct Outcome: Sendable {
         package var verdicts: [ScenarioVerdict]
         package var interrupted: Bool
@@ -88,26 +87,34 @@ package final class ScenarioRunner {
         var invite: String?
         if scenario.start.server {
             let port = try Self.freePort()
-            let server = try launch("server", setup.executable,
-                                    ["serve", "--listen", "127.0.0.1:\(port)", "--room", scenario.name], stats: nil)
+            let server = try launch(
+                "server", setup.executable,
+                ["serve", "--listen", "127.0.0.1:\(port)", "--room", scenario.name], stats: nil)
             invite = try waitForInvite(server)
             event("room server on port \(port): \(redactedURL(invite!))")
         }
         guard let invite else { throw Failure(description: "a scenario without \"server\": true has nowhere to meet") }
         for sharer in scenario.start.sharers {
             guard sharer.source == "synthetic" else {
-                throw Failure(description: "\(sharer.name): a room share takes only the synthetic screen for now, not '\(sharer.source)'")
+                throw Failure(
+                    description:
+                        "\(sharer.name): a room share takes only the synthetic screen for now, not '\(sharer.source)'")
             }
-            guard sharer.fps <= 30 else { throw Failure(description: "\(sharer.name): a room share goes up to 30 fps, not \(sharer.fps)") }
-            var arguments = ["share", "--name", sharer.name, "--size", "\(sharer.width)x\(sharer.height)",
-                             "--fps", "\(sharer.fps)", "--codec", sharer.codec, "--audio", "none"]
+            guard sharer.fps <= 30 else {
+                throw Failure(description: "\(sharer.name): a room share goes up to 30 fps, not \(sharer.fps)")
+            }
+            var arguments = [
+                "share", "--name", sharer.name, "--size", "\(sharer.width)x\(sharer.height)",
+                "--fps", "\(sharer.fps)", "--codec", sharer.codec, "--audio", "none"
+            ]
             if let camera = cameraArgument(for: sharer) { arguments += ["--camera", camera] }
             _ = try launch(sharer.name, setup.executable, arguments, room: invite, stats: .sharer)
         }
         for viewer in scenario.start.viewers {
             switch viewer.kind {
             case "builtin":
-                _ = try launch(viewer.name, setup.executable, ["watch", "--name", viewer.name], room: invite, stats: .viewer)
+                _ = try launch(
+                    viewer.name, setup.executable, ["watch", "--name", viewer.name], room: invite, stats: .viewer)
             default:
                 try startBrowser(viewer, invite: invite)
             }
@@ -116,8 +123,10 @@ package final class ScenarioRunner {
 
     /// `room`, the invite link with its token, goes to the child as SHARECTL_ROOM_URL: not on its
     /// command line, where `ps` and the process's log would show it.
-    private func launch(_ name: String, _ executable: String, _ arguments: [String], room: String? = nil,
-                        stats role: Role?) throws -> ScenarioProcess {
+    private func launch(
+        _ name: String, _ executable: String, _ arguments: [String], room: String? = nil,
+        stats role: Role?
+    ) throws -> ScenarioProcess {
         var arguments = arguments
         if let role {
             let path = "\(setup.directory)/\(name).jsonl"
@@ -127,9 +136,10 @@ package final class ScenarioRunner {
             stats.append((name, role, StatsFollower(path: path)))
         }
         let started = self.started
-        let process = ScenarioProcess(name: name, executable: executable, arguments: arguments,
-                                      environment: room.map { ["SHARECTL_ROOM_URL": $0] } ?? [:], log: "\(setup.directory)/\(name).log",
-                                      clock: { (ContinuousClock.now - started).inSeconds })
+        let process = ScenarioProcess(
+            name: name, executable: executable, arguments: arguments,
+            environment: room.map { ["SHARECTL_ROOM_URL": $0] } ?? [:], log: "\(setup.directory)/\(name).log",
+            clock: { (ContinuousClock.now - started).inSeconds })
         do {
             try process.start()
         } catch {
@@ -137,7 +147,9 @@ package final class ScenarioRunner {
         }
         processes.append(process)
         byName[name] = process
-        event("started \(name): \(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.first ?? "") (pid \(process.pid))")
+        event(
+            "started \(name): \(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.first ?? "") (pid \(process.pid))"
+        )
         return process
     }
 
@@ -148,7 +160,12 @@ package final class ScenarioRunner {
                 record.lines["server", default: []].append(line)
                 if line.text.hasPrefix("Room: ") { return String(line.text.dropFirst(6)) }
             }
-            if let status = server.exitStatus { throw Failure(description: "the room server exited (status \(status)) before saying its link; see \(setup.directory)/server.log") }
+            if let status = server.exitStatus {
+                throw Failure(
+                    description:
+                        "the room server exited (status \(status)) before saying its link; see \(setup.directory)/server.log"
+                )
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw Failure(description: "the room server printed no 'Room: URL' line within 20 s")
@@ -167,7 +184,9 @@ package final class ScenarioRunner {
                 switch fault.kind {
                 case .cameraUnplug:
                     script.append("die=\(t)")
-                    if let lasting = fault.duration { script.append("back=\(ScenarioJudge.tenths(max(0, at + lasting - offset)))") }
+                    if let lasting = fault.duration {
+                        script.append("back=\(ScenarioJudge.tenths(max(0, at + lasting - offset)))")
+                    }
                 case .cameraSilent:
                     script.append("stall=\(t)" + (fault.duration.map { "+\(ScenarioJudge.tenths($0))" } ?? ""))
                 default: break
@@ -195,12 +214,15 @@ package final class ScenarioRunner {
         let profile = "\(setup.directory)/\(viewer.name).profile"
         try? FileManager.default.removeItem(atPath: profile)
         browserStartedAt = now
-        _ = try launch(viewer.name, "/usr/bin/env",
-                       [setup.chromium, "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
-                        "--user-data-dir=\(profile)", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-                        "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
-                        "--disable-background-timer-throttling", "--disable-renderer-backgrounding", invite + query],
-                       stats: nil)
+        _ = try launch(
+            viewer.name, "/usr/bin/env",
+            [
+                setup.chromium, "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
+                "--user-data-dir=\(profile)", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
+                "--disable-background-timer-throttling", "--disable-renderer-backgrounding", invite + query
+            ],
+            stats: nil)
     }
 
     // MARK: Following
@@ -286,7 +308,9 @@ package final class ScenarioRunner {
                     byName[fault.target]?.send("fault clear")
                     event("fault \(index) ends: 'fault clear' to \(fault.target)")
                 } else {
-                    event("fault \(index) would end now, but a browser's fault from its page address lasts until a rebuild")
+                    event(
+                        "fault \(index) would end now, but a browser's fault from its page address lasts until a rebuild"
+                    )
                 }
             case .link:
                 unshapeLink()
@@ -310,27 +334,37 @@ package final class ScenarioRunner {
     // MARK: The link
 
     private func linkWords(_ fault: Scenario.Fault) -> String {
-        [fault.rateKbit.map { "\($0) kbit/s (tc tbf)" }, fault.lossPercent.map { "\(ScenarioJudge.tenths($0))% loss (nftables)" }]
-            .compactMap { $0 }.joined(separator: ", ")
+        [
+            fault.rateKbit.map { "\($0) kbit/s (tc tbf)" },
+            fault.lossPercent.map { "\(ScenarioJudge.tenths($0))% loss (nftables)" }
+        ]
+        .compactMap { $0 }.joined(separator: ", ")
     }
 
     private func shapeLink(_ fault: Scenario.Fault) throws {
         guard setup.mayShapeLink else {
-            throw Failure(description: "a link fault needs a network namespace of its own (run as root: the runner enters one)")
+            throw Failure(
+                description: "a link fault needs a network namespace of its own (run as root: the runner enters one)")
         }
         linkShaped = true
         if let rate = fault.rateKbit {
-            try Self.command(["tc", "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "\(rate)kbit", "burst", "32kbit",
-                              "latency", "50ms"])
+            try Self.command([
+                "tc", "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "\(rate)kbit", "burst", "32kbit",
+                "latency", "50ms"
+            ])
         }
         if let loss = fault.lossPercent {
             try Self.command(["nft", "add", "table", "inet", "sharectl_scenario"])
             // On the way in: the sender's sendmsg succeeds and the datagram vanishes, as on a lossy
             // path (dropped on the way out, the sender would see EPERM instead).
-            try Self.command(["nft", "add", "chain", "inet", "sharectl_scenario", "in",
-                              "{ type filter hook input priority 0; }"])
-            try Self.command(["nft", "add", "rule", "inet", "sharectl_scenario", "in", "meta", "l4proto", "udp", "numgen",
-                              "random", "mod", "100", "<", "\(Int(loss.rounded()))", "drop"])
+            try Self.command([
+                "nft", "add", "chain", "inet", "sharectl_scenario", "in",
+                "{ type filter hook input priority 0; }"
+            ])
+            try Self.command([
+                "nft", "add", "rule", "inet", "sharectl_scenario", "in", "meta", "l4proto", "udp", "numgen",
+                "random", "mod", "100", "<", "\(Int(loss.rounded()))", "drop"
+            ])
         }
     }
 
@@ -344,7 +378,9 @@ package final class ScenarioRunner {
     /// Runs a short command (tc, nft) to its end: spawned and waited for directly, its errors
     /// read from a file, so it depends on nothing but the kernel.
     static func command(_ words: [String], quiet: Bool = false) throws {
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-scenario-\(getpid())-\(words[0]).err").path
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sharectl-scenario-\(getpid())-\(words[0]).err"
+        ).path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -354,14 +390,18 @@ package final class ScenarioRunner {
         defer { for argument in arguments { free(argument) } }
         var pid: pid_t = 0
         let spawned = posix_spawnp(&pid, words[0], &actions, nil, &arguments, environ)
-        guard spawned == 0 else { throw Failure(description: "could not run \(words[0]): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw Failure(description: "could not run \(words[0]): \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: errors)
         let exited = status & 0x7f == 0 && (status >> 8) & 0xff == 0
         if !exited, !quiet {
-            throw Failure(description: "\(words.joined(separator: " ")) failed: \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw Failure(
+                description:
+                    "\(words.joined(separator: " ")) failed: \(said.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 
@@ -372,7 +412,9 @@ package final class ScenarioRunner {
         for process in processes {
             for line in process.takeLines() {
                 record.lines[process.name, default: []].append(line)
-                if line.text.hasPrefix("Notice: ") { notice(line.text.dropFirst(8).description, by: process.name, at: line.t) }
+                if line.text.hasPrefix("Notice: ") {
+                    notice(line.text.dropFirst(8).description, by: process.name, at: line.t)
+                }
                 // The camera director's steps, as a share prints them.
                 if line.text.hasPrefix("Camera: ") { event("\(process.name): \(line.text)", at: line.t) }
             }
@@ -387,7 +429,9 @@ package final class ScenarioRunner {
                 }
             }
             if unreadBefore == 0, follower.unread > 0 {
-                event("\(name): a --stats-json line that is not a call line was passed over (\(follower.firstUnread ?? "?"))", at: t)
+                event(
+                    "\(name): a --stats-json line that is not a call line was passed over (\(follower.firstUnread ?? "?"))",
+                    at: t)
             }
         }
     }
@@ -395,15 +439,20 @@ package final class ScenarioRunner {
     private func readViewer(_ viewer: String, _ line: CallStatsLine, t: Double) {
         for peer in line.peers {
             let screen = peer.screen
-            let sample = ScenarioRecord.ViewSample(t: t, framesDecoded: screen?.framesDecoded,
-                                                   width: screen?.width ?? 0, height: screen?.height ?? 0)
+            let sample = ScenarioRecord.ViewSample(
+                t: t, framesDecoded: screen?.framesDecoded,
+                width: screen?.width ?? 0, height: screen?.height ?? 0)
             addScreen(viewer: viewer, sharer: peer.name, sample)
             // The first built-in viewer's view of a sharer's camera stands for that camera.
             if scenario.start.sharers.contains(where: { $0.name == peer.name }),
-               viewer == scenario.start.viewers.first(where: { $0.kind == "builtin" })?.name {
+                viewer == scenario.start.viewers.first(where: { $0.kind == "builtin" })?.name
+            {
                 let camera = peer.camera
-                addCamera(peer.name, ScenarioRecord.ViewSample(t: t, framesDecoded: camera?.framesDecoded,
-                                                               width: camera?.width ?? 0, height: camera?.height ?? 0))
+                addCamera(
+                    peer.name,
+                    ScenarioRecord.ViewSample(
+                        t: t, framesDecoded: camera?.framesDecoded,
+                        width: camera?.width ?? 0, height: camera?.height ?? 0))
             }
         }
     }
@@ -413,8 +462,9 @@ package final class ScenarioRunner {
         if let watchdog = line.watchdog {
             var steps = watchdog.recent
             if let last = watchdog.lastStep, !steps.contains(where: { $0.number == last.number }) { steps.append(last) }
-            record.watchdog[sharer, default: []].append(ScenarioRecord.WatchdogSample(
-                t: t, rung: watchdog.rung, steps: steps, notices: watchdog.notices))
+            record.watchdog[sharer, default: []].append(
+                ScenarioRecord.WatchdogSample(
+                    t: t, rung: watchdog.rung, steps: steps, notices: watchdog.notices))
             for step in steps where shownSteps[sharer, default: []].insert(step.number).inserted {
                 let subject = step.subject.map { id in names[id].map { " \(id) (\($0))" } ?? " \(id)" } ?? ""
                 event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(subject) — \(step.reason)", at: t)
@@ -422,7 +472,8 @@ package final class ScenarioRunner {
             for text in watchdog.notices { notice(text, by: sharer, at: t) }
         }
         // A browser viewer is seen through what it reports to the sharer.
-        for peer in line.peers where scenario.start.viewers.contains(where: { $0.name == peer.name && $0.kind == "browser" }) {
+        for peer in line.peers
+        where scenario.start.viewers.contains(where: { $0.name == peer.name && $0.kind == "browser" }) {
             let frames = peer.report?.framesDecoded ?? peer.theirView?.screenFramesDecoded
             addScreen(viewer: peer.name, sharer: sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: frames))
         }
@@ -453,8 +504,10 @@ package final class ScenarioRunner {
 
     /// Says when a view starts, stands still (under 2 fps: a stalled capture still repeats its
     /// last frame once a second) and moves again.
-    private func followMotion(_ key: String, _ what: String, _ previous: ScenarioRecord.ViewSample?,
-                              _ sample: ScenarioRecord.ViewSample) {
+    private func followMotion(
+        _ key: String, _ what: String, _ previous: ScenarioRecord.ViewSample?,
+        _ sample: ScenarioRecord.ViewSample
+    ) {
         guard let previous, let rate = ScenarioJudge.rate(from: previous, to: sample) else { return }
         let moving = rate >= 2
         let size = sample.width > 0 ? " at \(sample.width)×\(sample.height)" : ""
@@ -501,7 +554,9 @@ package final class ScenarioRunner {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw Failure(description: "could not find a free port on 127.0.0.1: errno \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))

@@ -40,8 +40,10 @@ public final class RoomSocket: Sendable {
 
     /// Opens the WebSocket; throws a readable reason when the server cannot be reached, refuses
     /// the upgrade (403 for a wrong room or token), or `timeout` passes.
-    public static func connect(loop: GLibLoop, url: String, timeout: Duration = .seconds(5),
-                               logger: Logger = .disabled) async throws -> RoomSocket {
+    public static func connect(
+        loop: GLibLoop, url: String, timeout: Duration = .seconds(5),
+        logger: Logger = .disabled
+    ) async throws -> RoomSocket {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let bound = LoopConfined(SocketState(url: url, continuation: continuation, logger: logger), on: loop)
         let outcome = ConnectOutcome()
@@ -49,7 +51,9 @@ public final class RoomSocket: Sendable {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
                 outcome.install(waiter)
                 let timer = DeadlineTimer(after: .milliseconds(Int(timeout.inMilliseconds))) {
-                    if outcome.finish(.failure(Failure(description: "\(redactedURL(url)): no WebSocket within \(timeout)"))) {
+                    if outcome.finish(
+                        .failure(Failure(description: "\(redactedURL(url)): no WebSocket within \(timeout)")))
+                    {
                         bound.invoke { $0.close(code: 1001) }
                     }
                 }
@@ -77,7 +81,9 @@ public final class RoomSocket: Sendable {
 /// The once-only result of a connect attempt, raced by libsoup's callback, the deadline and
 /// cancellation.
 final class ConnectOutcome: Sendable {
-    private let state = Mutex<(waiter: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?, timer: DeadlineTimer?)>((nil, nil, nil))
+    private let state = Mutex<
+        (waiter: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?, timer: DeadlineTimer?)
+    >((nil, nil, nil))
 
     func install(_ waiter: CheckedContinuation<Void, any Error>) {
         let early = state.withLock { s -> Result<Void, any Error>? in
@@ -101,7 +107,8 @@ final class ConnectOutcome: Sendable {
 
     @discardableResult
     func finish(_ result: Result<Void, any Error>) -> Bool {
-        let (waiter, timer, first) = state.withLock { s -> (CheckedContinuation<Void, any Error>?, DeadlineTimer?, Bool) in
+        let (waiter, timer, first) = state.withLock {
+            s -> (CheckedContinuation<Void, any Error>?, DeadlineTimer?, Bool) in
             guard s.result == nil else { return (nil, nil, false) }
             s.result = result
             defer { s.waiter = nil; s.timer = nil }
@@ -164,9 +171,11 @@ final class SocketState {
         let cancellable = Cancellable()
         self.cancellable = cancellable
         selfReference = self
-        soup_session_websocket_connect_async(session, made, nil, nil, G_PRIORITY_DEFAULT, cancellable.pointer, { _, result, data in
-            SocketState.from(callbackUserData: data).connected(result)
-        }, userData)
+        soup_session_websocket_connect_async(
+            session, made, nil, nil, G_PRIORITY_DEFAULT, cancellable.pointer,
+            { _, result, data in
+                SocketState.from(callbackUserData: data).connected(result)
+            }, userData)
     }
 
     private func connected(_ result: OpaquePointer?) {
@@ -177,7 +186,8 @@ final class SocketState {
             let reason = String(cString: error.pointee.message)
             g_error_free(error)
             let shown = redactedURL(url)
-            let text = status >= 300 ? "\(shown): the server refused the WebSocket (HTTP \(status))" : "\(shown): \(reason)"
+            let text =
+                status >= 300 ? "\(shown): the server refused the WebSocket (HTTP \(status))" : "\(shown): \(reason)"
             outcome?.finish(.failure(RoomSocket.Failure(description: text)))
             end(nil)
             return
@@ -194,15 +204,20 @@ final class SocketState {
         }
         soup_websocket_connection_set_max_incoming_payload_size(made, guint64(Self.maxIncoming))
         soup_websocket_connection_set_keepalive_interval(made, 2)
-        let onMessage: @convention(c) (UnsafeMutableRawPointer?, Int32, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
-            _, type, bytes, data in
-            SocketState.from(callbackUserData: data).received(type: type, bytes: bytes)
-        }
+        let onMessage:
+            @convention(c) (UnsafeMutableRawPointer?, Int32, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
+                _, type, bytes, data in
+                SocketState.from(callbackUserData: data).received(type: type, bytes: bytes)
+            }
         let onClosed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
             SocketState.from(callbackUserData: data).closedBySoup()
         }
-        g_signal_connect_data(UnsafeMutableRawPointer(made), "message", unsafeBitCast(onMessage, to: GCallback.self), userData, nil, GConnectFlags(rawValue: 0))
-        g_signal_connect_data(UnsafeMutableRawPointer(made), "closed", unsafeBitCast(onClosed, to: GCallback.self), userData, nil, GConnectFlags(rawValue: 0))
+        g_signal_connect_data(
+            UnsafeMutableRawPointer(made), "message", unsafeBitCast(onMessage, to: GCallback.self), userData, nil,
+            GConnectFlags(rawValue: 0))
+        g_signal_connect_data(
+            UnsafeMutableRawPointer(made), "closed", unsafeBitCast(onClosed, to: GCallback.self), userData, nil,
+            GConnectFlags(rawValue: 0))
     }
 
     private func received(type: Int32, bytes: OpaquePointer?) {
@@ -245,7 +260,8 @@ final class SocketState {
         guard !ended else { return }
         ended = true
         if let connection {
-            g_signal_handlers_disconnect_matched(UnsafeMutableRawPointer(connection), G_SIGNAL_MATCH_DATA, 0, 0, nil, nil, userData)
+            g_signal_handlers_disconnect_matched(
+                UnsafeMutableRawPointer(connection), G_SIGNAL_MATCH_DATA, 0, 0, nil, nil, userData)
         }
         continuation.yield(.closed(reason ?? "not connected"))
         continuation.finish()

@@ -37,8 +37,10 @@ public final class LibavH264Encoder {
         /// The DRM render node for VA-API.
         public var device: String
 
-        public init(backend: Backend, width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
-                    keyframeInterval: Int = 300, device: String = "/dev/dri/renderD128") {
+        public init(
+            backend: Backend, width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
+            keyframeInterval: Int = 300, device: String = "/dev/dri/renderD128"
+        ) {
             self.backend = backend
             self.width = width
             self.height = height
@@ -70,7 +72,8 @@ public final class LibavH264Encoder {
         if c.backend == .vaapi {
             let made = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_VAAPI, c.device, nil, 0)
             guard made >= 0, device != nil else {
-                throw EncoderError(codec: c.backend.rawValue, "the VA-API device \(c.device) did not open: \(Self.message(made))")
+                throw EncoderError(
+                    codec: c.backend.rawValue, "the VA-API device \(c.device) did not open: \(Self.message(made))")
             }
         }
         let context: UnsafeMutablePointer<AVCodecContext>
@@ -104,12 +107,16 @@ public final class LibavH264Encoder {
         av_buffer_unref(&device)
     }
 
-    private static func open(_ c: Configuration, bitrate: Int,
-                             device: UnsafeMutablePointer<AVBufferRef>?) throws(EncoderError) -> UnsafeMutablePointer<AVCodecContext> {
+    private static func open(
+        _ c: Configuration, bitrate: Int,
+        device: UnsafeMutablePointer<AVBufferRef>?
+    ) throws(EncoderError) -> UnsafeMutablePointer<AVCodecContext> {
         guard let codec = avcodec_find_encoder_by_name(c.backend.rawValue) else {
             throw EncoderError(codec: c.backend.rawValue, "this libavcodec has no \(c.backend.rawValue) encoder")
         }
-        guard let context = avcodec_alloc_context3(codec) else { throw EncoderError(codec: c.backend.rawValue, "out of memory") }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw EncoderError(codec: c.backend.rawValue, "out of memory")
+        }
         var doomed: UnsafeMutablePointer<AVCodecContext>? = context
         context.pointee.width = Int32(c.width)
         context.pointee.height = Int32(c.height)
@@ -129,8 +136,10 @@ public final class LibavH264Encoder {
             options = [("preset", "veryfast"), ("tune", "zerolatency"), ("profile", "baseline"), ("forced-idr", "1")]
         case .nvenc:
             context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-            options = [("preset", "p1"), ("tune", "ull"), ("zerolatency", "1"), ("profile", "baseline"), ("rc", "cbr"),
-                       ("forced-idr", "1")]
+            options = [
+                ("preset", "p1"), ("tune", "ull"), ("zerolatency", "1"), ("profile", "baseline"), ("rc", "cbr"),
+                ("forced-idr", "1")
+            ]
         case .vaapi:
             context.pointee.pix_fmt = AV_PIX_FMT_VAAPI
             options = [("rc_mode", "CBR")]
@@ -177,7 +186,8 @@ public final class LibavH264Encoder {
 
     public func setRate(bitrate: Int, frameRate: Int) throws(EncoderError) {
         guard bitrate >= 1000, frameRate >= 1 else {
-            throw EncoderError(codec: configuration.backend.rawValue, "bitrate \(bitrate) or frame rate \(frameRate) too low")
+            throw EncoderError(
+                codec: configuration.backend.rawValue, "bitrate \(bitrate) or frame rate \(frameRate) too low")
         }
         let rate = min(frameRate, configuration.frameRate)
         guard bitrate != configuration.bitrate || rate != actualFrameRate else { return }
@@ -203,8 +213,10 @@ public final class LibavH264Encoder {
     public func encode(_ picture: I420Frame, timestamp90kHz: Int64) throws(EncoderError) -> EncodedFrame? {
         let name = configuration.backend.rawValue
         guard picture.width == configuration.width, picture.height == configuration.height else {
-            throw EncoderError(codec: name, "frame is \(picture.width)×\(picture.height), encoder is "
-                + "\(configuration.width)×\(configuration.height)")
+            throw EncoderError(
+                codec: name,
+                "frame is \(picture.width)×\(picture.height), encoder is "
+                    + "\(configuration.width)×\(configuration.height)")
         }
         av_frame_unref(frame)
         frame.pointee.width = Int32(picture.width)
@@ -218,7 +230,8 @@ public final class LibavH264Encoder {
         if configuration.backend == .vaapi {
             upload = av_frame_alloc()
             guard let upload, av_hwframe_get_buffer(context.pointee.hw_frames_ctx, upload, 0) >= 0,
-                  av_hwframe_transfer_data(upload, frame, 0) >= 0 else {
+                av_hwframe_transfer_data(upload, frame, 0) >= 0
+            else {
                 throw EncoderError(codec: name, "uploading the frame to the GPU failed")
             }
             input = upload
@@ -234,8 +247,12 @@ public final class LibavH264Encoder {
         while true {
             let received = avcodec_receive_packet(context, packet)
             if received == -Int32(EAGAIN) || received == Self.endOfFile { break }
-            guard received >= 0 else { throw EncoderError(codec: name, "avcodec_receive_packet failed: \(Self.message(received))") }
-            if let data = packet.pointee.data { bytes += UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)) }
+            guard received >= 0 else {
+                throw EncoderError(codec: name, "avcodec_receive_packet failed: \(Self.message(received))")
+            }
+            if let data = packet.pointee.data {
+                bytes += UnsafeBufferPointer(start: data, count: Int(packet.pointee.size))
+            }
             if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 { isKeyframe = true }
             av_packet_unref(packet)
         }
@@ -249,10 +266,19 @@ public final class LibavH264Encoder {
     private static func copy(_ picture: I420Frame, into frame: UnsafeMutablePointer<AVFrame>, nv12: Bool) {
         let w = picture.width, h = picture.height, cw = picture.chromaWidth, ch = (h + 1) / 2
         func rows(_ source: [UInt8], _ width: Int, _ height: Int, _ plane: Int) {
-            guard let base = withUnsafePointer(to: frame.pointee.data, { $0.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { $0[plane] } }) else { return }
-            let stride = Int(withUnsafePointer(to: frame.pointee.linesize) { $0.withMemoryRebound(to: Int32.self, capacity: 8) { $0[plane] } })
+            guard
+                let base = withUnsafePointer(
+                    to: frame.pointee.data,
+                    { $0.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { $0[plane] } })
+            else { return }
+            let stride = Int(
+                withUnsafePointer(to: frame.pointee.linesize) {
+                    $0.withMemoryRebound(to: Int32.self, capacity: 8) { $0[plane] }
+                })
             source.withUnsafeBufferPointer { src in
-                for row in 0..<height { (base + row * stride).update(from: src.baseAddress! + row * width, count: width) }
+                for row in 0..<height {
+                    (base + row * stride).update(from: src.baseAddress! + row * width, count: width)
+                }
             }
         }
         rows(picture.y, w, h, 0)
@@ -307,10 +333,12 @@ public enum HardwareEncoders {
                 node = nil
             }
             guard hasEncoder else {
-                return Finding(backend: backend, usable: false, reason: "this libavcodec has no \(backend.rawValue) encoder")
+                return Finding(
+                    backend: backend, usable: false, reason: "this libavcodec has no \(backend.rawValue) encoder")
             }
             guard let node else {
-                let missing = backend == .vaapi ? "no render node in \(devices)/dri" : "no NVIDIA device (\(devices)/nvidia0)"
+                let missing =
+                    backend == .vaapi ? "no render node in \(devices)/dri" : "no NVIDIA device (\(devices)/nvidia0)"
                 return Finding(backend: backend, usable: false, reason: missing)
             }
             do {
@@ -319,7 +347,8 @@ public enum HardwareEncoders {
                 _ = try LibavH264Encoder(configuration)
                 return Finding(backend: backend, usable: true, reason: "opened on \(node)")
             } catch {
-                return Finding(backend: backend, usable: false, reason: "\(node) is there but the encoder did not open: \(error)")
+                return Finding(
+                    backend: backend, usable: false, reason: "\(node) is there but the encoder did not open: \(error)")
             }
         }
     }

@@ -25,8 +25,10 @@ public final class VP8Encoder {
         /// Screen content (text, sharp edges, long still stretches) rather than a camera.
         public var screenContent = false
 
-        public init(width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
-                    keyframeInterval: Int = 300, threads: Int = 1, speed: Int = 8) {
+        public init(
+            width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
+            keyframeInterval: Int = 300, threads: Int = 1, speed: Int = 8
+        ) {
             self.width = width
             self.height = height
             self.frameRate = frameRate
@@ -93,7 +95,7 @@ public final class VP8Encoder {
             (VP8E_SET_TOKEN_PARTITIONS, 0),
             (VP8E_SET_MAX_INTRA_BITRATE_PCT, 900),
             // 1: screen content (libwebrtc's choice for screenshare); 0: a camera.
-            (VP8E_SET_SCREEN_CONTENT_MODE, c.screenContent ? 1 : 0),
+            (VP8E_SET_SCREEN_CONTENT_MODE, c.screenContent ? 1 : 0)
         ]
         for (control, value) in controls {
             let result = CShareVPX_control_int(context, Int32(control.rawValue), value)
@@ -124,7 +126,8 @@ public final class VP8Encoder {
         settings.rc_target_bitrate = UInt32(bitrate / 1000)
         let result = vpx_codec_enc_config_set(context, &settings)
         guard result == VPX_CODEC_OK else {
-            throw EncoderError(codec: "vp8", "vpx_codec_enc_config_set refused \(bitrate / 1000) kbit/s: \(Self.message(result))")
+            throw EncoderError(
+                codec: "vp8", "vpx_codec_enc_config_set refused \(bitrate / 1000) kbit/s: \(Self.message(result))")
         }
         configuration.bitrate = bitrate
     }
@@ -138,8 +141,10 @@ public final class VP8Encoder {
     /// produced no frame for it.
     public func encode(_ frame: I420Frame, timestamp90kHz: Int64) throws(EncoderError) -> EncodedFrame? {
         guard frame.width == configuration.width, frame.height == configuration.height else {
-            throw EncoderError(codec: "vp8", "frame is \(frame.width)×\(frame.height), encoder is "
-                + "\(configuration.width)×\(configuration.height)")
+            throw EncoderError(
+                codec: "vp8",
+                "frame is \(frame.width)×\(frame.height), encoder is "
+                    + "\(configuration.width)×\(configuration.height)")
         }
         // The frame lasts until the next; the one before us tells how long frames last now.
         let pts = max(timestamp90kHz, (lastPTS ?? -1) + 1)
@@ -153,8 +158,9 @@ public final class VP8Encoder {
                 v.withUnsafeMutableBufferPointer { vPlane in
                     var image = vpx_image_t()
                     // Wrap the luma plane, then point the chroma planes at their own buffers.
-                    vpx_img_wrap(&image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1,
-                                 yPlane.baseAddress)
+                    vpx_img_wrap(
+                        &image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1,
+                        yPlane.baseAddress)
                     image.planes.1 = uPlane.baseAddress
                     image.planes.2 = vPlane.baseAddress
                     image.stride = (Int32(frame.width), Int32(frame.chromaWidth), Int32(frame.chromaWidth), 0)

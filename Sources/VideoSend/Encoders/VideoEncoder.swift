@@ -49,8 +49,10 @@ public struct VideoEncoderFactory: Sendable {
     /// H.264 through a hardware encoder (libavcodec) instead of x264.
     public var hardware: LibavH264Encoder.Backend?
 
-    public init(codec: VideoCodec, frameRate: Int = 30, threads: Int = 0, content: VideoContent = .screen,
-                hardware: LibavH264Encoder.Backend? = nil) {
+    public init(
+        codec: VideoCodec, frameRate: Int = 30, threads: Int = 0, content: VideoContent = .screen,
+        hardware: LibavH264Encoder.Backend? = nil
+    ) {
         self.codec = codec
         self.frameRate = frameRate
         self.threads = threads
@@ -86,16 +88,23 @@ public struct VideoEncoderFactory: Sendable {
         switch codec {
         case .h264:
             if let hardware {
-                return try LibavH264Encoder(.init(backend: hardware, width: width, height: height, frameRate: frameRate,
-                                                  bitrate: bitrate, keyframeInterval: frameRate * 10))
+                return try LibavH264Encoder(
+                    .init(
+                        backend: hardware, width: width, height: height, frameRate: frameRate,
+                        bitrate: bitrate, keyframeInterval: frameRate * 10))
             }
-            return try X264Encoder(.init(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
-                                         keyframeInterval: frameRate * 10, threads: threadCount))
+            return try X264Encoder(
+                .init(
+                    width: width, height: height, frameRate: frameRate, bitrate: bitrate,
+                    keyframeInterval: frameRate * 10, threads: threadCount))
         case .vp8:
-            let vp8Threads = threads > 0 ? threads
+            let vp8Threads =
+                threads > 0
+                ? threads
                 : Self.vp8Threads(width: width, height: height, cores: ProcessInfo.processInfo.activeProcessorCount)
-            var configuration = VP8Encoder.Configuration(width: width, height: height, frameRate: frameRate, bitrate: bitrate,
-                                                         keyframeInterval: frameRate * 10, threads: vp8Threads)
+            var configuration = VP8Encoder.Configuration(
+                width: width, height: height, frameRate: frameRate, bitrate: bitrate,
+                keyframeInterval: frameRate * 10, threads: vp8Threads)
             configuration.screenContent = content == .screen
             return try VP8Encoder(configuration)
         }
@@ -108,14 +117,17 @@ extension I420Frame {
         guard frame.format == .i420, frame.planes.count == 3 else { return nil }
         let w = frame.width, h = frame.height, cw = (w + 1) / 2, ch = (h + 1) / 2
         func tight(_ plane: Plane, _ width: Int, _ height: Int) -> [UInt8]? {
-            guard plane.stride >= width, height == 0 || (height - 1) * plane.stride + width <= plane.bytes.count else { return nil }
+            guard plane.stride >= width, height == 0 || (height - 1) * plane.stride + width <= plane.bytes.count else {
+                return nil
+            }
             if plane.stride == width { return Array(plane.bytes.prefix(width * height)) }
             var out = [UInt8](); out.reserveCapacity(width * height)
             for row in 0..<height { out += plane.bytes[row * plane.stride..<row * plane.stride + width] }
             return out
         }
         guard let y = tight(frame.planes[0], w, h), let u = tight(frame.planes[1], cw, ch),
-              let v = tight(frame.planes[2], cw, ch) else { return nil }
+            let v = tight(frame.planes[2], cw, ch)
+        else { return nil }
         self.init(width: w, height: h, y: y, u: u, v: v)
     }
 }

@@ -38,8 +38,10 @@ public final class X264Encoder {
         /// the cost of quality on sudden change.
         public var vbvSeconds: Double = 0.5
 
-        public init(width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
-                    profile: Profile = .constrainedBaseline, keyframeInterval: Int = 300, threads: Int = 0) {
+        public init(
+            width: Int, height: Int, frameRate: Int = 30, bitrate: Int = 1_000_000,
+            profile: Profile = .constrainedBaseline, keyframeInterval: Int = 300, threads: Int = 0
+        ) {
             self.width = width
             self.height = height
             self.frameRate = frameRate
@@ -123,7 +125,9 @@ public final class X264Encoder {
         let budget = bitrate * configuration.frameRate / rate
         Self.applyRate(budget, vbvSeconds: configuration.vbvSeconds, to: &param)
         let result = x264_encoder_reconfig(handle, &param)
-        guard result == 0 else { throw EncoderError(codec: "x264", "x264_encoder_reconfig refused \(bitrate / 1000) kbit/s (\(result))") }
+        guard result == 0 else {
+            throw EncoderError(codec: "x264", "x264_encoder_reconfig refused \(bitrate / 1000) kbit/s (\(result))")
+        }
         configuration.bitrate = bitrate
         actualFrameRate = rate
     }
@@ -138,8 +142,10 @@ public final class X264Encoder {
     /// does not do.
     public func encode(_ frame: I420Frame, timestamp90kHz: Int64) throws(EncoderError) -> EncodedFrame? {
         guard frame.width == configuration.width, frame.height == configuration.height else {
-            throw EncoderError(codec: "x264", "frame is \(frame.width)×\(frame.height), encoder is "
-                + "\(configuration.width)×\(configuration.height)")
+            throw EncoderError(
+                codec: "x264",
+                "frame is \(frame.width)×\(frame.height), encoder is "
+                    + "\(configuration.width)×\(configuration.height)")
         }
         var input = x264_picture_t()
         x264_picture_init(&input)
@@ -185,8 +191,10 @@ public final class X264Encoder {
         return frames
     }
 
-    private static func frame(nals: UnsafeMutablePointer<x264_nal_t>?, size: Int32,
-                              output: x264_picture_t) -> EncodedFrame? {
+    private static func frame(
+        nals: UnsafeMutablePointer<x264_nal_t>?, size: Int32,
+        output: x264_picture_t
+    ) -> EncodedFrame? {
         // The NAL payloads of one call lie back to back in memory, start codes included.
         guard size > 0, let start = nals?.pointee.p_payload else { return nil }
         let bytes = Array(UnsafeBufferPointer(start: start, count: Int(size)))

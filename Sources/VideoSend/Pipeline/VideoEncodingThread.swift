@@ -20,8 +20,10 @@ public final class VideoEncodingThread: Sendable {
         public var maxLongSide: Int
         public var policy: ScreenSendPolicy
 
-        public init(factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
-                    policy: ScreenSendPolicy = .balanced) {
+        public init(
+            factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
+            policy: ScreenSendPolicy = .balanced
+        ) {
             self.factory = factory
             self.bitrate = bitrate
             self.maxLongSide = maxLongSide
@@ -88,7 +90,9 @@ public final class VideoEncodingThread: Sendable {
         codec = settings.factory.codec
         implementation = settings.factory.implementation
         control = Mutex(Control(settings: settings, target: settings.bitrate))
-        stats.withLock { $0.policy = settings.policy; $0.targetBitrate = settings.bitrate }
+        stats.withLock {
+            $0.policy = settings.policy; $0.targetBitrate = settings.bitrate
+        }
     }
 
     public func start() {
@@ -180,7 +184,9 @@ public final class VideoEncodingThread: Sendable {
             var isRepeat = false
             if frame == nil {
                 // Still: encode the last frame again once a second, stamped now.
-                guard let held = last, Self.stillRepeat.due(lastEncodedMicros: held.encodedAtMicros, now: now) else { continue }
+                guard let held = last, Self.stillRepeat.due(lastEncodedMicros: held.encodedAtMicros, now: now) else {
+                    continue
+                }
                 var again = held.picture
                 again.captureMicros = now
                 frame = again
@@ -188,7 +194,9 @@ public final class VideoEncodingThread: Sendable {
             }
             guard let frame else { continue }
             let (settings, target, keyframe, rebuild, reduced, stalled) = control.withLock { c in
-                if let r = c.reducedScale, r.expired(now: Clocks.monotonicMicros()) { c.reducedScale = nil; c.rebuild = true }
+                if let r = c.reducedScale, r.expired(now: Clocks.monotonicMicros()) {
+                    c.reducedScale = nil; c.rebuild = true
+                }
                 // A stalled encoder keeps its pending requests: they are what it fails to answer.
                 guard !c.stalled else { return (c.settings, c.target, false, false, c.reducedScale, true) }
                 defer { c.keyframeWanted = false; c.rebuild = false }
@@ -203,17 +211,21 @@ public final class VideoEncodingThread: Sendable {
             let fittedLong = min(sourceLong, settings.maxLongSide)
             let sourceWidth = sourceLong > fittedLong ? frame.width * fittedLong / sourceLong : frame.width
             let sourceHeight = sourceLong > fittedLong ? frame.height * fittedLong / sourceLong : frame.height
-            var decision = shaper.update(now: ContinuousClock.now, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
-                                         targetBitrate: target, maxFrameRate: settings.factory.frameRate)
+            var decision = shaper.update(
+                now: ContinuousClock.now, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
+                targetBitrate: target, maxFrameRate: settings.factory.frameRate)
             if let reduced {
-                (decision.shape.width, decision.shape.height) = reduced.apply(width: decision.shape.width,
-                                                                              height: decision.shape.height)
+                (decision.shape.width, decision.shape.height) = reduced.apply(
+                    width: decision.shape.width,
+                    height: decision.shape.height)
             }
             if !isRepeat {
                 stats.withLock { $0.framesIn += 1 }
                 // Let frames through at the policy's rate: a credit of frames that fills with time.
                 if let previous = lastAcceptedMicros {
-                    credit = min(2, credit + Double(frame.captureMicros - previous) * Double(decision.shape.frameRate) / 1_000_000)
+                    credit = min(
+                        2,
+                        credit + Double(frame.captureMicros - previous) * Double(decision.shape.frameRate) / 1_000_000)
                 }
                 lastAcceptedMicros = frame.captureMicros
                 guard credit >= 1 || keyframe else {
@@ -236,7 +248,9 @@ public final class VideoEncodingThread: Sendable {
                         picture = try FrameConverter.scaleI420(picture, width: width, height: height)
                     }
                 }
-                guard let i420 = I420Frame(picture) else { throw EncoderError(codec: codec.rawValue, "conversion gave no I420 picture") }
+                guard let i420 = I420Frame(picture) else {
+                    throw EncoderError(codec: codec.rawValue, "conversion gave no I420 picture")
+                }
                 if rebuild || encoder == nil || encoder?.width != width || encoder?.height != height {
                     encoder = try settings.factory.make(width: width, height: height, bitrate: target)
                     // Making an encoder is not a frame's cost.
@@ -244,17 +258,24 @@ public final class VideoEncodingThread: Sendable {
                     began += made - converted
                     converted = made
                     stats.withLock { $0.encodersMade += 1 }
-                    logger.info("encoder ready", ["video.encoder": implementation, "video.size": "\(width)x\(height)",
-                                                  "video.targetKbps": "\(target / 1000)", "video.policy": settings.policy.rawValue])
+                    logger.info(
+                        "encoder ready",
+                        [
+                            "video.encoder": implementation, "video.size": "\(width)x\(height)",
+                            "video.targetKbps": "\(target / 1000)", "video.policy": settings.policy.rawValue
+                        ])
                 }
                 try encoder?.setRate(bitrate: target, frameRate: decision.shape.frameRate)
                 if keyframe { encoder?.forceKeyframe() }
-                guard let encoded = try encoder?.encode(i420, timestamp90kHz: frame.captureMicros * 9 / 100) else { continue }
+                guard let encoded = try encoder?.encode(i420, timestamp90kHz: frame.captureMicros * 9 / 100) else {
+                    continue
+                }
                 let done = Clocks.monotonicMicros()
                 let cost = done - began
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
                 if !encoded.isKeyframe {
-                    shaper.measured(encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
+                    shaper.measured(
+                        encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
                 }
                 let frameRate = decision.shape.frameRate
                 stats.withLock { s in
@@ -273,7 +294,9 @@ public final class VideoEncodingThread: Sendable {
                 last = (picture, frame.captureMicros, Clocks.monotonicMicros())
                 output(encoded, frame.captureMicros)
             } catch {
-                stats.withLock { $0.errors += 1; $0.lastError = "\(error)" }
+                stats.withLock {
+                    $0.errors += 1; $0.lastError = "\(error)"
+                }
                 logger.warning("encoding a frame failed: \(error)")
                 encoder = nil
             }

@@ -18,8 +18,10 @@ public enum CameraCap {
     /// The limits for a camera's encoder: beside a shared screen the cap (for a camera whose
     /// frames are `width`×`height`; 0×0 before the first frame), never above its defaults;
     /// otherwise its defaults.
-    public static func limits(besideScreen: Bool, width: Int, height: Int, defaultBitrate: Int = defaultBitrate,
-                              defaultLongSide: Int = defaultLongSide) -> (maxBitrate: Int, maxLongSide: Int) {
+    public static func limits(
+        besideScreen: Bool, width: Int, height: Int, defaultBitrate: Int = defaultBitrate,
+        defaultLongSide: Int = defaultLongSide
+    ) -> (maxBitrate: Int, maxLongSide: Int) {
         guard besideScreen else { return (defaultBitrate, defaultLongSide) }
         return (min(defaultBitrate, besideScreenBitrate), min(defaultLongSide, longSide(width: width, height: height)))
     }

@@ -55,13 +55,16 @@ public struct SendShaper: Sendable {
         upCandidate = nil
     }
 
-    public mutating func update(now: ContinuousClock.Instant, sourceWidth: Int, sourceHeight: Int, targetBitrate: Int,
-                                maxFrameRate: Int = ScreenSendPolicy.maxFrameRate) -> Decision {
+    public mutating func update(
+        now: ContinuousClock.Instant, sourceWidth: Int, sourceHeight: Int, targetBitrate: Int,
+        maxFrameRate: Int = ScreenSendPolicy.maxFrameRate
+    ) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
         var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
-        let linkOnly = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
-                                   countingCPU: false)
+        let linkOnly = wantedIndex(
+            width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
+            countingCPU: false)
         if wanted > max(linkOnly, scaleIndex) {
             // Only the machine wants smaller: after it has stayed behind for `cpuHold`.
             let since = cpuBehindSince ?? now
@@ -75,8 +78,9 @@ public struct SendShaper: Sendable {
             upCandidate = nil
         } else if wanted < scaleIndex {
             // Up only when the larger size fits with margin, and has for a while.
-            let margin = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate) / Self.upMargin,
-                                     ceiling: ceiling)
+            let margin = wantedIndex(
+                width: fitWidth, height: fitHeight, target: Double(targetBitrate) / Self.upMargin,
+                ceiling: ceiling)
             if margin < scaleIndex {
                 if let candidate = upCandidate, now - candidate.since >= Self.upHold {
                     scaleIndex = max(margin, candidate.index)

@@ -39,8 +39,10 @@ public struct AIMDRateControl: Sendable {
 
     /// One step, on each feedback: the detector's usage, the acknowledged rate, the round trip.
     @discardableResult
-    public mutating func update(usage: BandwidthUsage, acknowledged: Int?, sent: Int? = nil, rttMicros: Int64,
-                                bounds: ClosedRange<Int>, nowMicros: Int64) -> Int {
+    public mutating func update(
+        usage: BandwidthUsage, acknowledged: Int?, sent: Int? = nil, rttMicros: Int64,
+        bounds: ClosedRange<Int>, nowMicros: Int64
+    ) -> Int {
         let applicationLimited = Double(sent ?? acknowledged ?? 0) < 0.5 * Double(estimate)
         switch usage {
         case .overusing: phase = .decrease
@@ -53,7 +55,8 @@ public struct AIMDRateControl: Sendable {
             break
         case .increase:
             if let capacity = linkCapacity, let acknowledged,
-               Double(acknowledged) > capacity + 3 * linkCapacityVariance.squareRoot() {
+                Double(acknowledged) > capacity + 3 * linkCapacityVariance.squareRoot()
+            {
                 // The link carries more than it did: its old capacity no longer tells anything.
                 linkCapacity = nil
             }

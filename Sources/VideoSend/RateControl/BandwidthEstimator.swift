@@ -99,9 +99,11 @@ public struct BandwidthEstimator: Sendable {
         acknowledged.add(packets)
         let usage = detector.update(packets)
         let rtt = rttMicros ?? 100_000
-        rateControl.update(usage: usage, acknowledged: acknowledged.bitsPerSecond, sent: acknowledged.sentBitsPerSecond,
-                           rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
-        loss.report(lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, nowMicros: nowMicros)
+        rateControl.update(
+            usage: usage, acknowledged: acknowledged.bitsPerSecond, sent: acknowledged.sentBitsPerSecond,
+            rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
+        loss.report(
+            lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, nowMicros: nowMicros)
     }
 
     public mutating func receiverEstimatedMaximum(_ bitsPerSecond: Int, nowMicros: Int64) {
@@ -146,12 +148,13 @@ public struct BandwidthEstimator: Sendable {
     }
 
     public func snapshot(nowMicros: Int64) -> Snapshot {
-        Snapshot(targetBitrate: targetBitrate(nowMicros: nowMicros), limitedBy: limitedBy(nowMicros: nowMicros),
-                 delayBasedBitrate: rateControl.estimate, lossLimitBitrate: loss.limit,
-                 rembBitrate: currentREMB(nowMicros: nowMicros), acknowledgedBitrate: acknowledged.bitsPerSecond,
-                 delayState: detector.state.rawValue, rateControlPhase: rateControl.phase.rawValue,
-                 trendMs: detector.trend, thresholdMs: detector.thresholdMs, lossFraction: loss.lastFraction,
-                 rttMs: rttMicros.map { Double($0) / 1000 }, feedbackMessages: feedbackMessages,
-                 packetsReported: packetsReported, packetsLostReported: packetsLostReported)
+        Snapshot(
+            targetBitrate: targetBitrate(nowMicros: nowMicros), limitedBy: limitedBy(nowMicros: nowMicros),
+            delayBasedBitrate: rateControl.estimate, lossLimitBitrate: loss.limit,
+            rembBitrate: currentREMB(nowMicros: nowMicros), acknowledgedBitrate: acknowledged.bitsPerSecond,
+            delayState: detector.state.rawValue, rateControlPhase: rateControl.phase.rawValue,
+            trendMs: detector.trend, thresholdMs: detector.thresholdMs, lossFraction: loss.lastFraction,
+            rttMs: rttMicros.map { Double($0) / 1000 }, feedbackMessages: feedbackMessages,
+            packetsReported: packetsReported, packetsLostReported: packetsLostReported)
     }
 }

@@ -71,8 +71,9 @@ public struct DelayBasedDetector: Sendable {
 
     private mutating func add(sendMicros: Int64, arrivalMicros: Int64, size: Int) {
         guard var group = current else {
-            current = Group(firstSendMicros: sendMicros, lastSendMicros: sendMicros, lastArrivalMicros: arrivalMicros,
-                            size: size)
+            current = Group(
+                firstSendMicros: sendMicros, lastSendMicros: sendMicros, lastArrivalMicros: arrivalMicros,
+                size: size)
             return
         }
         // A reordered packet sent before this group began belongs to no new group.
@@ -81,7 +82,8 @@ public struct DelayBasedDetector: Sendable {
         // queue in one go (a receiver's scheduler, a link layer): they are one group, or the
         // bunching reads as a delay swing.
         let arrivalDelta = arrivalMicros - group.lastArrivalMicros
-        let arrivedInBurst = arrivalDelta <= configuration.burstMicros
+        let arrivedInBurst =
+            arrivalDelta <= configuration.burstMicros
             && arrivalDelta - (sendMicros - group.lastSendMicros) < 0
         if sendMicros - group.firstSendMicros <= configuration.burstMicros || arrivedInBurst {
             group.lastSendMicros = max(group.lastSendMicros, sendMicros)
@@ -94,10 +96,12 @@ public struct DelayBasedDetector: Sendable {
         if let previous {
             let sendDelta = group.lastSendMicros - previous.lastSendMicros
             let arrivalDelta = group.lastArrivalMicros - previous.lastArrivalMicros
-            groupComplete(sendDeltaMicros: sendDelta, arrivalDeltaMicros: arrivalDelta, arrivalMicros: group.lastArrivalMicros)
+            groupComplete(
+                sendDeltaMicros: sendDelta, arrivalDeltaMicros: arrivalDelta, arrivalMicros: group.lastArrivalMicros)
         }
         previous = group
-        current = Group(firstSendMicros: sendMicros, lastSendMicros: sendMicros, lastArrivalMicros: arrivalMicros, size: size)
+        current = Group(
+            firstSendMicros: sendMicros, lastSendMicros: sendMicros, lastArrivalMicros: arrivalMicros, size: size)
     }
 
     private mutating func groupComplete(sendDeltaMicros: Int64, arrivalDeltaMicros: Int64, arrivalMicros: Int64) {
@@ -119,7 +123,8 @@ public struct DelayBasedDetector: Sendable {
         if modifiedTrend > thresholdMs {
             overuseAccumulatedMicros += max(sendDeltaMicros, 1)
             overuseCount += 1
-            if overuseAccumulatedMicros > configuration.overuseMicros, overuseCount > 1, modifiedTrend >= previousTrend {
+            if overuseAccumulatedMicros > configuration.overuseMicros, overuseCount > 1, modifiedTrend >= previousTrend
+            {
                 overuseAccumulatedMicros = 0
                 overuseCount = 0
                 state = .overusing
@@ -148,7 +153,8 @@ public struct DelayBasedDetector: Sendable {
         let k = magnitude < thresholdMs ? configuration.thresholdDown : configuration.thresholdUp
         let elapsedMs = min(Double(nowMicros - last) / 1000, 100)
         thresholdMs += k * (magnitude - thresholdMs) * elapsedMs
-        thresholdMs = min(max(thresholdMs, configuration.thresholdRangeMs.lowerBound), configuration.thresholdRangeMs.upperBound)
+        thresholdMs = min(
+            max(thresholdMs, configuration.thresholdRangeMs.lowerBound), configuration.thresholdRangeMs.upperBound)
     }
 
     static func slope(_ points: [(x: Double, y: Double)]) -> Double? {

@@ -22,7 +22,8 @@ public struct REMBSum: Sendable, Equatable {
     public mutating func received(bitrate: Int, ssrcs: [UInt32], nowMicros: Int64) -> Int {
         let set = Set(ssrcs)
         entries.removeAll { entry in
-            nowMicros - entry.atMicros > lifetimeMicros || set.isEmpty || entry.ssrcs.isEmpty || !entry.ssrcs.isDisjoint(with: set)
+            nowMicros - entry.atMicros > lifetimeMicros || set.isEmpty || entry.ssrcs.isEmpty
+                || !entry.ssrcs.isDisjoint(with: set)
         }
         entries.append(Entry(ssrcs: set, bitrate: max(0, bitrate), atMicros: nowMicros))
         return entries.reduce(0) { $0 + $1.bitrate }

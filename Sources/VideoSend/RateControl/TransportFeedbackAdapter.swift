@@ -69,8 +69,10 @@ public struct TransportFeedbackAdapter: Sendable {
                 arrival = seconds * 1_000_000 + attoseconds / 1_000_000_000_000 + offsetMicros
                 sent[sequence] = nil
             }
-            out.append(PacketFeedback(sequence: sequence, sendMicros: packet.sendMicros, size: packet.size,
-                                      arrivalMicros: arrival))
+            out.append(
+                PacketFeedback(
+                    sequence: sequence, sendMicros: packet.sendMicros, size: packet.size,
+                    arrivalMicros: arrival))
         }
         return out
     }

@@ -25,8 +25,10 @@ public final class PacedSender: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let failures = Atomic<Int>(0)
 
-    public init(targetBitrate: Int, configuration: Pacer<OutgoingPacket>.Configuration = .init(),
-                clock: @escaping @Sendable () -> Int64 = Clocks.monotonicMicros, next: @escaping PacketWriter) {
+    public init(
+        targetBitrate: Int, configuration: Pacer<OutgoingPacket>.Configuration = .init(),
+        clock: @escaping @Sendable () -> Int64 = Clocks.monotonicMicros, next: @escaping PacketWriter
+    ) {
         pacer = Mutex(Pacer(targetBitrate: targetBitrate, configuration: configuration))
         self.next = next
         self.clock = clock
@@ -49,9 +51,10 @@ public final class PacedSender: Sendable {
         let now = clock()
         let failed = failures.load(ordering: .relaxed)
         return pacer.withLock { p in
-            Snapshot(counters: p.counters, queuedPackets: p.queuedPackets, queuedBytes: p.queuedByteCount,
-                     queueDelayMillis: Double(p.queueDelayMicros(nowMicros: now)) / 1000,
-                     pacingBitrate: Int(p.pacingBitrate(nowMicros: now)), sendFailures: failed)
+            Snapshot(
+                counters: p.counters, queuedPackets: p.queuedPackets, queuedBytes: p.queuedByteCount,
+                queueDelayMillis: Double(p.queueDelayMicros(nowMicros: now)) / 1000,
+                pacingBitrate: Int(p.pacingBitrate(nowMicros: now)), sendFailures: failed)
         }
     }
 
@@ -72,7 +75,9 @@ public final class PacedSender: Sendable {
     private func run() {
         while running.load(ordering: .acquiring) {
             let now = clock()
-            let (packets, wait) = pacer.withLock { p in (p.release(nowMicros: now), p.microsUntilNextRelease(nowMicros: now)) }
+            let (packets, wait) = pacer.withLock { p in
+                (p.release(nowMicros: now), p.microsUntilNextRelease(nowMicros: now))
+            }
             for packet in packets where !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
             if let wait {
                 if wait > 0 { _ = wake.wait(timeout: .now() + .microseconds(Int(min(wait, 2_000)))) }

@@ -8,7 +8,8 @@ public struct SendExtensions: Sendable, Hashable {
     public var absSendTimeID: UInt8?
     public var transportSequenceID: UInt8?
 
-    public init(mid: (id: UInt8, value: String)? = nil, absSendTimeID: UInt8? = nil, transportSequenceID: UInt8? = nil) {
+    public init(mid: (id: UInt8, value: String)? = nil, absSendTimeID: UInt8? = nil, transportSequenceID: UInt8? = nil)
+    {
         self.mid = mid
         self.absSendTimeID = absSendTimeID
         self.transportSequenceID = transportSequenceID
@@ -20,7 +21,8 @@ public struct SendExtensions: Sendable, Hashable {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(mid?.id); hasher.combine(mid?.value); hasher.combine(absSendTimeID); hasher.combine(transportSequenceID)
+        hasher.combine(mid?.id); hasher.combine(mid?.value); hasher.combine(absSendTimeID);
+        hasher.combine(transportSequenceID)
     }
 }
 
@@ -45,8 +47,10 @@ public final class RTPStreamSender: Sendable {
         /// Whether packets are kept for NACK (video) or not (audio).
         public var keepsHistory: Bool
 
-        public init(ssrc: UInt32, payloadType: UInt8, clockRate: Int, rtx: (ssrc: UInt32, payloadType: UInt8)? = nil,
-                    extensions: SendExtensions = SendExtensions(), keepsHistory: Bool = true) {
+        public init(
+            ssrc: UInt32, payloadType: UInt8, clockRate: Int, rtx: (ssrc: UInt32, payloadType: UInt8)? = nil,
+            extensions: SendExtensions = SendExtensions(), keepsHistory: Bool = true
+        ) {
             self.ssrc = ssrc
             self.payloadType = payloadType
             self.clockRate = clockRate
@@ -86,8 +90,10 @@ public final class RTPStreamSender: Sendable {
     /// `firstSequence` and `firstRTXSequence` continue a stream an earlier sender of the same
     /// SSRCs left off (see `nextSequenceNumbers`): RFC 3550 numbers one SSRC's packets in one run,
     /// and SRTP refuses to protect a number it has already passed.
-    public init(configuration: Configuration, firstSequence: UInt16 = .random(in: 0...0x7FFF),
-                firstRTXSequence: UInt16 = .random(in: 0...0x7FFF), writer: @escaping PacketWriter) {
+    public init(
+        configuration: Configuration, firstSequence: UInt16 = .random(in: 0...0x7FFF),
+        firstRTXSequence: UInt16 = .random(in: 0...0x7FFF), writer: @escaping PacketWriter
+    ) {
         self.configuration = configuration
         self.writer = writer
         history = RetransmissionHistory()
@@ -100,10 +106,13 @@ public final class RTPStreamSender: Sendable {
     }
 
     /// Unpaced: packets are stamped and written to `output` (serialized RTP; SRTP and ICE) at once.
-    public convenience init(configuration: Configuration, transportSequence: TransportSequenceCounter?,
-                            firstSequence: UInt16 = .random(in: 0...0x7FFF), output: @escaping @Sendable ([UInt8]) -> Bool) {
-        self.init(configuration: configuration, firstSequence: firstSequence,
-                  writer: TransportStamp.writer(sequence: transportSequence, next: output))
+    public convenience init(
+        configuration: Configuration, transportSequence: TransportSequenceCounter?,
+        firstSequence: UInt16 = .random(in: 0...0x7FFF), output: @escaping @Sendable ([UInt8]) -> Bool
+    ) {
+        self.init(
+            configuration: configuration, firstSequence: firstSequence,
+            writer: TransportStamp.writer(sequence: transportSequence, next: output))
     }
 
     private var priority: Pacer<OutgoingPacket>.Priority { configuration.keepsHistory ? .video : .audio }
@@ -114,9 +123,12 @@ public final class RTPStreamSender: Sendable {
         var sent = 0
         defer { if sent == units.count && sent > 0 { state.withLock { $0.counters.framesSent += 1 } } }
         for unit in units {
-            let sequence = state.withLock { s -> UInt16 in defer { s.sequence &+= 1 }; return s.sequence }
-            let packet = RTPPacket(marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
-                                   timestamp: timestamp, ssrc: configuration.ssrc, payload: unit.payload)
+            let sequence = state.withLock { s -> UInt16 in
+                defer { s.sequence &+= 1 }; return s.sequence
+            }
+            let packet = RTPPacket(
+                marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
+                timestamp: timestamp, ssrc: configuration.ssrc, payload: unit.payload)
             if configuration.keepsHistory { history.store(packet, sentMicros: nowMicros) }
             let outgoing = OutgoingPacket(packet: packet, priority: priority, extensions: configuration.extensions)
             let ok = writer(outgoing, nowMicros)
@@ -145,14 +157,20 @@ public final class RTPStreamSender: Sendable {
         for original in history.packetsToResend(for: sequenceNumbers, now: nowMicros) {
             let packet: RTPPacket
             if let rtx = configuration.rtx {
-                let rtxSequence = state.withLock { s -> UInt16 in defer { s.rtxSequence &+= 1 }; return s.rtxSequence }
-                packet = RTX.wrap(original, rtxSSRC: rtx.ssrc, rtxPayloadType: rtx.payloadType, rtxSequenceNumber: rtxSequence)
+                let rtxSequence = state.withLock { s -> UInt16 in
+                    defer { s.rtxSequence &+= 1 }; return s.rtxSequence
+                }
+                packet = RTX.wrap(
+                    original, rtxSSRC: rtx.ssrc, rtxPayloadType: rtx.payloadType, rtxSequenceNumber: rtxSequence)
             } else {
                 packet = original
             }
-            let outgoing = OutgoingPacket(packet: packet, priority: .retransmission, extensions: configuration.extensions)
+            let outgoing = OutgoingPacket(
+                packet: packet, priority: .retransmission, extensions: configuration.extensions)
             guard writer(outgoing, nowMicros) else { continue }
-            state.withLock { $0.counters.rtxPacketsSent += 1; $0.counters.bytesSent += outgoing.size }
+            state.withLock {
+                $0.counters.rtxPacketsSent += 1; $0.counters.bytesSent += outgoing.size
+            }
             sent += 1
         }
         return sent
@@ -165,9 +183,10 @@ public final class RTPStreamSender: Sendable {
             guard let last = s.lastTimestamp else { return nil }
             let elapsed = max(0, nowMicros - s.lastTimestampMicros)
             let rtpNow = last &+ UInt32(truncatingIfNeeded: elapsed * Int64(configuration.clockRate) / 1_000_000)
-            return SenderReport(ssrc: configuration.ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpNow,
-                                packetCount: UInt32(truncatingIfNeeded: s.counters.packetsSent),
-                                octetCount: UInt32(truncatingIfNeeded: s.counters.octetsSent), reports: [])
+            return SenderReport(
+                ssrc: configuration.ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpNow,
+                packetCount: UInt32(truncatingIfNeeded: s.counters.packetsSent),
+                octetCount: UInt32(truncatingIfNeeded: s.counters.octetsSent), reports: [])
         }
     }
 

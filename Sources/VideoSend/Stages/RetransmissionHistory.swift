@@ -55,7 +55,8 @@ public final class RetransmissionHistory: Sendable {
                 state.counters.requested += 1
                 let index = Int(sequence) % capacity
                 guard var entry = state.slots[index], entry.packet.sequenceNumber == sequence,
-                      now - entry.sentMicros <= retentionMicros else {
+                    now - entry.sentMicros <= retentionMicros
+                else {
                     state.counters.missing += 1
                     continue
                 }

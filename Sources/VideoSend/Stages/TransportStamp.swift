@@ -17,15 +17,19 @@ public final class TransportSequenceCounter: Sendable {
 public enum TransportStamp {
     public typealias Sent = @Sendable (_ transportSequence: UInt16, _ size: Int, _ nowMicros: Int64) -> Void
 
-    public static func writer(sequence counter: TransportSequenceCounter?, sent: Sent? = nil,
-                              next: @escaping @Sendable ([UInt8]) -> Bool) -> PacketWriter {
+    public static func writer(
+        sequence counter: TransportSequenceCounter?, sent: Sent? = nil,
+        next: @escaping @Sendable ([UInt8]) -> Bool
+    ) -> PacketWriter {
         { outgoing, nowMicros in
             var packet = outgoing.packet
             var elements: [HeaderExtensionElement] = []
             let ext = outgoing.extensions
             if let mid = ext.mid { elements.append(HeaderExtensionElement(id: mid.id, data: Array(mid.value.utf8))) }
             if let id = ext.absSendTimeID {
-                elements.append(HeaderExtensionElement(id: id, data: AbsSendTime(seconds: Double(nowMicros) / 1_000_000).extensionData))
+                elements.append(
+                    HeaderExtensionElement(
+                        id: id, data: AbsSendTime(seconds: Double(nowMicros) / 1_000_000).extensionData))
             }
             var transportSequence: UInt16?
             if let id = ext.transportSequenceID, let counter {

@@ -55,7 +55,8 @@ public final class DTLSCertificate: @unchecked Sendable {
     /// The subject's common name.
     public var subjectCommonName: String {
         var buffer = [CChar](repeating: 0, count: 256)
-        let length = X509_NAME_get_text_by_NID(X509_get_subject_name(certificate), NID_commonName, &buffer, Int32(buffer.count))
+        let length = X509_NAME_get_text_by_NID(
+            X509_get_subject_name(certificate), NID_commonName, &buffer, Int32(buffer.count))
         guard length >= 0 else { return "" }
         return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -78,8 +79,8 @@ public final class DTLSCertificate: @unchecked Sendable {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1,
-              EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-              EVP_PKEY_generate(context, &key) == 1, let key
+            EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+            EVP_PKEY_generate(context, &key) == 1, let key
         else {
             throw .setupFailed(OpenSSLErrorQueue.drain(fallback: "generating a P-256 key failed"))
         }
@@ -103,7 +104,9 @@ public final class DTLSCertificate: @unchecked Sendable {
         try check(X509_gmtime_adj(X509_getm_notAfter(certificate), seconds) != nil, "X509_gmtime_adj(notAfter)")
 
         let name = X509_get_subject_name(certificate)
-        try check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, commonName, -1, -1, 0) == 1, "X509_NAME_add_entry_by_txt")
+        try check(
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, commonName, -1, -1, 0) == 1,
+            "X509_NAME_add_entry_by_txt")
         try check(X509_set_issuer_name(certificate, name) == 1, "X509_set_issuer_name")
         try check(X509_set_pubkey(certificate, key) == 1, "X509_set_pubkey")
         try check(X509_sign(certificate, key, EVP_sha256()) > 0, "X509_sign")

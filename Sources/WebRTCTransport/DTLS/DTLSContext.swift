@@ -10,7 +10,7 @@ final class DTLSContext {
     /// every browser and WebRTC stack offers these, so the CBC-SHA fallbacks are left out.
     static let cipherList = [
         "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
-        "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384"
     ].joined(separator: ":")
     static let groups = "X25519:P-256:P-384"
 
@@ -20,8 +20,10 @@ final class DTLSContext {
     typealias VerifyCallback = @convention(c) (Int32, OpaquePointer?) -> Int32
     typealias InfoCallback = @convention(c) (OpaquePointer?, Int32, Int32) -> Void
 
-    init(certificate: DTLSCertificate, srtpProfiles: [SRTPProfile], verify: VerifyCallback,
-         info: InfoCallback) throws(DTLSError) {
+    init(
+        certificate: DTLSCertificate, srtpProfiles: [SRTPProfile], verify: VerifyCallback,
+        info: InfoCallback
+    ) throws(DTLSError) {
         OpenSSLErrorQueue.clear()
         guard let handle = SSL_CTX_new(DTLS_method()) else {
             throw .setupFailed(OpenSSLErrorQueue.drain(fallback: "SSL_CTX_new(DTLS_method) failed"))
@@ -37,8 +39,9 @@ final class DTLSContext {
         try check(CShareSSL_CTX_set1_groups_list(handle, Self.groups) == 1, "SSL_CTX_set1_groups_list")
         guard !srtpProfiles.isEmpty else { throw .setupFailed("no SRTP profile to offer") }
         // SSL_CTX_set_tlsext_use_srtp returns 0 on success.
-        try check(SSL_CTX_set_tlsext_use_srtp(handle, srtpProfiles.map(\.openSSLName).joined(separator: ":")) == 0,
-                  "SSL_CTX_set_tlsext_use_srtp")
+        try check(
+            SSL_CTX_set_tlsext_use_srtp(handle, srtpProfiles.map(\.openSSLName).joined(separator: ":")) == 0,
+            "SSL_CTX_set_tlsext_use_srtp")
         try check(SSL_CTX_use_certificate(handle, certificate.certificate) == 1, "SSL_CTX_use_certificate")
         try check(SSL_CTX_use_PrivateKey(handle, certificate.privateKey) == 1, "SSL_CTX_use_PrivateKey")
         try check(SSL_CTX_check_private_key(handle) == 1, "SSL_CTX_check_private_key")

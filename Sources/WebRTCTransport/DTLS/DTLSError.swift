@@ -24,7 +24,8 @@ public enum DTLSError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .fingerprintMismatch(expected, got):
-            return "DTLS: the peer's certificate fingerprint does not match the one in its SDP (expected \(expected), got \(got))"
+            return
+                "DTLS: the peer's certificate fingerprint does not match the one in its SDP (expected \(expected), got \(got))"
         case .noPeerCertificate:
             return "DTLS: the peer sent no certificate, so it cannot be checked against its SDP fingerprint"
         case let .peerAlert(alert):
@@ -32,7 +33,8 @@ public enum DTLSError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .handshakeFailed(reason):
             return "DTLS: the handshake failed (\(reason))"
         case let .handshakeTimedOut(seconds):
-            return "DTLS: the handshake did not finish within \(seconds) s — the peer is not answering; check the network path"
+            return
+                "DTLS: the handshake did not finish within \(seconds) s — the peer is not answering; check the network path"
         case let .noSRTPProfile(offered):
             return "DTLS: the peer agreed on no SRTP protection profile (we offered \(offered))"
         case let .unsupportedSRTPProfile(name):

@@ -47,12 +47,15 @@ public struct DTLSFingerprint: Hashable, Sendable, CustomStringConvertible {
     public init(sdpValue: String) throws(DTLSError) {
         let parts = sdpValue.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard parts.count == 2 else {
-            throw .invalidFingerprint(value: sdpValue, reason: "expected a hash name and a digest separated by one space")
+            throw .invalidFingerprint(
+                value: sdpValue, reason: "expected a hash name and a digest separated by one space")
         }
         guard let algorithm = Algorithm(rawValue: parts[0].lowercased()) else {
             throw .invalidFingerprint(
                 value: sdpValue,
-                reason: "unknown hash \"\(parts[0])\" (known: \(Algorithm.allCases.map(\.rawValue).joined(separator: ", ")))")
+                reason:
+                    "unknown hash \"\(parts[0])\" (known: \(Algorithm.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
         var digest: [UInt8] = []
         for pair in parts[1].split(separator: ":", omittingEmptySubsequences: false) {

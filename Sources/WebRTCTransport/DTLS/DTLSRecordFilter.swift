@@ -101,7 +101,7 @@ public struct DTLSRecordFilter: Sendable {
             if let rejection = check(datagram, recordAt: offset, length: length) {
                 result.rejections.append(rejection)
             } else {
-                result.kept.append(contentsOf: datagram[offset ..< end])
+                result.kept.append(contentsOf: datagram[offset..<end])
                 result.keptRecords += 1
             }
             offset = end
@@ -111,14 +111,14 @@ public struct DTLSRecordFilter: Sendable {
 
     private func check(_ bytes: [UInt8], recordAt offset: Int, length: Int) -> Rejection? {
         let type = bytes[offset]
-        guard (20 ... 23).contains(type) else { return .unknownContentType(type) }
+        guard (20...23).contains(type) else { return .unknownContentType(type) }
         let version = UInt16(bytes[offset + 1]) << 8 | UInt16(bytes[offset + 2])
         guard version == 0xFEFD || version == 0xFEFF else { return .unknownVersion(version) }
         let epoch = UInt16(bytes[offset + 3]) << 8 | UInt16(bytes[offset + 4])
         switch epoch {
         case 0:
             guard length <= Self.maximumPlaintextLength else { return .tooLong(length: length) }
-            let body = bytes[(offset + Self.headerLength) ..< (offset + Self.headerLength + length)]
+            let body = bytes[(offset + Self.headerLength)..<(offset + Self.headerLength + length)]
             return checkPlaintext(type: type, body: body)
         case 1:
             guard length <= Self.maximumProtectedLength else { return .tooLong(length: length) }
@@ -136,7 +136,9 @@ public struct DTLSRecordFilter: Sendable {
             return body.count == 1 && body.first == 1 ? nil : malformed("change_cipher_spec is not the single byte 1")
         case 21:
             guard body.count == 2 else { return malformed("an alert of \(body.count) bytes, not 2") }
-            guard (1 ... 2).contains(body[body.startIndex]) else { return malformed("alert level \(body[body.startIndex])") }
+            guard (1...2).contains(body[body.startIndex]) else {
+                return malformed("alert level \(body[body.startIndex])")
+            }
             return handshakeComplete ? malformed("a plaintext alert after the handshake") : nil
         case 22:
             return checkHandshakeFragments(body).map(malformed)

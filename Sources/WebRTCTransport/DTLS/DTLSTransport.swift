@@ -96,8 +96,10 @@ public final class DTLSTransport {
     private var receivedAlert: String?
 
     /// Sets up the transport; nothing is sent until `start(now:)` (or, for a server, the first datagram).
-    public init(certificate: DTLSCertificate, configuration: Configuration, logger: Logger = .disabled,
-                send: @escaping ([UInt8]) -> Void) throws(DTLSError) {
+    public init(
+        certificate: DTLSCertificate, configuration: Configuration, logger: Logger = .disabled,
+        send: @escaping ([UInt8]) -> Void
+    ) throws(DTLSError) {
         self.configuration = configuration
         self.send = send
         self.logger = logger.child("dtls", metadata: ["dtls.role": configuration.role.rawValue])
@@ -173,7 +175,9 @@ public final class DTLSTransport {
         var left = timeval()
         guard CShareSSL_DTLSv1_get_timeout(ssl, &left) == 1 else {
             // No retransmission timer; while connecting the handshake deadline still stands.
-            if state == .connecting, let started = handshakeStartedAt { return started + configuration.handshakeTimeout }
+            if state == .connecting, let started = handshakeStartedAt {
+                return started + configuration.handshakeTimeout
+            }
             return nil
         }
         let retransmit = now + .seconds(Int64(left.tv_sec)) + .microseconds(Int64(left.tv_usec))
@@ -198,8 +202,10 @@ public final class DTLSTransport {
         OpenSSLErrorQueue.clear()
         let result = CShareSSL_DTLSv1_handle_timeout(ssl)
         if result < 0 {
-            fail(.handshakeFailed("the peer did not answer the retransmitted handshake: "
-                    + OpenSSLErrorQueue.drain(fallback: "too many retransmissions")))
+            fail(
+                .handshakeFailed(
+                    "the peer did not answer the retransmitted handshake: "
+                        + OpenSSLErrorQueue.drain(fallback: "too many retransmissions")))
             return
         }
         if result > 0 { logger.debug("DTLS flight retransmitted") }
@@ -237,8 +243,9 @@ public final class DTLSTransport {
             let filtered = DTLSRecordFilter(handshakeComplete: state == .connected).filter(datagram)
             if !filtered.rejections.isEmpty {
                 recordsDropped += filtered.rejections.count
-                logger.debug("DTLS record dropped before OpenSSL",
-                             ["dtls.reason": filtered.rejections.map(\.description).joined(separator: "; ")])
+                logger.debug(
+                    "DTLS record dropped before OpenSSL",
+                    ["dtls.reason": filtered.rejections.map(\.description).joined(separator: "; ")])
             }
             guard !filtered.kept.isEmpty else { continue }
             filtered.kept.withUnsafeBytes { bytes in
@@ -321,7 +328,9 @@ public final class DTLSTransport {
             return
         }
         guard let profile = SRTPProfile(protectionProfileID: selected.pointee.id) else {
-            fail(.unsupportedSRTPProfile(selected.pointee.name.map { String(cString: $0) } ?? "id \(selected.pointee.id)"))
+            fail(
+                .unsupportedSRTPProfile(
+                    selected.pointee.name.map { String(cString: $0) } ?? "id \(selected.pointee.id)"))
             return
         }
         var exported = [UInt8](repeating: 0, count: SRTPKeyingMaterial.exportLength(for: profile))
@@ -396,9 +405,9 @@ public final class DTLSTransport {
     /// the leaf certificate is accepted exactly when it matches the SDP fingerprint.
     private static func verifyCallback(_ preverify: Int32, _ storeContext: OpaquePointer?) -> Int32 {
         guard let storeContext,
-              let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
-              let transport = from(ssl: OpaquePointer(sslPointer)),
-              let leaf = X509_STORE_CTX_get0_cert(storeContext)
+            let sslPointer = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
+            let transport = from(ssl: OpaquePointer(sslPointer)),
+            let leaf = X509_STORE_CTX_get0_cert(storeContext)
         else { return 0 }
         if transport.acceptsPeerCertificate(leaf) { return 1 }
         // Refused: the peer gets a bad_certificate alert (not "unknown CA": there is no CA here).
@@ -432,8 +441,9 @@ public final class DTLSTransport {
             }
         }
         peerFingerprint = first
-        throw .fingerprintMismatch(expected: accepted.map(\.sdpValue).joined(separator: " or "),
-                                   got: first?.sdpValue ?? "nothing (no fingerprint to compare with)")
+        throw .fingerprintMismatch(
+            expected: accepted.map(\.sdpValue).joined(separator: " or "),
+            got: first?.sdpValue ?? "nothing (no fingerprint to compare with)")
     }
 
     /// OpenSSL's state and alert notices: a fatal alert from the peer becomes the failure reason.

@@ -54,20 +54,21 @@ public final class PacketDemux: Sendable {
     public static func kind(of packet: some Collection<UInt8>) -> Kind {
         guard let first = packet.first else { return .dropped }
         switch first {
-        case 0 ... 3: return .stun
-        case 20 ... 63: return .dtls
-        case 128 ... 191:
+        case 0...3: return .stun
+        case 20...63: return .dtls
+        case 128...191:
             guard packet.count >= 2 else { return .dropped }
             let payloadType = packet[packet.index(after: packet.startIndex)] & 0x7F
             // RFC 5761 §4: with the marker bit folded in, RTCP types 192–223 read as 64–95.
-            return (64 ... 95).contains(payloadType) ? .rtcp : .rtp
+            return (64...95).contains(payloadType) ? .rtcp : .rtp
         default: return .dropped
         }
     }
 
     public var counts: Counts {
-        Counts(stun: stun.load(ordering: .relaxed), dtls: dtls.load(ordering: .relaxed),
-               rtp: rtp.load(ordering: .relaxed), rtcp: rtcp.load(ordering: .relaxed),
-               dropped: dropped.load(ordering: .relaxed))
+        Counts(
+            stun: stun.load(ordering: .relaxed), dtls: dtls.load(ordering: .relaxed),
+            rtp: rtp.load(ordering: .relaxed), rtcp: rtcp.load(ordering: .relaxed),
+            dropped: dropped.load(ordering: .relaxed))
     }
 }

@@ -51,8 +51,10 @@ public struct ConsentTimer: Sendable, Equatable {
 
     /// `now`: the DTLS handshake has just finished (the peer proved its keys). `heard` and `sent`:
     /// the transport's running counts of authenticated packets in and packets out.
-    public init(connectedAt now: ContinuousClock.Instant, heard: Int, sent: Int, expiry: Duration = Self.expiry,
-         lookEvery: Duration = .milliseconds(100)) {
+    public init(
+        connectedAt now: ContinuousClock.Instant, heard: Int, sent: Int, expiry: Duration = Self.expiry,
+        lookEvery: Duration = .milliseconds(100)
+    ) {
         self.expiry = expiry
         self.lookEvery = lookEvery
         previousLook = now

@@ -37,7 +37,8 @@ public final class ICEAgent: Sendable {
         stateChanges = states
         localCandidates = candidates
         shared = ICEShared(stateContinuation: stateContinuation, candidateContinuation: candidateContinuation)
-        core = LoopConfined(ICENiceAgent(loop: loop, shared: shared, configuration: configuration, logger: logger), on: loop)
+        core = LoopConfined(
+            ICENiceAgent(loop: loop, shared: shared, configuration: configuration, logger: logger), on: loop)
     }
 
     deinit {
@@ -72,8 +73,9 @@ public final class ICEAgent: Sendable {
             // All at once, each within 5 s (ICELocalAddresses.resolve): a DNS that hangs delays the
             // start by one deadline and then says which host it could not find.
             let stunServer = configuration.stunServer, turnServers = configuration.turnServers
-            var addresses = try await ICELocalAddresses.resolveAll((stunServer.map { [$0.host] } ?? [])
-                                                                   + turnServers.map(\.host))
+            var addresses = try await ICELocalAddresses.resolveAll(
+                (stunServer.map { [$0.host] } ?? [])
+                    + turnServers.map(\.host))
             let resolvedSTUN = stunServer.map { ICEResolvedServer(address: addresses.removeFirst(), port: $0.port) }
             let resolvedTURN = zip(addresses, turnServers).map { ICEResolvedTURN(address: $0, server: $1) }
             let core = self.core

@@ -35,7 +35,8 @@ extension ICEAgent {
 
     /// The reason given when a connected pair stops answering its checks for 50 s, or the peer
     /// revokes consent (a 403 to a check, RFC 7675 §5.2).
-    public static let consentLostReason = "connection lost: the peer stopped answering connectivity checks for 50 s, or revoked consent"
+    public static let consentLostReason =
+        "connection lost: the peer stopped answering connectivity checks for 50 s, or revoked consent"
 
     /// RFC 8445 §5.1.1 candidate types.
     public enum CandidateType: String, Sendable, Equatable { case host, srflx, prflx, relay }

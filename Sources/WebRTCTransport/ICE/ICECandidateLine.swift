@@ -21,15 +21,23 @@ enum ICECandidateLine {
         let fields = text.dropFirst("candidate:".count).split(separator: " ", omittingEmptySubsequences: false)
         guard !fields.contains(where: \.isEmpty) else { throw fail("fields must be separated by single spaces") }
         guard fields.count >= 8 else {
-            throw fail("expected at least 8 fields (foundation component transport priority address port typ type), got \(fields.count)")
+            throw fail(
+                "expected at least 8 fields (foundation component transport priority address port typ type), got \(fields.count)"
+            )
         }
-        guard UInt32(fields[1]).map({ $0 >= 1 && $0 <= 256 }) == true else { throw fail("component \"\(fields[1])\" is not a number from 1 to 256") }
+        guard UInt32(fields[1]).map({ $0 >= 1 && $0 <= 256 }) == true else {
+            throw fail("component \"\(fields[1])\" is not a number from 1 to 256")
+        }
         let transport = fields[2].lowercased()
-        guard transport == "udp" || transport == "tcp" else { throw fail("transport \"\(fields[2])\" is neither UDP nor TCP") }
+        guard transport == "udp" || transport == "tcp" else {
+            throw fail("transport \"\(fields[2])\" is neither UDP nor TCP")
+        }
         guard UInt32(fields[3]) != nil else { throw fail("priority \"\(fields[3])\" is not a 32-bit number") }
         let address = String(fields[4])
         if address.lowercased().hasSuffix(".local") {
-            throw fail("the address is an mDNS name (\(address)); libnice needs an IP address (the peer hides its host addresses)")
+            throw fail(
+                "the address is an mDNS name (\(address)); libnice needs an IP address (the peer hides its host addresses)"
+            )
         }
         guard ICELocalAddresses.isNumeric(address) else { throw fail("address \"\(address)\" is not an IP address") }
         guard UInt16(fields[5]) != nil else { throw fail("port \"\(fields[5])\" is not a number from 0 to 65535") }
@@ -38,13 +46,18 @@ enum ICECandidateLine {
             throw fail("candidate type \"\(fields[7])\" is not host, srflx, prflx or relay")
         }
         let extensions = fields.dropFirst(8)
-        guard extensions.count % 2 == 0 else { throw fail("the attributes after the type must come in name/value pairs") }
+        guard extensions.count % 2 == 0 else {
+            throw fail("the attributes after the type must come in name/value pairs")
+        }
         var tcptype: Substring?
         var index = extensions.startIndex
         while index < extensions.endIndex {
             let name = extensions[index], value = extensions[index + 1]
             switch name {
-            case "raddr": guard ICELocalAddresses.isNumeric(String(value)) else { throw fail("raddr \"\(value)\" is not an IP address") }
+            case "raddr":
+                guard ICELocalAddresses.isNumeric(String(value)) else {
+                    throw fail("raddr \"\(value)\" is not an IP address")
+                }
             case "rport": guard UInt16(value) != nil else { throw fail("rport \"\(value)\" is not a port number") }
             case "tcptype": tcptype = value
             default: break

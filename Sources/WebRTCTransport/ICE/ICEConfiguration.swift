@@ -28,10 +28,12 @@ extension ICEAgent {
         /// never gives up on an empty check list by itself; after this the agent fails, saying why.
         public var noRemoteCandidatesGrace: Duration
 
-        public init(role: Role, stunServer: STUNServer? = nil, turnServers: [TURNServer] = [],
-                    loopbackOnly: Bool = false, allowedInterfaces: [String] = [], iceTCP: Bool = false,
-                    relayOnly: Bool = false, checkTiming: CheckTiming? = nil,
-                    noRemoteCandidatesGrace: Duration = .seconds(10)) {
+        public init(
+            role: Role, stunServer: STUNServer? = nil, turnServers: [TURNServer] = [],
+            loopbackOnly: Bool = false, allowedInterfaces: [String] = [], iceTCP: Bool = false,
+            relayOnly: Bool = false, checkTiming: CheckTiming? = nil,
+            noRemoteCandidatesGrace: Duration = .seconds(10)
+        ) {
             self.role = role
             self.stunServer = stunServer
             self.turnServers = turnServers
@@ -50,8 +52,10 @@ extension ICEAgent {
         public var initialTimeoutMilliseconds: UInt32
         public var maxRetransmissions: UInt32
         public var reliableTimeoutMilliseconds: UInt32
-        public init(initialTimeoutMilliseconds: UInt32 = 500, maxRetransmissions: UInt32 = 3,
-                    reliableTimeoutMilliseconds: UInt32 = 2000) {
+        public init(
+            initialTimeoutMilliseconds: UInt32 = 500, maxRetransmissions: UInt32 = 3,
+            reliableTimeoutMilliseconds: UInt32 = 2000
+        ) {
             self.initialTimeoutMilliseconds = initialTimeoutMilliseconds
             self.maxRetransmissions = maxRetransmissions
             self.reliableTimeoutMilliseconds = reliableTimeoutMilliseconds
@@ -83,8 +87,10 @@ extension ICEAgent {
         public var credential: String
         public var transport: Transport
 
-        public init(host: String, port: UInt16? = nil, username: String, credential: String,
-                    transport: Transport = .udp) {
+        public init(
+            host: String, port: UInt16? = nil, username: String, credential: String,
+            transport: Transport = .udp
+        ) {
             self.host = host
             self.port = port ?? (transport == .tls ? 5349 : 3478)
             self.username = username
@@ -104,8 +110,9 @@ extension ICEAgent {
                 throw .invalidServerURL(url, "transport \"\(other)\" is not one of udp or tcp for \(parsed.scheme):")
             default: throw .invalidServerURL(url, "unknown scheme")
             }
-            self.init(host: parsed.host, port: parsed.port, username: username, credential: credential,
-                      transport: transport)
+            self.init(
+                host: parsed.host, port: parsed.port, username: username, credential: credential,
+                transport: transport)
         }
     }
 }
@@ -139,10 +146,14 @@ struct ICEServerURL: Equatable {
         var host: Substring
         var portText: Substring?
         if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw .invalidServerURL(url, "unclosed [ in an IPv6 host") }
+            guard let close = rest.firstIndex(of: "]") else {
+                throw .invalidServerURL(url, "unclosed [ in an IPv6 host")
+            }
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 throw .invalidServerURL(url, "unexpected \"\(after)\" after the host")
             }
         } else if let portColon = rest.lastIndex(of: ":") {

@@ -32,14 +32,16 @@ public enum ICEError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unresolvableHost(let host):
             return "ice: could not resolve the STUN/TURN host \"\(host)\"; check the name and the network"
         case .resolutionTimedOut(let host, let after):
-            return "ice: the STUN/TURN host \"\(host)\" did not resolve within \(after.secondsText); check the name and "
+            return
+                "ice: the STUN/TURN host \"\(host)\" did not resolve within \(after.secondsText); check the name and "
                 + "the network's DNS"
         case .agentSetupFailed(let what):
             return "ice: libnice could not set up the agent (\(what))"
         case .gatheringFailed:
             return "ice: libnice could not gather candidates: no usable local address (check the allowed interfaces)"
         case .credentialsRejected(let ufrag):
-            return "ice: libnice rejected the remote credentials (ufrag \"\(ufrag)\"); RFC 8445 needs a ufrag of 4+ and a pwd of 22+ characters"
+            return
+                "ice: libnice rejected the remote credentials (ufrag \"\(ufrag)\"); RFC 8445 needs a ufrag of 4+ and a pwd of 22+ characters"
         case .notStarted: return "ice: the agent has not been started"
         case .alreadyStarted: return "ice: the agent has already been started"
         case .closed: return "ice: the agent is closed"

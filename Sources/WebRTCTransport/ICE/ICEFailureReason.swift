@@ -5,10 +5,12 @@
 enum ICEFailureReason {
     static func describe(local: [ICECandidateSummary], remote: [ICECandidateSummary]) -> String {
         if remote.isEmpty {
-            return "ICE failed: no remote candidates were received (\(count(local.count, "local candidate"))) — check the peer's network and the signalling"
+            return
+                "ICE failed: no remote candidates were received (\(count(local.count, "local candidate"))) — check the peer's network and the signalling"
         }
         let pairs = pairCount(local: local, remote: remote)
-        return "ICE failed: no candidate pair succeeded (\(local.count) local, \(count(remote.count, "remote candidate")), \(count(pairs, "pair")) checked) — the peer is unreachable from here; a TURN server may be needed"
+        return
+            "ICE failed: no candidate pair succeeded (\(local.count) local, \(count(remote.count, "remote candidate")), \(count(pairs, "pair")) checked) — the peer is unreachable from here; a TURN server may be needed"
     }
 
     private static func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
@@ -21,10 +23,13 @@ enum ICEFailureReason {
         return count
     }
 
-    private static func transportsPair(_ local: ICECandidateSummary.Transport, _ remote: ICECandidateSummary.Transport) -> Bool {
+    private static func transportsPair(_ local: ICECandidateSummary.Transport, _ remote: ICECandidateSummary.Transport)
+        -> Bool
+    {
         switch (local, remote) {
         case (.udp, .udp), (.tcpActive, .tcpPassive), (.tcpPassive, .tcpActive),
-             (.tcpSimultaneousOpen, .tcpSimultaneousOpen): true
+            (.tcpSimultaneousOpen, .tcpSimultaneousOpen):
+            true
         default: false
         }
     }

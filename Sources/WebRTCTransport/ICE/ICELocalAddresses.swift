@@ -38,7 +38,8 @@ enum ICELocalAddresses {
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
             guard let sockaddrPointer = entry.pointee.ifa_addr,
-                  entry.pointee.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
+                entry.pointee.ifa_flags & UInt32(IFF_UP) != 0
+            else { continue }
             let family = Int32(sockaddrPointer.pointee.sa_family)
             guard family == AF_INET || family == AF_INET6 else { continue }
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
@@ -55,8 +56,10 @@ enum ICELocalAddresses {
                 }
             }
             guard converted != nil else { continue }
-            result.append(InterfaceAddress(interface: String(cString: entry.pointee.ifa_name),
-                                           address: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+            result.append(
+                InterfaceAddress(
+                    interface: String(cString: entry.pointee.ifa_name),
+                    address: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
         return result
     }
@@ -72,8 +75,10 @@ enum ICELocalAddresses {
     /// never on the cooperative pool, an actor or the GLib loop; the caller waits on a continuation
     /// that the lookup or a Dispatch timer resumes, whichever comes first. A lookup given up on is
     /// left to finish on its thread and its answer dropped.
-    static func resolve(_ host: String, deadline: Duration = .seconds(5),
-                        lookup: @escaping @Sendable (String) -> String? = resolveBlocking) async throws(ICEError) -> String {
+    static func resolve(
+        _ host: String, deadline: Duration = .seconds(5),
+        lookup: @escaping @Sendable (String) -> String? = resolveBlocking
+    ) async throws(ICEError) -> String {
         if isNumeric(host) { return host }
         let outcome: LookupOutcome = await withCheckedContinuation { continuation in
             let once = LookupContinuation(continuation)
@@ -97,13 +102,18 @@ enum ICELocalAddresses {
 
     /// Every host resolved at once (each within `deadline`), in order; the first failure in order
     /// is thrown. So eight TURN servers that hang cost one deadline, not eight.
-    static func resolveAll(_ hosts: [String], deadline: Duration = .seconds(5),
-                           lookup: @escaping @Sendable (String) -> String? = resolveBlocking) async throws(ICEError)
-        -> [String] {
+    static func resolveAll(
+        _ hosts: [String], deadline: Duration = .seconds(5),
+        lookup: @escaping @Sendable (String) -> String? = resolveBlocking
+    ) async throws(ICEError)
+        -> [String]
+    {
         let results = await withTaskGroup(of: (Int, Result<String, ICEError>).self) { group in
             for (index, host) in hosts.enumerated() {
                 group.addTask {
-                    do throws(ICEError) { return (index, .success(try await resolve(host, deadline: deadline, lookup: lookup))) } catch {
+                    do throws(ICEError) {
+                        return (index, .success(try await resolve(host, deadline: deadline, lookup: lookup)))
+                    } catch {
                         return (index, .failure(error))
                     }
                 }
@@ -149,8 +159,11 @@ enum ICELocalAddresses {
         guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return nil }
         defer { freeaddrinfo(list) }
         var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0,
-                          NI_NUMERICHOST) == 0 else { return nil }
+        guard
+            getnameinfo(
+                first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0,
+                NI_NUMERICHOST) == 0
+        else { return nil }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

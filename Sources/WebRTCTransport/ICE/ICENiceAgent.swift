@@ -46,7 +46,9 @@ final class ICENiceAgent {
 
     /// Creates the agent, its stream and component, and starts gathering. `stun` and `turn` hold
     /// numeric addresses (resolved by the caller, off this thread).
-    func start(stun: ICEResolvedServer?, turn: [ICEResolvedTURN], receiveHandler: ICEAgent.ReceiveHandler?) throws(ICEError) -> ICEAgent.Credentials {
+    func start(stun: ICEResolvedServer?, turn: [ICEResolvedTURN], receiveHandler: ICEAgent.ReceiveHandler?)
+        throws(ICEError) -> ICEAgent.Credentials
+    {
         precondition(agent == nil, "ICENiceAgent.start twice")
         self.receiveHandler = receiveHandler
         // Liveness of the selected pair: connectivity checks every 4–6 s ("keepalive-conncheck"),
@@ -65,14 +67,16 @@ final class ICENiceAgent {
         CShareNice_set_upnp(agent, 0)
         if configuration.relayOnly { CShareNice_set_force_relay(agent, 1) }
         if let timing = configuration.checkTiming {
-            CShareNice_set_check_timing(agent, timing.initialTimeoutMilliseconds, timing.maxRetransmissions,
-                                        timing.reliableTimeoutMilliseconds)
+            CShareNice_set_check_timing(
+                agent, timing.initialTimeoutMilliseconds, timing.maxRetransmissions,
+                timing.reliableTimeoutMilliseconds)
         }
         if let stun { CShareNice_set_stun_server(agent, stun.address, UInt32(stun.port)) }
 
-        let addresses = ICELocalAddresses.select(from: configuration.loopbackOnly ? [] : ICELocalAddresses.current(),
-                                                 loopbackOnly: configuration.loopbackOnly,
-                                                 allowed: configuration.allowedInterfaces)
+        let addresses = ICELocalAddresses.select(
+            from: configuration.loopbackOnly ? [] : ICELocalAddresses.current(),
+            loopbackOnly: configuration.loopbackOnly,
+            allowed: configuration.allowedInterfaces)
         for text in addresses {
             var address = NiceAddress()
             nice_address_init(&address)
@@ -93,25 +97,35 @@ final class ICENiceAgent {
             case .tls:
                 // libnice 0.1.21 wraps TURN_TLS in TLS only for its Google and OC2007 modes; in
                 // RFC 5245 mode it would speak plain TCP to a TLS port. Skip it rather than fail late.
-                logger.warning("skipping TURN server \(server.host):\(server.port) over TLS: libnice 0.1.21 cannot speak TLS to a TURN server in RFC 5245 mode; use turn: over UDP or TCP",
-                               ["ice.turn": "\(server.host):\(server.port)"])
+                logger.warning(
+                    "skipping TURN server \(server.host):\(server.port) over TLS: libnice 0.1.21 cannot speak TLS to a TURN server in RFC 5245 mode; use turn: over UDP or TCP",
+                    ["ice.turn": "\(server.host):\(server.port)"])
                 continue
             }
-            if nice_agent_set_relay_info(agent, streamID, Self.componentID, host, guint(server.port), server.username,
-                                         server.credential, type) == 0 {
+            if nice_agent_set_relay_info(
+                agent, streamID, Self.componentID, host, guint(server.port), server.username,
+                server.credential, type) == 0
+            {
                 logger.warning("libnice refused TURN server \(host):\(server.port) (\(server.transport.rawValue))")
             }
         }
 
-        nice_agent_attach_recv(agent, streamID, Self.componentID, loop.contextPointer, { _, _, _, length, buffer, data in
-            ICENiceAgent.from(callbackUserData: data).received(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
-        }, callbackUserData)
+        nice_agent_attach_recv(
+            agent, streamID, Self.componentID, loop.contextPointer,
+            { _, _, _, length, buffer, data in
+                ICENiceAgent.from(callbackUserData: data).received(
+                    UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+            }, callbackUserData)
 
         let credentials = try readLocalCredentials()
         shared.begin(credentials: credentials, target: ICEShared.SendTarget(agent: agent, streamID: streamID))
-        logger.info("ICE agent started", ["ice.role": configuration.role.rawValue,
-                                           "ice.addresses": addresses.joined(separator: ","),
-                                           "ice.ufrag": credentials.ufrag])
+        logger.info(
+            "ICE agent started",
+            [
+                "ice.role": configuration.role.rawValue,
+                "ice.addresses": addresses.joined(separator: ","),
+                "ice.ufrag": credentials.ufrag
+            ])
         shared.publish(.gathering, logger: logger)
         guard nice_agent_gather_candidates(agent, streamID) != 0 else { throw .gatheringFailed }
         return credentials
@@ -119,32 +133,42 @@ final class ICENiceAgent {
 
     private func connectSignals(_ agent: OpaquePointer) {
         let object = UnsafeMutableRawPointer(agent)
-        let onState: @convention(c) (OpaquePointer?, guint, guint, guint, gpointer?) -> Void = { _, stream, component, state, data in
+        let onState: @convention(c) (OpaquePointer?, guint, guint, guint, gpointer?) -> Void = {
+            _, stream, component, state, data in
             let core = ICENiceAgent.from(callbackUserData: data)
             core.onLoop { $0.componentStateChanged(stream: stream, component: component, state: state) }
         }
         let onGatheringDone: @convention(c) (OpaquePointer?, guint, gpointer?) -> Void = { _, stream, data in
             ICENiceAgent.from(callbackUserData: data).onLoop { $0.gatheringDone(stream: stream) }
         }
-        let onCandidate: @convention(c) (OpaquePointer?, UnsafeMutablePointer<NiceCandidate>?, gpointer?) -> Void = { _, candidate, data in
+        let onCandidate: @convention(c) (OpaquePointer?, UnsafeMutablePointer<NiceCandidate>?, gpointer?) -> Void = {
+            _, candidate, data in
             let core = ICENiceAgent.from(callbackUserData: data)
             // The candidate lives only during the signal: make its line now, then hop if needed.
             guard let candidate, let line = core.sdpLine(for: candidate) else { return }
             let stream = candidate.pointee.stream_id, component = candidate.pointee.component_id
             core.onLoop { $0.newLocalCandidate(line, stream: stream, component: component) }
         }
-        let onPair: @convention(c) (OpaquePointer?, guint, guint, UnsafeMutablePointer<NiceCandidate>?,
-                                    UnsafeMutablePointer<NiceCandidate>?, gpointer?) -> Void = { _, stream, _, local, remote, data in
-            let core = ICENiceAgent.from(callbackUserData: data)
-            guard let local, let remote else { return }
-            let pair = ICEAgent.SelectedPair(local: local.pointee, remote: remote.pointee)
-            core.onLoop { $0.selectedPairChanged(pair, stream: stream) }
-        }
+        let onPair:
+            @convention(c) (
+                OpaquePointer?, guint, guint, UnsafeMutablePointer<NiceCandidate>?,
+                UnsafeMutablePointer<NiceCandidate>?, gpointer?
+            ) -> Void = { _, stream, _, local, remote, data in
+                let core = ICENiceAgent.from(callbackUserData: data)
+                guard let local, let remote else { return }
+                let pair = ICEAgent.SelectedPair(local: local.pointee, remote: remote.pointee)
+                core.onLoop { $0.selectedPairChanged(pair, stream: stream) }
+            }
         signalHandlers = [
-            CShareGLib_signal_connect(object, "component-state-changed", unsafeBitCast(onState, to: GCallback.self), callbackUserData),
-            CShareGLib_signal_connect(object, "candidate-gathering-done", unsafeBitCast(onGatheringDone, to: GCallback.self), callbackUserData),
-            CShareGLib_signal_connect(object, "new-candidate-full", unsafeBitCast(onCandidate, to: GCallback.self), callbackUserData),
-            CShareGLib_signal_connect(object, "new-selected-pair-full", unsafeBitCast(onPair, to: GCallback.self), callbackUserData),
+            CShareGLib_signal_connect(
+                object, "component-state-changed", unsafeBitCast(onState, to: GCallback.self), callbackUserData),
+            CShareGLib_signal_connect(
+                object, "candidate-gathering-done", unsafeBitCast(onGatheringDone, to: GCallback.self), callbackUserData
+            ),
+            CShareGLib_signal_connect(
+                object, "new-candidate-full", unsafeBitCast(onCandidate, to: GCallback.self), callbackUserData),
+            CShareGLib_signal_connect(
+                object, "new-selected-pair-full", unsafeBitCast(onPair, to: GCallback.self), callbackUserData)
         ]
     }
 
@@ -186,7 +210,9 @@ final class ICENiceAgent {
         }
         defer { nice_candidate_free(candidate) }
         guard candidate.pointee.component_id == Self.componentID else {
-            logger.debug("ignoring a remote candidate for component \(candidate.pointee.component_id) (rtcp-mux uses component 1 only)")
+            logger.debug(
+                "ignoring a remote candidate for component \(candidate.pointee.component_id) (rtcp-mux uses component 1 only)"
+            )
             return false
         }
         let list = g_slist_append(nil, candidate)
@@ -208,13 +234,16 @@ final class ICENiceAgent {
     /// libnice waits forever on an empty check list; give the peer's own checks a grace period,
     /// then fail with the reason.
     private func armNoCandidatesTimerIfNeeded() {
-        guard noCandidatesTimer == nil, localGatheringDone, remoteEndOfCandidates, candidates(remote: true).isEmpty else { return }
+        guard noCandidatesTimer == nil, localGatheringDone, remoteEndOfCandidates, candidates(remote: true).isEmpty
+        else { return }
         let milliseconds = configuration.noRemoteCandidatesGrace.inMilliseconds
         guard let source = g_timeout_source_new(guint(clamping: max(milliseconds, 0))) else { return }
-        g_source_set_callback(source, { data in
-            ICENiceAgent.from(callbackUserData: data).noCandidatesTimerFired()
-            return 0  // G_SOURCE_REMOVE
-        }, callbackUserData, nil)
+        g_source_set_callback(
+            source,
+            { data in
+                ICENiceAgent.from(callbackUserData: data).noCandidatesTimerFired()
+                return 0  // G_SOURCE_REMOVE
+            }, callbackUserData, nil)
         g_source_attach(source, loop.contextPointer)
         noCandidatesTimer = source
     }
@@ -229,7 +258,8 @@ final class ICENiceAgent {
     private func noCandidatesTimerFired() {
         cancelNoCandidatesTimer()
         guard agent != nil, !everConnected, !shared.state.isFailed, candidates(remote: true).isEmpty else { return }
-        shared.publish(.failed(reason: ICEFailureReason.describe(local: candidates(remote: false), remote: [])), logger: logger)
+        shared.publish(
+            .failed(reason: ICEFailureReason.describe(local: candidates(remote: false), remote: [])), logger: logger)
     }
 
     // MARK: Restart
@@ -239,7 +269,9 @@ final class ICENiceAgent {
     /// end-of-candidates once gathering has finished.
     func restart() throws(ICEError) -> ICEAgent.Credentials {
         guard let agent else { throw .closed }
-        guard nice_agent_restart_stream(agent, streamID) != 0 else { throw .agentSetupFailed("nice_agent_restart_stream failed") }
+        guard nice_agent_restart_stream(agent, streamID) != 0 else {
+            throw .agentSetupFailed("nice_agent_restart_stream failed")
+        }
         let credentials = try readLocalCredentials()
         everConnected = false
         remoteEndOfCandidates = false
@@ -350,8 +382,10 @@ final class ICENiceAgent {
 
     private func candidates(remote: Bool) -> [ICECandidateSummary] {
         guard let agent else { return [] }
-        let list = remote ? nice_agent_get_remote_candidates(agent, streamID, Self.componentID)
-                          : nice_agent_get_local_candidates(agent, streamID, Self.componentID)
+        let list =
+            remote
+            ? nice_agent_get_remote_candidates(agent, streamID, Self.componentID)
+            : nice_agent_get_local_candidates(agent, streamID, Self.componentID)
         var result: [ICECandidateSummary] = []
         var cursor = list
         while let node = cursor {
@@ -389,9 +423,10 @@ struct ICEResolvedTURN: Sendable {
 extension ICEAgent.SelectedPair {
     init(local: NiceCandidate, remote: NiceCandidate) {
         let localSummary = ICECandidateSummary(local), remoteSummary = ICECandidateSummary(remote)
-        self.init(localAddress: localSummary.address, remoteAddress: remoteSummary.address,
-                  localType: localSummary.type, remoteType: remoteSummary.type,
-                  transport: localSummary.transport == .udp ? "udp" : "tcp")
+        self.init(
+            localAddress: localSummary.address, remoteAddress: remoteSummary.address,
+            localType: localSummary.type, remoteType: remoteSummary.type,
+            transport: localSummary.transport == .udp ? "udp" : "tcp")
     }
 }
 

@@ -33,8 +33,10 @@ final class ICEShared: Sendable {
     private let stateContinuation: AsyncStream<ICEAgent.State>.Continuation
     private let candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation
 
-    init(stateContinuation: AsyncStream<ICEAgent.State>.Continuation,
-         candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation) {
+    init(
+        stateContinuation: AsyncStream<ICEAgent.State>.Continuation,
+        candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation
+    ) {
         self.stateContinuation = stateContinuation
         self.candidateContinuation = candidateContinuation
     }
@@ -48,11 +50,12 @@ final class ICEShared: Sendable {
     var localUfrag: String { status.withLock { $0.localCredentials?.ufrag ?? "" } }
 
     var counters: ICEAgent.Counters {
-        ICEAgent.Counters(datagramsSent: datagramsSent.load(ordering: .relaxed),
-                          bytesSent: bytesSent.load(ordering: .relaxed),
-                          sendsRefused: sendsRefused.load(ordering: .relaxed),
-                          datagramsReceived: datagramsReceived.load(ordering: .relaxed),
-                          bytesReceived: bytesReceived.load(ordering: .relaxed))
+        ICEAgent.Counters(
+            datagramsSent: datagramsSent.load(ordering: .relaxed),
+            bytesSent: bytesSent.load(ordering: .relaxed),
+            sendsRefused: sendsRefused.load(ordering: .relaxed),
+            datagramsReceived: datagramsReceived.load(ordering: .relaxed),
+            bytesReceived: bytesReceived.load(ordering: .relaxed))
     }
 
     // MARK: Lifecycle
@@ -127,7 +130,9 @@ final class ICEShared: Sendable {
         switch state {
         case .failed(let reason): logger.warning(reason, ["ice.state": "failed"])
         case .connected, .completed:
-            logger.info("ICE \(state)", pair.map { ["ice.state": "\(state)", "ice.pair": $0.description] } ?? ["ice.state": "\(state)"])
+            logger.info(
+                "ICE \(state)",
+                pair.map { ["ice.state": "\(state)", "ice.pair": $0.description] } ?? ["ice.state": "\(state)"])
         default: logger.debug("ICE \(state)", ["ice.state": "\(state)"])
         }
         stateContinuation.yield(state)
@@ -149,8 +154,9 @@ final class ICEShared: Sendable {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return false }
         let sent = sendTarget.withLock { target -> Int32 in
             guard let target else { return -1 }
-            return nice_agent_send(target.agent, target.streamID, ICENiceAgent.componentID, guint(buffer.count),
-                                   base.assumingMemoryBound(to: gchar.self))
+            return nice_agent_send(
+                target.agent, target.streamID, ICENiceAgent.componentID, guint(buffer.count),
+                base.assumingMemoryBound(to: gchar.self))
         }
         guard sent == Int32(buffer.count) else {
             sendsRefused.add(1, ordering: .relaxed)

@@ -24,12 +24,13 @@ public struct SRTPKeyingMaterial: Hashable, Sendable, CustomStringConvertible {
         let keyLength = profile.masterKeyLength
         let saltLength = profile.masterSaltLength
         guard exported.count == Self.exportLength(for: profile) else {
-            throw .invalidKeys("\(profile) needs \(Self.exportLength(for: profile)) bytes of keying material, got \(exported.count)")
+            throw .invalidKeys(
+                "\(profile) needs \(Self.exportLength(for: profile)) bytes of keying material, got \(exported.count)")
         }
         var offset = 0
         func take(_ count: Int) -> [UInt8] {
             defer { offset += count }
-            return Array(exported[offset ..< offset + count])
+            return Array(exported[offset..<offset + count])
         }
         self.profile = profile
         clientWriteKey = take(keyLength)

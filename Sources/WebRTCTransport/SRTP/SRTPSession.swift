@@ -18,10 +18,12 @@ public final class SRTPSession: Sendable {
     /// Builds both directions from the keys DTLS exported, for the end that played `role`.
     public init(keys: SRTPKeyingMaterial, role: DTLSRole, logger: Logger = .disabled) throws(SRTPError) {
         let peer: DTLSRole = role == .client ? .server : .client
-        let sending = try SRTPStream(direction: .outbound, profile: keys.profile,
-                                     masterKeyAndSalt: keys.masterKeyAndSalt(writtenBy: role))
-        let receiving = try SRTPStream(direction: .inbound, profile: keys.profile,
-                                       masterKeyAndSalt: keys.masterKeyAndSalt(writtenBy: peer))
+        let sending = try SRTPStream(
+            direction: .outbound, profile: keys.profile,
+            masterKeyAndSalt: keys.masterKeyAndSalt(writtenBy: role))
+        let receiving = try SRTPStream(
+            direction: .inbound, profile: keys.profile,
+            masterKeyAndSalt: keys.masterKeyAndSalt(writtenBy: peer))
         profile = keys.profile
         self.role = role
         outbound = Mutex(sending)

@@ -26,7 +26,9 @@ final class SRTPStream {
     init(direction: Direction, profile: SRTPProfile, masterKeyAndSalt: [UInt8]) throws(SRTPError) {
         try SRTPLibrary.ensureStarted()
         guard masterKeyAndSalt.count == profile.masterKeyLength + profile.masterSaltLength else {
-            throw .invalidKeys("\(profile) takes a \(profile.masterKeyLength)-byte key and a \(profile.masterSaltLength)-byte salt, got \(masterKeyAndSalt.count) bytes in all")
+            throw .invalidKeys(
+                "\(profile) takes a \(profile.masterKeyLength)-byte key and a \(profile.masterSaltLength)-byte salt, got \(masterKeyAndSalt.count) bytes in all"
+            )
         }
         var policy = srtp_policy_t()
         switch profile {
@@ -52,8 +54,9 @@ final class SRTPStream {
         // libsrtp copied the key; wipe ours.
         for index in key.indices { key[index] = 0 }
         guard status == srtp_err_status_ok, let created else {
-            throw .failed(operation: "srtp_create (\(direction.rawValue), \(profile))", status: status.rawValue,
-                          meaning: SRTPLibrary.statusMeaning(status.rawValue))
+            throw .failed(
+                operation: "srtp_create (\(direction.rawValue), \(profile))", status: status.rawValue,
+                meaning: SRTPLibrary.statusMeaning(status.rawValue))
         }
         self.direction = direction
         self.session = created
@@ -70,12 +73,13 @@ final class SRTPStream {
 
     /// Runs one libsrtp packet operation on a copy of `packet` and returns the result.
     func process(_ packet: [UInt8], _ operation: Operation) throws(SRTPError) -> [UInt8] {
-        let minimum: (what: String, bytes: Int) = switch operation {
-        case .protectRTP: ("RTP packet", 12)
-        case .protectRTCP: ("RTCP packet", 8)
-        case .unprotectRTP: ("SRTP packet", 12)
-        case .unprotectRTCP: ("SRTCP packet", 8 + 4)
-        }
+        let minimum: (what: String, bytes: Int) =
+            switch operation {
+            case .protectRTP: ("RTP packet", 12)
+            case .protectRTCP: ("RTCP packet", 8)
+            case .unprotectRTP: ("SRTP packet", 12)
+            case .unprotectRTCP: ("SRTCP packet", 8 + 4)
+            }
         guard packet.count >= minimum.bytes else {
             throw .packetTooShort(what: minimum.what, got: packet.count, need: minimum.bytes)
         }
@@ -88,21 +92,22 @@ final class SRTPStream {
                 _ = buffer.initialize(from: input)
             }
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-            status = switch operation {
-            case .protectRTP: srtp_protect(session, base, &length)
-            case .protectRTCP: srtp_protect_rtcp(session, base, &length)
-            case .unprotectRTP: srtp_unprotect(session, base, &length)
-            case .unprotectRTCP: srtp_unprotect_rtcp(session, base, &length)
-            }
+            status =
+                switch operation {
+                case .protectRTP: srtp_protect(session, base, &length)
+                case .protectRTCP: srtp_protect_rtcp(session, base, &length)
+                case .unprotectRTP: srtp_unprotect(session, base, &length)
+                case .unprotectRTCP: srtp_unprotect_rtcp(session, base, &length)
+                }
             // On success `length` is the result's size: protect grew the packet by the trailer it
             // wrote (within `trailerRoom`), unprotect shrank it. On failure nothing is returned.
             initialized = status == srtp_err_status_ok ? max(0, min(Int(length), capacity)) : 0
         }
         guard status == srtp_err_status_ok else { throw Self.error(for: status.rawValue, operation) }
         switch operation {
-        case .unprotectRTP: seen(ssrcAt: 8, in: packet)   // RTP: the SSRC after sequence and timestamp
+        case .unprotectRTP: seen(ssrcAt: 8, in: packet)  // RTP: the SSRC after sequence and timestamp
         case .unprotectRTCP: seen(ssrcAt: 4, in: packet)  // RTCP: the sender's SSRC
-        case .protectRTP, .protectRTCP: break             // ours: as many as we send
+        case .protectRTP, .protectRTCP: break  // ours: as many as we send
         }
         return output
     }

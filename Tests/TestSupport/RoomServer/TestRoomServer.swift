@@ -14,14 +14,18 @@ public struct TestRoomServer: Sendable {
     public let room: String
     public let invite: String
 
-    public static func start(room: String = "test", limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = [],
-                             stateFile: String? = nil, logger: Logger = .disabled) async throws -> TestRoomServer {
+    public static func start(
+        room: String = "test", limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = [],
+        stateFile: String? = nil, logger: Logger = .disabled
+    ) async throws -> TestRoomServer {
         let client = try ClientFiles.bundled()
         let loop = GLibLoop(name: "room-server-test")
         let server = RoomServer(loop: loop, client: client, logger: logger)
         do {
-            let base = try await server.start(RoomServerConfiguration(host: "127.0.0.1", port: 0, limits: limits,
-                                                                      allowedOrigins: allowedOrigins))
+            let base = try await server.start(
+                RoomServerConfiguration(
+                    host: "127.0.0.1", port: 0, limits: limits,
+                    allowedOrigins: allowedOrigins))
             let invite = try await server.addRoom(named: room, stateFile: stateFile)
             return TestRoomServer(loop: loop, server: server, base: base, room: room, invite: invite)
         } catch {

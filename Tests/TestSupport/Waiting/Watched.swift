@@ -40,12 +40,18 @@ public final class Watched<Value: Sendable>: Sendable {
 
     /// Returns once `condition` holds for the value (at once if it already does). After `within`
     /// it throws `NotReached` naming `what`, read then, so it can say what was seen.
-    public func until(_ what: @autoclosure () -> String, within: Duration = .seconds(60),
-                      file: String = #fileID, line: Int = #line,
-                      _ condition: @escaping @Sendable (Value) -> Bool) async throws {
+    public func until(
+        _ what: @autoclosure () -> String, within: Duration = .seconds(60),
+        file: String = #fileID, line: Int = #line,
+        _ condition: @escaping @Sendable (Value) -> Bool
+    ) async throws {
         let met = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { try await self.next(where: condition); return true }
-            group.addTask { try await Task.sleep(for: within); return false }
+            group.addTask {
+                try await self.next(where: condition); return true
+            }
+            group.addTask {
+                try await Task.sleep(for: within); return false
+            }
             defer { group.cancelAll() }
             return try await group.next() ?? false
         }
@@ -55,7 +61,9 @@ public final class Watched<Value: Sendable>: Sendable {
     /// Suspends until a change meets `condition` (or it holds already); CancellationError when
     /// the waiting task is cancelled.
     private func next(where condition: @escaping @Sendable (Value) -> Bool) async throws {
-        let id = state.withLock { state in defer { state.nextWaiter += 1 }; return state.nextWaiter }
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }; return state.nextWaiter
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 // Met already, cancelled already, or listed to be woken (nil).

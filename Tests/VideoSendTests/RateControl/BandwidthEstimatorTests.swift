@@ -56,7 +56,9 @@ import Testing
         moderate.run(seconds: 10)
         let m = moderate.estimator.snapshot(nowMicros: moderate.nowMicros)
         #expect(m.lossLimitBitrate == nil)
-        #expect(m.targetBitrate == moderate.estimator.configuration.maximumBitrate, "target under 5 % loss \(m.targetBitrate)")
+        #expect(
+            m.targetBitrate == moderate.estimator.configuration.maximumBitrate,
+            "target under 5 % loss \(m.targetBitrate)")
     }
 
     @Test func lossLimitLiftsAgainOnceLossStops() {

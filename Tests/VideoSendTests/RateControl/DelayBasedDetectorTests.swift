@@ -3,11 +3,14 @@ import Testing
 
 @Suite struct DelayBasedDetectorTests {
     /// Packets every 10 ms (one group each) whose one-way delay grows by `growthMicros` a packet.
-    private func packets(count: Int, growthMicros: Int64, from start: Int64 = 0, baseDelay: Int64 = 20_000) -> [PacketFeedback] {
+    private func packets(count: Int, growthMicros: Int64, from start: Int64 = 0, baseDelay: Int64 = 20_000)
+        -> [PacketFeedback]
+    {
         (0..<count).map { i in
             let send = start + Int64(i) * 10_000
-            return PacketFeedback(sequence: Int64(i), sendMicros: send, size: 1200,
-                                  arrivalMicros: send + baseDelay + Int64(i) * growthMicros)
+            return PacketFeedback(
+                sequence: Int64(i), sendMicros: send, size: 1200,
+                arrivalMicros: send + baseDelay + Int64(i) * growthMicros)
         }
     }
 

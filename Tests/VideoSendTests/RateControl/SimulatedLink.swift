@@ -92,7 +92,8 @@ struct LinkSimulation {
         if nowMicros % 100_000 == 0 {
             targets.append((Double(nowMicros) / 1_000_000, estimator.targetBitrate(nowMicros: nowMicros)))
             maxQueueMicros.append(link.queueDelayMicros(nowMicros: nowMicros))
-            estimator.roundTrip(milliseconds: Double(2 * link.propagationMicros + link.queueDelayMicros(nowMicros: nowMicros)) / 1000)
+            estimator.roundTrip(
+                milliseconds: Double(2 * link.propagationMicros + link.queueDelayMicros(nowMicros: nowMicros)) / 1000)
         }
     }
 
@@ -100,17 +101,22 @@ struct LinkSimulation {
     private mutating func sendFeedback() {
         guard let lastArrived = pending.lastIndex(where: { ($0.arrival ?? .max) <= nowMicros }) else { return }
         let reported = pending[...lastArrived]
-        let arrivals = reported.compactMap { p in p.arrival.map { (sequenceNumber: p.sequence, arrivalTime: Duration.microseconds($0)) } }
+        let arrivals = reported.compactMap { p in
+            p.arrival.map { (sequenceNumber: p.sequence, arrivalTime: Duration.microseconds($0)) }
+        }
         pending.removeFirst(lastArrived + 1)
         guard !arrivals.isEmpty,
-              var message = try? TransportWideFeedback(senderSSRC: 1, mediaSSRC: 2, feedbackPacketCount: feedbackCount,
-                                                       arrivals: arrivals) else { return }
+            var message = try? TransportWideFeedback(
+                senderSSRC: 1, mediaSSRC: 2, feedbackPacketCount: feedbackCount,
+                arrivals: arrivals)
+        else { return }
         // Lost packets ahead of the first arrival are reported too.
         if let firstReported = reported.first?.sequence, firstReported != message.baseSequenceNumber {
             let missing = Int(message.baseSequenceNumber &- firstReported)
-            message = TransportWideFeedback(senderSSRC: 1, mediaSSRC: 2, baseSequenceNumber: firstReported,
-                                            referenceTime: message.referenceTime, feedbackPacketCount: feedbackCount,
-                                            statuses: Array(repeating: .notReceived, count: missing) + message.statuses)
+            message = TransportWideFeedback(
+                senderSSRC: 1, mediaSSRC: 2, baseSequenceNumber: firstReported,
+                referenceTime: message.referenceTime, feedbackPacketCount: feedbackCount,
+                statuses: Array(repeating: .notReceived, count: missing) + message.statuses)
         }
         feedbackCount &+= 1
         inFlight.append((nowMicros + link.propagationMicros, message))
