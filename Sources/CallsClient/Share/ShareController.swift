@@ -99,6 +99,8 @@ public actor ShareController {
             self.session = session
             ended.append(session)
             publishes += 1
+            // The session counts its seconds from its own start; the lines count from the share's.
+            let offset = started.duration(to: .now).inSeconds
             do {
                 try await session.start()
             } catch {
@@ -110,7 +112,7 @@ public actor ShareController {
             }
             events(.published(number: publishes))
             let publishedAt = ContinuousClock.now
-            let ending = await follow(session, started: started, events)
+            let ending = await follow(session, started: started, offset: offset, events)
             self.session = nil
             await session.stop()
             guard case .lost(let reason) = ending, configuration.reconnect else {
@@ -140,7 +142,7 @@ public actor ShareController {
 
     /// One session, once a second: its figures, the capture's notices, and whether it goes on.
     private func follow(
-        _ session: WHIPShareSession, started: ContinuousClock.Instant,
+        _ session: WHIPShareSession, started: ContinuousClock.Instant, offset: Double,
         _ events: @escaping @Sendable (Event) -> Void
     ) async -> FollowEnding {
         var previous: ShareStats?
@@ -151,7 +153,9 @@ public actor ShareController {
                 stats.camera?.device = await director.using?.0.name ?? ""
             }
             previous = stats
-            events(.stats(stats))
+            var line = stats
+            line.t += offset
+            events(.stats(line))
             for notice in configuration.capture?.takeNotices() ?? [] { events(.notice(notice)) }
             if let failure = configuration.capture?.failure { return .failed("the screen capture ended: \(failure)") }
             if asked { return .stopped }
