@@ -57,7 +57,7 @@ sanitize:
 # The long run: every target for ten million inputs, or 30 minutes where it is slower.
 fuzz-long:
 	@scripts/setup.sh fuzz
-	@FUZZ_SECONDS=1800 FUZZ_RUNS=10000000 scripts/fuzz.sh
+	@FUZZ_SECONDS=1800 FUZZ_RUNS=10000000 FUZZ_TIMEOUT=60 scripts/fuzz.sh
 
 fuzz-smoke:
 	@FUZZ_SECONDS=$(SMOKE_SECONDS) scripts/fuzz.sh

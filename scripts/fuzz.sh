@@ -9,6 +9,8 @@
 # Inputs that fail are written to Fuzz/crashes/<target>/ and the script fails; keep them in
 # Fuzz/Regressions/<target>/ and as test fixtures once fixed.
 #
+# FUZZ_TIMEOUT (seconds, default 10) is libFuzzer's wall-clock limit for one input: on a machine
+# that is busy with other work a fast input can be starved past 10 s; the long run uses 60.
 # FUZZ_TARGETS="FuzzSDP FuzzRTCP" runs only those. FUZZ_KNOWN_BUGS="FuzzRoom:the room sent a
 # relayed" (entries separated by ";") names bugs being fixed elsewhere: a target whose failure message contains the text after
 # the colon is reported as that known bug and does not fail the run (the check stays as it is).
@@ -81,7 +83,7 @@ for t in $targets; do
         | grep -v "ld.gold: warning" || true
     corpus=".build/corpus/$t"; crashes="crashes/$t"
     mkdir -p "$corpus" "$crashes"
-    run=(env SWIFT_BACKTRACE=enable=no ".build/bin/$t" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$crashes/")
+    run=(env SWIFT_BACKTRACE=enable=no ".build/bin/$t" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -artifact_prefix="$crashes/")
 
     # Each regression input alone, so that one failing does not hide another.
     if [ -d "Regressions/$t" ] && [ -n "$(ls "Regressions/$t")" ]; then
