@@ -126,72 +126,53 @@ enum RoomRun {
         }
         let loop = ProcessLoop.shared
         defer { loop.stop() }
-        let session: CallSession
-        do {
-            session = try CallSession(options: options, loop: loop, logger: logger)
-        } catch {
-            throw Arguments.UsageError(description: "\(error)")
-        }
-        KeptCalls.keep(session)
-        do {
-            try await session.start()
-        } catch {
-            await session.stop()
-            throw ShareFailure(description: "could not join the room: \(error)")
-        }
+        var configuration = ShareController.Configuration(destination: .room(options))
+        configuration.camera = director
+        configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
+        configuration.shareFor = shareFor > 0 ? .milliseconds(Int64(shareFor * 1000)) : nil
+        let controller = ShareController(configuration: configuration, loop: loop, logger: logger)
+        KeptControllers.keep(controller)
         let stop = StopSignal()
         let toggle = ToggleSignal()
-        let started = ContinuousClock.now
-        var shareStopped = false
-        var sharing = options.shareScreen
-        var seconds = 0
-        var noticesShown: Set<String> = []
-        var stopAsked = false
         let control = readsInput ? ControlInput() : nil
         control?.start()
-        while true {
-            try? await Task.sleep(for: .seconds(1))
-            seconds += 1
-            let stats = await session.statistics()
-            if !quiet { for line in stats.statusLines { say(prefix + line) } }
-            for notice in stats.watchdog?.notices ?? [] where !noticesShown.contains(notice) {
-                say("\(prefix)Notice: \(notice)")
-            }
-            noticesShown = Set(stats.watchdog?.notices ?? [])
-            let (commands, complaints) = control?.take() ?? ([], [])
-            for complaint in complaints { say(prefix + complaint) }
-            for command in commands {
-                switch command {
-                case .policy(let policy): say(prefix + "policy \(policy) is not built for rooms yet")
-                case .keyframe: say(prefix + (await session.requestScreenKeyframes()))
-                case .fault(let fault): say(prefix + (await session.injectFault(fault)))
-                case .stop: stopAsked = true
+        let words = ControllerInput.Words(
+            prefix: prefix, stopTyped: "Leaving the room (stop)…", stopSignal: "Leaving the room (signal)…")
+        let forwarding = Task {
+            await ControllerInput.forward(
+                control, stopRequested: stop.isRequested, toggleRequested: toggle.requests, words: words, to: controller
+            )
+        }
+        defer { forwarding.cancel() }
+        let snapshots = snapshotDirectory.map { directory in
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(5))
+                    if Task.isCancelled { break }
+                    await saveSnapshots(controller, to: directory)
                 }
             }
-            if let statsFile {
-                let line = stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") }
-                statsFile.write(Data((line + "\n").utf8))
-            }
-            if let snapshotDirectory, seconds % 5 == 0 { await saveSnapshots(session, to: snapshotDirectory) }
-            if stopAsked { say("\(prefix)Leaving the room (stop)…"); break }
-            if stop.requested { say("\(prefix)Leaving the room (signal)…"); break }
-            let elapsed = ContinuousClock.now - started
-            if duration > 0, elapsed >= .milliseconds(Int64(duration * 1000)) { break }
-            if shareFor > 0, !shareStopped, sharing, elapsed >= .milliseconds(Int64(shareFor * 1000)) {
-                shareStopped = true
-                sharing = false
-                say("\(prefix)Stopping the share (the call goes on)…")
-                await session.setSharing(false)
-            }
-            if toggle.takeRequest(), options.shareScreen {
-                sharing.toggle()
-                say("\(prefix)\(sharing ? "Sharing again" : "Stopping the share (the call goes on)")…")
-                await session.setSharing(sharing)
-            }
         }
-        if let snapshotDirectory { await saveSnapshots(session, to: snapshotDirectory) }
-        await session.stop()
-        try? statsFile?.close()
+        let output = statsFile.map(StatsOutput.init)
+        do {
+            _ = try await controller.run { event in
+                switch event {
+                case .call(let stats):
+                    if !quiet { for line in stats.statusLines { say(prefix + line) } }
+                    output?.write(stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
+                case .notice(let text):
+                    say(prefix + text)
+                case .published, .stats, .publishingFailed, .connectionLost:
+                    break
+                }
+            }
+        } catch {
+            snapshots?.cancel()
+            throw ShareFailure(description: error.description)
+        }
+        snapshots?.cancel()
+        if let snapshotDirectory { await saveSnapshots(controller, to: snapshotDirectory) }
+        output?.close()
         say("\(prefix)Left the room.")
     }
 
@@ -206,8 +187,8 @@ enum RoomRun {
     }
 
     /// `DIR/NAME-screen.png` and `DIR/NAME-camera.png`: the last picture decoded of each.
-    static func saveSnapshots(_ session: CallSession, to directory: String) async {
-        for (name, what, frame) in await session.pictures() {
+    static func saveSnapshots(_ controller: ShareController, to directory: String) async {
+        for (name, what, frame) in await controller.pictures() {
             let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
             let path = "\(directory)/\(safe)-\(what).png"
             do { try Data(PNGWriter.encode(i420: frame)).write(to: URL(fileURLWithPath: path)) } catch {
@@ -236,7 +217,11 @@ final class ToggleSignal {
         source.resume()
     }
 
-    func takeRequest() -> Bool { pending.take() }
+    /// True once for each SIGUSR1 since it last said so.
+    var requests: @Sendable () -> Bool {
+        let pending = self.pending
+        return { pending.take() }
+    }
 
     private final class Pending: Sendable {
         private let count = Synchronization.Atomic<Int>(0)

@@ -127,7 +127,9 @@ enum ShareCommand {
         let stop = StopSignal()
         let control = ControlInput()
         control.start()
-        let forwarding = Task { await forward(control, stopRequested: stop.isRequested, to: controller) }
+        let forwarding = Task {
+            await ControllerInput.forward(control, stopRequested: stop.isRequested, to: controller)
+        }
         defer { forwarding.cancel() }
         let output = statsFile.map(StatsOutput.init)
         let ending: ShareController.Ending
@@ -151,6 +153,8 @@ enum ShareCommand {
         switch event {
         case .published(let number):
             if number > 1 { say("Published again (session \(number)).") }
+        case .call:
+            break  // a room's figures; this is a WHIP share
         case .stats(let stats):
             for line in stats.statusLines { say(line) }
             statsFile?.write(stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
@@ -162,43 +166,6 @@ enum ShareCommand {
             say(
                 "The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
                     + "\(retryIn.components.seconds) s…")
-        }
-    }
-
-    /// Hands typed commands and a stop signal to the controller, each within a tenth of a second.
-    static func forward(
-        _ control: ControlInput, stopRequested: @escaping @Sendable () -> Bool,
-        to controller: ShareController
-    ) async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(100))
-            let (commands, complaints) = control.take()
-            for complaint in complaints { say(complaint) }
-            for command in commands {
-                switch command {
-                case .policy(let name):
-                    if let policy = ScreenSendPolicy(argument: name) {
-                        await controller.setPolicy(policy)
-                        say("Send policy: \(policy.label)")
-                    } else {
-                        say("policy wants balanced, detail or motion, not '\(name)'")
-                    }
-                case .keyframe:
-                    await controller.requestKeyframe()
-                    say("Keyframe asked for")
-                case .fault(let fault):
-                    say(await controller.injectFault(fault))
-                case .stop:
-                    say("Stopping…")
-                    controller.stop()
-                    return
-                }
-            }
-            if stopRequested() {
-                say("Stopping (signal)…")
-                controller.stop()
-                return
-            }
         }
     }
 }

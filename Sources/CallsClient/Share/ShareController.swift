@@ -4,17 +4,28 @@ import ScreenWatchdog
 import ShareCore
 import VideoSend
 
-/// Owns a WHIP share's life: publishes a `WHIPShareSession` over the injected screen source and
-/// the camera director's feed, follows it once a second, and with `reconnect` publishes again
-/// after a lost connection, waiting as `Backoff` says (2 s, doubling to a minute; a share that
-/// stayed up a minute starts from 2 s again). A portal capture closed by the session's end is
-/// opened again by its restore token. The camera director runs beside it for as long as `run()`.
+/// Owns a share's life, over WHIP or in a room. The camera director runs beside it for as long as
+/// `run()`.
+/// - WHIP: publishes a `WHIPShareSession` over the injected screen source and the camera director's
+///   feed, follows it once a second, and with `reconnect` publishes again after a lost connection,
+///   waiting as `Backoff` says (2 s, doubling to a minute; a share that stayed up a minute starts
+///   from 2 s again). A portal capture closed by the session's end is opened again by its restore
+///   token.
+/// - A room: joins with a `CallSession` (sharing the screen or only watching), follows it once a
+///   second, says each watchdog notice once, stops the screen after `shareFor` (the call goes on),
+///   and leaves at `duration` or when stopped.
 ///
-/// The command line parses, prints the events and forwards typed commands; nothing of a share's
-/// life is decided there.
+/// The command line parses, prints the events and forwards typed commands and signals; nothing of
+/// a share's life is decided there.
 public actor ShareController {
+    public enum Destination: Sendable {
+        case whip(WHIPShareSession.Options)
+        /// A room of `sharectl serve`; with `shareScreen` off, a participant that only watches.
+        case room(CallSession.Options)
+    }
+
     public struct Configuration: Sendable {
-        public var session: WHIPShareSession.Options
+        public var destination: Destination
         /// The screen, when it comes from a capture (the synthetic screen is made by the session).
         public var capture: ScreenCaptureSource?
         /// The camera director whose feed goes out beside the screen (or alone).
@@ -23,16 +34,21 @@ public actor ShareController {
         public var reconnect = false
         /// Ends the share after this long (nil: until stopped).
         public var duration: Duration?
+        /// In a room: stops sharing the screen after this long; the call goes on.
+        public var shareFor: Duration?
 
-        public init(session: WHIPShareSession.Options) { self.session = session }
+        public init(destination: Destination) { self.destination = destination }
+        public init(session: WHIPShareSession.Options) { self.init(destination: .whip(session)) }
     }
 
     /// What the command line is told, in order.
     public enum Event: Sendable {
         /// A session is up; `number` counts publishes (1: the first).
         case published(number: Int)
-        /// The figures of the last second.
+        /// The figures of the last second (WHIP).
         case stats(ShareStats)
+        /// The figures of the last second (a room).
+        case call(CallStatistics)
         /// Something to say as it stands (the capture's notices).
         case notice(String)
         /// Publishing again failed; the next try comes after `retryIn`.
@@ -56,11 +72,15 @@ public actor ShareController {
     private let logger: Logger
     private let stopRequested = Latch()
     private var session: WHIPShareSession?
+    private var call: CallSession?
+    /// In a room: the screen is shared now.
+    private var sharing = false
     /// Sessions that ended are kept until the process exits instead of being torn down object by
     /// object: once in about sixty gate runs, freeing the C libraries' objects after a share had
     /// ended showed heap corruption (glibc's malloc_consolidate check) that is not yet found. Each
     /// was stopped and its WHIP session deleted; only the final frees are skipped.
     private var ended: [WHIPShareSession] = []
+    private var calls: [CallSession] = []
 
     public init(configuration: Configuration, loop: GLibLoop, logger: Logger) {
         self.configuration = configuration
@@ -77,7 +97,11 @@ public actor ShareController {
         let director = configuration.camera
         let camera = Task { await director?.run() }
         defer { camera.cancel() }
-        var options = configuration.session
+        guard case .whip(var options) = configuration.destination else {
+            guard case .room(var options) = configuration.destination else { return .stopped }
+            options.cameraFeed = director?.feed
+            return try await joinAndFollow(options, events)
+        }
         options.camera = director?.feed
         options.cameraFrameCount = director.map { director in
             let feed = director.feed
@@ -164,17 +188,84 @@ public actor ShareController {
         }
     }
 
-    // MARK: Commands (typed on standard input)
+    // MARK: A room
 
-    public func setPolicy(_ policy: ScreenSendPolicy) async {
-        await session?.setPolicy(policy)
+    private func joinAndFollow(
+        _ options: CallSession.Options,
+        _ events: @escaping @Sendable (Event) -> Void
+    ) async throws(StartFailure) -> Ending {
+        let call: CallSession
+        do {
+            call = try CallSession(options: options, loop: loop, logger: logger)
+        } catch {
+            throw StartFailure(description: "\(error)")
+        }
+        calls.append(call)
+        do {
+            try await call.start()
+        } catch {
+            await call.stop()
+            throw StartFailure(description: "could not join the room: \(error)")
+        }
+        self.call = call
+        sharing = options.shareScreen
+        let started = ContinuousClock.now
+        var noticesShown: Set<String> = []
+        var shareStopped = false
+        while true {
+            let asked = await stopRequested.wait(upTo: .seconds(1))
+            let stats = await call.statistics()
+            events(.call(stats))
+            let notices = stats.watchdog?.notices ?? []
+            for notice in notices where !noticesShown.contains(notice) { events(.notice("Notice: \(notice)")) }
+            noticesShown = Set(notices)
+            if asked { break }
+            let elapsed = started.duration(to: .now)
+            if let duration = configuration.duration, elapsed >= duration { break }
+            if let shareFor = configuration.shareFor, !shareStopped, sharing, elapsed >= shareFor {
+                shareStopped = true
+                sharing = false
+                events(.notice("Stopping the share (the call goes on)…"))
+                await call.setSharing(false)
+            }
+        }
+        self.call = nil
+        await call.stop()
+        return .stopped
     }
 
-    public func requestKeyframe() async {
-        await session?.requestKeyframe()
+    /// In a room that shares a screen: stops the share, or shares again (the call goes on).
+    /// Returns whether it shares now; nil where there is no screen to share.
+    public func toggleSharing() async -> Bool? {
+        guard let call, case .room(let options) = configuration.destination, options.shareScreen else { return nil }
+        sharing.toggle()
+        await call.setSharing(sharing)
+        return sharing
+    }
+
+    /// In a room: the last picture decoded of each participant's screen and camera.
+    public func pictures() async -> [(name: String, what: String, frame: VideoFrame)] {
+        await call?.pictures() ?? []
+    }
+
+    // MARK: Commands (typed on standard input), answered in words
+
+    public func setPolicy(_ policy: ScreenSendPolicy) async -> String {
+        if call != nil { return "policy \(policy.label) is not built for rooms yet" }
+        guard let session else { return "no share is running" }
+        await session.setPolicy(policy)
+        return "Send policy: \(policy.label)"
+    }
+
+    public func requestKeyframe() async -> String {
+        if let call { return await call.requestScreenKeyframes() }
+        guard let session else { return "no share is running" }
+        await session.requestKeyframe()
+        return "Keyframe asked for"
     }
 
     public func injectFault(_ fault: FaultDrill) async -> String {
+        if let call { return await call.injectFault(fault) }
         guard let session else { return "no share is running" }
         return await session.injectFault(fault)
     }
