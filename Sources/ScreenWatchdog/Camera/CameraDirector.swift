@@ -24,6 +24,8 @@ public actor CameraDirector {
     enum Event: Sendable {
         case tick
         case look
+        /// A node appeared in /dev: look now, and once more when its driver has settled.
+        case nodeAppeared
         case opened(attempt: Int, result: ManagedCamera.OpenResult, camera: ManagedCamera)
         case ended(attempt: Int, end: CameraEnd)
         case refused(attempt: Int, reason: String)
@@ -36,6 +38,8 @@ public actor CameraDirector {
     private let logger: Logger
     private let onStep: @Sendable (CameraStep) -> Void
     private let tickInterval: Duration
+    /// The look shortly after a device node appeared.
+    private var secondLook = SecondLook()
     private var rules = CameraDirectorRules(remembered: nil)
     private var cameras: [(info: CameraInfo, provider: any CameraProvider)] = []
     private var current: ManagedCamera?
@@ -68,9 +72,8 @@ public actor CameraDirector {
     public func run() async {
         let post = self.post
         let watch = DeviceWatch(directory: "/dev") {
-            // A node appears before its driver is ready: look now and once more shortly after.
-            post.yield(.look)
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.7) { post.yield(.look) }
+            // A node appears before its driver is ready: look now and once more shortly after (SecondLook).
+            post.yield(.nodeAppeared)
         }
         if watch == nil { logger.warning("camera: cannot watch /dev for cameras; looking every 3 s only") }
         let list = await listCameras()
@@ -90,10 +93,13 @@ public actor CameraDirector {
                 if Task.isCancelled { break }
                 switch event {
                 case .tick:
-                    if pollsSynthetic { await look() }
+                    if pollsSynthetic || secondLook.tick(now: .now) { await look() }
                     let frames = current.map { feed.frames(of: $0.attempt) } ?? 0
                     await perform(rules.tick(now: .now, frames: frames))
                 case .look:
+                    await look()
+                case .nodeAppeared:
+                    secondLook.nodeAppeared(now: .now)
                     await look()
                 case .opened(let attempt, let result, let camera):
                     guard attempt == rules.attempt, camera === current else {
