@@ -96,9 +96,15 @@ import VideoSend
 
 /// One track fed by whichever source is current, as the camera director's feed is.
 private final class SwitchingSource: VideoFrameSource {
-    private let state: Mutex<(source: any VideoFrameSource, deliver: (@Sendable (VideoFrame) -> Void)?)>
+    // A struct, not a tuple: a closure in a `Mutex`'s generic value is rewrapped by every `withLock`
+    // (see `FrameSink`).
+    private struct State {
+        var source: any VideoFrameSource
+        var deliver: (@Sendable (VideoFrame) -> Void)?
+    }
+    private let state: Mutex<State>
 
-    init(_ source: any VideoFrameSource) { state = Mutex((source, nil)) }
+    init(_ source: any VideoFrameSource) { state = Mutex(State(source: source)) }
 
     func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
         let source = state.withLock {
@@ -126,7 +132,11 @@ private final class SwitchingSource: VideoFrameSource {
 
 /// Frames when the test says so.
 private final class ManualSource: VideoFrameSource {
-    private let state = Mutex<(deliver: (@Sendable (VideoFrame) -> Void)?, starts: Int, stops: Int)>((nil, 0, 0))
+    private struct State {
+        var deliver: (@Sendable (VideoFrame) -> Void)?
+        var starts = 0, stops = 0
+    }
+    private let state = Mutex(State())
     var starts: Int { state.withLock { $0.starts } }
     var stops: Int { state.withLock { $0.stops } }
 

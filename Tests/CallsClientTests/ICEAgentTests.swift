@@ -376,8 +376,10 @@ final class ICEPeers: Sendable {
         try await waitUntilConnected()
     }
 
+    /// Loopback checks connect in well under a second; the bound only guards against a hang, and is
+    /// wide because the CPU-bound encoder tests beside these can starve the loop threads for a while.
     func waitUntilConnected() async throws {
-        try await until("both connected (A is \(a.state), B is \(b.state))", within: .seconds(15)) {
+        try await until("both connected (A is \(a.state), B is \(b.state))", within: .seconds(60)) {
             self.a.state.isConnected && self.b.state.isConnected
         }
     }

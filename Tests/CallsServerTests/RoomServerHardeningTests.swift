@@ -44,9 +44,11 @@ import Testing
             while sent < 200 * 1024 * 1024, socket.send(chunk) { sent += 0x10000 }
             return (sent, socket.readHead())
         }
+        // The whole test process's memory: other tests run beside this one and grow it by tens of
+        // megabytes, so the bound is well above that and well below what is posted (200 MB).
         let grown = residentBytes() - before
         #expect(
-            grown < 30 * 1024 * 1024,
+            grown < 100 * 1024 * 1024,
             "the server held \(grown / 1024 / 1024) MB of a body it refuses (\(sent / 1024 / 1024) MB sent)")
         if let head {
             #expect(head.hasPrefix("HTTP/1.1 405"))

@@ -205,3 +205,35 @@ private func onThread(_ body: @escaping @Sendable () -> Void) async {
         }.start()
     }
 }
+
+/// A branch that has taken a day's frames (30 fps for three hours here) still stops: a closure
+/// kept bare in the branch's lock used to be rewrapped by every delivery, and releasing the chain
+/// overflowed the stack (see `FrameSink`).
+@Suite struct FrameSinkTests {
+    @Test func aBranchThatTookManyFramesStops() {
+        let source = ManualFrames()
+        let fanOut = FrameFanOut(source)
+        let branch = fanOut.branch()
+        let count = Atomic<Int>(0)
+        branch.start { _ in count.add(1, ordering: .relaxed) }
+        source.push(times: 324_000)
+        branch.stop()
+        #expect(count.load(ordering: .relaxed) == 324_000)
+    }
+}
+
+/// Delivers frames when the test pushes them, on the test's own thread.
+private final class ManualFrames: VideoFrameSource {
+    private let sink = Mutex(FrameSink())
+    private let frame = VideoFrame(
+        format: .i420, width: 2, height: 2,
+        planes: [Plane(bytes: [0, 0, 0, 0], stride: 2), Plane(bytes: [0], stride: 1), Plane(bytes: [0], stride: 1)])
+
+    func start(deliver: @escaping @Sendable (VideoFrame) -> Void) { sink.withLock { $0.deliver = deliver } }
+    func stop() { sink.withLock { $0.deliver = nil } }
+
+    func push(times: Int) {
+        let deliver = sink.withLock { $0.deliver }
+        for _ in 0..<times { deliver?(frame) }
+    }
+}

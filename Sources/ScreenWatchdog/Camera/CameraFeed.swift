@@ -6,7 +6,7 @@ import Synchronization
 /// feeds the same outgoing track and nothing renegotiates. Each open is a generation; frames of an
 /// older one are dropped. Counters are atomics, read once a tick by the director.
 public final class CameraFeed: Sendable {
-    private let sink = Mutex<(@Sendable (VideoFrame) -> Void)?>(nil)
+    private let sink = Mutex(FrameSink())
     private let generation = Atomic<Int>(0)
     private let framesOfGeneration = Atomic<UInt64>(0)
     private let firstFrameMicros = Atomic<Int64>(0)
@@ -19,12 +19,12 @@ public final class CameraFeed: Sendable {
 
     /// Where frames go; replaces the previous destination.
     public func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
-        sink.withLock { $0 = deliver }
+        sink.withLock { $0.deliver = deliver }
     }
 
     /// No frame reaches the destination after this returns.
     public func stop() {
-        sink.withLock { $0 = nil }
+        sink.withLock { $0.deliver = nil }
     }
 
     /// Frames from now on come only from generation `number`.
@@ -51,8 +51,8 @@ public final class CameraFeed: Sendable {
         if framesOfGeneration.add(1, ordering: .relaxed).newValue == 1 {
             firstFrameMicros.store(max(1, frame.captureMicros), ordering: .relaxed)
         }
-        sink.withLock { deliver in
-            guard let deliver else { return }
+        sink.withLock { sink in
+            guard let deliver = sink.deliver else { return }
             deliver(frame)
             delivered.add(1, ordering: .relaxed)
         }

@@ -102,7 +102,7 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
         let fanOut: FrameFanOut
         let id: Int
         /// Where this branch's frames go while it is started; deliveries hold this lock.
-        private let sink = Mutex<(@Sendable (VideoFrame) -> Void)?>(nil)
+        private let sink = Mutex(FrameSink())
 
         init(fanOut: FrameFanOut, id: Int) {
             self.fanOut = fanOut
@@ -110,18 +110,18 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
         }
 
         func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
-            sink.withLock { $0 = deliver }
+            sink.withLock { $0.deliver = deliver }
             fanOut.attach(self)
         }
 
         /// No frame reaches this branch after it returns.
         func stop() {
-            sink.withLock { $0 = nil }  // waits out a delivery under way
+            sink.withLock { $0.deliver = nil }  // waits out a delivery under way
             fanOut.detach(self)
         }
 
         func deliver(_ frame: VideoFrame) {
-            sink.withLock { $0?(frame) }
+            sink.withLock { $0.deliver?(frame) }
         }
     }
 }
