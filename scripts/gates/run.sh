@@ -31,9 +31,9 @@ done
 
 # Each suite knows its gates: every name is checked before any suite runs.
 for suite in "${order[@]}"; do
-    [[ -n "${chosen[$suite]}" ]] || continue
+    [[ -n "${chosen[$suite]:-}" ]] || continue
     # shellcheck disable=SC2086
-    python3 "scripts/gates/$suite.py" --check ${chosen[$suite]} || exit 2
+    python3 "scripts/gates/$suite.py" --check ${chosen[$suite]:-} || exit 2
 done
 
 logs=$(mktemp -d)
