@@ -175,7 +175,7 @@ import Testing
 
     static let zsh = ["/usr/bin/zsh", "/bin/zsh"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    @Test(.enabled(if: zsh != nil, "zsh is not installed (apt-get install zsh)"))
+    @Test(.enabled(if: zsh != nil, "zsh is not installed (scripts/setup.sh test installs it)"))
     func theZshScriptIsValidZshAndCompletesFromTheTable() throws {
         let zsh = try #require(Self.zsh)
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("sharectl-zsh-\(getpid())")
