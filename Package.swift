@@ -131,7 +131,8 @@ let package = Package(
             swiftSettings: swift6),
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
         .testTarget(name: "StatsLineTests", dependencies: ["StatsLine"], swiftSettings: swift6),
-        .testTarget(name: "GLibLoopTests", dependencies: ["GLibLoop", "TestSupport"], swiftSettings: swift6),
+        .testTarget(
+            name: "GLibLoopTests", dependencies: ["GLibLoop", "ShareCore", "TestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "RTPWireTests", dependencies: ["RTPWire"], resources: [.copy("Fixtures")],
             swiftSettings: swift6),
@@ -142,7 +143,7 @@ let package = Package(
             name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "CAVCodec", "TestSupport"],
             swiftSettings: swift6),
         .testTarget(
-            name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "TestSupport"],
+            name: "VideoSendTests", dependencies: ["VideoSend", "RTPWire", "CAVCodec", "ShareCore", "TestSupport"],
             swiftSettings: swift6),
         .testTarget(
             name: "ScreenWatchdogTests",
@@ -164,6 +165,7 @@ let package = Package(
             name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],
             swiftSettings: swift6),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
-        .testTarget(name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions"], swiftSettings: swift6)
+        .testTarget(
+            name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions", "ShareCore"], swiftSettings: swift6)
     ]
 )

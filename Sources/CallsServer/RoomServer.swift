@@ -4,7 +4,6 @@ internal import CSoup
 import Foundation
 import GLibLoop
 import ShareCore
-import Synchronization
 import RoomProtocol
 
 /// How `RoomServer` listens.

@@ -4,7 +4,6 @@ internal import CSoup
 import Foundation
 import GLibLoop
 import ShareCore
-import Synchronization
 import RoomProtocol
 
 /// Plain HTTP: the client's files, room links, the refusals, and the browser policies.

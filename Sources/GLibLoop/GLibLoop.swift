@@ -1,7 +1,6 @@
 internal import CGIO
 import Foundation
 import ShareCore
-import Synchronization
 
 /// The one GLib main-loop thread of a process. libnice, libsoup and GDBus run on it; other threads
 /// reach it only through `invoke` (which wraps `g_main_context_invoke`). Its owner starts it with
@@ -28,7 +27,7 @@ public final class GLibLoop: Sendable {
 
     /// What the loop thread shares with its owner (the thread must not retain the owner itself).
     private final class Shared: Sendable {
-        let state = Mutex<State>(State())
+        let state = Locked<State>(State())
         let finished = DispatchSemaphore(value: 0)
     }
 
@@ -103,7 +102,7 @@ public final class GLibLoop: Sendable {
     /// capture's `stop()` (closing the portal session) when a share stops its sending side.
     public func invokeAndWait<T: Sendable>(_ work: @escaping @Sendable () throws -> T) throws -> T {
         if isLoopThread { return try work() }
-        let result = Mutex<Result<T, any Error>?>(nil)
+        let result = Locked<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         invoke {
             let outcome = Result { try work() }
@@ -200,7 +199,7 @@ fileprivate struct Handles: @unchecked Sendable {
 
 /// A repeating GLib timeout source on a `GLibLoop`; `cancel()` (or release) removes it.
 public final class GLibTimer: Sendable {
-    private let source = Mutex<SourcePointer?>(nil)
+    private let source = Locked<SourcePointer?>(nil)
     private let handles: Handles
 
     fileprivate init(context: Handles) { handles = context }

@@ -1,6 +1,5 @@
 import ShareCore
 import StatsLine
-import Synchronization
 
 /// What the watchdog reads once a second: the media counters (atomics the media threads keep)
 /// and each person's latest media report. The call session implements it.
@@ -41,7 +40,7 @@ public actor ScreenWatchdog<C: Clock> where C.Instant == ContinuousClock.Instant
     private let origin: ContinuousClock.Instant
     private var sender = SenderLadder()
     private var receiver = ReceiverLadder()
-    private let published = Mutex(WatchdogStatus())
+    private let published = Locked(WatchdogStatus())
 
     /// `origin`: when the share started (a step's `t` counts from it); the clock's now if nil.
     public init(

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A logger that libraries take and only `sharectl` configures (level and destination).
 /// Metadata keys are dotted: `"ice.pair"`, `"rtp.ssrc"`, `"watchdog.rung"`.
 public struct Logger: Sendable {
@@ -90,7 +88,7 @@ public struct Logger: Sendable {
 
 /// Collects records in memory, for tests that check what was said.
 public final class LogCapture: Sendable {
-    private let records = Mutex<[Logger.Record]>([])
+    private let records = Locked<[Logger.Record]>([])
     public init() {}
     public func logger(label: String = "test", level: Logger.Level = .trace) -> Logger {
         Logger(label: label, level: level) { [self] record in records.withLock { $0.append(record) } }

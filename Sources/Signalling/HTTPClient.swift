@@ -3,7 +3,6 @@ internal import CSoup
 import Dispatch
 import GLibLoop
 import ShareCore
-import Synchronization
 
 /// An HTTP/1.1 client on libsoup 3. Its `SoupSession` lives on the process's GLib loop thread:
 /// requests are started there with `soup_session_send_async`, their bodies read there in chunks,
@@ -20,7 +19,7 @@ import Synchronization
 /// caller's task cancels the request.
 ///
 /// Thread safety: the public API may be used from any thread or task. libsoup objects are touched
-/// only on the loop thread (`SessionState`, `SoupExchange`); what crosses threads is `Mutex`-guarded
+/// only on the loop thread (`SessionState`, `SoupExchange`); what crosses threads is `Locked`-guarded
 /// (`RequestCompletion`) or thread-safe by GLib's contract (`GCancellable`).
 public final class HTTPClient: Sendable {
     public static let defaultMaxBodyBytes = 1 << 20
@@ -94,7 +93,7 @@ final class RequestCompletion: Sendable {
         var outcome: Result<HTTPResponse, HTTPError>?
         var timer: DeadlineTimer?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var isFinished: Bool { state.withLock { $0.outcome != nil } }
 

@@ -3,7 +3,6 @@ import Foundation
 import RTPWire
 import ScreenCapture
 import ShareCore
-import Synchronization
 import VideoSend
 import WebRTCTransport
 
@@ -193,7 +192,7 @@ enum BenchPipelineCommand {
         let srtp = try SRTPSession(keys: keys, role: .client)
 
         struct Tally { var packets = 0, bytes = 0, nanos: UInt64 = 0, failures = 0 }
-        let tally = Mutex(Tally())
+        let tally = Locked(Tally())
         let sender = RTPStreamSender(
             configuration: .init(ssrc: 0x1234_5678, payloadType: codec == .h264 ? 102 : 96, clockRate: 90_000),
             transportSequence: nil, firstSequence: 1

@@ -91,7 +91,7 @@ enum CameraCommand {
             say("\(stamp(step.atMicros)) \(step.words)")
         }
         let frames = Atomic<UInt64>(0)
-        let firstSize = Mutex<String>("")
+        let firstSize = Locked<String>("")
         director.feed.start { frame in
             frames.add(1, ordering: .relaxed)
             firstSize.withLock { if $0.isEmpty { $0 = "\(frame.width)×\(frame.height) \(frame.format.rawValue)" } }

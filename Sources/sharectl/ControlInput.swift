@@ -1,6 +1,6 @@
 import CallsClient
 import Foundation
-import Synchronization
+import ShareCore
 
 /// Commands typed (or piped) on standard input while a share runs, one a line:
 /// `policy balanced|detail|motion`, `keyframe`, `fault capture-stall|encoder-stall` (drills; in a room
@@ -15,8 +15,8 @@ final class ControlInput: Sendable {
         case stop
     }
 
-    private let pending = Mutex<[Command]>([])
-    private let complaints = Mutex<[String]>([])
+    private let pending = Locked<[Command]>([])
+    private let complaints = Locked<[String]>([])
 
     /// Starts reading standard input on its own thread.
     func start() {

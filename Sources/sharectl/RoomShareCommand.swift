@@ -200,7 +200,7 @@ enum RoomRun {
 
 /// Calls are kept until the process exits, like finished WHIP sessions (see `ShareController.ended`).
 enum KeptCalls {
-    private static let calls = Mutex<[CallSession]>([])
+    private static let calls = Locked<[CallSession]>([])
     static func keep(_ call: CallSession) { calls.withLock { $0.append(call) } }
 }
 

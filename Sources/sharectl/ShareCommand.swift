@@ -199,7 +199,7 @@ func chooseEncoder(_ choice: String, codec: VideoCodec?) throws -> LibavH264Enco
 /// Controllers are kept until the process exits (with the sessions each has ended; see
 /// `ShareController.ended`).
 enum KeptControllers {
-    private static let controllers = Mutex<[ShareController]>([])
+    private static let controllers = Locked<[ShareController]>([])
     static func keep(_ controller: ShareController) { controllers.withLock { $0.append(controller) } }
 }
 

@@ -2,7 +2,6 @@ import CallsClient
 import Foundation
 import RTPWire
 import ShareCore
-import Synchronization
 import TestSupport
 import Testing
 import VideoSend
@@ -156,10 +155,10 @@ import VideoSend
 private final class ScriptedAudioSource: AudioFrameSource {
     let channels = 1
     let description = "scripted"
-    private let script: Mutex<[Duration]>
+    private let script: Locked<[Duration]>
     private let level: Int16
     init(ages: [Duration], level: Int16) {
-        script = Mutex(ages)
+        script = Locked(ages)
         self.level = level
     }
     func start() {}
@@ -176,7 +175,7 @@ private final class ScriptedAudioSource: AudioFrameSource {
 
 @Suite struct AudioSendThreadTests {
     @Test func framesPastTheirDeadlineAreDroppedAndTheirTimestampsSkipped() async throws {
-        let sent = Mutex<[RTPPacket]>([])
+        let sent = Locked<[RTPPacket]>([])
         let sender = RTPStreamSender(
             configuration: .init(ssrc: 7, payloadType: 111, clockRate: 48_000, keepsHistory: false),
             transportSequence: nil

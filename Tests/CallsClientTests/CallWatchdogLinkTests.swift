@@ -1,6 +1,6 @@
 import CallsClient
 import ScreenWatchdog
-import Synchronization
+import ShareCore
 import Testing
 
 /// The room call's watchdog link: the call's figures become the ladders' inputs, and the ladders'
@@ -9,7 +9,7 @@ import Testing
 @Suite struct CallWatchdogLinkTests {
     /// Stands in for `CallSession`: the test sets its figures and reads what was carried out.
     final class RecordingCall: CallWatchdogTarget {
-        private let state = Mutex<(figures: CallWatchdogFigures, done: [CallWatchdogCommand])>(
+        private let state = Locked<(figures: CallWatchdogFigures, done: [CallWatchdogCommand])>(
             (CallWatchdogFigures(captureFrames: 0, people: []), []))
         func set(_ figures: CallWatchdogFigures) { state.withLock { $0.figures = figures } }
         func update(_ change: (inout CallWatchdogFigures) -> Void) { state.withLock { change(&$0.figures) } }

@@ -3,7 +3,6 @@ import Foundation
 import GLibLoop
 import ScreenCapture
 import ShareCore
-import Synchronization
 import TestSupport
 import Testing
 import VideoSend
@@ -72,7 +71,7 @@ import VideoSend
         let source = ManualSource()
         let fanOut = FrameFanOut(source)
         let one = fanOut.branch(), two = fanOut.branch()
-        let got = Mutex<[String]>([])
+        let got = Locked<[String]>([])
         one.start { _ in got.withLock { $0.append("one") } }
         two.start { _ in got.withLock { $0.append("two") } }
         #expect(source.starts == 1, "one source for every branch")
@@ -96,15 +95,15 @@ import VideoSend
 
 /// One track fed by whichever source is current, as the camera director's feed is.
 private final class SwitchingSource: VideoFrameSource {
-    // A struct, not a tuple: a closure in a `Mutex`'s generic value is rewrapped by every `withLock`
+    // A struct, not a tuple: a closure in a lock's generic value is rewrapped by every `withLock`
     // (see `FrameSink`).
     private struct State {
         var source: any VideoFrameSource
         var deliver: (@Sendable (VideoFrame) -> Void)?
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    init(_ source: any VideoFrameSource) { state = Mutex(State(source: source)) }
+    init(_ source: any VideoFrameSource) { state = Locked(State(source: source)) }
 
     func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
         let source = state.withLock {
@@ -136,7 +135,7 @@ private final class ManualSource: VideoFrameSource {
         var deliver: (@Sendable (VideoFrame) -> Void)?
         var starts = 0, stops = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     var starts: Int { state.withLock { $0.starts } }
     var stops: Int { state.withLock { $0.stops } }
 

@@ -2,7 +2,6 @@ import CallsClient
 import Foundation
 import GLibLoop
 import ShareCore
-import Synchronization
 import TestSupport
 import Testing
 @testable import WebRTCTransport
@@ -319,7 +318,7 @@ final class ICEPeers: Sendable {
     }
     let received = Watched(Received())
     let historyA: StateHistory
-    private let gathered = Mutex<[String: [ICEAgent.LocalCandidateEvent]]>([:])
+    private let gathered = Locked<[String: [ICEAgent.LocalCandidateEvent]]>([:])
 
     init(
         loop: GLibLoop, loopB: GLibLoop? = nil, logger: Logger, echoFromB: Bool = false,

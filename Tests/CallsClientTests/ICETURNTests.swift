@@ -2,7 +2,6 @@ import CallsClient
 import Foundation
 import GLibLoop
 import ShareCore
-import Synchronization
 import Testing
 @testable import CallMedia
 @testable import Signalling

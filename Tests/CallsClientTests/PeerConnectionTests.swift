@@ -4,7 +4,6 @@ import GLibLoop
 import SDPWire
 import ScreenCapture
 import ShareCore
-import Synchronization
 import TestSupport
 import Testing
 import VideoSend

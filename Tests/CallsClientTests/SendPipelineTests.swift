@@ -3,7 +3,6 @@ import Foundation
 import RTPWire
 import ScreenCapture
 import ShareCore
-import Synchronization
 import TestSupport
 import Testing
 import VideoSend
@@ -15,7 +14,7 @@ import VideoSend
 @Suite struct SendPipelineTests {
     @Test(arguments: [VideoCodec.h264, .vp8])
     func synthesizedScreenArrivesDecodableWithItsTimecodes(codec: VideoCodec) async throws {
-        let packets = Mutex<[[UInt8]]>([])
+        let packets = Locked<[[UInt8]]>([])
         let sender = RTPStreamSender(
             configuration: .init(
                 ssrc: 0xABCD, payloadType: 96, clockRate: 90_000,
@@ -24,7 +23,7 @@ import VideoSend
         ) { bytes in
             packets.withLock { $0.append(bytes) }; return true
         }
-        let payloader = Mutex(VideoPayloader(codec: codec))
+        let payloader = Locked(VideoPayloader(codec: codec))
         let queue = FrameQueue()
         let encoder = VideoEncodingThread(
             queue: queue,

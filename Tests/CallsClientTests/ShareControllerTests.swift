@@ -1,5 +1,5 @@
 import CallsClient
-import Synchronization
+import ShareCore
 import Testing
 
 /// The controller against `scripts/whip-test-server.py`: a first publish that the endpoint refuses
@@ -25,7 +25,7 @@ import Testing
         let controller = ShareController(
             configuration: configuration(server.url("/error-400")), loop: TestLoop.shared,
             logger: .disabled)
-        let events = Mutex<[String]>([])
+        let events = Locked<[String]>([])
         await #expect {
             _ = try await controller.run { event in events.withLock { $0.append("\(event)") } }
         } throws: { error in

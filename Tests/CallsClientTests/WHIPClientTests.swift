@@ -1,7 +1,6 @@
 import CallsClient
 import Foundation
 import ShareCore
-import Synchronization
 import Testing
 @testable import Signalling
 
@@ -43,7 +42,7 @@ import Testing
 
     /// Records the waits asked for instead of waiting.
     final class SleepRecorder: Sendable {
-        private let waits = Mutex<[Duration]>([])
+        private let waits = Locked<[Duration]>([])
         var recorded: [Duration] { waits.withLock { $0 } }
         var sleep: @Sendable (Duration) async throws -> Void { { [self] in record($0) } }
         private func record(_ duration: Duration) { waits.withLock { $0.append(duration) } }

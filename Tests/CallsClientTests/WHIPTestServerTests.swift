@@ -1,7 +1,7 @@
 import CallsClient
 import Foundation
 import GLibLoop
-import Synchronization
+import ShareCore
 import TestSupport
 import Testing
 @testable import Signalling
@@ -48,7 +48,7 @@ final class WHIPTestServer {
         // Read the "PORT n" line through a readability handler (a Dispatch source): no thread
         // waits on the pipe, so many servers can start at once without starving the thread pools.
         let line: String = await withCheckedContinuation { continuation in
-            let collected = Mutex<(bytes: [UInt8], done: Bool)>(([], false))
+            let collected = Locked<(bytes: [UInt8], done: Bool)>(([], false))
             output.fileHandleForReading.readabilityHandler = { handle in
                 let chunk = handle.availableData
                 let finished: String? = collected.withLock { state in

@@ -1,4 +1,5 @@
 import GLibLoop
+import ShareCore
 import Synchronization
 import TestSupport
 import Testing
@@ -10,7 +11,7 @@ import Testing
         let loop = GLibLoop(name: "test-loop")
         defer { loop.stop() }
         #expect(!loop.isLoopThread)
-        let seen = Mutex<[Int]>([])
+        let seen = Locked<[Int]>([])
         for i in 0..<100 { loop.invoke { seen.withLock { $0.append(i) } } }
         let onLoop = try await onPlainThread { try loop.invokeAndWait { loop.isLoopThread } }
         #expect(onLoop)
@@ -116,7 +117,7 @@ import Testing
     @Test func theValueIsReleasedOnTheLoopThread() async throws {
         let loop = GLibLoop(name: "confined-release")
         defer { loop.stop() }
-        let releasedOnLoop = Mutex<Bool?>(nil)
+        let releasedOnLoop = Locked<Bool?>(nil)
         var box: LoopConfined<Counter>? = LoopConfined(
             Counter(loop: loop) { onLoop in
                 releasedOnLoop.withLock { $0 = onLoop }

@@ -2,7 +2,6 @@ import Foundation
 import ScreenCapture
 import ScreenWatchdog
 import ShareCore
-import Synchronization
 import TestSupport
 import Testing
 
@@ -13,7 +12,7 @@ import Testing
     final class Record: Sendable {
         let steps = Watched<[String]>([])
         let frames = Watched(0)
-        let sizes = Mutex<Set<String>>([])
+        let sizes = Locked<Set<String>>([])
         var said: [String] { steps.value }
     }
 

@@ -1,7 +1,6 @@
 import ScreenWatchdog
 import ShareCore
 import StatsLine
-import Synchronization
 import TestSupport
 import Testing
 
@@ -10,7 +9,7 @@ import Testing
 /// themselves are held by the ladders' own tests; the probe and effector here are in-test fakes.
 @Suite struct ScreenWatchdogTests {
     final class FakeProbe: WatchdogProbe {
-        let reading = Mutex(WatchdogReading(sender: SenderCounters(captureFrames: 0)))
+        let reading = Locked(WatchdogReading(sender: SenderCounters(captureFrames: 0)))
         let reads = Watched(0)
         func read() async -> WatchdogReading {
             reads.change { $0 += 1 }

@@ -134,7 +134,7 @@ private final class FloodSource: VideoFrameSource {
         var finished: DispatchSemaphore?
         var starts = 0, stops = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let count = Tally()
     var delivered: Int { count.value }
     var starts: Int { state.withLock { $0.starts } }
@@ -143,7 +143,7 @@ private final class FloodSource: VideoFrameSource {
 
     private final class Flag: Sendable { let on = Atomic<Bool>(true) }
 
-    private let flag = Mutex<Flag?>(nil)
+    private let flag = Locked<Flag?>(nil)
 
     func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
         let running = Flag()
@@ -224,7 +224,7 @@ private func onThread(_ body: @escaping @Sendable () -> Void) async {
 
 /// Delivers frames when the test pushes them, on the test's own thread.
 private final class ManualFrames: VideoFrameSource {
-    private let sink = Mutex(FrameSink())
+    private let sink = Locked(FrameSink())
     private let frame = VideoFrame(
         format: .i420, width: 2, height: 2,
         planes: [Plane(bytes: [0, 0, 0, 0], stride: 2), Plane(bytes: [0], stride: 1), Plane(bytes: [0], stride: 1)])

@@ -2,9 +2,9 @@ import Foundation
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
+import ShareCore
 import ShareTooling
 import StatsLine
-import Synchronization
 import Testing
 @testable import ScreenWatchdog
 
@@ -248,7 +248,7 @@ import Testing
 
 /// Bea, one connection, healthy sending; her report says stalled while `stalled`.
 final class StallProbe: WatchdogProbe {
-    private let state = Mutex((second: 0, stalled: false))
+    private let state = Locked((second: 0, stalled: false))
     func set(second: Int, stalled: Bool) { state.withLock { $0 = (second, stalled) } }
     func read() async -> WatchdogReading {
         let (second, stalled) = state.withLock { $0 }

@@ -1,5 +1,5 @@
 import RTPWire
-import Synchronization
+import ShareCore
 import Testing
 @testable import VideoSend
 
@@ -146,7 +146,7 @@ import Testing
 }
 
 final class LockedList<T: Sendable>: Sendable {
-    private let storage = Mutex<[T]>([])
+    private let storage = Locked<[T]>([])
     func append(_ item: T) { storage.withLock { $0.append(item) } }
     var items: [T] { storage.withLock { $0 } }
 }

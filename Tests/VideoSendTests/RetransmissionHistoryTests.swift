@@ -1,5 +1,5 @@
 import RTPWire
-import Synchronization
+import ShareCore
 import Testing
 import VideoSend
 
@@ -49,7 +49,7 @@ import VideoSend
     }
 
     @Test func aNACKIsAnsweredOnTheRTXStreamAheadOfVideo() throws {
-        let written = Mutex<[OutgoingPacket]>([])
+        let written = Locked<[OutgoingPacket]>([])
         let sender = RTPStreamSender(
             configuration: .init(ssrc: 1, payloadType: 96, clockRate: 90_000, rtx: (ssrc: 2, payloadType: 97)),
             firstSequence: 100

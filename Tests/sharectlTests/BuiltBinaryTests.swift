@@ -1,6 +1,6 @@
 import CommandLineOptions
 import Foundation
-import Synchronization
+import ShareCore
 @testable import sharectl
 import Testing
 
@@ -36,7 +36,7 @@ import Testing
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Both pipes are read at once, so neither fills while the other is read.
-        let errorData = Mutex<Data>(Data())
+        let errorData = Locked<Data>(Data())
         let reader = Thread {
             let data = errors.fileHandleForReading.readDataToEndOfFile(); errorData.withLock { $0 = data }
         }

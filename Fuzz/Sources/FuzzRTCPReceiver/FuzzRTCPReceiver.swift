@@ -7,12 +7,13 @@
 // the loss fraction stays in [0, 1).
 import RTPWire
 import ScriptInput
+import ShareCore
 import Synchronization
 import VideoSend
 
 private final class Outbox: Sendable {
-    let packets = Mutex<[RTPPacket]>([])
-    let keyframeTimes = Mutex<[Int64]>([])
+    let packets = Locked<[RTPPacket]>([])
+    let keyframeTimes = Locked<[Int64]>([])
     let clock = Atomic<Int64>(0)
 }
 

@@ -1,6 +1,5 @@
 import Foundation
 import ShareCore
-import Synchronization
 
 /// Where the audio send thread takes its 20 ms frames from: the synthetic tone (paced by its own
 /// clock) or a microphone (paced by the capture). `nextFrame` blocks the send thread until a frame
@@ -21,11 +20,11 @@ public final class SyntheticAudioSource: AudioFrameSource {
     public let channels = 2
     private let levelDbfs: Double?
     private struct State { var tone: SyntheticTone; var origin: ContinuousClock.Instant?; var frame: Int64 = 0 }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(levelDbfs: Double? = -20) {
         self.levelDbfs = levelDbfs
-        state = Mutex(State(tone: SyntheticTone(frequency: 440, levelDbfs: levelDbfs ?? -120, channels: 2)))
+        state = Locked(State(tone: SyntheticTone(frequency: 440, levelDbfs: levelDbfs ?? -120, channels: 2)))
     }
 
     public var description: String { levelDbfs == nil ? "digital silence" : "tone 440 Hz" }
@@ -57,9 +56,9 @@ public final class MicrophoneSource: AudioFrameSource {
     public let channels = 1
     public let node: String?
     private let logger: Logger
-    private let slicer = Mutex(CaptureFrameSlicer(channels: 1))
+    private let slicer = Locked(CaptureFrameSlicer(channels: 1))
     private let arrived = DispatchSemaphore(value: 0)
-    private let stream = Mutex<PipeWireAudioStream?>(nil)
+    private let stream = Locked<PipeWireAudioStream?>(nil)
 
     /// `node` nil: the default source.
     public init(node: String?, logger: Logger) {

@@ -30,8 +30,8 @@ public final class AudioOutput: Sendable {
         var enabled = true
     }
 
-    private let state = Mutex(State())
-    private let mixer = Mutex(AudioMixer(channels: AudioOutput.channels))
+    private let state = Locked(State())
+    private let mixer = Locked(AudioMixer(channels: AudioOutput.channels))
     private let lastRequest = Atomic<Int>(0)
 
     public init() {}

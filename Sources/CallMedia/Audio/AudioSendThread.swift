@@ -24,7 +24,7 @@ public final class AudioSendThread: Sendable {
     public static var sendDeadline: Duration { .milliseconds(100) }
 
     private let sender: RTPStreamSender
-    private let counters = Mutex(Counters())
+    private let counters = Locked(Counters())
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     public let source: any AudioFrameSource

@@ -33,7 +33,7 @@ final class PipeWireAudioStream: Sendable {
     let channels: Int
     /// The owner's way to the stream core (`close()`); PipeWire's thread reaches the core through
     /// its callbacks' user data, under the thread loop's lock.
-    private let core: Mutex<AudioStreamCore>
+    private let core: Locked<AudioStreamCore>
     /// Shared with the core, which writes it on PipeWire's thread; read without waiting on `core`.
     private let statusCell: StatusCell
     private let stopped = Atomic<Bool>(false)
@@ -58,7 +58,7 @@ final class PipeWireAudioStream: Sendable {
             throw error
         }
         self.statusCell = statusCell
-        core = Mutex(state)
+        core = Locked(state)
     }
 
     var status: Status { statusCell.value.withLock { $0 } }
@@ -74,7 +74,7 @@ final class PipeWireAudioStream: Sendable {
 
 /// The stream's status, written on PipeWire's thread and read by the owner.
 private final class StatusCell: Sendable {
-    let value = Mutex(PipeWireAudioStream.Status())
+    let value = Locked(PipeWireAudioStream.Status())
 }
 
 /// The stream's C handles and PipeWire-thread state. Created and torn down by its owner under the

@@ -43,10 +43,10 @@ final class CallLegMedia: Sendable {
     let rtcpSSRC = UInt32.random(in: 1...UInt32.max)
     let cname: String
     private let loop: GLibLoop
-    private let routing = Mutex(Routing())
-    private let timers = Mutex<[GLibTimer]>([])
+    private let routing = Locked(Routing())
+    private let timers = Locked<[GLibTimer]>([])
     /// Arrival times of what we receive, for the transport-wide feedback we send every 100 ms.
-    private let arrivals = Mutex(TransportFeedbackRecorder())
+    private let arrivals = Locked(TransportFeedbackRecorder())
 
     init(transport: SecureTransport, loop: GLibLoop, cname: String, logger: Logger) {
         self.transport = transport

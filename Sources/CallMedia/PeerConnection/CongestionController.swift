@@ -17,9 +17,9 @@ final class CongestionController: Sendable {
     static let encoderStep = 0.05
 
     let pacer: PacedSender
-    private let estimator: LockedBox<BandwidthEstimator>
+    private let estimator: Locked<BandwidthEstimator>
     /// REMBs per set of streams, added up (aiortc sends one per stream).
-    private let rembs = LockedBox(REMBSum())
+    private let rembs = Locked(REMBSum())
     private let logger: Logger
 
     init(
@@ -27,7 +27,7 @@ final class CongestionController: Sendable {
         logger: Logger, send: @escaping @Sendable ([UInt8]) -> Bool
     ) {
         self.logger = logger
-        let estimator = LockedBox(BandwidthEstimator(configuration: configuration))
+        let estimator = Locked(BandwidthEstimator(configuration: configuration))
         self.estimator = estimator
         let stamp = TransportStamp.writer(
             sequence: transportSequence,

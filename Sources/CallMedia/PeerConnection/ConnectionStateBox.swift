@@ -1,4 +1,4 @@
-import Synchronization
+import ShareCore
 
 /// A peer connection's state, settable from any thread (the transport's handler runs on the loop
 /// thread), published in order on an `AsyncStream` and awaited by `wait()`. The first failure is
@@ -6,7 +6,7 @@ import Synchronization
 final class ConnectionStateBox: Sendable {
     typealias State = SecureTransport.State
 
-    private let shared = Mutex<(state: State, waiters: [CheckedContinuation<Void, any Error>])>((.new, []))
+    private let shared = Locked<(state: State, waiters: [CheckedContinuation<Void, any Error>])>((.new, []))
     private let continuation: AsyncStream<State>.Continuation
 
     init(continuation: AsyncStream<State>.Continuation) {

@@ -2,7 +2,6 @@ import Foundation
 import GLibLoop
 import SDPWire
 import ShareCore
-import Synchronization
 import VideoSend
 import WebRTCTransport
 

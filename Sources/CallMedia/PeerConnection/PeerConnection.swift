@@ -2,7 +2,6 @@ import Foundation
 import GLibLoop
 import SDPWire
 import ShareCore
-import Synchronization
 import VideoSend
 import WebRTCTransport
 
@@ -85,7 +84,7 @@ public actor PeerConnection {
     let certificate: DTLSCertificate
     let stateBox: ConnectionStateBox
     let candidateContinuation: AsyncStream<ICEAgent.LocalCandidateEvent>.Continuation
-    let gathered = LockedBox<[String]>([])
+    let gathered = Locked<[String]>([])
     /// Opens when gathering has finished.
     let gatheringDone = Latch()
     var transceivers: [Transceiver] = []

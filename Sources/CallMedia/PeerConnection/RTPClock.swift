@@ -1,9 +1,9 @@
-import Synchronization
+import ShareCore
 
 /// Media time for RTP: the capture clock (microseconds) at `rate` Hz from a random origin.
 final class RTPClock: Sendable {
     let rate: Int64
-    private let origin = Mutex<(micros: Int64, timestamp: UInt32)?>(nil)
+    private let origin = Locked<(micros: Int64, timestamp: UInt32)?>(nil)
 
     init(rate: Int64) { self.rate = rate }
 

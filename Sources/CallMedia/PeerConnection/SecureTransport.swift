@@ -47,11 +47,11 @@ public final class SecureTransport: Sendable {
     private let loop: GLibLoop
     private let logger: Logger
     private let demux = PacketDemux()
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
     private let dtls: LoopConfined<DTLSTransport?>
-    private let stateWaiters = Mutex<[CheckedContinuation<Void, any Error>]>([])
-    private let timer = Mutex<GLibTimer?>(nil)
-    private let consentTimer = Mutex<GLibTimer?>(nil)
+    private let stateWaiters = Locked<[CheckedContinuation<Void, any Error>]>([])
+    private let timer = Locked<GLibTimer?>(nil)
+    private let consentTimer = Locked<GLibTimer?>(nil)
     /// Set once, when consent expired: every send is refused from then on.
     private let consentExpired = Atomic<Bool>(false)
 

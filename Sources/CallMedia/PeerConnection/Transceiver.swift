@@ -1,5 +1,5 @@
 import SDPWire
-import Synchronization
+import ShareCore
 import VideoSend
 
 /// One media line of a peer connection (JSEP's RTCRtpTransceiver): a kind, the direction we want,
@@ -46,17 +46,17 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     let localSSRC: UInt32
     let localRTXSSRC: UInt32?
     private let state:
-        Mutex<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
+        Locked<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
     /// Where the next sender on our SSRCs carries on numbering, once a sender has stopped (a
     /// section that stopped sending and sends again, a codec renegotiated): the same SSRC with
     /// numbers from elsewhere would be refused by SRTP about half the time (an index it passed).
-    private let sequences = Mutex<(media: UInt16, rtx: UInt16)?>(nil)
+    private let sequences = Locked<(media: UInt16, rtx: UInt16)?>(nil)
 
     init(index: Int, kind: Kind, direction: MediaDirection, trackID: String? = nil) {
         self.index = index
         self.kind = kind
         self.trackID = trackID ?? (kind == .video ? "screen" : "audio")
-        state = Mutex((nil, nil, nil, direction))
+        state = Locked((nil, nil, nil, direction))
         localSSRC = .random(in: 1...UInt32.max)
         localRTXSSRC = kind == .video ? .random(in: 1...UInt32.max) : nil
     }

@@ -3,7 +3,6 @@ import RTPWire
 import SDPWire
 import ScreenCapture
 import ShareCore
-import Synchronization
 import VideoSend
 
 /// The media behind one negotiated transceiver, made at negotiation:
@@ -60,8 +59,8 @@ package final class TransceiverMedia: Sendable {
     /// Received video whose section negotiated generic NACK: the NACK timer asks for its losses.
     let receivesWithNACK: Bool
     private let logger: Logger
-    private let sending = LockedBox(Sending())
-    private let receiving: Mutex<ReceiveCounters>
+    private let sending = Locked(Sending())
+    private let receiving: Locked<ReceiveCounters>
 
     /// `continuing`: the sequence numbers an earlier sender on these SSRCs stopped at.
     init(
@@ -78,7 +77,7 @@ package final class TransceiverMedia: Sendable {
         }
         receivesWithNACK = Self.asksForRetransmissions(negotiated, kind: kind)
         counters.nacks = receivesWithNACK ? NACKGenerator() : nil
-        receiving = Mutex(counters)
+        receiving = Locked(counters)
         let sendingSender: RTPStreamSender?
         if negotiated.direction.sends {
             let isVideo = kind == .video
@@ -140,7 +139,7 @@ package final class TransceiverMedia: Sendable {
             throw .notSending("this transceiver does not send video")
         }
         let queue = FrameQueue()
-        let payloader = Mutex(VideoPayloader(codec: codec))
+        let payloader = Locked(VideoPayloader(codec: codec))
         let clock = RTPClock(rate: 90_000)
         let logger = self.logger
         let response = keyframeResponse

@@ -44,7 +44,7 @@ public final class AudioReceiver: Sendable {
         var counters = Counters()
     }
 
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
     private let decoderBox: HandOff<OpusAudioDecoder>
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)

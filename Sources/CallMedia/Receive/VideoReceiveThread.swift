@@ -56,13 +56,13 @@ public final class VideoReceiveThread: Sendable {
 
     public let codec: VideoCodec
     private let logger: Logger
-    private let queue = Mutex<[RTPPacket]>([])
+    private let queue = Locked<[RTPPacket]>([])
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
-    private let stats = Mutex(Counters())
+    private let stats = Locked(Counters())
     private let onPicture: (@Sendable (VideoFrame) -> Void)?
-    private let latest = Mutex<VideoFrame?>(nil)
+    private let latest = Locked<VideoFrame?>(nil)
     private let wedged = Atomic<Bool>(false)
     /// The connection's round-trip time in microseconds, or -1 while none is known.
     private let roundTrip = Atomic<Int64>(-1)

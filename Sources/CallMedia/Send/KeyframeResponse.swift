@@ -1,4 +1,4 @@
-import Synchronization
+import ShareCore
 
 /// How long a receiver's keyframe request (PLI or FIR, once honoured) waited for the keyframe to
 /// leave: the time from the request to the last packet of the next keyframe sent. Requests that
@@ -16,7 +16,7 @@ public final class KeyframeResponse: Sendable {
         var figures = Figures()
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,6 +1,5 @@
 import RTPWire
 import ShareCore
-import Synchronization
 import VideoSend
 
 /// Applies incoming RTCP for the streams we send: PLI and FIR ask the encoder for a keyframe (at
@@ -30,9 +29,9 @@ public final class RTCPReceiver: Sendable {
     private let videoSSRCs: Set<UInt32>
     private let audioSSRC: UInt32?
     private let requestKeyframe: @Sendable () -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Our sender reports' compact NTP times, for RTT from LSR/DLSR (RFC 3550 §6.4.1).
-    private let sentReports = Mutex<[UInt32: Int64]>([:])
+    private let sentReports = Locked<[UInt32: Int64]>([:])
     public static let keyframeInterval: Int64 = 300_000
 
     public init(video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable () -> Void) {

@@ -1,7 +1,6 @@
 import ScreenCapture
 import ScreenWatchdog
 import ShareCore
-import Synchronization
 
 /// What a room call tells the screen watchdog once a second: the capture's count and, per person
 /// the screen goes to, that connection's counters and what that person last reported of it.
@@ -77,10 +76,10 @@ public final class CallWatchdogLink: WatchdogProbe, WatchdogEffector {
     /// A fresh encoder's smaller size lasts this long.
     public static let scaledSeconds = 30.0
 
-    private let target: Mutex<(any CallWatchdogTarget)?>
+    private let target: Locked<(any CallWatchdogTarget)?>
 
     public init(target: any CallWatchdogTarget) {
-        self.target = Mutex(target)
+        self.target = Locked(target)
     }
 
     /// The call went away: reads give nothing and steps do nothing.

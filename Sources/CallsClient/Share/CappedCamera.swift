@@ -1,5 +1,4 @@
 import ShareCore
-import Synchronization
 import VideoSend
 import CallMedia
 
@@ -36,7 +35,7 @@ public final class CappedCamera: VideoFrameSource, FrameCountingSource {
     private let source: any VideoFrameSource
     private let connection: PeerConnection
     private let transceiver: Transceiver
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// `transceiver` is the camera section of `connection` this source is attached to.
     public init(
@@ -47,7 +46,7 @@ public final class CappedCamera: VideoFrameSource, FrameCountingSource {
         self.connection = connection
         self.transceiver = transceiver
         self.defaults = defaults
-        state = Mutex(State(besideScreen: besideScreen))
+        state = Locked(State(besideScreen: besideScreen))
     }
 
     /// True while the camera is capped for a screen beside it.

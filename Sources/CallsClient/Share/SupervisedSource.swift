@@ -1,6 +1,5 @@
 import ScreenCapture
 import ShareCore
-import Synchronization
 
 /// The screen source as the watchdog sees it: it counts the frames the capture delivers, restarts
 /// the capture on the same content when told, and can be made to stall (fault injection for
@@ -15,7 +14,7 @@ public final class SupervisedSource: VideoFrameSource, FrameCountingSource {
     }
 
     public let inner: any VideoFrameSource
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(_ inner: any VideoFrameSource) {
         self.inner = inner

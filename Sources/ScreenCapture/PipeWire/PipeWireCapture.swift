@@ -60,7 +60,7 @@ public final class PipeWireCapture: Sendable {
     public let counters: Counters
     /// The owner's way to the stream core (its `close()`); PipeWire's thread reaches the core
     /// through its callbacks' user data, under the thread loop's lock.
-    private let core: Mutex<StreamCore>
+    private let core: Locked<StreamCore>
     private let stopped = Atomic<Bool>(false)
 
     /// Connects and starts; frames arrive through `deliver`, state through `events` (both on the
@@ -81,7 +81,7 @@ public final class PipeWireCapture: Sendable {
             throw error
         }
         self.counters = counters
-        core = Mutex(state)
+        core = Locked(state)
     }
 
     /// Disconnects and destroys the stream and joins PipeWire's thread. Safe to call twice.

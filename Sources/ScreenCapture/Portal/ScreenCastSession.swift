@@ -43,7 +43,7 @@ public final class ScreenCastSession: Sendable {
     private let bus: LoopConfined<PortalBus>
     private let sessionPath: String
     private let subscriptions: [UInt32]
-    private let remote: Mutex<Int32>
+    private let remote: Locked<Int32>
     private let closedState: ClosedState
 
     /// Reads the portal's ScreenCast properties (version, source types, cursor modes).
@@ -223,7 +223,7 @@ public final class ScreenCastSession: Sendable {
                     method: "OpenPipeWireRemote", arguments: .tuple([.objectPath(sessionPath), .dictionary([:])])
                 ).1
             }
-            remote = Mutex(fd)
+            remote = Locked(fd)
         } catch {
             Self.closeSession(loop: loop, bus: bus, path: sessionPath, subscriptions: subscriptions)
             throw error
@@ -326,7 +326,7 @@ private struct RequestRunner {
 }
 
 private final class ResponseWaiter: Sendable {
-    private let value = Mutex<PortalValue?>(nil)
+    private let value = Locked<PortalValue?>(nil)
     private let done = DispatchSemaphore(value: 0)
     func finish(_ response: PortalValue) {
         value.withLock { $0 = response }

@@ -35,7 +35,7 @@ public final class ScreenCaptureSource: Sendable {
     public let target: Target
     private let logger: Logger
     private let loop: GLibLoop?
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let delivered = Atomic<Int>(0)
     private let repeated = Atomic<Int>(0)
     private let restarts = Atomic<Int>(0)

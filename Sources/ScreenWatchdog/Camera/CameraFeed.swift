@@ -6,7 +6,7 @@ import Synchronization
 /// feeds the same outgoing track and nothing renegotiates. Each open is a generation; frames of an
 /// older one are dropped. Counters are atomics, read once a tick by the director.
 public final class CameraFeed: Sendable {
-    private let sink = Mutex(FrameSink())
+    private let sink = Locked(FrameSink())
     private let generation = Atomic<Int>(0)
     private let framesOfGeneration = Atomic<UInt64>(0)
     private let firstFrameMicros = Atomic<Int64>(0)

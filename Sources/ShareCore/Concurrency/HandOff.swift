@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Moves a value that is not `Sendable` (an encoder, a decoder: anything confined to one thread)
 /// to the one thread that will own it from then on. The value goes in with `sending`, so the
 /// giver keeps no reference the compiler knows of; it comes out once, with `take()`:
@@ -12,10 +10,10 @@ import Synchronization
 /// Where a `sending` parameter reaches the owner directly, no box is needed; this is for the
 /// `@Sendable` closures (`Thread`, `GLibLoop.invoke`) that cannot take one.
 public final class HandOff<Value>: Sendable {
-    private let slot: Mutex<Value?>
+    private let slot: Locked<Value?>
 
     public init(_ value: consuming sending Value) {
-        slot = Mutex(Optional(value))
+        slot = Locked(Optional(value))
     }
 
     /// The value, the first time; nil after.

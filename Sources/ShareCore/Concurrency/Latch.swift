@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A one-way gate: `open()` once, and every `wait(upTo:)` returns, at once or as soon as it
 /// opens, or when its time is up. Waiting takes no thread and polls nothing: a waiter is a
 /// continuation, resumed by `open()` or by its own deadline timer, whichever comes first.
@@ -10,7 +8,7 @@ public final class Latch: Sendable {
         var waiters: [Int: (waiter: CheckedContinuation<Bool, Never>, timer: DeadlineTimer?)] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,15 +1,13 @@
-import Synchronization
-
 /// A continuation that is resumed at most once, whoever gets there first: the work that finishes,
 /// a deadline, a cancellation or a loop that stops. Later resumes do nothing (and say so by
 /// returning false). Released without having been resumed, it fails the continuation with
 /// `abandoned`, so a caller whose work was dropped unrun hears of it instead of waiting forever.
 public final class ResumeOnce<T: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
+    private let continuation: Locked<CheckedContinuation<T, any Error>?>
     private let abandoned: any Error
 
     public init(_ continuation: CheckedContinuation<T, any Error>, ifAbandoned abandoned: any Error) {
-        self.continuation = Mutex(continuation)
+        self.continuation = Locked(continuation)
         self.abandoned = abandoned
     }
 

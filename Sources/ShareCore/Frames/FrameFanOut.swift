@@ -26,8 +26,8 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
     private let running: Running
     /// Whether the source runs, decided and carried out under this lock so starts and stops of the
     /// source never cross.
-    private let control: Mutex<Control>
-    private let branches = Mutex<[Int: Branch]>([:])
+    private let control: Locked<Control>
+    private let branches = Locked<[Int: Branch]>([:])
     private let nextID = Atomic<Int>(0)
 
     private struct Control {
@@ -49,7 +49,7 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
         self.source = source
         self.frames = frames
         self.running = running
-        control = Mutex(Control(started: running == .whileBranchesRun))
+        control = Locked(Control(started: running == .whileBranchesRun))
     }
 
     /// Lets the source run (`.betweenStartAndStop`; with `.whileBranchesRun` it is allowed from
@@ -102,7 +102,7 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
         let fanOut: FrameFanOut
         let id: Int
         /// Where this branch's frames go while it is started; deliveries hold this lock.
-        private let sink = Mutex(FrameSink())
+        private let sink = Locked(FrameSink())
 
         init(fanOut: FrameFanOut, id: Int) {
             self.fanOut = fanOut

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The hand-off between a capture thread and a sender: six slots, the newest frame wins (a full
 /// queue drops its oldest), and a frame more than 100 ms old when taken is dropped as late.
@@ -23,7 +22,7 @@ public final class FrameQueue: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let signal = DispatchSemaphore(value: 0)
     public let capacity: Int
     public let maxAgeMicros: Int64

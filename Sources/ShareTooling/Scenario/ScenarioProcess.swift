@@ -1,7 +1,6 @@
 import Foundation
 import ShareCore
 import StatsLine
-import Synchronization
 
 /// One process a scenario starts (`sharectl serve`, `share --room`, `watch`, Chromium): its
 /// output goes to `DIR/NAME.log` and into timestamped lines that a thread of its own reads from
@@ -17,7 +16,7 @@ final class ScenarioProcess {
 
     /// Lines read so far and not yet taken, stamped with scenario time when read.
     final class Lines: Sendable {
-        private let pending = Mutex<[ScenarioRecord.Line]>([])
+        private let pending = Locked<[ScenarioRecord.Line]>([])
         private let clock: @Sendable () -> Double
 
         init(clock: @escaping @Sendable () -> Double) { self.clock = clock }

@@ -3,7 +3,6 @@ internal import CSoup
 import Foundation
 import GLibLoop
 import ShareCore
-import Synchronization
 import RoomProtocol
 
 /// One WebSocket to the room server (`ws[s]://HOST:PORT/ws/ROOM?t=TOKEN`) on libsoup 3, its
@@ -11,7 +10,7 @@ import RoomProtocol
 /// in order, then one `.closed` with the reason; `send` queues a text frame from any thread.
 ///
 /// Thread safety: libsoup objects are touched only on the loop thread (`SocketState`); what
-/// crosses threads is the event stream and `Mutex`-guarded hand-offs.
+/// crosses threads is the event stream and `Locked`-guarded hand-offs.
 public final class RoomSocket: Sendable {
     public enum Event: Sendable, Equatable {
         case text(String)
@@ -81,7 +80,7 @@ public final class RoomSocket: Sendable {
 /// The once-only result of a connect attempt, raced by libsoup's callback, the deadline and
 /// cancellation.
 final class ConnectOutcome: Sendable {
-    private let state = Mutex<
+    private let state = Locked<
         (waiter: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?, timer: DeadlineTimer?)
     >((nil, nil, nil))
 

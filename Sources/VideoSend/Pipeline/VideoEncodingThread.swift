@@ -62,8 +62,8 @@ public final class VideoEncodingThread: Sendable {
     private let queue: FrameQueue
     private let output: Output
     private let logger: Logger
-    private let control: Mutex<Control>
-    private let stats = Mutex(Counters())
+    private let control: Locked<Control>
+    private let stats = Locked(Counters())
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
     public let codec: VideoCodec
@@ -89,7 +89,7 @@ public final class VideoEncodingThread: Sendable {
         self.logger = logger
         codec = settings.factory.codec
         implementation = settings.factory.implementation
-        control = Mutex(Control(settings: settings, target: settings.bitrate))
+        control = Locked(Control(settings: settings, target: settings.bitrate))
         stats.withLock {
             $0.policy = settings.policy; $0.targetBitrate = settings.bitrate
         }

@@ -17,7 +17,7 @@ public final class PacedSender: Sendable {
         public var sendFailures: Int
     }
 
-    private let pacer: Mutex<Pacer<OutgoingPacket>>
+    private let pacer: Locked<Pacer<OutgoingPacket>>
     private let next: PacketWriter
     private let clock: @Sendable () -> Int64
     private let wake = DispatchSemaphore(value: 0)
@@ -29,7 +29,7 @@ public final class PacedSender: Sendable {
         targetBitrate: Int, configuration: Pacer<OutgoingPacket>.Configuration = .init(),
         clock: @escaping @Sendable () -> Int64 = Clocks.monotonicMicros, next: @escaping PacketWriter
     ) {
-        pacer = Mutex(Pacer(targetBitrate: targetBitrate, configuration: configuration))
+        pacer = Locked(Pacer(targetBitrate: targetBitrate, configuration: configuration))
         self.next = next
         self.clock = clock
     }

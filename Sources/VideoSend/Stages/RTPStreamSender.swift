@@ -1,6 +1,5 @@
 import RTPWire
 import ShareCore
-import Synchronization
 
 /// The header extensions a stream stamps, by the ids the remote description gave them.
 public struct SendExtensions: Sendable, Hashable {
@@ -84,7 +83,7 @@ public final class RTPStreamSender: Sendable {
     public let configuration: Configuration
     public let history: RetransmissionHistory
     private let writer: PacketWriter
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// `writer` is the next send stage (a pacer, or the transport stamp directly).
     /// `firstSequence` and `firstRTXSequence` continue a stream an earlier sender of the same
@@ -97,7 +96,7 @@ public final class RTPStreamSender: Sendable {
         self.configuration = configuration
         self.writer = writer
         history = RetransmissionHistory()
-        state = Mutex(State(sequence: firstSequence, rtxSequence: firstRTXSequence))
+        state = Locked(State(sequence: firstSequence, rtxSequence: firstRTXSequence))
     }
 
     /// The numbers the next packet and the next retransmission would carry.

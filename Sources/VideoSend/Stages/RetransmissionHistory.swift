@@ -1,5 +1,5 @@
 import RTPWire
-import Synchronization
+import ShareCore
 
 /// The packets a stream sent recently, kept for retransmission when a receiver NACKs them
 /// (RFC 4585 generic NACK, answered on the RTX stream of RFC 4588). Holds every packet of the last
@@ -29,14 +29,14 @@ public final class RetransmissionHistory: Sendable {
     public let retentionMicros: Int64
     /// A packet is resent at most once per this interval (a burst of NACKs for one loss).
     public let minResendIntervalMicros: Int64
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(capacity: Int = 2048, retentionMicros: Int64 = 1_500_000, minResendIntervalMicros: Int64 = 20_000) {
         precondition(capacity > 0 && capacity <= 65536)
         self.capacity = capacity
         self.retentionMicros = retentionMicros
         self.minResendIntervalMicros = minResendIntervalMicros
-        state = Mutex(State(slots: Array(repeating: nil, count: capacity)))
+        state = Locked(State(slots: Array(repeating: nil, count: capacity)))
     }
 
     public func store(_ packet: RTPPacket, sentMicros: Int64) {

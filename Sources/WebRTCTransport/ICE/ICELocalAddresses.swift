@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import ShareCore
 
 /// The local addresses an agent offers host candidates on. libnice gathers only on addresses it
@@ -140,8 +139,8 @@ enum ICELocalAddresses {
     /// The once-only hand-off of a lookup's outcome: the lookup thread and the deadline timer
     /// race to resume; the first wins.
     private final class LookupContinuation: Sendable {
-        private let continuation: Mutex<CheckedContinuation<LookupOutcome, Never>?>
-        init(_ continuation: CheckedContinuation<LookupOutcome, Never>) { self.continuation = Mutex(continuation) }
+        private let continuation: Locked<CheckedContinuation<LookupOutcome, Never>?>
+        init(_ continuation: CheckedContinuation<LookupOutcome, Never>) { self.continuation = Locked(continuation) }
         func resume(_ outcome: LookupOutcome) {
             let taken = continuation.withLock { waiting in
                 defer { waiting = nil }

@@ -3,11 +3,11 @@ import ShareCore
 import Synchronization
 
 /// What an `ICEAgent`'s callers (any thread) and its loop-thread core share: status behind a
-/// `Mutex`, counters as atomics, the event streams' continuations, and the send target.
+/// `Locked`, counters as atomics, the event streams' continuations, and the send target.
 final class ICEShared: Sendable {
     /// The agent pointer the send path uses. `nice_agent_send` takes libnice's own agent mutex
     /// (agent.c, `nice_agent_send_messages_nonblocking_internal`), so any thread may call it; the
-    /// `Mutex` around this target only keeps the agent from being released during a send.
+    /// `Locked` around this target only keeps the agent from being released during a send.
     struct SendTarget: @unchecked Sendable {
         let agent: OpaquePointer
         let streamID: UInt32
@@ -23,8 +23,8 @@ final class ICEShared: Sendable {
         var ended = false
     }
 
-    private let status = Mutex(Status())
-    private let sendTarget = Mutex<SendTarget?>(nil)
+    private let status = Locked(Status())
+    private let sendTarget = Locked<SendTarget?>(nil)
     private let datagramsSent = Atomic<Int>(0)
     private let bytesSent = Atomic<Int>(0)
     private let sendsRefused = Atomic<Int>(0)

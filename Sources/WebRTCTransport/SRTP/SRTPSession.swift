@@ -1,19 +1,18 @@
 import ShareCore
-import Synchronization
 
 /// SRTP for one DTLS-SRTP connection over libsrtp2: an outbound libsrtp session that protects
 /// everything we send (any SSRC) and an inbound one that unprotects everything we receive, keyed
 /// from the DTLS handshake: the DTLS client writes with the client key and reads with the server
 /// key, the server the other way round (RFC 5764 §4.2).
 ///
-/// Thread-safe: each direction sits behind its own `Mutex`, so the send path (protect) and the
+/// Thread-safe: each direction sits behind its own `Locked`, so the send path (protect) and the
 /// receive path (unprotect) run on their own threads without waiting for each other; two threads
 /// on the same direction take turns. Failures are `SRTPError` values, never traps.
 public final class SRTPSession: Sendable {
     public let profile: SRTPProfile
     public let role: DTLSRole
-    private let outbound: Mutex<SRTPStream>
-    private let inbound: Mutex<SRTPStream>
+    private let outbound: Locked<SRTPStream>
+    private let inbound: Locked<SRTPStream>
 
     /// Builds both directions from the keys DTLS exported, for the end that played `role`.
     public init(keys: SRTPKeyingMaterial, role: DTLSRole, logger: Logger = .disabled) throws(SRTPError) {
@@ -26,8 +25,8 @@ public final class SRTPSession: Sendable {
             masterKeyAndSalt: keys.masterKeyAndSalt(writtenBy: peer))
         profile = keys.profile
         self.role = role
-        outbound = Mutex(sending)
-        inbound = Mutex(receiving)
+        outbound = Locked(sending)
+        inbound = Locked(receiving)
         logger.debug("SRTP session ready", ["srtp.profile": keys.profile.rawValue, "dtls.role": role.rawValue])
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+import ShareCore
 
 /// A value that a test's fakes and callbacks change and the test waits on. Each change wakes the
 /// waits whose condition now holds: nothing polls, and a wait ends the moment its event happens.
@@ -18,9 +18,9 @@ public final class Watched<Value: Sendable>: Sendable {
         var nextWaiter = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    public init(_ value: Value) { state = Mutex(State(value: value)) }
+    public init(_ value: Value) { state = Locked(State(value: value)) }
 
     /// The value now.
     public var value: Value { state.withLock { $0.value } }
