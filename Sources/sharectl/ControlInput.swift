@@ -3,10 +3,9 @@ import Foundation
 import ShareCore
 
 /// Commands typed (or piped) on standard input while a share runs, one a line:
-/// `policy balanced|detail|motion`, `keyframe`, `fault capture-stall|encoder-stall` (drills; in a room
-/// also `fault decoder-wedge [NAME]`, `fault decoder-wedge-sticky [NAME]`, `fault clear`), `stop`. A thread of its own does the blocking
-/// reads; the command loop takes what arrived once a tick. End of input simply ends the reader.
-final class ControlInput: Sendable {
+/// `policy balanced|detail|motion`, `keyframe`, `fault capture-stall|encoder-stall` (drills; in a
+/// room also `fault decoder-wedge [NAME]`, `fault decoder-wedge-sticky [NAME]`, `fault clear`), `stop`.
+enum ControlInput {
     enum Command: Equatable, Sendable {
         case policy(String)
         case keyframe
@@ -15,48 +14,94 @@ final class ControlInput: Sendable {
         case stop
     }
 
-    private let pending = Locked<[Command]>([])
-    private let complaints = Locked<[String]>([])
+    static let usage =
+        "policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop"
 
-    /// Starts reading standard input on its own thread.
-    func start() {
-        let thread = Thread { [self] in
+    /// One line: a command, nil for a blank line, or why it is not one.
+    static func parse(_ line: String) -> Result<Command, Complaint>? {
+        let words = line.split(separator: " ").map(String.init)
+        guard let first = words.first else { return nil }
+        switch (first, words.count) {
+        case ("policy", 2): return .success(.policy(words[1]))
+        case ("keyframe", 1): return .success(.keyframe)
+        case ("fault", 2...):
+            let name = words.count > 2 ? words[2...].joined(separator: " ") : nil
+            do {
+                return .success(.fault(try FaultDrill(word: words[1], name: name)))
+            } catch {
+                return .failure(Complaint(text: "\(error)"))
+            }
+        case ("stop", 1), ("quit", 1): return .success(.stop)
+        default: return .failure(Complaint(text: "unknown command '\(escapedForLog(line))' (\(usage))"))
+        }
+    }
+
+    struct Complaint: Error, Equatable, Sendable { let text: String }
+}
+
+/// What the user asks of a running command, in the order it arrives: typed commands (and lines
+/// that were not commands), SIGINT or SIGTERM, SIGUSR1. The command waits on `requests`; nothing
+/// polls. Signals arrive through DispatchSources; standard input is read by a thread of its own
+/// (its reads block), which ends at the end of input.
+final class UserRequests {
+    enum Request: Equatable, Sendable {
+        case command(ControlInput.Command)
+        /// A line that was not a command, and why.
+        case complaint(String)
+        /// SIGINT or SIGTERM.
+        case stopSignal
+        /// SIGUSR1: stop the share or share again (in a room).
+        case toggleSignal
+    }
+
+    let requests: AsyncStream<Request>
+    private let continuation: AsyncStream<Request>.Continuation
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        (requests, continuation) = AsyncStream.makeStream(of: Request.self)
+    }
+
+    deinit {
+        for source in sources { source.cancel() }
+        continuation.finish()
+    }
+
+    /// SIGINT and SIGTERM become `.stopSignal` (and no longer end the process).
+    func takeStopSignals() -> Self {
+        for number in [SIGINT, SIGTERM] { take(signal: number, as: .stopSignal) }
+        return self
+    }
+
+    /// SIGUSR1 becomes `.toggleSignal`.
+    func takeToggleSignal() -> Self {
+        take(signal: SIGUSR1, as: .toggleSignal)
+        return self
+    }
+
+    /// Lines on standard input become commands or complaints.
+    func readStandardInput() -> Self {
+        let continuation = self.continuation
+        let thread = Thread {
             while let line = readLine(strippingNewline: true) {
-                let words = line.split(separator: " ").map(String.init)
-                guard let first = words.first else { continue }
-                switch (first, words.count) {
-                case ("policy", 2): pending.withLock { $0.append(.policy(words[1])) }
-                case ("keyframe", 1): pending.withLock { $0.append(.keyframe) }
-                case ("fault", 2...):
-                    let name = words.count > 2 ? words[2...].joined(separator: " ") : nil
-                    do {
-                        let drill = try FaultDrill(word: words[1], name: name)
-                        pending.withLock { $0.append(.fault(drill)) }
-                    } catch {
-                        complaints.withLock { $0.append("\(error)") }
-                    }
-                case ("stop", 1), ("quit", 1): pending.withLock { $0.append(.stop) }
-                default:
-                    complaints.withLock {
-                        $0.append(
-                            "unknown command '\(line)' (policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop)"
-                        )
-                    }
+                switch ControlInput.parse(line) {
+                case .success(let command): continuation.yield(.command(command))
+                case .failure(let complaint): continuation.yield(.complaint(complaint.text))
+                case nil: continue
                 }
             }
         }
         thread.name = "control-input"
         thread.start()
+        return self
     }
 
-    /// What arrived since the last call, and any lines that were not commands.
-    func take() -> (commands: [Command], complaints: [String]) {
-        let commands = pending.withLock { p in
-            defer { p = [] }; return p
-        }
-        let said = complaints.withLock { c in
-            defer { c = [] }; return c
-        }
-        return (commands, said)
+    private func take(signal number: Int32, as request: Request) {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        let continuation = self.continuation
+        source.setEventHandler { continuation.yield(request) }
+        source.resume()
+        sources.append(source)
     }
 }

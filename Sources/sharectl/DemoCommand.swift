@@ -57,43 +57,75 @@ enum DemoCommand {
             sharer.codec = parsed
         }
         let viewer = CallSession.Options(invite: invite, name: "viewer")
-        let share: CallSession, watch: CallSession
-        do {
-            share = try CallSession(options: sharer, loop: loop, logger: logger.child("share"))
-            watch = try CallSession(options: viewer, loop: loop, logger: logger.child("watch"))
-        } catch {
-            await server.stop()
-            loop.stop()
-            throw ShareFailure(description: "demo: \(error)")
+        func controller(_ options: CallSession.Options, _ name: String) -> ShareController {
+            var configuration = ShareController.Configuration(destination: .room(options))
+            configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
+            let made = ShareController(configuration: configuration, loop: loop, logger: logger.child(name))
+            KeptControllers.keep(made)
+            return made
         }
-        KeptCalls.keep(share)
-        KeptCalls.keep(watch)
-        let stop = StopSignal()
-        do {
-            try await share.start()
-            try await watch.start()
-        } catch {
-            await share.stop()
-            await watch.stop()
-            await server.stop()
-            loop.stop()
-            throw ShareFailure(description: "demo: could not join the room: \(error)")
+        let share = controller(sharer, "share"), watch = controller(viewer, "watch")
+        let user = UserRequests().takeStopSignals()
+        let requests = user.requests
+        let seen = Locked(CallStatistics())
+        // The viewer joins once the sharer is in the room (or could not get in).
+        let sharerIn = Latch()
+        // Both sides and the signals, as one group: a side that ends (its time is up, or it
+        // failed) ends the other; the signals' child is cancelled once both have.
+        enum Ended: Sendable { case side(failure: String?), signals }
+        let failures = await withTaskGroup(of: Ended.self) { group in
+            group.addTask {
+                defer { sharerIn.open() }
+                do {
+                    _ = try await share.run { event in
+                        sharerIn.open()
+                        Self.tell(event, prefix: "share │ ")
+                    }
+                    watch.stop()
+                    return .side(failure: nil)
+                } catch {
+                    watch.stop()
+                    return .side(failure: "\(error)")
+                }
+            }
+            group.addTask {
+                await sharerIn.wait()
+                do {
+                    _ = try await watch.run { event in
+                        if case .call(let stats) = event { seen.withLock { $0 = stats } }
+                        Self.tell(event, prefix: "watch │ ")
+                    }
+                    share.stop()
+                    return .side(failure: nil)
+                } catch {
+                    share.stop()
+                    return .side(failure: "\(error)")
+                }
+            }
+            group.addTask {
+                for await request in requests where request == .stopSignal {
+                    say("Stopping (signal)…")
+                    share.stop()
+                    watch.stop()
+                    break
+                }
+                return .signals
+            }
+            var failures: [String] = []
+            var sidesEnded = 0
+            for await ended in group {
+                guard case .side(let failure) = ended else { continue }
+                if let failure { failures.append(failure) }
+                sidesEnded += 1
+                if sidesEnded == 2 { group.cancelAll() }
+            }
+            return failures
         }
-        let started = ContinuousClock.now
-        var last = CallStatistics()
-        while true {
-            try? await Task.sleep(for: .seconds(1))
-            let sent = await share.statistics(), seen = await watch.statistics()
-            last = seen
-            for line in sent.statusLines { say("share │ " + line) }
-            for line in seen.statusLines { say("watch │ " + line) }
-            if stop.requested { say("Stopping (signal)…"); break }
-            if duration > 0, ContinuousClock.now - started >= .milliseconds(Int64(duration * 1000)) { break }
-        }
-        await watch.stop()
-        await share.stop()
+        withExtendedLifetime(user) {}
         await server.stop()
         loop.stop()
+        if let failure = failures.first { throw ShareFailure(description: "demo: \(failure)") }
+        let last = seen.withLock { $0 }
         if let peer = last.peers.first(where: { $0.name == "sharectl" }) {
             let screen = peer.screen, audio = peer.audio
             say(
@@ -105,6 +137,15 @@ enum DemoCommand {
                 """)
         } else {
             say("\nThe viewer saw no one; the room is closed.")
+        }
+    }
+
+    /// Each second's status lines and the notices, behind the side's prefix.
+    static func tell(_ event: ShareController.Event, prefix: String) {
+        switch event {
+        case .call(let stats): for line in stats.statusLines { say(prefix + line) }
+        case .notice(let text): say(prefix + text)
+        case .published, .stats, .publishingFailed, .connectionLost: break
         }
     }
 }

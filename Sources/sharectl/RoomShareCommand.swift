@@ -110,8 +110,6 @@ enum RoomRun {
     ) async throws {
         var options = options
         let director = RoomOptions.usesDirector(arguments) ? try ShareCamera.director(arguments, logger: logger) : nil
-        let camera = director.map { director in Task { await director.run() } }
-        defer { camera?.cancel() }
         options.cameraFeed = director?.feed
         let duration = try arguments.double("duration")
         let statsFile = try openStats(arguments.value("stats-json"))
@@ -132,18 +130,10 @@ enum RoomRun {
         configuration.shareFor = shareFor > 0 ? .milliseconds(Int64(shareFor * 1000)) : nil
         let controller = ShareController(configuration: configuration, loop: loop, logger: logger)
         KeptControllers.keep(controller)
-        let stop = StopSignal()
-        let toggle = ToggleSignal()
-        let control = readsInput ? ControlInput() : nil
-        control?.start()
+        let user = UserRequests().takeStopSignals().takeToggleSignal()
+        if readsInput { _ = user.readStandardInput() }
         let words = ControllerInput.Words(
             prefix: prefix, stopTyped: "Leaving the room (stop)…", stopSignal: "Leaving the room (signal)…")
-        let forwarding = Task {
-            await ControllerInput.forward(
-                control, stopRequested: stop.isRequested, toggleRequested: toggle.requests, words: words, to: controller
-            )
-        }
-        defer { forwarding.cancel() }
         let snapshots = snapshotDirectory.map { directory in
             Task {
                 while !Task.isCancelled {
@@ -155,7 +145,7 @@ enum RoomRun {
         }
         let output = statsFile.map(StatsOutput.init)
         do {
-            _ = try await controller.run { event in
+            _ = try await ControllerInput.run(controller, forwarding: user, words: words) { event in
                 switch event {
                 case .call(let stats):
                     if !quiet { for line in stats.statusLines { say(prefix + line) } }
@@ -202,30 +192,4 @@ enum RoomRun {
 enum KeptCalls {
     private static let calls = Locked<[CallSession]>([])
     static func keep(_ call: CallSession) { calls.withLock { $0.append(call) } }
-}
-
-/// SIGUSR1 asks to toggle the share; it arrives through a DispatchSource.
-final class ToggleSignal {
-    private let pending = Pending()
-    private let source: any DispatchSourceSignal
-
-    init() {
-        signal(SIGUSR1, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        let pending = self.pending
-        source.setEventHandler { pending.add() }
-        source.resume()
-    }
-
-    /// True once for each SIGUSR1 since it last said so.
-    var requests: @Sendable () -> Bool {
-        let pending = self.pending
-        return { pending.take() }
-    }
-
-    private final class Pending: Sendable {
-        private let count = Synchronization.Atomic<Int>(0)
-        func add() { count.add(1, ordering: .relaxed) }
-        func take() -> Bool { count.exchange(0, ordering: .relaxed) > 0 }
-    }
 }

@@ -42,7 +42,7 @@ enum ServeCommand {
             allowedOrigins: origins)
         configuration.limits.grace = .milliseconds(Int64(grace * 1000))
 
-        let stop = StopSignal()
+        let user = UserRequests().takeStopSignals()
         let client = try ClientFiles.bundled()
         let loop = ProcessLoop.shared
         let server = RoomServer(loop: loop, client: client, logger: logger.child("server"))
@@ -58,7 +58,7 @@ enum ServeCommand {
         say(
             "Open the link in a browser, or give it to `sharectl share --room` or `sharectl watch`. Ctrl-C stops the server."
         )
-        while !stop.requested { try? await Task.sleep(for: .milliseconds(200)) }
+        for await request in user.requests where request == .stopSignal { break }
         say("Stopping the room server…")
         await server.stop()
         loop.stop()

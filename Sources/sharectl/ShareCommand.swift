@@ -124,17 +124,13 @@ enum ShareCommand {
         configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
         let controller = ShareController(configuration: configuration, loop: loop, logger: logger)
         KeptControllers.keep(controller)
-        let stop = StopSignal()
-        let control = ControlInput()
-        control.start()
-        let forwarding = Task {
-            await ControllerInput.forward(control, stopRequested: stop.isRequested, to: controller)
-        }
-        defer { forwarding.cancel() }
+        let user = UserRequests().takeStopSignals().readStandardInput()
         let output = statsFile.map(StatsOutput.init)
         let ending: ShareController.Ending
         do {
-            ending = try await controller.run { event in tell(event, statsFile: output) }
+            ending = try await ControllerInput.run(controller, forwarding: user) { event in
+                tell(event, statsFile: output)
+            }
         } catch {
             throw ShareFailure(description: error.description)
         }

@@ -26,4 +26,20 @@ import Testing
         latch.open()
         #expect(await latch.wait(upTo: .zero))
     }
+
+    /// `wait()` has no deadline: it returns only once the gate opens, before or after it began.
+    @Test func anEndlessWaitReturnsOnceOpened() async {
+        let latch = Latch()
+        let passed = Locked(false)
+        async let waiting: Void = {
+            await latch.wait()
+            passed.withLock { $0 = true }
+        }()
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(!passed.withLock { $0 })
+        latch.open()
+        await waiting
+        #expect(passed.withLock { $0 })
+        await latch.wait()  // already open: at once
+    }
 }

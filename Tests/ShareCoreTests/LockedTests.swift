@@ -25,7 +25,9 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             for _ in 0..<2_000 {
                 lock.withLock { _ in
-                    let now = inside.withLock { $0 += 1; return $0 }
+                    let now = inside.withLock {
+                        $0 += 1; return $0
+                    }
                     most.withLock { $0 = max($0, now) }
                     inside.withLock { $0 -= 1 }
                 }

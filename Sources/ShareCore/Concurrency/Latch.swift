@@ -28,6 +28,19 @@ public final class Latch: Sendable {
         for waiter in waiting { waiter.resume(returning: true) }
     }
 
+    /// Waits until the gate opens, however long that takes.
+    public func wait() async {
+        _ = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+            let waiting = state.withLock { s -> Bool in
+                guard !s.open else { return false }
+                s.next += 1
+                s.waiters[s.next] = (waiter, nil)
+                return true
+            }
+            if !waiting { waiter.resume(returning: true) }
+        }
+    }
+
     /// Waits until the gate opens (true) or `timeout` has passed (false).
     public func wait(upTo timeout: Duration) async -> Bool {
         await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
