@@ -6,16 +6,20 @@ import Testing
 @Suite struct ControlInputTests {
     typealias Parsed = Result<ControlInput.Command, ControlInput.Complaint>?
 
-    @Test(arguments: [
-        ("stop", .success(.stop)),
-        ("quit", .success(.stop)),
-        ("keyframe", .success(.keyframe)),
-        ("policy motion", .success(.policy("motion"))),
-        ("fault capture-stall", .success(.fault(.captureStall))),
-        ("fault decoder-wedge-sticky Ada Lovelace", .success(.fault(.decoderWedge(name: "Ada Lovelace", sticky: true)))),
-        ("", nil),
-        ("   ", nil),
-    ] as [(String, Parsed)])
+    @Test(
+        arguments: [
+            ("stop", .success(.stop)),
+            ("quit", .success(.stop)),
+            ("keyframe", .success(.keyframe)),
+            ("policy motion", .success(.policy("motion"))),
+            ("fault capture-stall", .success(.fault(.captureStall))),
+            (
+                "fault decoder-wedge-sticky Ada Lovelace",
+                .success(.fault(.decoderWedge(name: "Ada Lovelace", sticky: true)))
+            ),
+            ("", nil),
+            ("   ", nil)
+        ] as [(String, Parsed)])
     func commandsAreRead(line: String, expected: Parsed) {
         #expect(ControlInput.parse(line) == expected)
     }

@@ -29,7 +29,7 @@ extension CallSession {
         self.socket = socket
         signallingUp = true
         socket.send(RoomMessage.join(name: options.name, resume: resumeKey).text)
-        reader = Task { [weak self] in
+        spawn { [weak self] in
             for await event in socket.events {
                 guard let self else { return }
                 await self.enqueue(.socket(event, generation: generation))
@@ -59,7 +59,7 @@ extension CallSession {
     func scheduleReconnect(after delay: Duration) {
         guard !reconnecting, !stopping else { return }
         reconnecting = true
-        Task { [weak self] in
+        spawn { [weak self] in
             try? await Task.sleep(for: delay)
             await self?.enqueue(.reconnect)
         }
@@ -70,7 +70,7 @@ extension CallSession {
         reconnecting = false
         guard !signallingUp, !stopping else { return }
         reconnecting = true
-        Task { [weak self] in
+        spawn { [weak self] in
             guard let self else { return }
             do {
                 try await self.openSocket()

@@ -148,9 +148,12 @@ public actor CallSession {
     let cameraFanOut: FrameFanOut<any VideoFrameSource>?
     let watch = ReconnectWatch()
     var jobs: AsyncStream<Job>.Continuation?
-    var worker: Task<Void, Never>?
-    var ticker: Task<Void, Never>?
-    var reader: Task<Void, Never>?
+    /// Work that runs beside the job queue (the socket's reader, reconnect attempts), each a child
+    /// of the driver's task group.
+    var children: AsyncStream<@Sendable () async -> Void>.Continuation?
+    /// Runs the job queue, the once-a-second tick and the children as one task group; `stop()`
+    /// waits for all of it to end.
+    var driver: Task<Void, Never>?
     var socket: RoomSocket?
     var socketGeneration = 0
     var signallingUp = false
@@ -227,21 +230,12 @@ public actor CallSession {
     /// room cannot be reached or refuses us.
     public func start() async throws {
         startedAt = .now
-        let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
-        jobs = continuation
-        worker = Task { [weak self] in
-            for await job in stream {
-                guard let self else { return }
-                await self.run(job)
-            }
-        }
-        ticker = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                guard let self else { return }
-                await self.enqueue(.tick)
-            }
-        }
+        let (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
+        let (childStream, children) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
+        self.jobs = jobs
+        self.children = children
+        let held = Held(self)
+        driver = Task { await Self.drive(held, jobs: jobStream, children: childStream) }
         if options.shareScreen {
             sharing = true
             startScreen()
@@ -252,6 +246,40 @@ public actor CallSession {
         guard myID != nil else { throw Failure(description: "the room did not welcome us within 10 s") }
     }
 
+    /// The session, held weakly by its own driver: a session let go without `stop()` ends it.
+    private final class Held: Sendable {
+        weak let session: CallSession?
+        init(_ session: CallSession) { self.session = session }
+    }
+
+    /// The job queue, the tick and the children, as one group.
+    private static func drive(
+        _ held: Held, jobs: AsyncStream<Job>, children: AsyncStream<@Sendable () async -> Void>
+    ) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await job in jobs {
+                    guard let session = held.session else { return }
+                    await session.run(job)
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let session = held.session else { return }
+                    await session.enqueue(.tick)
+                }
+            }
+            for await child in children { group.addTask(operation: child) }
+            group.cancelAll()
+        }
+    }
+
+    /// Runs `work` as a child of the driver (dropped once stopping).
+    func spawn(_ work: @escaping @Sendable () async -> Void) {
+        children?.yield(work)
+    }
+
     /// Starts or stops sharing the synthetic screen.
     public func setSharing(_ on: Bool) { enqueue(.share(on)) }
 
@@ -259,14 +287,17 @@ public actor CallSession {
     public func stop() async {
         guard !stopping else { return }
         stopping = true
-        ticker?.cancel()
         stopScreen()
-        if signallingUp { socket?.send(RoomMessage.leave.text) }
-        try? await Task.sleep(for: .milliseconds(100))
-        socket?.close()
-        reader?.cancel()
+        if signallingUp, let socket {
+            // The server closes the socket when it has our leave.
+            _ = await socket.sendLast(RoomMessage.leave.text, waitingForCloseUpTo: .seconds(1))
+        } else {
+            socket?.close()
+        }
         jobs?.finish()
-        worker?.cancel()
+        children?.finish()
+        driver?.cancel()
+        await driver?.value
         for participant in participants.values {
             await participant.connection.stopSending()
             await participant.connection.close()

@@ -71,6 +71,18 @@ public final class RoomSocket: Sendable {
         state.invoke { $0.send(text) }
     }
 
+    /// Sends a last text frame (a `leave`, which the server answers by closing) and waits until
+    /// the socket has closed, at most `timeout`; then closes it here if it is still open. True when
+    /// it closed within the time. (Closing at once would put libsoup's close frame ahead of the
+    /// unsent text: a close is queued before any frame not yet begun.)
+    public func sendLast(_ text: String, waitingForCloseUpTo timeout: Duration) async -> Bool {
+        let closed = Latch()
+        state.invoke { $0.sendLast(text, whenClosed: closed) }
+        let inTime = await closed.wait(upTo: timeout)
+        close()
+        return inTime
+    }
+
     /// Closes the socket (1000, normal closure); `events` then ends with `.closed`.
     public func close() {
         state.invoke { $0.close(code: 1000) }
@@ -136,6 +148,8 @@ final class SocketState {
     private var outcome: ConnectOutcome?
     private var selfReference: SocketState?
     private var ended = false
+    /// Opened once the socket has ended (`sendLast` waits on it).
+    private var endLatches: [Latch] = []
 
     init(url: String, continuation: AsyncStream<RoomSocket.Event>.Continuation, logger: Logger) {
         self.url = url
@@ -243,6 +257,13 @@ final class SocketState {
         soup_websocket_connection_send_text(pointer, text)
     }
 
+    func sendLast(_ text: String, whenClosed closed: Latch) {
+        guard !ended, let connection, soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN
+        else { return closed.open() }
+        endLatches.append(closed)
+        soup_websocket_connection_send_text(connection, text)
+    }
+
     func close(code: UInt16) {
         guard !ended else { return }
         cancellable?.cancel()
@@ -264,6 +285,8 @@ final class SocketState {
         }
         continuation.yield(.closed(reason ?? "not connected"))
         continuation.finish()
+        for latch in endLatches { latch.open() }
+        endLatches = []
         // Let go at the end of this loop iteration, after libsoup's own callback returns.
         let held = selfReference
         selfReference = nil
