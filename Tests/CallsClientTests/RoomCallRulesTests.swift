@@ -70,4 +70,23 @@ import Testing
     func ourScreenNeedsAnOffer(wanted: MediaDirection, negotiated: MediaDirection?, needs: Bool) {
         #expect(RoomCallRules.screenNeedsOffer(wanted: wanted, negotiated: negotiated) == needs)
     }
+
+    /// A decoder wedge through a screen's life: it waits for a screen, wedges it, stays while the
+    /// decoder stays wedged, wedges it again if it came back, and on a rebuild (another mid) a
+    /// plain wedge ends while a sticky one follows.
+    @Test func aWedgeFollowsTheScreenItIsAbout() {
+        typealias Wedge = RoomCallRules.Wedge
+        let waiting = Wedge(sticky: false, mid: nil)
+        #expect(waiting.step(screenMid: "2", decoderWedged: false) == .wedge(mid: "2", followsRebuild: false))
+        let plain = Wedge(sticky: false, mid: "2")
+        #expect(plain.step(screenMid: "2", decoderWedged: true) == .keep)
+        #expect(plain.step(screenMid: "2", decoderWedged: false) == .wedge(mid: "2", followsRebuild: false))
+        #expect(plain.step(screenMid: "3", decoderWedged: false) == .endedByRebuild)
+        let sticky = Wedge(sticky: true, mid: "2")
+        #expect(sticky.step(screenMid: "2", decoderWedged: true) == .keep)
+        #expect(sticky.step(screenMid: "3", decoderWedged: false) == .wedge(mid: "3", followsRebuild: true))
+        #expect(
+            Wedge(sticky: true, mid: nil).step(screenMid: "4", decoderWedged: false)
+                == .wedge(mid: "4", followsRebuild: false))
+    }
 }

@@ -186,7 +186,7 @@ extension CallSession {
             var matched = 0
             for id in order {
                 guard let participant = participants[id], Self.matches(participant.name, name) else { continue }
-                participant.wedge = Wedge(sticky: sticky, mid: nil)
+                participant.wedge = RoomCallRules.Wedge(sticky: sticky, mid: nil)
                 await applyWedge(participant)
                 if participant.wedge?.mid != nil { wedged.append(participant.name) }
                 matched += 1
@@ -215,31 +215,34 @@ extension CallSession {
         return name.caseInsensitiveCompare(wanted) == .orderedSame
     }
 
-    /// Keeps a decoder fault on the screen it is about: a wedge waiting for a screen wedges the
-    /// first that decodes; a screen rebuilt (another section) ends a plain wedge and takes a
-    /// sticky one along; the sharer's share ending (a share again included) ends either.
+    /// Keeps a decoder fault on the screen it is about, as `RoomCallRules.Wedge` decides.
     func applyWedge(_ participant: Participant) async {
         guard participant.wedge != nil, participant.sharing,
             let screen = await remoteScreen(of: participant), screen.media?.videoReceiver != nil,
+            let screenMid = screen.mid,
             // Read after the wait: their share may have ended meanwhile, and the fault with it.
             var wedge = participant.wedge
         else { return }
-        if let mid = wedge.mid, mid != screen.mid {
-            guard wedge.sticky else {
-                participant.wedge = nil
-                logger.notice("\(participant.name)'s screen was rebuilt: its new decoder is not wedged")
+        let decoderWedged = screen.media?.videoReceiver?.isWedged == true
+        switch wedge.step(screenMid: screenMid, decoderWedged: decoderWedged) {
+        case .keep:
+            return
+        case .endedByRebuild:
+            participant.wedge = nil
+            logger.notice("\(participant.name)'s screen was rebuilt: its new decoder is not wedged")
+            return
+        case .wedge(let mid, let followsRebuild):
+            if followsRebuild {
+                logger.notice("\(participant.name)'s screen was rebuilt: the sticky wedge takes its new decoder too")
+            }
+            await participant.connection.setDecoderWedged(true, on: screen)
+            guard participant.wedge != nil else {
+                // Their share ended while this decoder was being wedged: the fault is over.
+                await participant.connection.setDecoderWedged(false, on: screen)
                 return
             }
-            logger.notice("\(participant.name)'s screen was rebuilt: the sticky wedge takes its new decoder too")
+            wedge.mid = mid
+            participant.wedge = wedge
         }
-        guard wedge.mid != screen.mid || screen.media?.videoReceiver?.isWedged == false else { return }
-        await participant.connection.setDecoderWedged(true, on: screen)
-        guard participant.wedge != nil else {
-            // Their share ended while this decoder was being wedged: the fault is over.
-            await participant.connection.setDecoderWedged(false, on: screen)
-            return
-        }
-        wedge.mid = screen.mid
-        participant.wedge = wedge
     }
 }

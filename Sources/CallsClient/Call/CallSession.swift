@@ -94,14 +94,6 @@ public actor CallSession {
         case watchdog(CallWatchdogCommand)
     }
 
-    /// A receiver decoder fault (drills and tests): `sticky` follows the person's screen across
-    /// rebuilds; only a share again (the screen stopped and shared anew) ends it.
-    struct Wedge {
-        var sticky: Bool
-        /// The mid of the screen section whose decoder is wedged (nil: none wedged yet).
-        var mid: String?
-    }
-
     /// One other participant.
     final class Participant {
         let id: String
@@ -122,7 +114,7 @@ public actor CallSession {
         /// When our screen section to them started sending (the watchdog's grace period).
         var screenSince: ContinuousClock.Instant?
         /// Their screen's decoder is wedged by a fault.
-        var wedge: Wedge?
+        var wedge: RoomCallRules.Wedge?
         /// Our screen's frames and bytes sent to them at the last tick (the rates of the status line).
         var screenSentBefore: (mid: String?, frames: Int, bytes: Int)?
         /// Since when the connection has been failed (ICE lost for good), and the DTLS fingerprint

@@ -73,4 +73,35 @@ struct RoomCallRules: Sendable {
         return Set(
             SessionNegotiation.fingerprintLines(description).map { "\($0.algorithm.lowercased()) \($0.hexString)" })
     }
+
+    // MARK: Decoder wedges (a drill)
+
+    /// A receiver decoder fault on one participant's screen (drills and tests), and what becomes
+    /// of it as their screen changes: it waits for a screen that decodes and wedges it; a screen
+    /// rebuilt on another section ends a plain wedge and takes a sticky one along; their share
+    /// ending ends either (`CallSession` drops it then).
+    struct Wedge: Equatable, Sendable {
+        var sticky: Bool
+        /// The mid of the screen section whose decoder is wedged (nil: none wedged yet).
+        var mid: String?
+
+        enum Step: Equatable, Sendable {
+            /// Nothing to do: the screen's decoder is wedged already.
+            case keep
+            /// Wedge the decoder of the screen on `mid`; `followsRebuild`: a sticky wedge taking
+            /// the new decoder of a rebuilt screen along.
+            case wedge(mid: String, followsRebuild: Bool)
+            /// Their screen was rebuilt: a plain wedge ends with the old decoder.
+            case endedByRebuild
+        }
+
+        /// Their screen decodes on `screenMid`, its decoder wedged now or not.
+        func step(screenMid: String, decoderWedged: Bool) -> Step {
+            if let mid, mid != screenMid {
+                return sticky ? .wedge(mid: screenMid, followsRebuild: true) : .endedByRebuild
+            }
+            if mid == screenMid, decoderWedged { return .keep }
+            return .wedge(mid: screenMid, followsRebuild: false)
+        }
+    }
 }
