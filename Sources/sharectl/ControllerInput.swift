@@ -50,15 +50,17 @@ enum ControllerInput {
 }
 
 extension ControllerInput {
-    /// Runs the share with the user's requests forwarded to it, the two as one task group: the
-    /// forwarding ends when the share does.
+    /// Runs the share with the user's requests forwarded to it, and `beside` (work that lasts as
+    /// long as the share), as one task group: the others end when the share does.
     static func run(
         _ controller: ShareController, forwarding user: UserRequests, words: Words = Words(),
+        beside: (@Sendable () async -> Void)? = nil,
         _ events: @escaping @Sendable (ShareController.Event) -> Void
     ) async throws(ShareController.StartFailure) -> ShareController.Ending {
         let requests = user.requests
         let outcome = await withTaskGroup(of: Void.self) { group in
             group.addTask { await forward(requests, words: words, to: controller) }
+            if let beside { group.addTask(operation: beside) }
             defer { group.cancelAll() }
             do throws(ShareController.StartFailure) {
                 return Result<ShareController.Ending, ShareController.StartFailure>.success(

@@ -134,18 +134,14 @@ enum RoomRun {
         if readsInput { _ = user.readStandardInput() }
         let words = ControllerInput.Words(
             prefix: prefix, stopTyped: "Leaving the room (stop)…", stopSignal: "Leaving the room (signal)…")
-        let snapshots = snapshotDirectory.map { directory in
-            Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(5))
-                    if Task.isCancelled { break }
-                    await saveSnapshots(controller, to: directory)
-                }
-            }
+        // Every 5 s, the last pictures decoded, for as long as the call.
+        var snapshots: (@Sendable () async -> Void)?
+        if let snapshotDirectory {
+            snapshots = { await keepSaving(controller, to: snapshotDirectory) }
         }
         let output = statsFile.map(StatsOutput.init)
         do {
-            _ = try await ControllerInput.run(controller, forwarding: user, words: words) { event in
+            _ = try await ControllerInput.run(controller, forwarding: user, words: words, beside: snapshots) { event in
                 switch event {
                 case .call(let stats):
                     if !quiet { for line in stats.statusLines { say(prefix + line) } }
@@ -157,10 +153,8 @@ enum RoomRun {
                 }
             }
         } catch {
-            snapshots?.cancel()
             throw ShareFailure(description: error.description)
         }
-        snapshots?.cancel()
         if let snapshotDirectory { await saveSnapshots(controller, to: snapshotDirectory) }
         output?.close()
         say("\(prefix)Left the room.")
@@ -174,6 +168,15 @@ enum RoomRun {
             throw Arguments.UsageError(description: "cannot write --stats-json \(path)")
         }
         return handle
+    }
+
+    /// Saves the pictures every 5 s until cancelled.
+    static func keepSaving(_ controller: ShareController, to directory: String) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            if Task.isCancelled { break }
+            await saveSnapshots(controller, to: directory)
+        }
     }
 
     /// `DIR/NAME-screen.png` and `DIR/NAME-camera.png`: the last picture decoded of each.

@@ -94,9 +94,23 @@ public actor ShareController {
     /// Publishes and follows the share until it is stopped or cannot go on. Throws when the first
     /// publish fails (nothing is left running).
     public func run(_ events: @escaping @Sendable (Event) -> Void) async throws(StartFailure) -> Ending {
+        // The camera director is a child that ends with the share.
         let director = configuration.camera
-        let camera = Task { await director?.run() }
-        defer { camera.cancel() }
+        let outcome = await withTaskGroup(of: Void.self) { group in
+            if let director { group.addTask { await director.run() } }
+            defer { group.cancelAll() }
+            do throws(StartFailure) {
+                return Result<Ending, StartFailure>.success(try await share(director, events))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    private func share(
+        _ director: CameraDirector?, _ events: @escaping @Sendable (Event) -> Void
+    ) async throws(StartFailure) -> Ending {
         guard case .whip(var options) = configuration.destination else {
             guard case .room(var options) = configuration.destination else { return .stopped }
             options.cameraFeed = director?.feed

@@ -81,52 +81,55 @@ public actor CameraDirector {
         await perform(rules.devices(list.map(Self.describe), now: .now))
 
         let interval = tickInterval
-        let ticker = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                post.yield(.tick)
-            }
-        }
-        let pollsSynthetic = providers.contains { $0 is SyntheticCameras }
-        await withTaskCancellationHandler {
-            for await event in events {
-                if Task.isCancelled { break }
-                switch event {
-                case .tick:
-                    if pollsSynthetic || secondLook.tick(now: .now) { await look() }
-                    let frames = current.map { feed.frames(of: $0.attempt) } ?? 0
-                    await perform(rules.tick(now: .now, frames: frames))
-                case .look:
-                    await look()
-                case .nodeAppeared:
-                    secondLook.nodeAppeared(now: .now)
-                    await look()
-                case .opened(let attempt, let result, let camera):
-                    guard attempt == rules.attempt, camera === current else {
-                        await camera.close()
-                        continue
-                    }
-                    switch result {
-                    case .opened(let format):
-                        logger.info(
-                            "camera: opened \(camera.camera.name) at \(format)", ["camera.id": camera.camera.id])
-                        await perform(rules.opened(attempt: attempt, now: .now))
-                    case .failed(let reason):
-                        await perform(rules.openFailed(attempt: attempt, reason: reason, now: .now))
-                    }
-                case .refused(let attempt, let reason):
-                    await perform(rules.openFailed(attempt: attempt, reason: reason, now: .now))
-                case .ended(let attempt, let end):
-                    logger.info("camera: stream ended: \(end)")
-                    var disconnected = false
-                    if case .disconnected = end { disconnected = true }
-                    await perform(rules.ended(attempt: attempt, disconnected: disconnected, now: .now))
+        // The ticks come from a child that ends with the run.
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    post.yield(.tick)
                 }
             }
-        } onCancel: {
-            post.finish()
+            defer { group.cancelAll() }
+            let pollsSynthetic = providers.contains { $0 is SyntheticCameras }
+            await withTaskCancellationHandler {
+                for await event in events {
+                    if Task.isCancelled { break }
+                    switch event {
+                    case .tick:
+                        if pollsSynthetic || secondLook.tick(now: .now) { await look() }
+                        let frames = current.map { feed.frames(of: $0.attempt) } ?? 0
+                        await perform(rules.tick(now: .now, frames: frames))
+                    case .look:
+                        await look()
+                    case .nodeAppeared:
+                        secondLook.nodeAppeared(now: .now)
+                        await look()
+                    case .opened(let attempt, let result, let camera):
+                        guard attempt == rules.attempt, camera === current else {
+                            await camera.close()
+                            continue
+                        }
+                        switch result {
+                        case .opened(let format):
+                            logger.info(
+                                "camera: opened \(camera.camera.name) at \(format)", ["camera.id": camera.camera.id])
+                            await perform(rules.opened(attempt: attempt, now: .now))
+                        case .failed(let reason):
+                            await perform(rules.openFailed(attempt: attempt, reason: reason, now: .now))
+                        }
+                    case .refused(let attempt, let reason):
+                        await perform(rules.openFailed(attempt: attempt, reason: reason, now: .now))
+                    case .ended(let attempt, let end):
+                        logger.info("camera: stream ended: \(end)")
+                        var disconnected = false
+                        if case .disconnected = end { disconnected = true }
+                        await perform(rules.ended(attempt: attempt, disconnected: disconnected, now: .now))
+                    }
+                }
+            } onCancel: {
+                post.finish()
+            }
         }
-        ticker.cancel()
         if let watch { await onThread("camera-watch-stop") { watch.stop() } }
         await current?.close()
         current = nil
