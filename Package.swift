@@ -50,6 +50,7 @@ let package = Package(
         shim("CShareSSL", ["COpenSSL", "CSRTP"]),
         shim("CShareSoup", ["CSoup"]),
         shim("CShareOpus", ["COpus"]),
+        shim("CShareSanitizer", []),
 
         // MARK: Support modules
         .target(name: "ShareCore", swiftSettings: swift6),
@@ -59,7 +60,7 @@ let package = Package(
         .target(name: "RTPWire", dependencies: ["ShareCore"], swiftSettings: swift6),
         .target(name: "SDPWire", dependencies: ["ShareCore", "RTPWire"], swiftSettings: swift6),
         // The one GLib main-loop thread of a process (libnice, libsoup, GDBus run on it).
-        .target(name: "GLibLoop", dependencies: ["ShareCore", "CGIO"], swiftSettings: swift6),
+        .target(name: "GLibLoop", dependencies: ["ShareCore", "CGIO", "CShareSanitizer"], swiftSettings: swift6),
         // Option tables: parsing, help, config-file keys, shell completions (no I/O).
         .target(name: "CommandLineOptions", swiftSettings: swift6),
         // The commit a build comes from, for `sharectl version` (runs git before each build).

@@ -1,4 +1,5 @@
 internal import CGIO
+internal import CShareSanitizer
 import Foundation
 import ShareCore
 
@@ -88,9 +89,11 @@ public final class GLibLoop: Sendable {
     public func invoke(_ work: @escaping @Sendable () -> Void) {
         if shared.state.withLock({ $0.stopped }) { return }
         let box = Unmanaged.passRetained(WorkBox(work))
+        CShareSanitizer_release(box.toOpaque())
         g_main_context_invoke(
             context,
             { data in
+                CShareSanitizer_acquire(data)
                 Unmanaged<WorkBox>.fromOpaque(data!).takeRetainedValue().work()
                 return 0  // G_SOURCE_REMOVE
             }, box.toOpaque())
@@ -209,11 +212,13 @@ public final class GLibTimer: Sendable {
         g_source_set_callback(
             created,
             { data in
-                Unmanaged<TimerBox>.fromOpaque(data!).takeUnretainedValue().work() ? 1 : 0
+                CShareSanitizer_acquire(data)
+                return Unmanaged<TimerBox>.fromOpaque(data!).takeUnretainedValue().work() ? 1 : 0
             }, box.toOpaque(),
             { data in
                 Unmanaged<TimerBox>.fromOpaque(data!).release()
             })
+        CShareSanitizer_release(box.toOpaque())
         g_source_attach(created, handles.context)
         source.withLock { $0 = SourcePointer(pointer: created) }
     }
