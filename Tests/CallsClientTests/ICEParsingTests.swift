@@ -79,6 +79,39 @@ import Testing
         }
     }
 
+    /// FuzzICECandidate's long run found a combining mark after "candidate:" or a space: read as
+    /// characters, it joined the separator into one character, so the check split the line
+    /// elsewhere than libnice and SDPWire (which split bytes) and a foundation of any characters
+    /// went through. Read as scalars, the foundation must be RFC 8839's 1 to 32 ice-chars.
+    @Test(arguments: [
+        (
+            "candidate: \u{356}42163049 1 udp 1677329535 203.0.113.7 61665 typ srflx",
+            "fields must be separated by single spaces"
+        ),
+        (
+            "candidate:\u{356}1 1 udp 1677329535 203.0.113.7 61665 typ srflx",
+            "foundation \"\u{356}1\" is not 1 to 32 letters, digits, + or /"
+        ),
+        (
+            "candidate:1 1 udp 2013266431 127.0.0.1 \u{301}40000 typ host",
+            "port \"\u{301}40000\" is not a number from 0 to 65535"
+        ),
+        (
+            "candidate:" + String(repeating: "7", count: 33) + " 1 udp 1 127.0.0.1 40000 typ host",
+            "foundation \"" + String(repeating: "7", count: 33) + "\" is not 1 to 32 letters, digits, + or /"
+        )
+    ])
+    func combiningMarksCannotHideASeparator(line: String, reason: String) {
+        #expect(throws: ICEError.malformedCandidate(line: line, reason: reason)) {
+            try ICECandidateLine.attribute(line)
+        }
+    }
+
+    @Test func foundationsOfIceCharsPass() throws {
+        let line = "candidate:aB+/09 1 udp 2013266431 127.0.0.1 40000 typ host"
+        #expect(try ICECandidateLine.attribute(line) == line)
+    }
+
     @Test func errorsReadAsSentences() {
         let error = ICEError.malformedCandidate(line: "candidate:x", reason: "expected at least 8 fields")
         #expect(error.description == "ice: malformed remote candidate \"candidate:x\": expected at least 8 fields")

@@ -6,24 +6,40 @@
 ///               [raddr <address> rport <port>] [tcptype <active|passive|so>] [<name> <value>]...
 enum ICECandidateLine {
     /// The attribute without "a=" and surrounding whitespace, once it looks well formed.
+    ///
+    /// The line is read as Unicode scalars, not characters: a combining mark after a space or the
+    /// colon would otherwise join them into one character, hiding the separator from the check
+    /// while libnice and SDP readers (which see bytes) still split there.
     static func attribute(_ line: String) throws(ICEError) -> String {
-        var text = Substring(line)
-        while let first = text.first, first.isWhitespace { text.removeFirst() }
-        while let last = text.last, last.isWhitespace { text.removeLast() }
-        if text.hasPrefix("a=") { text = text.dropFirst(2) }
+        var text = Substring(line).unicodeScalars
+        while let first = text.first, first.properties.isWhitespace { text.removeFirst() }
+        while let last = text.last, last.properties.isWhitespace { text.removeLast() }
+        if text.starts(with: "a=".unicodeScalars) { text = text.dropFirst(2) }
         func fail(_ reason: String) -> ICEError { .malformedCandidate(line: line, reason: reason) }
-        guard text.hasPrefix("candidate:") else { throw fail("it does not start with \"candidate:\"") }
+        guard text.starts(with: "candidate:".unicodeScalars) else {
+            throw fail("it does not start with \"candidate:\"")
+        }
         // libnice takes the line as a C string (a NUL would cut it short of what was checked here),
         // and a line break inside would make it more than one SDP line.
-        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !text.contains(where: { $0.properties.generalCategory == .control }) else {
             throw fail("it holds control characters")
         }
-        let fields = text.dropFirst("candidate:".count).split(separator: " ", omittingEmptySubsequences: false)
+        let fields = text.dropFirst("candidate:".unicodeScalars.count)
+            .split(separator: " ", omittingEmptySubsequences: false)
+            .map { Substring($0) }
         guard !fields.contains(where: \.isEmpty) else { throw fail("fields must be separated by single spaces") }
         guard fields.count >= 8 else {
             throw fail(
                 "expected at least 8 fields (foundation component transport priority address port typ type), got \(fields.count)"
             )
+        }
+        // RFC 8839 §5.1: foundation = 1*32ice-char, ice-char = ALPHA / DIGIT / "+" / "/".
+        guard fields[0].unicodeScalars.count <= 32,
+            fields[0].unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "+" || $0 == "/")
+            })
+        else {
+            throw fail("foundation \"\(fields[0])\" is not 1 to 32 letters, digits, + or /")
         }
         guard UInt32(fields[1]).map({ $0 >= 1 && $0 <= 256 }) == true else {
             throw fail("component \"\(fields[1])\" is not a number from 1 to 256")
@@ -69,6 +85,6 @@ enum ICECandidateLine {
                 throw fail("a TCP candidate needs \"tcptype active|passive|so\"")
             }
         }
-        return String(text)
+        return String(String.UnicodeScalarView(text))
     }
 }
