@@ -61,8 +61,11 @@ public final class LoopConfined<Value>: @unchecked Sendable {
     deinit {
         // Released on the loop thread it belongs to. A stopped loop drops the work, and the value
         // goes here, where nothing else can be using it any more.
-        guard !loop.isLoopThread, let value = stored.take() else { return }
-        let handOff = HandOff(value)
+        // Moved straight into the hand-off: a local binding would keep a second reference here,
+        // and if the loop thread dropped its one first, the value was released on this thread
+        // after all (seen under ThreadSanitizer's slower timing).
+        guard !loop.isLoopThread, stored != nil else { return }
+        let handOff = HandOff(stored.take())
         loop.invoke { _ = handOff.take() }
     }
 }
