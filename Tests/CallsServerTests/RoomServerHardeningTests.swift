@@ -232,10 +232,7 @@ import Testing
     // MARK: 8. SIGPIPE
 
     /// The sharectl binary of this build.
-    var sharectl: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/sharectl").path
-    }
+    var sharectl: String { BuiltProducts.sharectl }
 
     @Test func aWriteToAClosedPipeDoesNotKill() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: sharectl), "build sharectl first: \(sharectl)")

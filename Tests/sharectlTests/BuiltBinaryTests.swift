@@ -2,22 +2,14 @@ import CommandLineOptions
 import Foundation
 import ShareCore
 @testable import sharectl
+import TestSupport
 import Testing
 
 /// The sharectl binary of this build, run as a user would: help, errors, the version line, and the
 /// completion scripts checked by bash and (when it is installed) zsh.
 @Suite struct BuiltBinaryTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
-    /// Beside the test bundle (any --scratch-path), else .build/debug.
-    static let sharectl: String = {
-        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
-            URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("sharectl").path
-        }
-        if let bundle, FileManager.default.isExecutableFile(atPath: bundle) { return bundle }
-        return packageRoot.appendingPathComponent(".build/debug/sharectl").path
-    }()
+    static let packageRoot = BuiltProducts.packageRoot
+    static let sharectl = BuiltProducts.sharectl
 
     struct Ran {
         var status: Int32
