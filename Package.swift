@@ -167,6 +167,7 @@ let package = Package(
             swiftSettings: swift6),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
         .testTarget(
-            name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions", "ShareCore", "TestSupport"], swiftSettings: swift6)
+            name: "sharectlTests", dependencies: ["sharectl", "CommandLineOptions", "ShareCore", "TestSupport"],
+            swiftSettings: swift6)
     ]
 )

@@ -76,31 +76,13 @@ enum DemoCommand {
         let failures = await withTaskGroup(of: Ended.self) { group in
             group.addTask {
                 defer { sharerIn.open() }
-                do {
-                    _ = try await share.run { event in
-                        sharerIn.open()
-                        Self.tell(event, prefix: "share │ ")
-                    }
-                    watch.stop()
-                    return .side(failure: nil)
-                } catch {
-                    watch.stop()
-                    return .side(failure: "\(error)")
-                }
+                return .side(failure: await Self.run(share, "share │ ", thenStop: watch) { _ in sharerIn.open() })
             }
             group.addTask {
                 await sharerIn.wait()
-                do {
-                    _ = try await watch.run { event in
-                        if case .call(let stats) = event { seen.withLock { $0 = stats } }
-                        Self.tell(event, prefix: "watch │ ")
-                    }
-                    share.stop()
-                    return .side(failure: nil)
-                } catch {
-                    share.stop()
-                    return .side(failure: "\(error)")
-                }
+                return .side(
+                    failure: await Self.run(watch, "watch │ ", thenStop: share) { stats in seen.withLock { $0 = stats }
+                    })
             }
             group.addTask {
                 for await request in requests where request == .stopSignal {
@@ -137,6 +119,24 @@ enum DemoCommand {
                 """)
         } else {
             say("\nThe viewer saw no one; the room is closed.")
+        }
+    }
+
+    /// Runs one side until it ends, saying what it tells and handing each second's figures to
+    /// `figures`; then stops the other side. Returns why it failed, if it did.
+    static func run(
+        _ side: ShareController, _ prefix: String, thenStop other: ShareController,
+        figures: @escaping @Sendable (CallStatistics) -> Void
+    ) async -> String? {
+        defer { other.stop() }
+        do {
+            _ = try await side.run { event in
+                if case .call(let stats) = event { figures(stats) }
+                tell(event, prefix: prefix)
+            }
+            return nil
+        } catch {
+            return "\(error)"
         }
     }
 
