@@ -56,15 +56,17 @@ final class UserRequests {
 
     let requests: AsyncStream<Request>
     private let continuation: AsyncStream<Request>.Continuation
-    private var sources: [any DispatchSourceSignal] = []
+    /// Held by the stream (its termination handler), so the signal sources live as long as someone
+    /// can still read `requests`, whenever this object itself is released.
+    private let sources = Locked<[any DispatchSourceSignal]>([])
 
     init() {
         (requests, continuation) = AsyncStream.makeStream(of: Request.self)
-    }
-
-    deinit {
-        for source in sources { source.cancel() }
-        continuation.finish()
+        continuation.onTermination = { [sources] _ in
+            sources.withLock { all in
+                for source in all { source.cancel() }
+            }
+        }
     }
 
     /// SIGINT and SIGTERM become `.stopSignal` (and no longer end the process).
@@ -98,10 +100,12 @@ final class UserRequests {
 
     private func take(signal number: Int32, as request: Request) {
         signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
         let continuation = self.continuation
-        source.setEventHandler { continuation.yield(request) }
-        source.resume()
-        sources.append(source)
+        sources.withLock { all in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(request) }
+            source.resume()
+            all.append(source)
+        }
     }
 }
