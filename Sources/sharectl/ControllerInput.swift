@@ -69,7 +69,6 @@ extension ControllerInput {
                 return .failure(error)
             }
         }
-        withExtendedLifetime(user) {}  // its signal sources live as long as the share
         return try outcome.get()
     }
 }

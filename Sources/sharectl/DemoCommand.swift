@@ -103,7 +103,6 @@ enum DemoCommand {
             }
             return failures
         }
-        withExtendedLifetime(user) {}
         await server.stop()
         loop.stop()
         if let failure = failures.first { throw ShareFailure(description: "demo: \(failure)") }

@@ -31,26 +31,24 @@ public final class Latch: Sendable {
     /// Waits until the gate opens, however long that takes.
     public func wait() async {
         _ = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
-            let waiting = state.withLock { s -> Bool in
-                guard !s.open else { return false }
-                s.next += 1
-                s.waiters[s.next] = (waiter, nil)
-                return true
-            }
-            if !waiting { waiter.resume(returning: true) }
+            if enroll(waiter) == nil { waiter.resume(returning: true) }
+        }
+    }
+
+    /// Keeps `waiter` until the gate opens and returns its id; nil (keeping nothing) when open.
+    private func enroll(_ waiter: CheckedContinuation<Bool, Never>) -> Int? {
+        state.withLock { s in
+            guard !s.open else { return nil }
+            s.next += 1
+            s.waiters[s.next] = (waiter, nil)
+            return s.next
         }
     }
 
     /// Waits until the gate opens (true) or `timeout` has passed (false).
     public func wait(upTo timeout: Duration) async -> Bool {
         await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
-            let id: Int? = state.withLock { s in
-                guard !s.open else { return nil }
-                s.next += 1
-                s.waiters[s.next] = (waiter, nil)
-                return s.next
-            }
-            guard let id else { return waiter.resume(returning: true) }
+            guard let id = enroll(waiter) else { return waiter.resume(returning: true) }
             // The timer is kept with its waiter until one of the two ends the wait.
             let timer = DeadlineTimer(after: .nanoseconds(Int(max(0, timeout.inNanoseconds)))) { [self] in
                 let late = self.state.withLock { $0.waiters.removeValue(forKey: id) }
