@@ -43,8 +43,8 @@ for suite in "${order[@]}"; do
     echo "== gates: $suite"
     status=0
     # shellcheck disable=SC2086
-    PYTHONUNBUFFERED=1 python3 "scripts/gates/$suite.py" ${chosen[$suite]:-} | tee "$logs/$suite" || status=$?
-    summary=$(tail -n 1 "$logs/$suite")
+    PYTHONUNBUFFERED=1 python3 "scripts/gates/$suite.py" ${chosen[$suite]:-} 2>&1 | tee "$logs/$suite" || status=$?
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/$suite" | tail -n 1 || true)
     if ((status != 0)); then
         failed+=("$suite")
     elif [[ ! "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]] || ((BASH_REMATCH[1] == 0 || BASH_REMATCH[2] != 0)); then
@@ -53,6 +53,12 @@ for suite in "${order[@]}"; do
     fi
 done
 if ((${#failed[@]})); then
+    # Said again at the end, where a log cut to its tail still shows it: each failed gate's line,
+    # or the suite's last lines when it stopped without judging (a traceback, a missing tool).
+    for suite in "${failed[@]}"; do
+        echo "== gates: what failed in $suite"
+        grep -E '^FAIL ' "$logs/$suite" || tail -n 15 "$logs/$suite"
+    done
     echo "gates: failed in ${failed[*]}"
     exit 1
 fi
