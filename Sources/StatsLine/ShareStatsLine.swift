@@ -41,6 +41,32 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         /// Keyframes sent in answer to PLI/FIR, and the slowest answer (request to last packet out).
         public var keyframeResponses = 0
         public var keyframeResponseMaxMs: Double?
+        /// Retransmissions asked for and not sent: over the retransmission budget, or asked again
+        /// within a round trip of the last.
+        public var rtxSuppressed = 0
+        /// The encoder's output against its target over the last whole second, in percent
+        /// (negative: under), and frames dropped before encoding to bring it back.
+        public var overshootPercent = 0
+        public var framesDroppedForRate = 0
+        /// Keyframes made because the keyframe interval passed (`--keyframe-interval`).
+        public var periodicKeyframes = 0
+
+        public init() {}
+    }
+
+    /// What congestion control works from and what it decided.
+    public struct Congestion: Sendable, Codable, Equatable {
+        /// The inputs that move the estimate now: "twcc" (transport-wide feedback), "remb", "loss"
+        /// (receiver reports' loss and round trip, used when there is no transport-wide feedback).
+        public var inputs: [String] = []
+        public var targetKbps = 0
+        /// Everything that left over the last second (media, retransmissions, audio).
+        public var sentKbps = 0
+        /// Without transport-wide feedback: the report-based estimate's last step ("increase",
+        /// "hold", "application-limited", "decrease (loss)", "decrease (delay)", "decrease (REMB)").
+        public var action: String?
+        public var rembKbps: Int?
+        public var lossFraction: Double?
 
         public init() {}
     }
@@ -107,6 +133,7 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
     public var camera: Camera?
     public var audio: Audio?
     public var connection = Connection()
+    public var congestion: Congestion?
     /// What the screen watchdog is doing (`watchdog.state`, `watchdog.rung`, `watchdog.lastStep`),
     /// when one runs.
     public var watchdog: WatchdogStatus?

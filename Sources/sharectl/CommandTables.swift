@@ -97,6 +97,10 @@ enum CommandTables {
             .choice(
                 "policy", ["balanced", "detail", "motion"], default: "balanced",
                 "what the screen keeps when the link or the machine cannot carry everything"),
+            .value(
+                "keyframe-interval", "S", default: "10",
+                "a keyframe at least every S seconds, whatever the frame rate (1 to 600; WHIP ingest servers often want 1 or 2)"
+            ),
             .choice(
                 "encoder", ["auto", "x264", "vaapi", "nvenc"], default: "auto",
                 "the H.264 encoder; auto takes VA-API or NVENC when one opens, else x264"),

@@ -20,6 +20,11 @@ enum RoomShareCommand {
             throw Arguments.UsageError(
                 description: "share needs the room link: --room-file PATH, SHARECTL_ROOM_URL or --room URL")
         }
+        if arguments.value("keyframe-interval") != nil {
+            // Room viewers ask for keyframes themselves (PLI), and their watchdog climbs from there.
+            throw Arguments.UsageError(
+                description: "--keyframe-interval is for WHIP shares; in a room every viewer asks for keyframes")
+        }
         var options = try RoomOptions.parse(arguments, invite: invite)
         options.shareScreen = true
         if let size = arguments.value("size") {

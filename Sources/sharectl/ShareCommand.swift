@@ -62,6 +62,11 @@ enum ShareCommand {
             }
             options.policy = parsed
         }
+        let keyframeSeconds = try arguments.int("keyframe-interval")
+        guard (1...600).contains(keyframeSeconds) else {
+            throw Arguments.UsageError(description: "--keyframe-interval is 1 to 600 seconds")
+        }
+        options.keyframeIntervalMicros = Int64(keyframeSeconds) * 1_000_000
         options.hardwareEncoder = try chooseEncoder(arguments.valueOrDefault("encoder"), codec: options.codec)
         options.audio = !arguments.has("no-audio")
         options.relayOnly = arguments.has("relay-only")

@@ -68,6 +68,28 @@ import VideoSend
         #expect(rtcp.figures.pli == 3 && rtcp.figures.keyframesAsked == 2)
     }
 
+    /// A receiver that keeps asking gets a keyframe once a second, not every 300 ms: two answered
+    /// in the last two seconds and the interval is a second.
+    @Test func aReceiverThatKeepsAskingGetsAKeyframeOnceASecond() {
+        let asked = Atomic<Int>(0)
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
+            transportSequence: nil
+        ) { _ in true }
+        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { asked.add(1, ordering: .relaxed) }
+        let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
+        var answeredAt: [Int64] = []
+        for now in stride(from: Int64(0), to: 5_000_000, by: 50_000) {
+            let before = asked.load(ordering: .relaxed)
+            rtcp.receive(pli, nowMicros: now)
+            if asked.load(ordering: .relaxed) > before { answeredAt.append(now) }
+        }
+        #expect(answeredAt.prefix(2) == [0, 300_000], "\(answeredAt)")
+        #expect(
+            zip(answeredAt.dropFirst(2), answeredAt.dropFirst(1)).allSatisfy { $0 - $1 >= 1_000_000 }, "\(answeredAt)")
+        #expect(answeredAt.count <= 7, "\(answeredAt.count) keyframes in 5 s of PLIs every 50 ms")
+    }
+
     @Test func routesBySSRCThenMidThenPayloadType() throws {
         var router = RTPRouter(
             entries: [

@@ -98,7 +98,7 @@ import Testing
 /// streams made them in.
 @Suite struct TransportStampTests {
     @Test func stampsTheTransportNumberAndSendTimeWhenThePacketLeaves() throws {
-        let sent = LockedList<(UInt16, Int, Int64)>()
+        let sent = LockedList<(UInt16?, Int, Int64)>()
         let wire = LockedList<[UInt8]>()
         let writer = TransportStamp.writer(sequence: TransportSequenceCounter(), sent: { sent.append(($0, $1, $2)) }) {
             wire.append($0)

@@ -16,7 +16,7 @@ fi
 ip link set lo up
 
 # The suites in the order they run; a suite adds itself here.
-suites=(transport send watchdog portal camera room_server room_call audio diagnose scenarios)
+suites=(transport send links watchdog portal camera room_server room_call audio diagnose scenarios)
 
 declare -A chosen=()
 declare -a order=()

@@ -14,7 +14,7 @@ judged; the last line is "N passed, N failed".
                              under a tenth of the 20 s watched (Chromium's totalFreezesDuration
                              ≤ 2 s; how many freezes that makes varies with the machine's load:
                              0, 2 and 4 were seen, 0.45–0.91 s in all).
-  pli-keyframe               all RTP and RTCP dropped for 2 s mid-share (STUN still answered), longer
+  pli-keyframe               once the share has reached its full size, all RTP and RTCP dropped for 2 s (STUN answered), longer
                              than our 1.5 s retransmission history: Chromium asks for a keyframe
                              (PLI) and each honoured request is answered with a keyframe within
                              300 ms.
@@ -31,6 +31,7 @@ from lib.network import clear_drops, drop_media, drop_udp, sh
 from lib.paths import ROOT
 from lib.sharectl import Share
 from lib.suite import GateSkipped, choose, finish, record, run_gates
+from lib.waits import wait_for
 
 LINK = "tbf rate 1500kbit burst 20kb latency 100ms"
 
@@ -145,7 +146,10 @@ def gate_loss():
 def gate_pli():
     name = "pli-keyframe"
     with chromium_share(name, "balanced", size="1280x720") as (receiver, share):
-        receiver.watch(4)
+        # The outage comes once the share has climbed to its full size: a size step made during
+        # it would bring a keyframe of its own, and Chromium would have nothing to ask for.
+        wait_for(lambda: (share.last() or {}).get("video", {}).get("width") == 1280, 25)
+        receiver.watch(3)
         before = receiver.sample()
         drop_media()
         time.sleep(2)

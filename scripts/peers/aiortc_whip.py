@@ -10,6 +10,8 @@ twice a second: per session, video frames decoded with their size and codec, aud
 and level, connection state, and whether DELETE came. `video` is the first video section (the
 screen, or a camera sent alone); `videos` has every video section by mid, in the offer's order, each
 with its track id, frames decoded, sizes, RTP bytes received and the rate of the last second.
+`firstFrameSeconds` is the seconds from the session's POST to its first decoded frame (null until
+one is decoded).
 """
 import argparse
 import array
@@ -40,15 +42,17 @@ def session_stats(s):
 
 
 def video_figures():
-    return {"framesDecoded": 0, "width": 0, "height": 0, "codec": None, "sizes": {}}
+    return {"framesDecoded": 0, "width": 0, "height": 0, "codec": None, "sizes": {}, "firstFrameSeconds": None}
 
 
-async def consume_video(v, track):
+async def consume_video(v, track, created):
     while True:
         try:
             frame = await track.recv()
         except Exception:
             return
+        if v["framesDecoded"] == 0:
+            v["firstFrameSeconds"] = round(time.time() - created, 3)
         v["framesDecoded"] += 1
         v["width"], v["height"] = frame.width, frame.height
         sizes = v["sizes"]
@@ -129,7 +133,7 @@ async def whip_post(request):
         first = next((t.mid for t in pc.getTransceivers() if t.kind == "video"), None)
         if mid == first:
             s["video"] = v
-        s["tasks"].append(asyncio.ensure_future(consume_video(v, track)))
+        s["tasks"].append(asyncio.ensure_future(consume_video(v, track, s["created"])))
 
     try:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))

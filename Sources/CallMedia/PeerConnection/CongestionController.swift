@@ -15,6 +15,9 @@ final class CongestionController: Sendable {
     static let audioReserve = 40_000
     /// An encoder is told a new bitrate when it differs by at least this fraction.
     static let encoderStep = 0.05
+    /// Where a video encoder starts before the first second's split: the estimate's start less
+    /// the audio.
+    static let startVideoBitrate = BandwidthEstimator.Configuration().startBitrate - audioReserve
 
     let pacer: PacedSender
     private let estimator: Locked<BandwidthEstimator>
@@ -40,11 +43,21 @@ final class CongestionController: Sendable {
     /// The stage the streams write into.
     var writer: PacketWriter { { [pacer] in pacer.write($0, nowMicros: $1) } }
 
-    /// Feedback from one RTCP compound (loop thread).
-    func receive(_ packets: [RTCPPacket], nowMicros: Int64) {
+    /// Feedback from one RTCP compound (loop thread); `rttMs` is the round trip the streams' RTCP
+    /// receivers have measured (from this compound's reports too).
+    func receive(_ packets: [RTCPPacket], rttMs: Double? = nil, nowMicros: Int64) {
         var changed = false
+        if let rttMs { estimator.withLock { $0.roundTrip(milliseconds: rttMs) } }
         for packet in packets {
             switch packet {
+            case .receiverReport(let report) where !report.reports.isEmpty:
+                let worst = report.reports.map { Double($0.fractionLost) / 256 }.max() ?? 0
+                estimator.withLock { $0.receiverReport(fractionLost: worst, nowMicros: nowMicros) }
+                changed = true
+            case .senderReport(let report) where !report.reports.isEmpty:
+                let worst = report.reports.map { Double($0.fractionLost) / 256 }.max() ?? 0
+                estimator.withLock { $0.receiverReport(fractionLost: worst, nowMicros: nowMicros) }
+                changed = true
             case .transportWideFeedback(let feedback):
                 estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }
                 changed = true
@@ -64,8 +77,8 @@ final class CongestionController: Sendable {
     /// The encoder side says whether the CPU is what holds the rate down.
     func setLimitedByCPU(_ limited: Bool) { estimator.withLock { $0.setLimitedByCPU(limited) } }
 
-    /// Once a second (loop thread): round trip and receiver-report loss in, the target out to the
-    /// pacer and the video encoders.
+    /// Once a second (loop thread): the round trip in, the target out to the pacer and the video
+    /// encoders. (Receiver reports move the estimate as they arrive, in `receive`.)
     func tick(medias: [TransceiverMedia], nowMicros: Int64) {
         let video = medias.filter { $0.encoder != nil }
         let hasAudio = medias.contains { $0.audioSender != nil }
@@ -75,9 +88,6 @@ final class CongestionController: Sendable {
         let target = estimator.withLock { e -> Int in
             if maximum > 0 { e.setMaximumBitrate(maximum + reserve) }
             if let rtt = feedback.compactMap(\.rttMs).first { e.roundTrip(milliseconds: rtt) }
-            if let lost = feedback.compactMap(\.fractionLost).first {
-                e.receiverReport(fractionLost: lost, nowMicros: nowMicros)
-            }
             return e.targetBitrate(nowMicros: nowMicros)
         }
         pacer.setTargetBitrate(target)
@@ -101,6 +111,8 @@ final class CongestionController: Sendable {
             "cc.remb": e.rembBitrate.map { "\($0 / 1000)" } ?? "-",
             "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
             "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
+            "cc.inputs": e.inputs.joined(separator: ","), "cc.report": e.reportAction ?? "-",
+            "cc.sentKbps": "\(e.sentBitrate / 1000)", "cc.rtxRefused": "\(c.pacer.counters.retransmissionsRefused)",
             "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)",
             "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
             "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",

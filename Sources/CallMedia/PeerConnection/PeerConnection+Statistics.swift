@@ -53,6 +53,8 @@ extension PeerConnection {
         sent.bytes = c.bytesSent
         sent.rtxPackets = c.rtxPacketsSent
         sent.sendFailures = c.sendFailures
+        sent.rtxRefused = c.rtxRefused
+        sent.rtxTooSoon = sender.history.counters.tooSoon
         if let encoder = media.encoder {
             let e = encoder.counters
             sent.framesEncoded = e.framesEncoded
@@ -71,6 +73,9 @@ extension PeerConnection {
             sent.framesRepeated = e.framesRepeated
             sent.encodersMade = e.encodersMade
             sent.encodeMs = e.encodeMicros / 1000
+            sent.overshootPercent = e.overshootPercent
+            sent.framesDroppedForRate = e.framesDroppedForRate
+            sent.periodicKeyframes = e.periodicKeyframes
             let response = media.keyframeResponse.figures
             sent.keyframeResponses = response.answered
             sent.keyframeResponseLastMs = response.lastMs

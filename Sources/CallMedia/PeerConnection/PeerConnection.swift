@@ -449,7 +449,8 @@ public actor PeerConnection {
         _ source: any VideoFrameSource, to transceiver: Transceiver, bitrate: Int = 2_500_000,
         framesPerSecond: Int = 30, maxLongSide: Int = 1920, policy: ScreenSendPolicy = .balanced,
         content: VideoContent = .screen,
-        hardwareEncoder: LibavH264Encoder.Backend? = nil
+        hardwareEncoder: LibavH264Encoder.Backend? = nil,
+        keyframeIntervalMicros: Int64? = VideoEncodingThread.Settings.defaultKeyframeIntervalMicros
     ) throws(PeerConnectionError) {
         guard let media = transceiver.media, let codec = media.negotiated.videoCodec else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
@@ -461,7 +462,7 @@ public actor PeerConnection {
             source,
             settings: .init(
                 factory: factory, bitrate: bitrate, maxLongSide: maxLongSide,
-                policy: policy))
+                policy: policy, keyframeIntervalMicros: keyframeIntervalMicros))
     }
 
     /// Changes the send policy of a sending video transceiver from its next frame; nothing is

@@ -37,6 +37,14 @@ public struct PeerConnectionStatistics: Sendable {
         public var keyframeResponses = 0
         public var keyframeResponseLastMs: Double?
         public var keyframeResponseMaxMs: Double?
+        /// Retransmissions not sent: over the budget or asked again within a round trip.
+        public var rtxRefused = 0
+        public var rtxTooSoon = 0
+        /// The encoder's output against its target over the last second (percent), frames dropped
+        /// to bring it back, and keyframes made because the keyframe interval passed.
+        public var overshootPercent = 0
+        public var framesDroppedForRate = 0
+        public var periodicKeyframes = 0
         /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
         public var audioFramesSent = 0
         /// What the audio is taken from ("tone 440 Hz", "microphone: NODE"), and whether it has been

@@ -143,6 +143,10 @@ package final class TransceiverMedia: Sendable {
         let clock = RTPClock(rate: 90_000)
         let logger = self.logger
         let response = keyframeResponse
+        var settings = settings
+        // Congestion control sets the target from its first second on; until then the encoder
+        // starts where the estimate starts.
+        settings.startBitrate = settings.startBitrate ?? CongestionController.startVideoBitrate
         let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
             do {
                 let units = try payloader.withLock { try $0.payload(frame) }
@@ -158,7 +162,7 @@ package final class TransceiverMedia: Sendable {
             s.source = source
             s.queue = queue
             s.encoder = encoder
-            s.bitrate = settings.bitrate
+            s.bitrate = settings.initialTarget
             s.maximumBitrate = settings.bitrate
             return s.started
         }

@@ -3,7 +3,9 @@ import ShareCore
 import VideoSend
 
 /// Applies incoming RTCP for the streams we send: PLI and FIR ask the encoder for a keyframe (at
-/// most once per 300 ms), generic NACKs are answered from the retransmission history, receiver
+/// most once per 300 ms; once a second while a receiver keeps asking — two keyframes in the last
+/// two seconds — so a receiver that cannot keep up does not turn the share into a stream of
+/// keyframes that keeps it from ever keeping up), generic NACKs are answered from the retransmission history, receiver
 /// reports become round-trip time and loss, REMB is recorded. Runs on the transport's thread;
 /// what it learns is read once a second.
 public final class RTCPReceiver: Sendable {
@@ -22,6 +24,7 @@ public final class RTCPReceiver: Sendable {
     private struct State {
         var figures = Figures()
         var lastKeyframeMicros: Int64?
+        var keyframesAnswered: [Int64] = []
         var lastFIRSequence: [UInt32: UInt8] = [:]
     }
 
@@ -33,6 +36,8 @@ public final class RTCPReceiver: Sendable {
     /// Our sender reports' compact NTP times, for RTT from LSR/DLSR (RFC 3550 §6.4.1).
     private let sentReports = Locked<[UInt32: Int64]>([:])
     public static let keyframeInterval: Int64 = 300_000
+    /// The interval while a receiver keeps asking.
+    public static let repeatedKeyframeInterval: Int64 = 1_000_000
 
     public init(video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable () -> Void) {
         self.video = video
@@ -84,7 +89,8 @@ public final class RTCPReceiver: Sendable {
                 }
             case .genericNACK(let nack) where videoSSRCs.contains(nack.mediaSSRC):
                 state.withLock { $0.figures.nacks += 1 }
-                video?.retransmit(nack.lostSequenceNumbers, nowMicros: nowMicros)
+                let rtt = state.withLock { $0.figures.rttMs }.map { Int64($0 * 1000) }
+                video?.retransmit(nack.lostSequenceNumbers, nowMicros: nowMicros, rttMicros: rtt)
             case .receiverReport(let rr):
                 apply(rr.reports, nowMicros: nowMicros)
             case .senderReport(let sr):
@@ -100,8 +106,11 @@ public final class RTCPReceiver: Sendable {
     private func keyframe(nowMicros: Int64) {
         let allowed = state.withLock { s -> Bool in
             // The first request always goes (subtracting from a `.min` sentinel overflowed and trapped).
-            if let last = s.lastKeyframeMicros, nowMicros - last < Self.keyframeInterval { return false }
+            s.keyframesAnswered.removeAll { nowMicros - $0 > 2_000_000 }
+            let interval = s.keyframesAnswered.count >= 2 ? Self.repeatedKeyframeInterval : Self.keyframeInterval
+            if let last = s.lastKeyframeMicros, nowMicros - last < interval { return false }
             s.lastKeyframeMicros = nowMicros
+            s.keyframesAnswered.append(nowMicros)
             s.figures.keyframesAsked += 1
             return true
         }

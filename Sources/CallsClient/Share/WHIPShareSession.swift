@@ -31,6 +31,8 @@ public actor WHIPShareSession {
         /// The most the screen may use; congestion control sets the target below it.
         public var bitrate = 4_000_000
         public var policy = ScreenSendPolicy.balanced
+        /// A keyframe at least this often, whatever the frame rate (`--keyframe-interval`).
+        public var keyframeIntervalMicros = VideoEncodingThread.Settings.defaultKeyframeIntervalMicros
         /// H.264 through this hardware encoder rather than x264.
         public var hardwareEncoder: LibavH264Encoder.Backend?
         public var audio = true
@@ -262,7 +264,7 @@ public actor WHIPShareSession {
                 framesPerSecond: options.framesPerSecond,
                 maxLongSide: screen != nil ? 1920 : 1280,
                 policy: options.policy, content: screen != nil ? .screen : .camera,
-                hardwareEncoder: options.hardwareEncoder)
+                hardwareEncoder: options.hardwareEncoder, keyframeIntervalMicros: options.keyframeIntervalMicros)
         }
         // A camera beside the screen: encoded as a camera, capped while the screen goes out.
         var capped: CappedCamera?
@@ -331,6 +333,10 @@ public actor WHIPShareSession {
             stats.video.encodeMs = (sent.encodeMs * 10).rounded() / 10
             stats.video.keyframeResponses = sent.keyframeResponses
             stats.video.keyframeResponseMaxMs = sent.keyframeResponseMaxMs.map { ($0 * 10).rounded() / 10 }
+            stats.video.rtxSuppressed = sent.rtxRefused + sent.rtxTooSoon
+            stats.video.overshootPercent = sent.overshootPercent
+            stats.video.framesDroppedForRate = sent.framesDroppedForRate
+            stats.video.periodicKeyframes = sent.periodicKeyframes
             stats.video.bitrateKbps = Int(Double(sent.bytes - previousVideoBytes) * 8 / elapsed / 1000)
             previousVideoBytes = sent.bytes
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
@@ -380,6 +386,16 @@ public actor WHIPShareSession {
         stats.connection.bytesReceived = t.bytesReceived
         stats.connection.rtcpReceived = t.rtcpReceived
         stats.connection.droppedDatagrams = t.droppedDatagrams
+        if let c = figures.congestion {
+            var congestion = ShareStats.Congestion()
+            congestion.inputs = c.estimate.inputs
+            congestion.targetKbps = c.targetBitrate / 1000
+            congestion.sentKbps = c.estimate.sentBitrate / 1000
+            congestion.action = c.estimate.reportAction
+            congestion.rembKbps = c.estimate.rembBitrate.map { $0 / 1000 }
+            congestion.lossFraction = c.estimate.lossFraction
+            stats.congestion = congestion
+        }
         return stats
     }
 

@@ -6,9 +6,12 @@ internal import CVPX
 ///
 /// Set up the way WebRTC senders run it: one pass, realtime deadline, constant bitrate with no
 /// frame dropping, error-resilient mode (so a lost frame spoils less), no lag; screen-content mode
-/// for screens. Frames carry their capture times (90 kHz time base), so the rate control spends the
-/// target over real time; the bitrate changes on the fly (`setBitrate`). Not thread-safe: one
-/// encoder belongs to one encoding thread.
+/// for screens. libvpx is shown frames at the frame rate the sender allows now (`setRate`), one
+/// frame interval apart, whatever their capture times: its rate control reads the frame rate from
+/// the timestamps, and a frame after a gap — frames left out by the policy's frame rate or dropped
+/// to hold the rate — would otherwise be given the whole gap's bits, come out many times its
+/// share, and make the next gap. The bitrate changes on the fly. Not thread-safe: one encoder
+/// belongs to one encoding thread.
 public final class VP8Encoder {
     public struct Configuration: Hashable, Sendable {
         public var width: Int
@@ -46,6 +49,8 @@ public final class VP8Encoder {
     private var settings: vpx_codec_enc_cfg_t
     private var nextFrameIndex: Int64 = 0
     private var lastPTS: Int64?
+    /// The frame rate the sender allows now (`setRate`); frames are spaced by it.
+    public private(set) var actualFrameRate: Int
     private var keyframeRequested = false
 
     public init(_ configuration: Configuration) throws(EncoderError) {
@@ -72,7 +77,9 @@ public final class VP8Encoder {
         cfg.rc_target_bitrate = UInt32(max(1, c.bitrate / 1000))
         cfg.rc_dropframe_thresh = 0
         cfg.rc_min_quantizer = 2
-        cfg.rc_max_quantizer = 56
+        // libvpx's coarsest (63), not libwebrtc's 56: busy screen content at a low target
+        // overshoots by half again at 56, and the link pays for it.
+        cfg.rc_max_quantizer = 63
         cfg.rc_undershoot_pct = 100
         cfg.rc_overshoot_pct = 15
         cfg.rc_buf_initial_sz = 500
@@ -105,6 +112,7 @@ public final class VP8Encoder {
                 throw EncoderError(codec: "vp8", "control \(control.rawValue) refused: \(Self.message(result))")
             }
         }
+        self.actualFrameRate = c.frameRate
         self.configuration = c
         self.context = context
         self.settings = cfg
@@ -122,6 +130,7 @@ public final class VP8Encoder {
     /// needs no telling: libvpx reads it from the timestamps.
     public func setRate(bitrate: Int, frameRate: Int) throws(EncoderError) {
         guard bitrate >= 1000 else { throw EncoderError(codec: "vp8", "bitrate \(bitrate) is below 1 kbit/s") }
+        actualFrameRate = max(1, min(frameRate, configuration.frameRate))
         guard bitrate != configuration.bitrate else { return }
         settings.rc_target_bitrate = UInt32(bitrate / 1000)
         let result = vpx_codec_enc_config_set(context, &settings)
@@ -146,10 +155,10 @@ public final class VP8Encoder {
                 "frame is \(frame.width)×\(frame.height), encoder is "
                     + "\(configuration.width)×\(configuration.height)")
         }
-        // The frame lasts until the next; the one before us tells how long frames last now.
-        let pts = max(timestamp90kHz, (lastPTS ?? -1) + 1)
-        let nominal = Int64(90_000 / configuration.frameRate)
-        let duration = UInt(clamping: lastPTS.map { min(max(1, pts - $0), 90_000) } ?? nominal)
+        // One interval of the allowed frame rate after the frame before (see the type's notes).
+        let interval = Int64(90_000 / actualFrameRate)
+        let pts = lastPTS.map { $0 + interval } ?? 0
+        let duration = UInt(interval)
         lastPTS = pts
         let flags: vpx_enc_frame_flags_t = keyframeRequested ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
         var y = frame.y, u = frame.u, v = frame.v

@@ -19,16 +19,32 @@ public final class VideoEncodingThread: Sendable {
         public var bitrate: Int
         public var maxLongSide: Int
         public var policy: ScreenSendPolicy
+        /// The target before congestion control first sets one (nil: `bitrate`). A connection
+        /// starts where its estimate starts, so the first keyframe is sized to that, not to the
+        /// maximum.
+        public var startBitrate: Int?
+        /// A keyframe at least this often whatever the frame rate (a receiver that joined late or
+        /// lost the only keyframe recovers; many WHIP ingest servers want a regular GOP). Nil: none
+        /// but the encoder's own (every 300 frames) and those asked for.
+        public var keyframeIntervalMicros: Int64?
 
         public init(
             factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
-            policy: ScreenSendPolicy = .balanced
+            policy: ScreenSendPolicy = .balanced, startBitrate: Int? = nil,
+            keyframeIntervalMicros: Int64? = Settings.defaultKeyframeIntervalMicros
         ) {
             self.factory = factory
             self.bitrate = bitrate
             self.maxLongSide = maxLongSide
             self.policy = policy
+            self.startBitrate = startBitrate
+            self.keyframeIntervalMicros = keyframeIntervalMicros
         }
+
+        public static let defaultKeyframeIntervalMicros: Int64 = 10_000_000
+
+        /// Where the target starts: `startBitrate` under the maximum.
+        public var initialTarget: Int { max(10_000, min(startBitrate ?? bitrate, bitrate)) }
     }
 
     public struct Counters: Sendable, Equatable {
@@ -53,6 +69,12 @@ public final class VideoEncodingThread: Sendable {
         /// Smoothed cost of one frame (convert, scale, encode) in microseconds.
         public var encodeMicros = 0.0
         public var lastError: String?
+        /// The last whole second's output against the target, in percent (`OvershootGuard`).
+        public var overshootPercent = 0
+        /// Frames dropped before encoding to bring an overshooting output back to the target.
+        public var framesDroppedForRate = 0
+        /// Keyframes made because the keyframe interval had passed.
+        public var periodicKeyframes = 0
     }
 
     public typealias Output = @Sendable (EncodedFrame, _ captureMicros: Int64) -> Void
@@ -89,9 +111,9 @@ public final class VideoEncodingThread: Sendable {
         self.logger = logger
         codec = settings.factory.codec
         implementation = settings.factory.implementation
-        control = Locked(Control(settings: settings, target: settings.bitrate))
+        control = Locked(Control(settings: settings, target: settings.initialTarget))
         stats.withLock {
-            $0.policy = settings.policy; $0.targetBitrate = settings.bitrate
+            $0.policy = settings.policy; $0.targetBitrate = settings.initialTarget
         }
     }
 
@@ -178,6 +200,8 @@ public final class VideoEncodingThread: Sendable {
         var credit = 1.0
         var lastAcceptedMicros: Int64?
         var last: (picture: VideoFrame, captureMicros: Int64, encodedAtMicros: Int64)?
+        var overshoot = OvershootGuard()
+        var keyframeClock = control.withLock { $0.settings.keyframeIntervalMicros }.map(KeyframeClock.init)
         while running.load(ordering: .acquiring) {
             let now = Clocks.monotonicMicros()
             var frame = queue.take(waitingUpTo: .milliseconds(100), now: Clocks.monotonicMicros)
@@ -233,7 +257,12 @@ public final class VideoEncodingThread: Sendable {
                     continue
                 }
                 credit = max(0, credit - 1)
+                guard keyframe || overshoot.allows(target: target, now: now) else {
+                    stats.withLock { $0.framesDroppedForRate += 1 }
+                    continue
+                }
             }
+            let periodic = !keyframe && (keyframeClock?.due(now: now) ?? false)
             var began = Clocks.monotonicMicros()
             do {
                 let (width, height) = (decision.shape.width, decision.shape.height)
@@ -266,14 +295,24 @@ public final class VideoEncodingThread: Sendable {
                         ])
                 }
                 try encoder?.setRate(bitrate: target, frameRate: decision.shape.frameRate)
-                if keyframe { encoder?.forceKeyframe() }
+                if keyframe || periodic { encoder?.forceKeyframe() }
                 guard let encoded = try encoder?.encode(i420, timestamp90kHz: frame.captureMicros * 9 / 100) else {
                     continue
                 }
                 let done = Clocks.monotonicMicros()
                 let cost = done - began
+                overshoot.encoded(bytes: encoded.bytes.count, target: target, now: done)
+                if encoded.isKeyframe { keyframeClock?.keyframe(at: done) }
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
                 if !encoded.isKeyframe {
+                    // The frame's share of the target: the time since the one before it (frames
+                    // of a screen that changes rarely come far apart, and may spend more).
+                    let interval = max(
+                        1_000_000 / Int64(max(1, decision.shape.frameRate)),
+                        min(1_000_000, done - (last?.encodedAtMicros ?? 0)))
+                    shaper.encoded(
+                        bytes: encoded.bytes.count, width: width, height: height,
+                        budgetBytes: Int(Int64(target) * interval / 8_000_000))
                     shaper.measured(
                         encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
                 }
@@ -283,6 +322,8 @@ public final class VideoEncodingThread: Sendable {
                     if isRepeat { s.framesRepeated += 1 }
                     s.bytesEncoded += encoded.bytes.count
                     if encoded.isKeyframe { s.keyframes += 1 }
+                    if encoded.isKeyframe, periodic { s.periodicKeyframes += 1 }
+                    s.overshootPercent = overshoot.lastPercent
                     s.width = width
                     s.height = height
                     s.frameRate = frameRate

@@ -6,6 +6,15 @@
 /// A smaller step is taken at once; a larger one only after the target has carried it, with a
 /// margin, for `upHold` — so a wobbling estimate does not make new encoders (and keyframes) every
 /// second. The frame rate follows the target freely: it costs nothing to change.
+///
+/// What a frame costs is the policy's bits per pixel until the encoder shows otherwise. Content
+/// cheaper than that (the encoder spends less than each frame's share of the target): the
+/// measured cost with a margin, so a still or nearly still screen — whose frames cost a fraction
+/// of the policy's figure — keeps its full size and the frame rate its target carries, instead of
+/// sending a few cheap frames, being taken for a slow link, and shrinking step by step. Content
+/// dearer than that (the encoder runs over each frame's share at its coarsest quantizer, as
+/// libvpx does on busy content): the policy's figure times the overrun, so the size and frame
+/// rate are those the target can really carry.
 public struct SendShaper: Sendable {
     public struct Decision: Sendable, Hashable {
         public var shape: SendShape
@@ -30,6 +39,12 @@ public struct SendShaper: Sendable {
     private var scaleIndex = 0
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
     private var cpuBehindSince: ContinuousClock.Instant?
+    /// Bits per pixel of the encoder's recent delta frames, smoothed (quick to rise, slow to fall).
+    public private(set) var measuredBitsPerPixel: Double?
+    /// What the encoder's recent delta frames cost against their share of the target, smoothed.
+    public private(set) var overrun: Double = 1
+    /// The measured cost is used with this margin, and never under a tenth of the policy's.
+    public static let measuredMargin = 1.5
 
     public init(policy: ScreenSendPolicy = .balanced) {
         self.policy = policy
@@ -45,6 +60,31 @@ public struct SendShaper: Sendable {
         let sample = Double(encodeMicros) / megapixels
         cpuMicrosPerMegapixel = cpuMicrosPerMegapixel.map { $0 * 0.95 + sample * 0.05 } ?? sample
         fixedMicros = fixedMicros * 0.95 + Double(max(0, fixed)) * 0.05
+    }
+
+    /// One encoded delta frame of `bytes` at `width`×`height`, whose share of the target was
+    /// `budgetBytes` (keyframes cost several frames and come rarely: they are left out).
+    public mutating func encoded(bytes: Int, width: Int, height: Int, budgetBytes: Int? = nil) {
+        let pixels = Double(width * height)
+        guard pixels > 0 else { return }
+        if let budgetBytes, budgetBytes > 0 {
+            overrun = overrun * 0.8 + Double(bytes) / Double(budgetBytes) * 0.2
+        }
+        let sample = Double(bytes * 8) / pixels
+        guard let previous = measuredBitsPerPixel else {
+            measuredBitsPerPixel = sample
+            return
+        }
+        let weight = sample > previous ? 0.5 : 0.1
+        measuredBitsPerPixel = previous * (1 - weight) + sample * weight
+    }
+
+    /// What one pixel of a frame costs at this policy: its figure, or less when the content has
+    /// shown it is cheaper.
+    public var bitsPerPixel: Double {
+        if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
+        guard let measured = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        return min(policy.bitsPerPixel, max(measured * Self.measuredMargin, policy.bitsPerPixel / 10))
     }
 
     /// The policy changed: its best shape is taken at once (no hold).
@@ -121,7 +161,7 @@ public struct SendShaper: Sendable {
 
     /// The frame rate the target carries at this size for this policy's quality.
     private func frameRate(width: Int, height: Int, target: Double) -> Int {
-        let perFrame = Double(width * height) * policy.bitsPerPixel
+        let perFrame = Double(width * height) * bitsPerPixel
         return max(1, Int((target / perFrame).rounded(.down)))
     }
 

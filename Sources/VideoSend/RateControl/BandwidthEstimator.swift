@@ -16,21 +16,25 @@ public enum LimitReason: String, Sendable, Equatable {
 /// control caps the rate under heavy loss, a receiver's REMB caps it when one is sent, and the
 /// target is the least of them within [minimum, maximum].
 ///
-/// Without transport-wide feedback (a receiver that did not negotiate it) the estimate is the
-/// receiver's REMB if it sends one, else the start bitrate moved by receiver-report loss.
+/// Without transport-wide feedback (a receiver that did not negotiate it, or feedback that stopped
+/// for `feedbackLapseMicros`) the estimate is `ReportBasedEstimate`: receiver reports' loss and
+/// round trip, and a REMB only where it is below what we send.
 ///
-/// The start bitrate is 1 Mbit/s: enough for a legible 1080p screen at a low frame rate, under
-/// most uplinks (so the first second does not flood a slow one with loss), and with the 50 %/s
-/// start-phase ramp it reaches 2.5 Mbit/s in about 2.3 s.
+/// The start bitrate is 300 kbit/s, as libwebrtc starts: under nearly every uplink, so the first
+/// seconds do not flood a slow one with loss and retransmissions. With feedback the start phase
+/// ramps 50 % a second (2.5 Mbit/s in about 5 s); without it, 20 % a second until the first sign
+/// of congestion.
 ///
 /// A value: every input carries `nowMicros`; no clock is read.
 public struct BandwidthEstimator: Sendable {
     public struct Configuration: Sendable {
         public var minimumBitrate = 100_000
-        public var startBitrate = 1_000_000
+        public var startBitrate = 300_000
         public var maximumBitrate = 2_540_000
         /// A REMB not repeated within this long stops capping.
         public var rembLifetimeMicros: Int64 = 10_000_000
+        /// Transport-wide feedback not heard for this long no longer sets the rate.
+        public var feedbackLapseMicros: Int64 = 2_000_000
         public init() {}
     }
 
@@ -51,6 +55,12 @@ public struct BandwidthEstimator: Sendable {
         public var feedbackMessages: Int
         public var packetsReported: Int
         public var packetsLostReported: Int
+        /// What moves the estimate now: "twcc", "remb", "loss" (receiver reports).
+        public var inputs: [String]
+        /// The report-based estimate's last step (without transport-wide feedback).
+        public var reportAction: String?
+        /// What left over the last second, every stream and retransmission.
+        public var sentBitrate: Int
     }
 
     public private(set) var configuration: Configuration
@@ -60,7 +70,11 @@ public struct BandwidthEstimator: Sendable {
     private var rateControl: AIMDRateControl
     private var loss = LossBasedControl()
     private var remb: (bitrate: Int, atMicros: Int64)?
-    private var withoutFeedback: Int
+    private var reports: ReportBasedEstimate
+    private var sent = SentRate()
+    private var lastFeedbackMicros: Int64?
+    private var lastReportMicros: Int64?
+    private var lastReportFraction: Double?
     private var rttMicros: Int64?
     private var limitedByCPU = false
     private var feedbackMessages = 0
@@ -70,7 +84,7 @@ public struct BandwidthEstimator: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         rateControl = AIMDRateControl(startBitrate: configuration.startBitrate)
-        withoutFeedback = configuration.startBitrate
+        reports = ReportBasedEstimate(startBitrate: configuration.startBitrate)
     }
 
     public var bounds: ClosedRange<Int> {
@@ -85,13 +99,22 @@ public struct BandwidthEstimator: Sendable {
     /// The encoder side says whether it is what holds the rate down.
     public mutating func setLimitedByCPU(_ limited: Bool) { limitedByCPU = limited }
 
-    public mutating func packetSent(sequence: UInt16, size: Int, nowMicros: Int64) {
-        adapter.packetSent(sequence: sequence, size: size, nowMicros: nowMicros)
+    /// Every packet as it leaves; `sequence` is its transport-wide number when it has one.
+    public mutating func packetSent(sequence: UInt16?, size: Int, nowMicros: Int64) {
+        if let sequence { adapter.packetSent(sequence: sequence, size: size, nowMicros: nowMicros) }
+        sent.add(bytes: size, nowMicros: nowMicros)
+    }
+
+    /// Transport-wide feedback arrives and has not lapsed.
+    public func hasFeedback(nowMicros: Int64) -> Bool {
+        guard let last = lastFeedbackMicros else { return false }
+        return nowMicros - last <= configuration.feedbackLapseMicros
     }
 
     public mutating func transportFeedback(_ message: TransportWideFeedback, nowMicros: Int64) {
         let packets = adapter.feedback(message)
         feedbackMessages += 1
+        lastFeedbackMicros = nowMicros
         guard !packets.isEmpty else { return }
         let lost = packets.reduce(0) { $0 + ($1.arrivalMicros == nil ? 1 : 0) }
         packetsReported += packets.count
@@ -104,21 +127,23 @@ public struct BandwidthEstimator: Sendable {
             rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
         loss.report(
             lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, nowMicros: nowMicros)
+        reports.follow(targetBitrate(nowMicros: nowMicros))
     }
 
     public mutating func receiverEstimatedMaximum(_ bitsPerSecond: Int, nowMicros: Int64) {
         remb = (bitsPerSecond, nowMicros)
     }
 
-    /// A receiver report's fraction lost. Counted only while no transport-wide feedback arrives,
-    /// which counts loss itself, per packet.
+    /// A receiver report's fraction lost (the worst of its blocks). Moves the estimate only while
+    /// no transport-wide feedback arrives, which counts loss itself, per packet.
     public mutating func receiverReport(fractionLost: Double, nowMicros: Int64) {
-        guard feedbackMessages == 0 else { return }
-        let rtt = rttMicros ?? 100_000
-        if fractionLost < 0.02 {
-            withoutFeedback = min(Int(Double(withoutFeedback) * 1.08), bounds.upperBound)
-        }
-        loss.apply(fraction: fractionLost, current: withoutFeedback, rttMicros: rtt, nowMicros: nowMicros)
+        lastReportMicros = nowMicros
+        lastReportFraction = fractionLost
+        guard !hasFeedback(nowMicros: nowMicros) else { return }
+        reports.receiverEstimate(currentREMB(nowMicros: nowMicros))
+        reports.report(
+            fractionLost: fractionLost, rttMicros: rttMicros, sentBitrate: sent.bitsPerSecond(nowMicros: nowMicros),
+            bounds: bounds, nowMicros: nowMicros)
     }
 
     public mutating func roundTrip(milliseconds: Double) { rttMicros = Int64(milliseconds * 1000) }
@@ -131,14 +156,14 @@ public struct BandwidthEstimator: Sendable {
     public func targetBitrate(nowMicros: Int64) -> Int {
         let remb = currentREMB(nowMicros: nowMicros)
         var target: Int
-        if feedbackMessages > 0 {
+        if hasFeedback(nowMicros: nowMicros) {
             target = rateControl.estimate
+            if let limit = loss.limit { target = min(target, limit) }
+            if let remb { target = min(target, remb) }
         } else {
-            // No transport-wide feedback: the receiver's own estimate, when it sends one.
-            target = remb ?? withoutFeedback
+            // Without transport-wide feedback REMB and loss are already inside the estimate.
+            target = reports.estimate
         }
-        if let limit = loss.limit { target = min(target, limit) }
-        if let remb { target = min(target, remb) }
         return min(max(target, bounds.lowerBound), bounds.upperBound)
     }
 
@@ -148,13 +173,21 @@ public struct BandwidthEstimator: Sendable {
     }
 
     public func snapshot(nowMicros: Int64) -> Snapshot {
-        Snapshot(
+        let twcc = hasFeedback(nowMicros: nowMicros)
+        var inputs: [String] = []
+        if twcc { inputs.append("twcc") }
+        if currentREMB(nowMicros: nowMicros) != nil { inputs.append("remb") }
+        if !twcc, let last = lastReportMicros, nowMicros - last <= 5_000_000 { inputs.append("loss") }
+        var sent = self.sent
+        return Snapshot(
             targetBitrate: targetBitrate(nowMicros: nowMicros), limitedBy: limitedBy(nowMicros: nowMicros),
             delayBasedBitrate: rateControl.estimate, lossLimitBitrate: loss.limit,
             rembBitrate: currentREMB(nowMicros: nowMicros), acknowledgedBitrate: acknowledged.bitsPerSecond,
             delayState: detector.state.rawValue, rateControlPhase: rateControl.phase.rawValue,
-            trendMs: detector.trend, thresholdMs: detector.thresholdMs, lossFraction: loss.lastFraction,
+            trendMs: detector.trend, thresholdMs: detector.thresholdMs,
+            lossFraction: twcc ? loss.lastFraction : lastReportFraction,
             rttMs: rttMicros.map { Double($0) / 1000 }, feedbackMessages: feedbackMessages,
-            packetsReported: packetsReported, packetsLostReported: packetsLostReported)
+            packetsReported: packetsReported, packetsLostReported: packetsLostReported, inputs: inputs,
+            reportAction: twcc ? nil : reports.lastAction, sentBitrate: sent.bitsPerSecond(nowMicros: nowMicros))
     }
 }

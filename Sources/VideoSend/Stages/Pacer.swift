@@ -10,6 +10,12 @@
 /// packet has waited `maximumQueueMicros` (500 ms), and once `maximumPackets` wait, a new video or retransmission
 /// packet is refused (the caller counts it as a send failure; a receiver NACKs or asks for a
 /// keyframe). Nothing already queued is dropped, so a frame is never cut in the middle by the pacer.
+///
+/// Retransmissions have a budget of their own, taken from the video's: `retransmissionShare` of
+/// the target (a quarter), saved up for at most `retransmissionBurstMicros`. A retransmission over
+/// it is refused and counted (`retransmissionsRefused`): on a link that drops a tenth of what it
+/// is sent, answering every NACK at once is what turns loss into a storm that takes the link
+/// down with it. The receiver asks again, or asks for a keyframe.
 public struct Pacer<Packet: Sendable>: Sendable {
     public enum Priority: Int, Sendable, CaseIterable { case audio = 0, retransmission = 1, video = 2 }
 
@@ -19,6 +25,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var burstMicros: Int64 = 5_000
         public var maximumQueueMicros: Int64 = 500_000
         public var maximumPackets = 4096
+        public var retransmissionShare = 0.25
+        public var retransmissionBurstMicros: Int64 = 250_000
         public init() {}
     }
 
@@ -27,6 +35,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var released = 0
         public var refused = 0
         public var bytesReleased = 0
+        /// Retransmissions refused for the budget.
+        public var retransmissionsRefused = 0
     }
 
     private struct Entry {
@@ -43,6 +53,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
     private var queuedBytes = 0
     private var budgetBytes = 0.0
     private var lastMicros: Int64?
+    private var retransmissionBytes: Double?
+    private var retransmissionMicros: Int64 = 0
 
     public init(targetBitrate: Int, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -78,6 +90,10 @@ public struct Pacer<Packet: Sendable>: Sendable {
     public mutating func enqueue(_ packet: Packet, size: Int, priority: Priority, nowMicros: Int64) -> Bool {
         if priority != .audio, queuedPackets >= configuration.maximumPackets {
             counters.refused += 1
+            return false
+        }
+        if priority == .retransmission, !spendRetransmissionBudget(size, nowMicros: nowMicros) {
+            counters.retransmissionsRefused += 1
             return false
         }
         queues[priority.rawValue].append(Entry(packet: packet, size: size, enqueuedMicros: nowMicros))
@@ -123,6 +139,21 @@ public struct Pacer<Packet: Sendable>: Sendable {
         guard let q = nextQueue() else { return nil }
         if q == Priority.audio.rawValue || budgetBytes > 0 { return 0 }
         return Int64((-budgetBytes * 8_000_000 / pacingBitrate(nowMicros: nowMicros)).rounded(.up)) + 1
+    }
+
+    /// Whether a retransmission of `size` bytes fits the budget now; spends it if so.
+    private mutating func spendRetransmissionBudget(_ size: Int, nowMicros: Int64) -> Bool {
+        let perSecond = configuration.retransmissionShare * Double(targetBitrate) / 8
+        let cap = max(perSecond * Double(configuration.retransmissionBurstMicros) / 1_000_000, 3_000)
+        var budget = retransmissionBytes ?? cap
+        budget = min(cap, budget + perSecond * Double(max(0, nowMicros - retransmissionMicros)) / 1_000_000)
+        retransmissionMicros = nowMicros
+        guard budget >= Double(size) else {
+            retransmissionBytes = budget
+            return false
+        }
+        retransmissionBytes = budget - Double(size)
+        return true
     }
 
     private func nextQueue() -> Int? {

@@ -67,6 +67,8 @@ public final class RTPStreamSender: Sendable {
         public var octetsSent = 0
         public var bytesSent = 0
         public var rtxPacketsSent = 0
+        /// Retransmissions the writer refused (over the budget, or a full pacer).
+        public var rtxRefused = 0
         public var sendFailures = 0
         public var nacksReceived = 0
     }
@@ -147,13 +149,14 @@ public final class RTPStreamSender: Sendable {
         return sent
     }
 
-    /// Answers a generic NACK: each packet still held goes again on the RTX stream (or, with no RTX
-    /// negotiated, as itself). Returns how many left.
+    /// Answers a generic NACK: each packet still held, and not resent within `rttMicros`, goes
+    /// again on the RTX stream (or, with no RTX negotiated, as itself) if the writer takes it (the
+    /// pacer keeps retransmissions inside a budget). Returns how many left.
     @discardableResult
-    public func retransmit(_ sequenceNumbers: [UInt16], nowMicros: Int64) -> Int {
+    public func retransmit(_ sequenceNumbers: [UInt16], nowMicros: Int64, rttMicros: Int64? = nil) -> Int {
         state.withLock { $0.counters.nacksReceived += 1 }
         var sent = 0
-        for original in history.packetsToResend(for: sequenceNumbers, now: nowMicros) {
+        for original in history.packetsToResend(for: sequenceNumbers, now: nowMicros, rttMicros: rttMicros) {
             let packet: RTPPacket
             if let rtx = configuration.rtx {
                 let rtxSequence = state.withLock { s -> UInt16 in
@@ -166,7 +169,10 @@ public final class RTPStreamSender: Sendable {
             }
             let outgoing = OutgoingPacket(
                 packet: packet, priority: .retransmission, extensions: configuration.extensions)
-            guard writer(outgoing, nowMicros) else { continue }
+            guard writer(outgoing, nowMicros) else {
+                state.withLock { $0.counters.rtxRefused += 1 }
+                continue
+            }
             state.withLock {
                 $0.counters.rtxPacketsSent += 1; $0.counters.bytesSent += outgoing.size
             }

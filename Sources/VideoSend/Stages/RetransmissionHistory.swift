@@ -12,6 +12,8 @@ public final class RetransmissionHistory: Sendable {
         public var requested = 0
         public var retransmitted = 0
         public var missing = 0
+        /// Asked for again within a round trip of their last retransmission.
+        public var tooSoon = 0
     }
 
     private struct Entry {
@@ -46,9 +48,12 @@ public final class RetransmissionHistory: Sendable {
         }
     }
 
-    /// The packets a NACK asks for that are still held and not resent too recently; marks them resent.
-    public func packetsToResend(for sequenceNumbers: [UInt16], now: Int64) -> [RTPPacket] {
-        state.withLock { state in
+    /// The packets a NACK asks for that are still held and not resent too recently — within
+    /// `rttMicros` (a retransmission has not had time to arrive yet: asking again is the same
+    /// loss), or `minResendIntervalMicros` when that is longer; marks them resent.
+    public func packetsToResend(for sequenceNumbers: [UInt16], now: Int64, rttMicros: Int64? = nil) -> [RTPPacket] {
+        let interval = max(minResendIntervalMicros, rttMicros ?? 0)
+        return state.withLock { state in
             state.counters.nacksReceived += 1
             var out: [RTPPacket] = []
             for sequence in sequenceNumbers {
@@ -60,7 +65,10 @@ public final class RetransmissionHistory: Sendable {
                     state.counters.missing += 1
                     continue
                 }
-                if let last = entry.lastRetransmitMicros, now - last < minResendIntervalMicros { continue }
+                if let last = entry.lastRetransmitMicros, now - last < interval {
+                    state.counters.tooSoon += 1
+                    continue
+                }
                 entry.lastRetransmitMicros = now
                 state.slots[index] = entry
                 state.counters.retransmitted += 1

@@ -11,11 +11,12 @@ public final class TransportSequenceCounter: Sendable {
 
 /// The last send stage: stamps what belongs to the moment a packet leaves — MID, abs-send-time
 /// and the transport-wide sequence number — serializes it and writes the bytes (to SRTP and ICE).
-/// The congestion controller hears each transport-wide number with the time and size it left,
-/// since feedback is matched by send time — also when the socket refused it (a full buffer, a
-/// firewall): the number is spent, the receiver reports it missing, and that is loss.
+/// The congestion controller hears of every packet with the time and size it left (the sent
+/// rate), and its transport-wide number when it has one, since feedback is matched by send time —
+/// also when the socket refused it (a full buffer, a firewall): the number is spent, the receiver
+/// reports it missing, and that is loss.
 public enum TransportStamp {
-    public typealias Sent = @Sendable (_ transportSequence: UInt16, _ size: Int, _ nowMicros: Int64) -> Void
+    public typealias Sent = @Sendable (_ transportSequence: UInt16?, _ size: Int, _ nowMicros: Int64) -> Void
 
     public static func writer(
         sequence counter: TransportSequenceCounter?, sent: Sent? = nil,
@@ -40,7 +41,7 @@ public enum TransportStamp {
             if !elements.isEmpty { try? packet.setHeaderExtensionElements(elements) }
             guard let bytes = try? packet.serialize() else { return false }
             let ok = next(bytes)
-            if let transportSequence { sent?(transportSequence, bytes.count, nowMicros) }
+            sent?(transportSequence, bytes.count, nowMicros)
             return ok
         }
     }

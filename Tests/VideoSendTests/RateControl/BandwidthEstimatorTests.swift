@@ -17,8 +17,9 @@ import Testing
     @Test func rampsFromTheStartBitrateToACleanLinksMaximumInSeconds() {
         var sim = LinkSimulation(capacity: 20_000_000)
         sim.run(seconds: 10)
+        // From 300 kbit/s at 50 % a second: 2.54 Mbit/s after about 5.3 s.
         let reached = sim.firstTime(reaching: sim.estimator.configuration.maximumBitrate)
-        #expect(reached != nil && reached! <= 5, "reached the maximum at \(String(describing: reached)) s")
+        #expect(reached != nil && reached! <= 6.5, "reached the maximum at \(String(describing: reached)) s")
         #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .none)
         #expect(sim.estimator.snapshot(nowMicros: sim.nowMicros).delayState == "normal")
     }
@@ -83,17 +84,19 @@ import Testing
         sim.run(seconds: 6)
         #expect(sim.estimator.targetBitrate(nowMicros: sim.nowMicros) > 600_000, "a lapsed REMB stops capping")
 
+        // Without transport-wide feedback a REMB alone is not the estimate (ReportBasedEstimate:
+        // aiortc's follows what arrives); the reports move it.
         var rembOnly = BandwidthEstimator()
         #expect(rembOnly.targetBitrate(nowMicros: 0) == rembOnly.configuration.startBitrate)
         rembOnly.receiverEstimatedMaximum(1_800_000, nowMicros: 0)
-        #expect(rembOnly.targetBitrate(nowMicros: 1000) == 1_800_000)
-        rembOnly.receiverEstimatedMaximum(9_000_000, nowMicros: 2000)
-        #expect(rembOnly.targetBitrate(nowMicros: 3000) == rembOnly.configuration.maximumBitrate)
+        #expect(rembOnly.targetBitrate(nowMicros: 1000) == rembOnly.configuration.startBitrate)
+        rembOnly.receiverEstimatedMaximum(100_000, nowMicros: 2000)
+        #expect(rembOnly.targetBitrate(nowMicros: 3000) == rembOnly.configuration.startBitrate)
     }
 
     @Test func anApplicationLimitedSenderIsNotReportedAsLimitedByBandwidth() {
         var sim = LinkSimulation(capacity: 20_000_000)
-        sim.sourceLimit = 150_000
+        sim.sourceLimit = 120_000
         sim.run(seconds: 15)
         #expect(sim.estimator.limitedBy(nowMicros: sim.nowMicros) == .none)
     }
@@ -114,15 +117,26 @@ import Testing
         estimator.setLimitedByCPU(true)
         #expect(estimator.limitedBy(nowMicros: 0) == .cpu)
         estimator.setLimitedByCPU(false)
-        #expect(estimator.limitedBy(nowMicros: 0) == .bandwidth, "1 Mbit/s start under the 2.54 Mbit/s maximum")
+        #expect(estimator.limitedBy(nowMicros: 0) == .bandwidth, "300 kbit/s start under the 2.54 Mbit/s maximum")
     }
 
     @Test func withoutAnyFeedbackReceiverReportsMoveTheStartBitrate() {
         var estimator = BandwidthEstimator()
-        for second in 1...5 { estimator.receiverReport(fractionLost: 0, nowMicros: Int64(second) * 1_000_000) }
+        // The sender sends its target (1200-byte packets every 10 ms at most), a report a second.
+        func second(_ n: Int, lost: Double) {
+            let target = estimator.targetBitrate(nowMicros: Int64(n - 1) * 1_000_000)
+            let packets = target / 8 / 1200
+            for i in 0..<packets {
+                estimator.packetSent(
+                    sequence: nil, size: 1200,
+                    nowMicros: Int64(n - 1) * 1_000_000 + Int64(i) * 1_000_000 / Int64(packets))
+            }
+            estimator.receiverReport(fractionLost: lost, nowMicros: Int64(n) * 1_000_000)
+        }
+        for n in 1...5 { second(n, lost: 0) }
         let raised = estimator.targetBitrate(nowMicros: 5_000_000)
         #expect(raised > estimator.configuration.startBitrate)
-        estimator.receiverReport(fractionLost: 0.3, nowMicros: 6_000_000)
+        second(6, lost: 0.6)
         #expect(estimator.targetBitrate(nowMicros: 6_000_000) < raised)
     }
 }

@@ -1,0 +1,146 @@
+import Foundation
+
+/// The estimate for a receiver that gives no transport-wide feedback (aiortc, older SFUs, many WHIP
+/// ingest servers, or feedback that stopped): in the manner of libwebrtc's send-side loss-based
+/// estimation, moved by what receiver reports say — the fraction lost and the round trip — and by
+/// the receiver's REMB where that says more than we send gets through.
+///
+/// Per receiver report (about one a second), with the loss taken as the mean of this report's and
+/// the last one's (a report covers a second: at a few hundred kbit/s that is a few dozen packets,
+/// and 10 % random loss reads anywhere from 0 to 30 %):
+/// - over 10 % lost with a queue building (the round trip over its least by `holdQueueMicros`),
+///   or over `heavyLoss` whatever the round trip: down to (1 − loss/2) of the estimate, at most
+///   once per 300 ms + a round trip. Loss at a steady round trip is the path's, not ours — a lossy
+///   radio link, a policer — and sending less does not make it less: it holds the estimate
+///   (classic loss-based control cuts there, and on 10 % random loss it cuts to nothing);
+/// - the round trip `queueMicros` (60 ms) over the least seen: a queue is building at the
+///   bottleneck before it drops anything, down to 0.9 of the estimate, as often as the above;
+/// - under 2 % lost and the round trip near its least: up, by 20 % a second until the first
+///   decrease (the start), by 8 % a second after it, but never past 1.5 × what was sent in the
+///   last second (+10 kbit/s), as libwebrtc caps its estimate by what was acknowledged: without
+///   feedback per packet nothing shows the link carries a rate that was never sent;
+/// - otherwise, or while the sender is application-limited (it sent under `applicationLimited`
+///   of the estimate: a still or cheap screen), it holds. Sending little is not a reason to
+///   lower the estimate, and the estimate is not raised on a rate that was never tried.
+///
+/// A REMB counts only once the reports confirm it: when they show congestion (loss over 2 %, or a
+/// round trip over its least by `holdQueueMicros`) and the REMB is below what we send, the
+/// estimate goes down to the REMB rather than by the fixed step. A REMB alone is not taken as a
+/// cap: aiortc's follows what arrives (it starts at it, and rises to at most 1.5 × it), so
+/// following it down would tie the estimate to the content — cheap content sends little, the REMB
+/// follows, the size follows the REMB, and a still screen ends as a thumbnail.
+///
+/// A value: every input carries `nowMicros`.
+public struct ReportBasedEstimate: Sendable, Equatable {
+    /// Nothing shows where the link ends before the rate passes it (no feedback per packet, no
+    /// probes): the first step past it overshoots by at most this much.
+    public static let startIncrease = 1.2
+    public static let increase = 1.08
+    public static let applicationLimited = 0.65
+    public static let queueMicros: Int64 = 60_000
+    /// Round trips this much over the least are near it: no decrease, but no increase either.
+    public static let holdQueueMicros: Int64 = 25_000
+    /// Loss this heavy lowers the estimate even at a steady round trip.
+    public static let heavyLoss = 0.25
+
+    public private(set) var estimate: Int
+    /// True once anything lowered the estimate: the start's fast increase is over.
+    public private(set) var startOver = false
+    public private(set) var leastRTTMicros: Int64?
+    /// What the last report did, for the statistics: "increase", "hold", "decrease" (loss, delay or REMB),
+    /// or "application-limited".
+    public private(set) var lastAction = "start"
+    private var lastReportMicros: Int64?
+    private var lastDecreaseMicros: Int64?
+    private var remb: Int?
+    private var previousFraction: Double?
+
+    public init(startBitrate: Int) { estimate = startBitrate }
+
+    /// Transport-wide feedback sets the rate while it arrives; this estimate takes over from there
+    /// if it stops.
+    public mutating func follow(_ bitsPerSecond: Int) { estimate = bitsPerSecond }
+
+    public mutating func report(
+        fractionLost fractionLostReported: Double, rttMicros: Int64?, sentBitrate: Int, bounds: ClosedRange<Int>,
+        nowMicros: Int64
+    ) {
+        let fractionLost = (fractionLostReported + (previousFraction ?? fractionLostReported)) / 2
+        previousFraction = fractionLostReported
+        let elapsed = Double(min(max(nowMicros - (lastReportMicros ?? nowMicros - 1_000_000), 0), 1_000_000))
+        lastReportMicros = nowMicros
+        var queue: Int64 = 0
+        if let rtt = rttMicros, rtt > 0 {
+            leastRTTMicros = min(leastRTTMicros ?? rtt, rtt)
+            queue = rtt - (leastRTTMicros ?? rtt)
+        }
+        let round = rttMicros ?? 100_000
+        // A REMB under what we send, once the reports show congestion: the receiver's figure.
+        let confirmed = remb.flatMap { $0 < sentBitrate ? Double($0) : nil }
+        if fractionLost > Self.heavyLoss || (fractionLost > 0.10 && queue > Self.holdQueueMicros) {
+            let step = Double(estimate) * (1 - 0.5 * fractionLost)
+            decrease(to: min(step, confirmed ?? step), why: "decrease (loss)", rtt: round, now: nowMicros)
+        } else if queue > Self.queueMicros {
+            let step = Double(estimate) * 0.9
+            decrease(to: min(step, confirmed ?? step), why: "decrease (delay)", rtt: round, now: nowMicros)
+        } else if fractionLost >= 0.02 || queue > Self.holdQueueMicros {
+            if let confirmed, confirmed < Double(estimate) {
+                decrease(to: confirmed, why: "decrease (REMB)", rtt: round, now: nowMicros)
+            } else {
+                lastAction = "hold"
+            }
+        } else if Double(sentBitrate) < Self.applicationLimited * Double(estimate) {
+            lastAction = "application-limited"
+        } else {
+            let factor = startOver ? Self.increase : Self.startIncrease
+            let raised = Double(estimate) * pow(factor, elapsed / 1_000_000) + 1000 * elapsed / 1_000_000
+            estimate = max(estimate, min(Int(raised), sentBitrate * 3 / 2 + 10_000))
+            lastAction = "increase"
+        }
+        estimate = min(max(estimate, bounds.lowerBound), bounds.upperBound)
+    }
+
+    /// The receiver's latest REMB (nil: none, or lapsed), weighed at the next report.
+    public mutating func receiverEstimate(_ bitsPerSecond: Int?) { remb = bitsPerSecond }
+
+    private mutating func decrease(to value: Double, why: String, rtt: Int64, now: Int64) {
+        startOver = true
+        if let last = lastDecreaseMicros, now - last < 300_000 + rtt {
+            lastAction = "hold"
+            return
+        }
+        estimate = min(estimate, Int(max(value, Double(estimate) / 2)))
+        lastDecreaseMicros = now
+        lastAction = why
+    }
+}
+
+/// What was sent over the last second, from every packet as it leaves (ten 100 ms buckets).
+public struct SentRate: Sendable, Equatable {
+    private var buckets = [Int](repeating: 0, count: 10)
+    private var currentBucket: Int64?
+
+    public init() {}
+
+    public mutating func add(bytes: Int, nowMicros: Int64) {
+        advance(to: nowMicros)
+        buckets[Int(nowMicros / 100_000 % 10)] += bytes
+    }
+
+    /// Bits per second over the last second (the current bucket included).
+    public mutating func bitsPerSecond(nowMicros: Int64) -> Int {
+        advance(to: nowMicros)
+        return buckets.reduce(0, +) * 8
+    }
+
+    private mutating func advance(to nowMicros: Int64) {
+        let bucket = nowMicros / 100_000
+        guard let current = currentBucket else {
+            currentBucket = bucket
+            return
+        }
+        guard bucket > current else { return }
+        for b in (current + 1)...min(bucket, current + 10) { buckets[Int(b % 10)] = 0 }
+        currentBucket = bucket
+    }
+}

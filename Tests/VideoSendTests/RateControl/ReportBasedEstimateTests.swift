@@ -1,0 +1,196 @@
+import RTPWire
+import Testing
+@testable import VideoSend
+
+/// The estimate without transport-wide feedback, one receiver report a second on a manual clock;
+/// then the whole estimator against a simulated bottleneck whose receiver sends only receiver
+/// reports (what aiortc, older SFUs and many WHIP ingest servers give).
+@Suite struct ReportBasedEstimateTests {
+    static let bounds = 100_000...10_000_000
+
+    /// One report a second for `seconds`, the sender sending `sent(estimate)`.
+    static func run(
+        _ estimate: inout ReportBasedEstimate, seconds: ClosedRange<Int>, loss: Double = 0, rttMs: Int64 = 20,
+        sent: (Int) -> Int = { $0 }
+    ) {
+        for second in seconds {
+            estimate.report(
+                fractionLost: loss, rttMicros: rttMs * 1000, sentBitrate: sent(estimate.estimate), bounds: bounds,
+                nowMicros: Int64(second) * 1_000_000)
+        }
+    }
+
+    @Test func startsQuicklyButNeverPastHalfAgainWhatWasSent() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        Self.run(&estimate, seconds: 1...5)
+        // 20 % a second from 300 kbit/s: about 750 after five seconds.
+        #expect(estimate.estimate > 720_000 && estimate.estimate < 780_000, "\(estimate.estimate)")
+        #expect(estimate.lastAction == "increase")
+
+        // A sender whose encoder gives 80 % of the target climbs the full step; one that gives
+        // 70 % only as far as 1.5 × that.
+        var lagging = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&lagging, seconds: 1...1, sent: { $0 * 4 / 5 })
+        #expect(lagging.estimate == 1_201_000, "1.2 × 1 Mbit/s + 1 kbit/s: \(lagging.estimate)")
+        var slowest = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&slowest, seconds: 1...1, sent: { $0 * 7 / 10 })
+        #expect(slowest.estimate == 1_060_000, "capped at 1.5 × 700 kbit/s + 10: \(slowest.estimate)")
+    }
+
+    @Test func anApplicationLimitedSenderNeitherRaisesNorLowersIt() {
+        var estimate = ReportBasedEstimate(startBitrate: 2_000_000)
+        Self.run(&estimate, seconds: 1...20, sent: { _ in 100_000 })
+        #expect(estimate.estimate == 2_000_000)
+        #expect(estimate.lastAction == "application-limited")
+    }
+
+    /// Classic loss-based control cuts on every report over 10 %; on a path that loses a tenth of
+    /// everything whatever is sent, it cuts to the floor. At a steady round trip the loss is the
+    /// path's, and the estimate holds.
+    @Test func randomLossAtASteadyRoundTripHoldsTheEstimate() {
+        var estimate = ReportBasedEstimate(startBitrate: 800_000)
+        Self.run(&estimate, seconds: 1...30, loss: 0.12)
+        #expect(estimate.estimate == 800_000)
+        #expect(estimate.lastAction == "hold")
+    }
+
+    @Test func lossWithAQueueBuildingOrHeavyLossCutsIt() {
+        var estimate = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&estimate, seconds: 1...1, rttMs: 10)
+        let before = estimate.estimate
+        // 20 % lost, the round trip 40 ms over its least: (1 − 0.2/2) of it.
+        estimate.report(
+            fractionLost: 0.2, rttMicros: 50_000, sentBitrate: before, bounds: Self.bounds, nowMicros: 2_000_000)
+        // The loss is averaged with the last report's (0): 10 %, not over 10 %, so it holds…
+        #expect(estimate.estimate == before)
+        estimate.report(
+            fractionLost: 0.2, rttMicros: 50_000, sentBitrate: before, bounds: Self.bounds, nowMicros: 3_000_000)
+        #expect(estimate.estimate == before * 9 / 10, "\(estimate.estimate)")
+        #expect(estimate.lastAction == "decrease (loss)")
+
+        var heavy = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&heavy, seconds: 1...3, loss: 0.4, rttMs: 10)
+        #expect(heavy.estimate < 1_000_000 * 9 / 10, "40 % loss at a steady round trip still cuts: \(heavy.estimate)")
+    }
+
+    @Test func aQueueBuildingCutsBeforeAnythingIsLost() {
+        var estimate = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&estimate, seconds: 1...2, rttMs: 10)
+        let before = estimate.estimate
+        Self.run(&estimate, seconds: 3...3, rttMs: 90)
+        #expect(estimate.estimate == before * 9 / 10)
+        #expect(estimate.lastAction == "decrease (delay)")
+        // Between 25 and 60 ms over the least it neither rises nor falls.
+        let held = estimate.estimate
+        Self.run(&estimate, seconds: 4...4, rttMs: 40)
+        #expect(estimate.estimate == held && estimate.lastAction == "hold")
+    }
+
+    /// aiortc's REMB follows what arrives: alone it is no cap, or cheap content would drag the
+    /// estimate down with it. Once the reports show congestion, a REMB under what is sent is
+    /// where the estimate goes.
+    @Test func aREMBCountsOnlyOnceTheReportsConfirmCongestion() {
+        var estimate = ReportBasedEstimate(startBitrate: 1_000_000)
+        estimate.receiverEstimate(200_000)
+        Self.run(&estimate, seconds: 1...3, rttMs: 10, sent: { _ in 300_000 })
+        #expect(estimate.estimate == 1_000_000, "an unconfirmed REMB moved it to \(estimate.estimate)")
+
+        estimate.receiverEstimate(600_000)
+        Self.run(&estimate, seconds: 4...5, loss: 0.05, rttMs: 10, sent: { _ in 900_000 })
+        #expect(estimate.estimate == 600_000)
+        #expect(estimate.lastAction == "decrease (REMB)" || estimate.lastAction == "hold")
+    }
+
+    @Test func decreasesAreSpacedByARoundTripAndNeverHalveAtOnce() {
+        var estimate = ReportBasedEstimate(startBitrate: 1_000_000)
+        for (i, now) in [1_000_000, 1_100_000, 1_200_000].enumerated() {
+            estimate.report(
+                fractionLost: 0.9, rttMicros: 10_000, sentBitrate: 1_000_000, bounds: Self.bounds,
+                nowMicros: Int64(now))
+            if i == 0 { #expect(estimate.estimate == 550_000, "(1 − 0.9/2), not less than half: \(estimate.estimate)") }
+        }
+        #expect(estimate.estimate == 550_000, "two more within 300 ms + a round trip change nothing")
+    }
+
+    @Test func theSentRateIsTheLastSecondsBytes() {
+        var rate = SentRate()
+        for i in 0..<100 { rate.add(bytes: 1250, nowMicros: Int64(i) * 10_000) }  // 1 Mbit/s for a second
+        #expect(rate.bitsPerSecond(nowMicros: 990_000) == 1_000_000)
+        #expect(rate.bitsPerSecond(nowMicros: 1_500_000) == 400_000, "half a second later, the later half")
+        #expect(rate.bitsPerSecond(nowMicros: 5_000_000) == 0)
+    }
+}
+
+/// The whole estimator with no transport-wide feedback: a tail-drop bottleneck (`SimulatedLink`,
+/// queue limit 100 ms as the gates' `tbf … latency 100ms`), a sender that sends its target, and a
+/// receiver report each second with the fraction lost and the round trip (queue included).
+@Suite struct ReportBasedLinkTests {
+    struct Result {
+        var targets: [Int] = []
+        var sent: [Int] = []
+        var lossFractions: [Double] = []
+    }
+
+    static func simulate(capacity: Int, randomLoss: Double = 0, seconds: Int) -> Result {
+        var estimator = BandwidthEstimator()
+        estimator.setMaximumBitrate(4_000_000)
+        var link = SimulatedLink(capacity: capacity)
+        link.queueLimitMicros = 100_000
+        link.randomLoss = randomLoss
+        var result = Result()
+        var now: Int64 = 0
+        var credit = 0.0
+        var sentBits = 0
+        var (packets, lost) = (0, 0)
+        while now < Int64(seconds) * 1_000_000 {
+            let target = estimator.targetBitrate(nowMicros: now)
+            credit += Double(target) * 0.005 / 8
+            while credit >= 1200 {
+                credit -= 1200
+                estimator.packetSent(sequence: nil, size: 1200, nowMicros: now)
+                sentBits += 9600
+                packets += 1
+                if link.send(size: 1200, nowMicros: now) == nil { lost += 1 }
+            }
+            now += 5_000
+            if now % 1_000_000 == 0 {
+                let rtt = 2 * link.propagationMicros + link.queueDelayMicros(nowMicros: now)
+                estimator.roundTrip(milliseconds: Double(rtt) / 1000)
+                let fraction = packets > 0 ? Double(lost) / Double(packets) : 0
+                estimator.receiverReport(fractionLost: fraction, nowMicros: now)
+                result.targets.append(estimator.targetBitrate(nowMicros: now))
+                result.sent.append(sentBits)
+                result.lossFractions.append(fraction)
+                (packets, lost, sentBits) = (0, 0, 0)
+            }
+        }
+        return result
+    }
+
+    @Test func aCappedLinkIsFilledWithoutRunningFarOverIt() {
+        let run = Self.simulate(capacity: 1_500_000, seconds: 40)
+        let late = run.targets.suffix(20)
+        let mean = Double(late.reduce(0, +)) / Double(late.count)
+        #expect(mean > 0.6 * 1_500_000 && mean < 1.15 * 1_500_000, "mean target \(mean)")
+        // This sender sends its whole target (a real encoder lags it): the first step past the
+        // capacity, at most the start's 20 %, is the worst second.
+        let worst = run.sent.dropFirst(2).max() ?? 0
+        #expect(worst <= 1_830_000, "a second sent \(worst) bit/s on a 1.5 Mbit/s link")
+        let lossy = run.lossFractions.dropFirst(10).filter { $0 > 0.05 }.count
+        #expect(lossy <= 3, "\(lossy) of the last 30 seconds lost over 5 %")
+    }
+
+    @Test func tenPercentRandomLossDoesNotTakeTheRateDown() {
+        let run = Self.simulate(capacity: 20_000_000, randomLoss: 0.10, seconds: 30)
+        #expect((run.targets.last ?? 0) >= 250_000, "held near its start, not cut to the floor: \(run.targets)")
+    }
+
+    @Test func inputsSayWhatMovesTheEstimate() {
+        var estimator = BandwidthEstimator()
+        estimator.receiverReport(fractionLost: 0, nowMicros: 1_000_000)
+        #expect(estimator.snapshot(nowMicros: 1_000_000).inputs == ["loss"])
+        estimator.receiverEstimatedMaximum(500_000, nowMicros: 1_500_000)
+        #expect(estimator.snapshot(nowMicros: 1_500_000).inputs == ["remb", "loss"])
+        #expect(estimator.snapshot(nowMicros: 1_500_000).reportAction != nil)
+    }
+}
