@@ -114,6 +114,10 @@ import Testing
                 "a=candidate:1 1 udp 1 127.0.0.1 9 typ host rport x",
                 "candidate rport must be a decimal number, not \"x\""
             ),
+            (
+                "a=candidate:ab:c 1 udp 1 127.0.0.1 9 typ host",
+                "candidate foundation must be 1 to 32 letters, digits, + or /, not \"ab:c\""
+            ),
             // fingerprint, setup
             ("a=fingerprint:sha-256 D1:58", "a=fingerprint sha-256 needs 32 bytes, got 2"),
             ("a=fingerprint:sha-256 D1:5G", "a=fingerprint value must be hex byte pairs separated by ':'"),
@@ -177,5 +181,30 @@ import Testing
         let message = parseError(head + "m=video 9 RTP/AVP 96\n" + long + "\n") ?? ""
         #expect(message.hasSuffix("…\""))
         #expect(message.count < 200)
+    }
+}
+
+/// Found by FuzzSDP's long run (Fuzz/Regressions/FuzzSDP/combining-mark-before-candidate-prefix):
+/// a combining mark before `candidate:` made the foundation "͐�candidate:2728776206", which
+/// serialized as "candidate:͐�candidate:…"; there `hasPrefix("candidate:")` saw ":͐" as one
+/// character, kept the prefix in the foundation, and the round trip changed the candidate.
+@Suite struct CandidateFoundationTests {
+    @Test func aFoundationOutsideTheICECharactersIsRefused() {
+        let found = "\u{350}\u{FFFD}candidate:2728776206 1 \u{FFFD}0.0%.1 59626 127.0.0.1 9 typ host"
+        #expect(throws: SDPError.self) { try ICECandidate(parsing: found) }
+        #expect(throws: SDPError.self) { try ICECandidate(parsing: "candidate:\u{350}1 1 udp 1 127.0.0.1 9 typ host") }
+        #expect(throws: SDPError.self) {
+            try ICECandidate(parsing: "candidate:\(String(repeating: "a", count: 33)) 1 udp 1 127.0.0.1 9 typ host")
+        }
+    }
+
+    @Test func whatParsesRoundTrips() throws {
+        for line in [
+            "candidate:1 1 udp 2122260223 127.0.0.1 9 typ host", "a=candidate:a+b/C9 1 udp 1 ::1 9 typ host",
+            "candidate:\(String(repeating: "f", count: 32)) 2 tcp 1 10.0.0.1 9 typ srflx raddr 0.0.0.0 rport 0"
+        ] {
+            let candidate = try ICECandidate(parsing: line)
+            #expect(try ICECandidate(parsing: candidate.candidateString) == candidate)
+        }
     }
 }

@@ -98,8 +98,14 @@ public struct ICECandidate: Hashable, Sendable {
             value = Substring(value.unicodeScalars.dropLast())
         }
         value = trimmed(value)
-        if value.hasPrefix("a=") { value = Substring(value.unicodeScalars.dropFirst(2)) }
-        if value.hasPrefix("candidate:") { value = Substring(value.unicodeScalars.dropFirst(10)) }
+        // Prefixes by scalars, not characters: "candidate:" followed by a combining mark is one
+        // character ":́" to `hasPrefix`, and the prefix would stay in the foundation.
+        if value.unicodeScalars.starts(with: "a=".unicodeScalars) {
+            value = Substring(value.unicodeScalars.dropFirst(2))
+        }
+        if value.unicodeScalars.starts(with: "candidate:".unicodeScalars) {
+            value = Substring(value.unicodeScalars.dropFirst(10))
+        }
         do throws(SDPError) {
             if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
                 throw SDPError(reason: "candidate must be one line (it has a line break or NUL inside)")
@@ -116,6 +122,17 @@ public struct ICECandidate: Hashable, Sendable {
             throw SDPError(
                 reason:
                     "candidate needs at least 8 fields (foundation, component, transport, priority, address, port, typ, type), got \(parts.count)"
+            )
+        }
+        // RFC 8839 §5.1: foundation = 1*32ice-char, ice-char = ALPHA / DIGIT / "+" / "/".
+        guard parts[0].unicodeScalars.count <= 32,
+            parts[0].unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "+" || $0 == "/")
+            })
+        else {
+            throw SDPError(
+                reason:
+                    "candidate foundation must be 1 to 32 letters, digits, + or /, not \"\(SDPError.shortened(String(parts[0])))\""
             )
         }
         foundation = String(parts[0])
