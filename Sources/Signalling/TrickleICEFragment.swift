@@ -39,9 +39,10 @@ public struct TrickleICEFragment: Hashable, Sendable {
         }
 
         static func bareCandidate(_ text: String) -> String {
-            var value = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            if value.hasPrefix("a=") { value = value.dropFirst(2) }
-            if value.hasPrefix("candidate:") { value = value.dropFirst("candidate:".count) }
+            // By scalars: a combining mark after "candidate:" would make ":" part of another character.
+            var value = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines)).unicodeScalars
+            if value.starts(with: "a=".unicodeScalars) { value = value.dropFirst(2) }
+            if value.starts(with: "candidate:".unicodeScalars) { value = value.dropFirst(10) }
             return String(value)
         }
     }
