@@ -181,10 +181,10 @@ def chromium_gate(name, case):
             if not receiver.open():
                 raise GateSkipped("Chromium's receiver page did not come up")
             share = start_share(name, receiver.endpoint, case)
-            ours, reports, session = follow(share, receiver)
+            reports, session = follow(share, receiver)
             code = share.finish()
         lines = share.lines()
-        judge(name, case, code, lines, chromium_arrived(ours, reports, session), share)
+        judge(name, case, code, lines, chromium_arrived(lines, reports, session), share)
     finally:
         if share and share.process.poll() is None:
             share.process.kill()
@@ -192,31 +192,29 @@ def chromium_gate(name, case):
 
 
 def follow(share, receiver):
-    """Polls our stats file and the page's every POLL s while the share runs and 1.5 s after:
-    ([(seen, our line)], [(seen, the page's session stats, deleted)] one per change, the session)."""
-    ours, reports, session, ended = [], [], {}, None
+    """Polls the page's stats every POLL s while the share runs and 1.5 s after: ([(seen, the
+    page's session stats, deleted)] one per change, the session)."""
+    reports, session, ended = [], {}, None
     while ended is None or time.time() < ended + 1.5:
         if ended is None and share.process.poll() is not None:
             ended = time.time()
         now = time.time()
-        for line in share.lines()[len(ours):]:
-            ours.append((now, line))
         session = receiver.session()
         stats = session.get("stats")
         if stats and (not reports or reports[-1][1] != stats):
             reports.append((now, stats, bool(session.get("deleted"))))
         time.sleep(POLL)
-    return ours, reports, session
+    return reports, session
 
 
-def chromium_arrived(ours, reports, session):
+def chromium_arrived(lines, reports, session):
     videos = [(seen, (stats.get("video") or {}), deleted) for seen, stats, deleted in reports]
     decoded = max((v.get("framesDecoded") or 0 for _, v, _ in videos), default=0)
     # The last report before DELETE, against what we had sent by then.
     before = [(seen, v) for seen, v, deleted in videos if not deleted and v]
     last = before[-1][1] if before else {}
     fraction_decoded = last.get("framesDecoded") or 0
-    final_video = ours[-1][1]["video"] if ours else {}
+    final_video = lines[-1]["video"] if lines else {}
     fraction_sent = max(0.0, (final_video.get("framesSent") or 0)
                         - (final_video.get("fpsSent") or 0) * (REPORT_INTERVAL + POLL))
     sizes, previous = Counter(), 0
