@@ -96,6 +96,29 @@ import Testing
         #expect(buffer.pull(now: t(0)) == .frame(1), "frame 0 was the oldest: dropped")
     }
 
+    /// Found by FuzzStreamReceive: the delay went back to 60 ms with 200 ms held, and the buffer
+    /// kept the 200 ms (over its 160 ms limit) until another packet came.
+    @Test func goingBackToTheBaseDelayDropsWhatIsOverTheLowerLimit() {
+        var buffer = AudioJitterBuffer<Int>()
+        var sequence: UInt16 = 0
+        var now = 0
+        func feed(_ n: Int) {
+            for _ in 0..<n { buffer.insert(sequence: sequence, payload: Int(sequence), now: t(now)); sequence &+= 1 }
+        }
+        for _ in 0..<2 {  // two underruns: the raised 120 ms target
+            feed(3)
+            for _ in 0..<4 { _ = buffer.pull(now: t(now)); now += 20 }
+            now += 1000
+        }
+        #expect(buffer.target == .milliseconds(120))
+        feed(11)  // 220 ms: the raised target and its margin
+        #expect(buffer.held == .milliseconds(220))
+        now += 31_000  // no pull for 31 s, then one: the clean period has passed
+        _ = buffer.pull(now: t(now))
+        #expect(buffer.target == .milliseconds(60))
+        #expect(buffer.held <= .milliseconds(160), "held \(buffer.held) after going back to 60 ms")
+    }
+
     @Test func sequenceNumbersWrap() {
         var buffer = AudioJitterBuffer<Int>()
         for s: UInt16 in [65534, 65535, 0, 1] { buffer.insert(sequence: s, payload: Int(s), now: t(0)) }
