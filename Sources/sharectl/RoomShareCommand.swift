@@ -43,9 +43,16 @@ enum RoomShareCommand {
         guard options.screenBitrate >= 100_000 else {
             throw Arguments.UsageError(description: "--bitrate is at least 100 (kbit/s)")
         }
+        if let policy = arguments.value("policy") {
+            guard let parsed = ScreenSendPolicy(argument: policy) else {
+                throw Arguments.UsageError(description: "--policy wants balanced, detail or motion, not '\(policy)'")
+            }
+            options.policy = parsed
+        }
         let shareFor = try arguments.double("share-for")
         say(
-            "Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps) "
+            "Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps, "
+                + "\(options.policy.label)) "
                 + "into \(redactedURL(invite)) as \(options.name)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger, shareFor: shareFor)
     }

@@ -33,6 +33,15 @@ import Testing
         #expect(stats.statusLines[1].hasPrefix("bea: "))
     }
 
+    @Test func thePolicyIsNamedOnceTheEncoderSaysIt() {
+        var stats = CallStatistics()
+        stats.sharing = true
+        var bea = peer("bea", width: 1920, height: 1080, fps: 4, kbps: 1100)
+        bea.video?.policy = "detail"
+        stats.peers = [bea]
+        #expect(stats.statusLines.first == "Screen: 1920×1080 at 4 fps, 1.1 Mbit/s, detail, direct (VP8 libvpx) to bea")
+    }
+
     @Test func severalViewersGettingTheSame() {
         var stats = CallStatistics()
         stats.sharing = true

@@ -131,7 +131,7 @@ extension CallSession {
                 let fanout = startScreen()
                 try await pc.attachVideoSource(
                     fanout.branch(), to: screen, bitrate: options.screenBitrate,
-                    framesPerSecond: options.framesPerSecond, maxLongSide: 1920)
+                    framesPerSecond: options.framesPerSecond, maxLongSide: 1920, policy: screenPolicy)
                 participant.screenSince = .now
             }
         } catch {

@@ -107,6 +107,22 @@ extension CallSession {
     }
 
     /// A keyframe on every screen section we send (typed `keyframe`).
+    /// Changes the screen's send policy on every connection from its next frame (nothing is
+    /// renegotiated); connections made later start with it.
+    public func setScreenPolicy(_ policy: ScreenSendPolicy) async -> String {
+        screenPolicy = policy
+        var changed = 0
+        for participant in participants.values {
+            guard let screen = participant.screen, screen.media?.encoder != nil else { continue }
+            await participant.connection.setPolicy(policy, on: screen)
+            changed += 1
+        }
+        logger.notice("send policy: \(policy.label)", ["video.policy": policy.rawValue])
+        return changed == 0
+            ? "Send policy: \(policy.label) (no screen is going out yet)"
+            : "Send policy: \(policy.label) (\(changed) connection\(changed == 1 ? "" : "s"))"
+    }
+
     public func requestScreenKeyframes() async -> String {
         var asked = 0
         for participant in participants.values {

@@ -64,6 +64,8 @@ public actor CallSession {
         public var screenHeight = 720
         public var framesPerSecond = 30
         public var screenBitrate = 2_000_000
+        /// The screen's send policy on every connection (`--policy`; live: `setScreenPolicy`).
+        public var policy = ScreenSendPolicy.balanced
         /// `synthetic`: the synthetic pattern on the camera section (640×360 at 15 fps).
         public var camera = CameraSource.none
         /// A camera source (the camera director's feed) sent on the camera section instead of the
@@ -163,6 +165,8 @@ public actor CallSession {
     var departed: [String: String] = [:]
     var outbox: [RoomMessage] = []
     var sharing = false
+    /// The screen's send policy now (`options.policy` until changed live).
+    var screenPolicy = ScreenSendPolicy.balanced
     var shareAnnounced = false
     var sharesSent = 0
     var welcomes = 0
@@ -188,6 +192,7 @@ public actor CallSession {
     /// `loop` is the process's GLib loop; the caller owns it and stops it after `stop()`.
     public init(options: Options, loop: GLibLoop, logger: Logger) throws(Failure) {
         self.options = options
+        screenPolicy = options.policy
         self.loop = loop
         self.logger = logger
         socketURL = try Self.socketURL(invite: options.invite)

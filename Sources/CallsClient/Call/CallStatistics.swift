@@ -58,7 +58,8 @@ extension CallStatsLine {
         return lines
     }
 
-    /// `Screen: 1280×720 at 30 fps, 1.4 Mbit/s, direct (VP8 libvpx) to bea`, or with several
+    /// `Screen: 1280×720 at 30 fps, 1.4 Mbit/s, detail, direct (VP8 libvpx) to bea` (the send
+    /// policy once the encoder says it), or with several
     /// people, what each gets when it differs: `Screen to 2 people: bea 1280×720 at 30 fps; cy
     /// 640×360 at 15 fps, limited by bandwidth; 2.1 Mbit/s in all, direct (VP8 libvpx)`. Nil
     /// when we share to nobody.
@@ -77,7 +78,8 @@ extension CallStatsLine {
             })
         let path = paths.sorted().joined(separator: " and ")
         let codec = [first.codecName, first.encoder].compactMap { $0 }.joined(separator: " ")
-        let total = ShareStats.rate(kbps: sends.reduce(0) { $0 + $1.1.bitrateKbps })
+        var total = ShareStats.rate(kbps: sends.reduce(0) { $0 + $1.1.bitrateKbps })
+        if let policy = first.policy, !policy.isEmpty { total += ", \(policy)" }
         if sends.count == 1 {
             return "Screen: \(picture(first)), \(total), \(path) (\(codec)) to \(sends[0].0.name)"
         }

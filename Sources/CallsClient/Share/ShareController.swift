@@ -265,7 +265,7 @@ public actor ShareController {
     // MARK: Commands (typed on standard input), answered in words
 
     public func setPolicy(_ policy: ScreenSendPolicy) async -> String {
-        if call != nil { return "policy \(policy.label) is not built for rooms yet" }
+        if let call { return await call.setScreenPolicy(policy) }
         guard let session else { return "no share is running" }
         await session.setPolicy(policy)
         return "Send policy: \(policy.label)"
