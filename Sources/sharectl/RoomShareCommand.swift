@@ -50,11 +50,27 @@ enum RoomShareCommand {
             options.policy = parsed
         }
         let shareFor = try arguments.double("share-for")
-        say(
-            "Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps, "
-                + "\(options.policy.label)) "
-                + "into \(redactedURL(invite)) as \(options.name)…")
-        try await RoomRun.run(options: options, arguments: arguments, logger: logger, shareFor: shareFor)
+        // A portal or PipeWire screen: opened (and, for a portal, granted) before joining, so a
+        // refusal is said before anyone sees us; one capture feeds every connection.
+        let source = arguments.value("source") ?? "synthetic"
+        let capture = try CaptureSourceArguments.make(source, arguments, loop: ProcessLoop.shared, logger: logger)
+        if let capture {
+            do {
+                try await capture.prepare()
+            } catch {
+                capture.stop()
+                throw ShareFailure(description: "could not start the share: \(error)")
+            }
+            say(
+                "Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label)) into \(redactedURL(invite)) as \(options.name)…"
+            )
+        } else {
+            say(
+                "Sharing the synthetic screen (\(options.screenWidth)×\(options.screenHeight) at \(options.framesPerSecond) fps, "
+                    + "\(options.policy.label)) into \(redactedURL(invite)) as \(options.name)…")
+        }
+        try await RoomRun.run(
+            options: options, arguments: arguments, logger: logger, shareFor: shareFor, capture: capture)
     }
 }
 
@@ -66,10 +82,6 @@ enum RoomOptions {
         var options = CallSession.Options(invite: invite, name: arguments.valueOrDefault("name"))
         guard !options.name.isEmpty, options.name.count <= 64 else {
             throw Arguments.UsageError(description: "--name is 1 to 64 characters")
-        }
-        if let source = arguments.value("source"), source != "synthetic" {
-            throw Arguments.UsageError(
-                description: "--source \(source) is not built yet for rooms; use --source synthetic")
         }
         // none, synthetic (the pattern), or a camera through the director (started by `RoomRun`).
         let camera = arguments.value("camera") ?? "none"
@@ -118,7 +130,7 @@ enum RoomRun {
     /// many seconds (the call goes on). `status` (if given) replaces the printing of status lines.
     static func run(
         options: CallSession.Options, arguments: Arguments, logger: Logger, shareFor: Double = 0,
-        quiet: Bool = false, prefix: String = "", readsInput: Bool = true
+        quiet: Bool = false, prefix: String = "", readsInput: Bool = true, capture: ScreenCaptureSource? = nil
     ) async throws {
         var options = options
         let director = RoomOptions.usesDirector(arguments) ? try ShareCamera.director(arguments, logger: logger) : nil
@@ -136,7 +148,9 @@ enum RoomRun {
         }
         let loop = ProcessLoop.shared
         defer { loop.stop() }
+        defer { capture?.stop() }
         var configuration = ShareController.Configuration(destination: .room(options))
+        configuration.capture = capture
         configuration.camera = director
         configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
         configuration.shareFor = shareFor > 0 ? .milliseconds(Int64(shareFor * 1000)) : nil

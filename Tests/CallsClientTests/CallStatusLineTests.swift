@@ -40,6 +40,12 @@ import Testing
         bea.video?.policy = "detail"
         stats.peers = [bea]
         #expect(stats.statusLines.first == "Screen: 1920×1080 at 4 fps, 1.1 Mbit/s, detail, direct (VP8 libvpx) to bea")
+        var cy = peer("cy", width: 1920, height: 1080, fps: 4, kbps: 900)
+        cy.video?.policy = "detail"
+        stats.peers = [bea, cy]
+        #expect(
+            stats.statusLines.first
+                == "Screen to 2 people: 1920×1080 at 4 fps; 2.0 Mbit/s in all, detail, direct (VP8 libvpx)")
     }
 
     @Test func severalViewersGettingTheSame() {

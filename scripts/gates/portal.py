@@ -22,6 +22,10 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   pipewire-node   `--source pipewire:NODE` on a test PipeWire source whose buffers carry a crop
                   region and every tenth a corrupted flag: aiortc decodes the cropped 960x540,
                   >= 90% of the frames captured; the corrupted ones are skipped.
+  room            `share --room --source portal --unattended --policy detail` into a room of
+                  `sharectl serve`, with `watch` as the viewer: the sharer names the portal's
+                  screen and the policy, its encoder runs under detail, and the viewer decodes
+                  the portal's 1280x720 with the content moving (>= 5 fps over the last 5 s).
   session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
                   message and a non-zero exit.
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -37,6 +41,7 @@ from lib.paths import ROOT, SHARECTL, WORK
 from lib.peers import last_session, start_aiortc
 from lib.ports import wait_http
 from lib.processes import stop
+from lib.room import Participant, Server
 from lib.stats import read_stats
 from lib.suite import choose, finish, record, record_broken
 from lib.waits import wait_for
@@ -317,6 +322,40 @@ def _sent_any(name):
     return any((l.get("video") or {}).get("framesSent", 0) > 0 for l in lines)
 
 
+def room(stack):
+    name = "portal-room"
+    stack.start_content()
+    server = Server("portal", state=False, log=os.path.join(WORK, f"{name}.serve.log"))
+    invite = server.start()
+    sharer = viewer = None
+    try:
+        sharer = Participant("ana", ["share", "--room", invite, "--source", "portal", "--unattended",
+                                     "--restore-token-file", TOKEN, "--policy", "detail", "--no-audio"],
+                             os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=stack.env)
+        viewer = Participant("bo", ["watch", invite], os.path.join(WORK, f"{name}.bo.jsonl"),
+                             os.path.join(WORK, f"{name}.bo.log"))
+        seen = wait_for(lambda: (viewer.peer("ana").get("screen") or {}).get("framesDecoded", 0) > 30, 40)
+        first = viewer.peer("ana").get("screen") or {}
+        time.sleep(5)
+        screen = viewer.peer("ana").get("screen") or {}
+        moving_fps = (screen.get("framesDecoded", 0) - first.get("framesDecoded", 0)) / 5
+        sent = sharer.peer("bo").get("video") or {}
+        said = sharer.output()
+        sharing = next((l for l in said.splitlines() if l.startswith("Sharing")), "")
+        ok = (bool(seen) and screen.get("width") == 1280 and screen.get("height") == 720 and moving_fps >= 5
+              and "text and detail" in sharing and "synthetic" not in sharing and sent.get("policy") == "detail")
+        record(name, ok, f"viewer decoded {screen.get('framesDecoded')} frames at {screen.get('width')}x{screen.get('height')}, "
+                         f"{moving_fps:.1f} fps over the last 5 s; sharer: policy {sent.get('policy')!r}, "
+                         f"said {sharing!r}")
+        if not ok:
+            print(said[-2000:])
+    finally:
+        for member in (viewer, sharer):
+            if member:
+                member.stop()
+        server.stop()
+
+
 def sources(stack):
     name = "sources"
     out = subprocess.run([SHARECTL, "sources", "--restore-token-file", TOKEN], capture_output=True, text=True,
@@ -344,8 +383,8 @@ def no_portal(stack):
         stack.start_portal()
 
 
-NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "session-closed",
-         "no-portal", "teardown"]
+NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room",
+         "session-closed", "no-portal", "teardown"]
 
 
 def main():
@@ -366,6 +405,7 @@ def main():
             ("stale-token", lambda: stale_token(stack)),
             ("restart", lambda: restart(stack)),
             ("pipewire-node", lambda: pipewire_node(stack)),
+            ("room", lambda: room(stack)),
             ("session-closed", lambda: session_closed(stack)),
             ("no-portal", lambda: no_portal(stack)),
         ]

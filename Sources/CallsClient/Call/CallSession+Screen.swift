@@ -22,9 +22,10 @@ extension CallSession {
             self.fanout
             ?? FrameFanOut(
                 SupervisedSource(
-                    SyntheticScreenSource(
-                        width: options.screenWidth, height: options.screenHeight,
-                        framesPerSecond: options.framesPerSecond)),
+                    options.screenSource
+                        ?? SyntheticScreenSource(
+                            width: options.screenWidth, height: options.screenHeight,
+                            framesPerSecond: options.framesPerSecond)),
                 running: .betweenStartAndStop)
         self.fanout = fanout
         fanout.start()

@@ -66,6 +66,9 @@ public actor CallSession {
         public var screenBitrate = 2_000_000
         /// The screen's send policy on every connection (`--policy`; live: `setScreenPolicy`).
         public var policy = ScreenSendPolicy.balanced
+        /// The screen to share (a portal or PipeWire capture); nil: the synthetic screen of
+        /// `screenWidth`×`screenHeight`. One capture feeds every connection.
+        public var screenSource: (any VideoFrameSource)?
         /// `synthetic`: the synthetic pattern on the camera section (640×360 at 15 fps).
         public var camera = CameraSource.none
         /// A camera source (the camera director's feed) sent on the camera section instead of the

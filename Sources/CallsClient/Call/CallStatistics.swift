@@ -78,16 +78,16 @@ extension CallStatsLine {
             })
         let path = paths.sorted().joined(separator: " and ")
         let codec = [first.codecName, first.encoder].compactMap { $0 }.joined(separator: " ")
-        var total = ShareStats.rate(kbps: sends.reduce(0) { $0 + $1.1.bitrateKbps })
-        if let policy = first.policy, !policy.isEmpty { total += ", \(policy)" }
+        let total = ShareStats.rate(kbps: sends.reduce(0) { $0 + $1.1.bitrateKbps })
+        let policy = first.policy.map { $0.isEmpty ? "" : ", \($0)" } ?? ""
         if sends.count == 1 {
-            return "Screen: \(picture(first)), \(total), \(path) (\(codec)) to \(sends[0].0.name)"
+            return "Screen: \(picture(first)), \(total)\(policy), \(path) (\(codec)) to \(sends[0].0.name)"
         }
         let pictures = sends.map { picture($0.1) }
         let each =
             Set(pictures).count == 1
             ? pictures[0] : zip(sends, pictures).map { "\($0.0.name) \($1)" }.joined(separator: "; ")
-        return "Screen to \(sends.count) people: \(each); \(total) in all, \(path) (\(codec))"
+        return "Screen to \(sends.count) people: \(each); \(total) in all\(policy), \(path) (\(codec))"
     }
 
     /// The line as written: the time to the millisecond, rates and levels to a tenth, each

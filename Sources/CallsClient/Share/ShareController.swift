@@ -114,6 +114,7 @@ public actor ShareController {
         guard case .whip(var options) = configuration.destination else {
             guard case .room(var options) = configuration.destination else { return .stopped }
             options.cameraFeed = director?.feed
+            if let capture = configuration.capture { options.screenSource = capture }
             return try await joinAndFollow(options, events)
         }
         options.camera = director?.feed
@@ -226,6 +227,7 @@ public actor ShareController {
         let started = ContinuousClock.now
         var noticesShown: Set<String> = []
         var shareStopped = false
+        var ending = Ending.stopped
         while true {
             let asked = await stopRequested.wait(upTo: .seconds(1))
             let stats = await call.statistics()
@@ -233,6 +235,11 @@ public actor ShareController {
             let notices = stats.watchdog?.notices ?? []
             for notice in notices where !noticesShown.contains(notice) { events(.notice("Notice: \(notice)")) }
             noticesShown = Set(notices)
+            for notice in configuration.capture?.takeNotices() ?? [] { events(.notice(notice)) }
+            if let failure = configuration.capture?.failure {
+                ending = .failed("the screen capture ended: \(failure)")
+                break
+            }
             if asked { break }
             let elapsed = started.duration(to: .now)
             if let duration = configuration.duration, elapsed >= duration { break }
@@ -245,13 +252,23 @@ public actor ShareController {
         }
         self.call = nil
         await call.stop()
-        return .stopped
+        return ending
     }
 
     /// In a room that shares a screen: stops the share, or shares again (the call goes on).
     /// Returns whether it shares now; nil where there is no screen to share.
     public func toggleSharing() async -> Bool? {
         guard let call, case .room(let options) = configuration.destination, options.shareScreen else { return nil }
+        if !sharing, let capture = configuration.capture, capture.session == nil {
+            // Stopping the share closed the capture: open it again (a portal by its restore
+            // token, no picker where one was saved).
+            do {
+                try await capture.prepare()
+            } catch {
+                logger.warning("the screen capture could not be opened again: \(error)")
+                return false
+            }
+        }
         sharing.toggle()
         await call.setSharing(sharing)
         return sharing
