@@ -24,6 +24,12 @@ The links, each set up before the receiver and the share start and taken down on
                         rate, as a packet share: our rtxSent / packetsSent.
   chromium-detail-1500, chromium-vp8-600, chromium-loss-10
                         the same links and thresholds with headless Chromium as the receiver.
+  room-detail-then-motion
+                        a room of `sharectl serve` on the 1500 link: `share --room --policy detail`
+                        of the synthetic 1920x1080, `watch` as the viewer: it decodes 1920 wide;
+                        then `policy motion` typed on the sharer's standard input: within 10 s the
+                        viewer decodes at most 1280 wide at >= 20 fps over 5 s, on the same section
+                        (the same mid: no new offer) and the same connection (none renewed).
 
 How each figure is had:
   decoded fps       the receiver's frames decoded / the share's 20 s (it counts from the share's
@@ -50,6 +56,7 @@ gate's line also says Chromium's freezes, packets lost, NACKs and frames dropped
 """
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -57,12 +64,14 @@ from collections import Counter, namedtuple
 
 from lib.chromium import WHIPReceiver
 from lib.network import clear_drops, drop_udp, sh
-from lib.paths import ROOT
+from lib.paths import ROOT, WORK
 from lib.peers import last_session, start_aiortc
 from lib.ports import wait_http
 from lib.processes import stop
+from lib.room import Participant, Server
 from lib.sharectl import Share
 from lib.suite import GateSkipped, choose, finish, record, run_gates
+from lib.waits import wait_for
 
 SECONDS = 20
 TABLE = "sharectl_links"
@@ -304,7 +313,47 @@ def gate(name):
     return lambda: (aiortc_gate if case.receiver == "aiortc" else chromium_gate)(name, case)
 
 
-GATES = [(name, gate(name)) for name in CASES]
+def room_detail_then_motion():
+    name = "room-detail-then-motion"
+    case = CASES["aiortc-detail-1500"]._replace(receiver="room")
+    server = sharer = viewer = None
+    with link(case):
+        try:
+            server = Server("links", state=False, log=os.path.join(WORK, f"{name}.serve.log"))
+            invite = server.start()
+            sharer = Participant("ana", ["share", "--room", invite, "--size", "1920x1080", "--fps", "30",
+                                         "--policy", "detail", "--no-audio"],
+                                 os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"),
+                                 typing=True)
+            viewer = Participant("bo", ["watch", invite], os.path.join(WORK, f"{name}.bo.jsonl"),
+                                 os.path.join(WORK, f"{name}.bo.log"))
+            screen = lambda: viewer.peer("ana").get("screen") or {}
+            detail = wait_for(lambda: screen().get("width") == 1920 and screen().get("framesDecoded", 0) > 5 and screen(), 40)
+            mid = (detail or {}).get("mid")
+            sharer.type("policy motion")
+            motion = wait_for(lambda: 0 < screen().get("width", 0) <= 1280 and screen(), 10)
+            before = screen().get("framesDecoded", 0)
+            time.sleep(5)
+            after = screen()
+            fps = (after.get("framesDecoded", 0) - before) / 5
+            renewed = (viewer.last() or {}).get("connectionsRenewed", 0) + (sharer.last() or {}).get("connectionsRenewed", 0)
+            said = "Send policy: motion and video (1 connection)" in sharer.output()
+            ok = (bool(detail) and bool(motion) and after.get("mid") == mid and fps >= 20 and renewed == 0 and said)
+            record(name, ok, f"detail: {'decoded 1920 wide' if detail else 'never 1920 wide'} "
+                             f"({(detail or screen()).get('width')}x{(detail or screen()).get('height')}); after 'policy motion' "
+                             f"(said: {said}): {after.get('width')}x{after.get('height')} at {fps:.1f} fps over 5 s; "
+                             f"mid {mid!r} then {after.get('mid')!r}; connections renewed {renewed}; link {link_name(case)}")
+            if not ok:
+                print(sharer.output()[-1500:])
+        finally:
+            for member in (viewer, sharer):
+                if member:
+                    member.stop()
+            if server:
+                server.stop()
+
+
+GATES = [(name, gate(name)) for name in CASES] + [("room-detail-then-motion", room_detail_then_motion)]
 
 
 def main():

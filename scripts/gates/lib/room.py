@@ -55,9 +55,9 @@ class Server:
 
 class Participant:
     """`sharectl ARGS --name NAME --stats-json STATS` (share --room or watch), output into `log`,
-    in a session of its own."""
+    in a session of its own; with `typing`, a pipe to its standard input (`type`)."""
 
-    def __init__(self, name, args, stats, log, env=None):
+    def __init__(self, name, args, stats, log, env=None, typing=False):
         self.name = name
         self.stats = stats
         self.log = log
@@ -65,7 +65,12 @@ class Participant:
             os.remove(stats)
         self.process = subprocess.Popen([SHARECTL, *args, "--name", name, "--stats-json", stats],
                                         stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-                                        start_new_session=True)
+                                        start_new_session=True, stdin=subprocess.PIPE if typing else None, text=True)
+
+    def type(self, line):
+        """Types one command on its standard input (`policy motion`, `keyframe`)."""
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
 
     def lines(self, skip_broken=False):
         """Every stats line so far; [] while the file is missing or (without `skip_broken`) its
