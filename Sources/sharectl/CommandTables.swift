@@ -62,6 +62,14 @@ enum CommandTables {
                 "listen", "HOST:PORT", default: "127.0.0.1:0", "where the room server listens; port 0 is any free port"),
             codec,
             .choice("camera", ["none", "synthetic"], default: "none", "the synthetic camera beside the screen"),
+            .value(
+                "source", "SOURCE", default: "synthetic",
+                completion: .words([
+                    "synthetic", "portal", "portal:monitor", "portal:window", "portal:virtual", "pipewire:"
+                ]),
+                "what the demo shares: the synthetic screen, the real screen through the portal, or a PipeWire node"),
+            .flag("unattended", "never wait at the portal's picker: restore the saved grant"),
+            restoreTokenFile, .flag("no-cursor", "leave the cursor out of a portal capture"),
             verbose, logLevel
         ],
         notes: [

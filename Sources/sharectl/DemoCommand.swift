@@ -34,9 +34,23 @@ enum DemoCommand {
             loop.stop()
             throw ShareFailure(description: "demo: the room server could not start: \(error)")
         }
+        // `--source portal` shares the real screen: opened (and granted) before anything joins.
+        let capture = try CaptureSourceArguments.make(
+            arguments.valueOrDefault("source"), arguments, loop: loop, logger: logger)
+        defer { capture?.stop() }
+        if let capture {
+            do {
+                try await capture.prepare()
+            } catch {
+                await server.stop()
+                loop.stop()
+                throw ShareFailure(description: "demo: could not open the screen: \(error)")
+            }
+        }
+        let screen = capture.map(CaptureSourceArguments.describe) ?? "a synthetic 1280×720 screen"
         say(
             """
-            sharectl demo — a room call on this machine: the room server, a synthetic 1280×720 screen and a
+            sharectl demo — a room call on this machine: the room server, \(screen) and a
             440 Hz tone shared into the room by "sharectl", and the built-in viewer "viewer" decoding them
             (ICE, DTLS-SRTP, H.264 and Opus; the viewer plays the call's audio through PipeWire when there is an
             output, else it counts it).
@@ -59,6 +73,7 @@ enum DemoCommand {
         let viewer = CallSession.Options(invite: invite, name: "viewer")
         func controller(_ options: CallSession.Options, _ name: String) -> ShareController {
             var configuration = ShareController.Configuration(destination: .room(options))
+            if options.shareScreen { configuration.capture = capture }
             configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
             let made = ShareController(configuration: configuration, loop: loop, logger: logger.child(name))
             KeptControllers.keep(made)
@@ -104,6 +119,7 @@ enum DemoCommand {
             return failures
         }
         await server.stop()
+        capture?.stop()  // the portal session closes through the loop: before it stops
         loop.stop()
         if let failure = failures.first { throw ShareFailure(description: "demo: \(failure)") }
         let last = seen.withLock { $0 }
