@@ -95,18 +95,23 @@ package final class ScenarioRunner {
         }
         guard let invite else { throw Failure(description: "a scenario without \"server\": true has nowhere to meet") }
         for sharer in scenario.start.sharers {
-            guard sharer.source == "synthetic" else {
+            guard sharer.source == "synthetic" || sharer.source == "portal" else {
                 throw Failure(
                     description:
-                        "\(sharer.name): a room share takes only the synthetic screen for now, not '\(sharer.source)'")
+                        "\(sharer.name): a room share takes the synthetic screen or the portal's, not '\(sharer.source)'"
+                )
             }
             guard sharer.fps <= 30 else {
                 throw Failure(description: "\(sharer.name): a room share goes up to 30 fps, not \(sharer.fps)")
             }
+            // The sharer's source (synthetic, or the real screen: portal with its saved grant) and
+            // its send policy go to `share --room` as they are.
             var arguments = [
                 "share", "--name", sharer.name, "--size", "\(sharer.width)x\(sharer.height)",
-                "--fps", "\(sharer.fps)", "--codec", sharer.codec, "--audio", "none"
+                "--fps", "\(sharer.fps)", "--codec", sharer.codec, "--audio", "none", "--policy", sharer.policy,
+                "--source", sharer.source
             ]
+            if sharer.source.hasPrefix("portal") { arguments.append("--unattended") }
             if let camera = cameraArgument(for: sharer) { arguments += ["--camera", camera] }
             _ = try launch(sharer.name, setup.executable, arguments, room: invite, stats: .sharer)
         }
