@@ -8,7 +8,8 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
   browser         sharectl "Ana" shares the synthetic screen and a tone; Chromium "Bo" joins from
                   the invite link with its fake camera and microphone and shares its fake screen.
                   Bo decodes Ana's screen on the stage and hears her tone; Ana decodes Bo's camera,
-                  his screen (a section his browser added by a re-offer) and his audio above silence.
+                  his screen (a section his browser added by a re-offer) and his audio above silence;
+                  the "Your name / Join" form is gone from the page once he has joined.
   three           sharectl "Cy" (`watch` with a synthetic camera and tone) joins too: everyone
                   decodes everyone (both screens, cameras, audio) in the mesh.
   server-restart  the server is killed and started again 2 s later on the same port and state
@@ -101,14 +102,17 @@ async def gate_browser(call):
     got = await wait_for_async(ready, 60)
     bo_ana, ana_bo = got or (await call.bo.peer("Ana"), call.ana.peer("Bo"))
     screen, camera, audio = bo_ana.get("screen") or {}, ana_bo.get("camera") or {}, ana_bo.get("audio") or {}
-    record("browser", got is not None,
+    # Joined (the page took &name=): the "Your name / Join" form is gone from the layout.
+    form_shown = await call.bo.evaluate("document.getElementById('join-form').getClientRects().length > 0")
+    record("browser", got is not None and form_shown is False,
            f"Chromium decodes Ana's screen {frames(screen)} frames at {screen.get('width')}x{screen.get('height')} "
            f"(on the stage: {screen.get('shown')}), hears her tone {(bo_ana.get('audio') or {}).get('hearing')} "
            f"(energy {(bo_ana.get('audio') or {}).get('energy', 0):.4f}); sharectl decodes Bo's camera {frames(camera)} "
            f"frames at {camera.get('width')}x{camera.get('height')} and {audio.get('samplesDecoded')} samples of his "
            f"audio (loudest of the last second {audio.get('levelDbfs')} dBFS, heard: {audio.get('hearing')}), and his "
            f"screen {frames(ana_bo.get('screen'))} frames at {(ana_bo.get('screen') or {}).get('width')}x"
-           f"{(ana_bo.get('screen') or {}).get('height')}; connection {(ana_bo.get('connection') or {}).get('state')}")
+           f"{(ana_bo.get('screen') or {}).get('height')}; connection {(ana_bo.get('connection') or {}).get('state')}; "
+           f"the join form still laid out after joining: {form_shown}")
 
 
 async def gate_three(call):
