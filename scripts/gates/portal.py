@@ -26,6 +26,11 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   `sharectl serve`, with `watch` as the viewer: the sharer names the portal's
                   screen and the policy, its encoder runs under detail, and the viewer decodes
                   the portal's 1280x720 with the content moving (>= 5 fps over the last 5 s).
+  resize          the same room share, and the compositor's output changes size mid-share
+                  (`swaymsg output HEADLESS-1 resolution 1024x768`): within 4 s (3 s, plus the
+                  viewer's stats' second) the viewer decodes the new 4:3 picture (at the scale the
+                  send policy holds then: a larger one waits the policy's 5 s), on the same
+                  section (the same mid: no new offer); the output is given its size back after.
   session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
                   message and a non-zero exit.
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -47,7 +52,7 @@ from lib.suite import choose, finish, record, record_broken
 from lib.waits import wait_for
 
 sys.path.insert(0, os.path.join(ROOT, "scripts", "portal"))
-from stack import PortalStack, terminate  # noqa: E402  (the portal stack, scripts/portal/stack.py)
+from stack import OUTPUT, PortalStack, terminate  # noqa: E402  (the portal stack, scripts/portal/stack.py)
 
 TOKEN = os.path.join(WORK, "portal.restore-token")
 
@@ -356,6 +361,42 @@ def room(stack):
         server.stop()
 
 
+def resize(stack):
+    name = "portal-resize"
+    stack.start_content()
+    server = Server("portal-resize", state=False, log=os.path.join(WORK, f"{name}.serve.log"))
+    invite = server.start()
+    sharer = viewer = None
+    try:
+        sharer = Participant("ana", ["share", "--room", invite, "--source", "portal", "--unattended",
+                                     "--restore-token-file", TOKEN, "--no-audio"],
+                             os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=stack.env)
+        viewer = Participant("bo", ["watch", invite], os.path.join(WORK, f"{name}.bo.jsonl"),
+                             os.path.join(WORK, f"{name}.bo.log"))
+        screen = lambda: viewer.peer("ana").get("screen") or {}
+        before = wait_for(lambda: screen().get("framesDecoded", 0) > 30 and screen(), 40) or {}
+        changed_at = time.time()
+        answer = stack.output(["swaymsg", "output", OUTPUT, "resolution", "1024x768"])
+        four_by_three = lambda s: s.get("height") and abs(s["width"] / s["height"] - 4 / 3) < 0.02
+        after = wait_for(lambda: four_by_three(screen()) and screen(), 15) or {}
+        took = time.time() - changed_at
+        time.sleep(2)
+        later = screen()
+        ok = (bool(before) and b'"success": true' in answer and bool(after) and took <= 4.0
+              and later.get("mid") == before.get("mid") and later.get("framesDecoded", 0) > after.get("framesDecoded", 0))
+        record(name, ok, f"decoded {before.get('width')}x{before.get('height')} on mid {before.get('mid')!r}; after the "
+                         f"output went to 1024x768: {after.get('width')}x{after.get('height')} (4:3) after {took:.1f} s "
+                         f"(needs <= 4), mid {later.get('mid')!r}, frames {after.get('framesDecoded')}→{later.get('framesDecoded')}")
+        if not ok:
+            print(sharer.output()[-2000:])
+    finally:
+        stack.output(["swaymsg", "output", OUTPUT, "resolution", stack.size])
+        for member in (viewer, sharer):
+            if member:
+                member.stop()
+        server.stop()
+
+
 def sources(stack):
     name = "sources"
     out = subprocess.run([SHARECTL, "sources", "--restore-token-file", TOKEN], capture_output=True, text=True,
@@ -383,7 +424,7 @@ def no_portal(stack):
         stack.start_portal()
 
 
-NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room",
+NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "resize",
          "session-closed", "no-portal", "teardown"]
 
 
@@ -406,6 +447,7 @@ def main():
             ("restart", lambda: restart(stack)),
             ("pipewire-node", lambda: pipewire_node(stack)),
             ("room", lambda: room(stack)),
+            ("resize", lambda: resize(stack)),
             ("session-closed", lambda: session_closed(stack)),
             ("no-portal", lambda: no_portal(stack)),
         ]
