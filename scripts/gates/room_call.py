@@ -9,7 +9,9 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   the invite link with its fake camera and microphone and shares its fake screen.
                   Bo decodes Ana's screen on the stage and hears her tone; Ana decodes Bo's camera,
                   his screen (a section his browser added by a re-offer) and his audio above silence;
-                  the "Your name / Join" form is gone from the page once he has joined.
+                  the "Your name / Join" form is gone from the page once he has joined; and a
+                  DevTools screenshot of the stage and of Ana's camera tile holds the synthetic
+                  picture (lit, with its blue), not black.
   three           sharectl "Cy" (`watch` with a synthetic camera and tone) joins too: everyone
                   decodes everyone (both screens, cameras, audio) in the mesh.
   server-restart  the server is killed and started again 2 s later on the same port and state
@@ -104,7 +106,12 @@ async def gate_browser(call):
     screen, camera, audio = bo_ana.get("screen") or {}, ana_bo.get("camera") or {}, ana_bo.get("audio") or {}
     # Joined (the page took &name=): the "Your name / Join" form is gone from the layout.
     form_shown = await call.bo.evaluate("document.getElementById('join-form').getClientRects().length > 0")
-    record("browser", got is not None and form_shown is False,
+    # What the page paints, not only what getStats counts: a screenshot of the stage (Ana's
+    # screen) and of Ana's camera tile holds the synthetic picture (lit, its blue), not black.
+    stage = painted(await call.bo.picture('#stage figure:not([data-peer="self"]) video'))
+    tile = painted(await call.bo.picture("#tiles figure:not(.self) video"))
+    pictures_ok = all(p is not None and p[2] >= 0.5 and p[3] >= 0.15 for p in (stage, tile))
+    record("browser", got is not None and form_shown is False and pictures_ok,
            f"Chromium decodes Ana's screen {frames(screen)} frames at {screen.get('width')}x{screen.get('height')} "
            f"(on the stage: {screen.get('shown')}), hears her tone {(bo_ana.get('audio') or {}).get('hearing')} "
            f"(energy {(bo_ana.get('audio') or {}).get('energy', 0):.4f}); sharectl decodes Bo's camera {frames(camera)} "
@@ -112,7 +119,21 @@ async def gate_browser(call):
            f"audio (loudest of the last second {audio.get('levelDbfs')} dBFS, heard: {audio.get('hearing')}), and his "
            f"screen {frames(ana_bo.get('screen'))} frames at {(ana_bo.get('screen') or {}).get('width')}x"
            f"{(ana_bo.get('screen') or {}).get('height')}; connection {(ana_bo.get('connection') or {}).get('state')}; "
-           f"the join form still laid out after joining: {form_shown}")
+           f"the join form still laid out after joining: {form_shown}; painted (w, h, lit, blue, mean RGB; "
+           f"want lit >= 0.5, blue >= 0.15): stage {stage}, Ana's camera tile {tile}")
+
+
+def painted(picture):
+    """(width, height, the share of pixels lit (a channel over 40), the share bluer than red by
+    30 (the synthetic pattern's background), mean RGB) of a screenshot; None if there was none."""
+    if not picture:
+        return None
+    width, height, pixels = picture
+    count = width * height
+    lit = sum(1 for i in range(0, len(pixels), 3) if max(pixels[i:i + 3]) > 40) / count
+    blue = sum(1 for i in range(0, len(pixels), 3) if pixels[i + 2] > pixels[i] + 30) / count
+    mean = [round(sum(pixels[c::3]) / count) for c in range(3)]
+    return width, height, round(lit, 2), round(blue, 2), mean
 
 
 async def gate_three(call):

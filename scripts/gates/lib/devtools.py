@@ -2,6 +2,8 @@
 protocol. Needs aiohttp: a suite that imports this calls paths.rerun_in_venv_without("aiohttp")
 first."""
 import asyncio
+import base64
+import io
 import json
 import os
 import subprocess
@@ -79,6 +81,39 @@ class Browser:
             if info.get("name") == name:
                 return info
         return {}
+
+    async def command(self, method, params=None):
+        """One DevTools command; its result ({} if it gave none)."""
+        self.next_id += 1
+        ident = self.next_id
+        await self.ws.send_str(json.dumps({"id": ident, "method": method, "params": params or {}}))
+        while True:
+            message = await asyncio.wait_for(self.ws.receive(), 20)
+            if message.type != aiohttp.WSMsgType.TEXT:
+                raise RuntimeError(f"DevTools socket of {self.name} closed")
+            data = json.loads(message.data)
+            if data.get("id") == ident:
+                return data.get("result") or {}
+
+    async def picture(self, selector):
+        """What the page paints inside the first element matching `selector`, as a screenshot
+        (DevTools Page.captureScreenshot, PNG) decoded by PyAV: (width, height, RGB bytes), or
+        None when there is no such element or it has no size."""
+        box = await self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null; "
+            "const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()")
+        if not box or box[2] < 2 or box[3] < 2:
+            return None
+        shot = await self.command("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}})
+        import av  # PyAV, from aiortc's dependencies in the virtualenv
+        container = av.open(io.BytesIO(base64.b64decode(shot["data"])))
+        frame = next(container.decode(video=0)).reformat(format="rgb24")
+        plane = frame.planes[0]
+        rows = bytes(plane)
+        pixels = b"".join(rows[y * plane.line_size:y * plane.line_size + frame.width * 3] for y in range(frame.height))
+        return frame.width, frame.height, pixels
 
     async def stage_figures(self):
         """Screens of others on the stage (a browser that shares shows its own preview there too)."""
