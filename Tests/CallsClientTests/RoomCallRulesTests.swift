@@ -90,3 +90,18 @@ import Testing
                 == .wedge(mid: "4", followsRebuild: false))
     }
 }
+
+/// Signalling tried again every half second while the server would keep our place, then 2 s
+/// doubling to a minute; back to quick once it is up again.
+@Suite struct SignallingRetryTests {
+    @Test func quickWithinTheGraceThenBackingOffToAMinute() {
+        var retry = SignallingRetry()
+        #expect(retry.failed(downFor: .seconds(1)) == .milliseconds(500))
+        #expect(retry.failed(downFor: .seconds(14)) == .milliseconds(500))
+        let later = [15, 17, 21, 29, 45, 77, 137, 197, 257].map { retry.failed(downFor: .seconds($0)) }
+        #expect(later == [2, 4, 8, 16, 32, 60, 60, 60, 60].map { Duration.seconds($0) })
+        retry.succeeded()
+        #expect(retry.failed(downFor: .seconds(1)) == .milliseconds(500))
+        #expect(retry.failed(downFor: .seconds(20)) == .seconds(2), "a new outage starts its backoff from 2 s")
+    }
+}

@@ -28,6 +28,8 @@ extension CallSession {
         let generation = socketGeneration
         self.socket = socket
         signallingUp = true
+        signallingDownSince = nil
+        retry.succeeded()
         socket.send(RoomMessage.join(name: options.name, resume: resumeKey).text)
         spawn { [weak self] in
             for await event in socket.events {
@@ -51,6 +53,7 @@ extension CallSession {
         guard signallingUp else { return }
         signallingUp = false
         socket = nil
+        signallingDownSince = .now
         logger.notice("signalling lost (\(reason)); reconnecting with the resume key")
         await watch.signalling(up: false, now: .now)
         scheduleReconnect(after: .milliseconds(250))
@@ -65,7 +68,7 @@ extension CallSession {
         }
     }
 
-    /// One attempt, off the job queue; a failed one tries again in half a second.
+    /// One attempt, off the job queue; a failed one tries again as `SignallingRetry` says.
     func reconnect() {
         reconnecting = false
         guard !signallingUp, !stopping else { return }
@@ -84,8 +87,9 @@ extension CallSession {
     func attemptEnded(failure: String?) {
         reconnecting = false
         guard let failure else { return }
-        logger.info("signalling: \(failure)")
-        scheduleReconnect(after: .milliseconds(500))
+        let wait = retry.failed(downFor: signallingDownSince.map { $0.duration(to: .now) } ?? .zero)
+        logger.info("signalling: \(failure); again in \(wait.inSeconds) s")
+        scheduleReconnect(after: wait)
     }
 
     // MARK: Messages

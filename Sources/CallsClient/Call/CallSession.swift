@@ -155,6 +155,9 @@ public actor CallSession {
     var socketGeneration = 0
     var signallingUp = false
     var reconnecting = false
+    /// Since when signalling has been down, and how soon to try again (`SignallingRetry`).
+    var signallingDownSince: ContinuousClock.Instant?
+    var retry = SignallingRetry()
     var stopping = false
     /// Glare, renewal and which offers are needed, decided as values.
     var rules = RoomCallRules()

@@ -105,3 +105,30 @@ struct RoomCallRules: Sendable {
         }
     }
 }
+
+/// How soon signalling is tried again after a failed attempt. While the room server keeps our
+/// place (a participant's grace, 15 s unless `serve --grace` says otherwise) every half second,
+/// so a restart or a cut is bridged at once with the resume key; after that the server is gone
+/// for longer than a cut, and the attempts back off as a WHIP share's do: 2 s, doubling to a
+/// minute (a kiosk left in a room whose server is down for hours does not knock twice a second).
+/// When it answers again we join as a new participant.
+public struct SignallingRetry: Sendable, Equatable {
+    public static let quickPeriod: Duration = .seconds(15)
+    public static let quickDelay: Duration = .milliseconds(500)
+    public static let backoff = Backoff(first: .seconds(2), cap: .seconds(60))
+
+    /// Attempts that failed after the quick period.
+    public private(set) var failures = 0
+
+    public init() {}
+
+    /// A failed attempt, `downFor` after signalling went down: the wait before the next.
+    public mutating func failed(downFor: Duration) -> Duration {
+        guard downFor >= Self.quickPeriod else { return Self.quickDelay }
+        defer { failures += 1 }
+        return Self.backoff.delay(afterFailures: failures)
+    }
+
+    /// Signalling is up again.
+    public mutating func succeeded() { failures = 0 }
+}
