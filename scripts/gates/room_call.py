@@ -221,6 +221,8 @@ async def gate_long_outage(call):
         return call.ana.last().get("reconnecting") and call.cy.last().get("reconnecting")
 
     shown = await wait_for_async(said, 10, interval=0.25)
+    # The browser says it by the same rule (signalling down 4 s).
+    browser_said = await wait_for_async(lambda: call.bo.evaluate("window.sharectlState.reconnecting"), 6, interval=0.25)
     during = await readings(call)
     await asyncio.sleep(max(0.0, 6.0 - 4.5))
     call.server.start()
@@ -231,13 +233,16 @@ async def gate_long_outage(call):
                 and not c.get("reconnecting"))
 
     back = await wait_for_async(cleared, 15, interval=0.25)
+    browser_cleared = await wait_for_async(
+        lambda: call.bo.evaluate("!window.sharectlState.reconnecting && window.sharectlState.joined"), 10, interval=0.25)
     after = await readings(call)
     through = all(during[k] > before[k] for k in before) and all(after[k] > during[k] for k in before)
     printed = "Reconnecting…" in call.ana.output()
-    ok = bool(shown) and bool(back) and through and printed
+    ok = bool(shown) and bool(back) and through and printed and bool(browser_said) and bool(browser_cleared)
     record("long-outage", ok,
            f"'Reconnecting…' shown by both while the server was away: {bool(shown)} (printed by Ana: {printed}); "
-           f"cleared after it came back: {bool(back)}; "
+           f"cleared after it came back: {bool(back)}; the browser (Bo) said it: {bool(browser_said)}, cleared: "
+           f"{bool(browser_cleared)}; "
            + ", ".join(f"{k} {before[k]}→{during[k]}→{after[k]}" for k in before))
 
 

@@ -226,9 +226,11 @@ async def gate_flood(call):
                      f"flood closed {flood_code}; the call goes on: {detail}")
 
 
-async def resume_gate(call, name, interrupt):
-    """Interrupts signalling; judges that media flows throughout and nobody shares again."""
+async def resume_gate(call, name, interrupt, quiet=False):
+    """Interrupts signalling; judges that media flows throughout and nobody shares again. With
+    `quiet` (a cut shorter than 4 s), neither page says "Reconnecting…" (sharectl's rule)."""
     before = await figures(call.ana, call.bo)
+    since = max((e.get("t", 0) for e in before["ana"].get("events", [])), default=0)
     shares_sent = before["ana"].get("sharesSent")
     shares_seen = before["bo"].get("sharesReceived")
     resumes = (before["ana"].get("resumes", 0), before["bo"].get("resumes", 0))
@@ -236,6 +238,7 @@ async def resume_gate(call, name, interrupt):
               before["ana_at_bo"].get("offers", 0) + before["ana_at_bo"].get("answers", 0))
     await interrupt()
     during = await figures(call.ana, call.bo)
+    status_during = [await page.evaluate("document.getElementById('status').textContent") for page in (call.ana, call.bo)]
     signalling_down = not during["ana"].get("joined") and not during["bo"].get("joined")
 
     async def resumed():
@@ -255,14 +258,19 @@ async def resume_gate(call, name, interrupt):
     fresh = (after["ana"].get("freshJoins"), after["bo"].get("freshJoins"))
     connected = (after["bo_at_ana"].get("connectionState"), after["ana_at_bo"].get("connectionState"))
     shares_again = after["ana"].get("sharesSent") != shares_sent or after["bo"].get("sharesReceived") != shares_seen
+    said = [who for who in ("ana", "bo") if any(e.get("kind") == "reconnecting" and e.get("on") and e.get("t", 0) > since
+                                                for e in after[who].get("events", []))]
     ok = (signalling_down and back is not None and through and still and same_ids and fresh == (1, 1)
           and not shares_again and not renegotiated and connected == ("connected", "connected")
-          and after["ana_at_bo"].get("screen", {}).get("shown"))
+          and after["ana_at_bo"].get("screen", {}).get("shown")
+          and not (quiet and (said or any("econnecting" in (s or "") for s in status_during))))
     record(name, ok, f"signalling down for both: {signalling_down}; resumed: {back is not None} with the same ids "
                      f"{same_ids} (fresh joins {fresh}); during the outage {detail_during}; after {detail_after}; "
                      f"shares sent {shares_sent}→{after['ana'].get('sharesSent')}, seen by Bo "
                      f"{shares_seen}→{after['bo'].get('sharesReceived')}; renegotiated {renegotiated}; "
-                     f"connections {connected}")
+                     f"connections {connected}; said Reconnecting…: {said or 'nobody'}, the pages' status during "
+                     f"the cut {status_during}"
+                     f"{' (a cut under 4 s: nobody should)' if quiet else ''}")
     if not ok:
         print("  Ana events:", json.dumps(after["ana"].get("events", [])[-15:])[:3000])
         print("  Bo events:", json.dumps(after["bo"].get("events", [])[-15:])[:3000])
@@ -273,7 +281,7 @@ async def gate_cut(call):
         await call.ana.evaluate("window.sharectlDebug.cutSignalling(2000)")
         await call.bo.evaluate("window.sharectlDebug.cutSignalling(2000)")
         await asyncio.sleep(1.0)
-    await resume_gate(call, "signalling-cut", interrupt)
+    await resume_gate(call, "signalling-cut", interrupt, quiet=True)
 
 
 async def gate_restart(call):

@@ -20,12 +20,14 @@
   const state = window.sharectlState = {
     room: roomName, id: null, name: null, connected: false, joined: false,
     welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0, connectionsRenewed: 0,
+    reconnecting: false,
     local: { audio: false, video: false, screen: false, error: null },
     participants: {}, errors: [], events: [], faults: [],
   };
   const peers = new Map();         // id -> Peer
   let socket = null;
   let resumeKey = null;
+  let signallingDownSince = null;  // Date.now() when the socket closed; null while it is up
   let outbox = [];                 // signalling sent while the socket is down, in order
   let localStream = null;
   let screenStream = null;
@@ -79,7 +81,9 @@
       state.joined = false;
       note('socket-closed', { code: event.code });
       if (leaving || event.code === 4000) { setStatus(leaving ? 'Left' : 'Joined elsewhere'); return; }
-      setStatus('Signalling lost — reconnecting…');
+      // Said by sharectl's rule (ReconnectWatch): only once signalling has been down 4 s, or a
+      // connection has failed for 3 s; a cut bridged at once says nothing.
+      if (signallingDownSince === null) signallingDownSince = Date.now();
       state.reconnects += 1;
       setTimeout(connect, Math.max(retryMs, holdUntil - Date.now()));
       retryMs = Math.min(retryMs * 2, 2000);
@@ -133,6 +137,8 @@
     state.id = message.id;
     resumeKey = message.resume;
     state.joined = true;
+    signallingDownSince = null;
+    judgeReconnecting();
     setStatus(`In room ${roomName} as ${state.name} (${state.id})`);
     if (resumed) {
       state.resumes += 1;
@@ -227,6 +233,7 @@
       };
       pc.onconnectionstatechange = () => {
         this.info.connectionState = pc.connectionState;
+        this.failedSince = pc.connectionState === 'failed' ? (this.failedSince || Date.now()) : null;
         note('connection', { id: this.id, state: pc.connectionState });
         if (pc.connectionState === 'connected') this.renewals = 0;
         if (pc.connectionState !== 'failed') return;
@@ -510,6 +517,19 @@
 
   // MARK: media reports, once a second
 
+  // "Reconnecting…" by sharectl's rule: signalling down 4 s, or a connection failed for 3 s.
+  function judgeReconnecting() {
+    const now = Date.now();
+    const down = signallingDownSince !== null && now - signallingDownSince >= 4000;
+    const failed = [...peers.values()].some((p) => p.failedSince && now - p.failedSince >= 3000);
+    const reconnecting = down || failed;
+    if (reconnecting === state.reconnecting) return;
+    state.reconnecting = reconnecting;
+    note('reconnecting', { on: reconnecting });
+    if (reconnecting) setStatus('Reconnecting…');
+    else if (state.joined) setStatus(`In room ${roomName} as ${state.name} (${state.id})`);
+  }
+
   async function reportMedia() {
     if (state.id === null) return;  // measured while signalling is down too; sent only when it is up
     const now = Date.now();
@@ -598,6 +618,7 @@
     setStatus('Joining…');
     connect();
     setInterval(reportMedia, 1000);
+    setInterval(judgeReconnecting, 250);
     $('leave').hidden = false;
     if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) $('share').hidden = false;
     if (params.get('share') === '1') startShare();
