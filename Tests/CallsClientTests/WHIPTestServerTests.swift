@@ -89,12 +89,13 @@ final class WHIPTestServer {
 }
 
 extension WHIPTestServer {
-    /// Polls the server's log until `condition` holds; fails after 10 s (a guard, not a timing).
+    /// Polls the server's log until `condition` holds; fails after 30 s (a guard, not a timing: a
+    /// full parallel test run on a busy 2-core machine was seen to need more than 10).
     func waitFor(using http: HTTPClient, _ condition: ([ReceivedRequest]) -> Bool) async throws {
         var log: [ReceivedRequest] = []
         try await until(
             "the server's log becomes what the test waits for (it holds \(log.map(\.path)))",
-            within: .seconds(10), every: .milliseconds(20)
+            within: .seconds(30), every: .milliseconds(20)
         ) {
             log = try await received(using: http)
             return condition(log)
