@@ -23,9 +23,11 @@ judges its part of the guest's output and prints the director's words with their
                     capped at 500 kbit/s in sharectl's figures and received at <= ~500 kbit/s; the
                     camera dies, the director switches to the spare (same track, one session) and
                     the camera goes on being decoded.
-  share-camera-alone (no VM) `share --source none --camera …` for 12 s: the camera alone decoded at
-                    640x480 (once the rate has climbed from its 300 kbit/s start) in one session
-                    through the same switch.
+  share-camera-alone (no VM) `share --source none --camera …` for 12 s: the camera alone decoded
+                    in one session through the same switch, at its full 640x480, or smaller only
+                    where the share's status line says what held it back ("limited by
+                    bandwidth" or "cpu": the rate starts at 300 kbit/s, and a quiet synthetic
+                    camera sending 40 kbit/s may not have shown the link carries more).
   room-camera       (no VM) `share --room --camera synthetic:cam --share-for 7` with `watch` as the
                     viewer: Ana's camera decoded at <= 360 lines while her screen is shared, at
                     640x480 after the share stops (the call goes on), her figures saying capped
@@ -401,11 +403,13 @@ def share_camera_alone_gate():
         sizes = (s.get("video") or {}).get("sizes") or {}
         steps = [l[len("Camera: "):] for l in run.stdout.splitlines()
                  if l.startswith("Camera: ") and not re.match(r"Camera: \d", l)]
-        ok = (run.returncode == 0 and sizes.get("640x480", 0) > 0 and len(sessions) == 1
+        explained = any("limited by" in l for l in run.stdout.splitlines() if re.match(r"Camera: \d", l))
+        ok = (run.returncode == 0 and (sizes.get("640x480", 0) > 0 or (sizes and explained)) and len(sessions) == 1
               and len(s.get("videos") or []) == 1 and "Switching to Synthetic spare" in steps and s.get("deleted") is True)
         if not ok:
             print(run.stdout[-1500:] + run.stderr[-1500:], flush=True)
-        record(name, ok, f"exit {run.returncode}, aiortc decoded {sizes} on {len(s.get('videos') or [])} video "
+        record(name, ok, f"exit {run.returncode}, aiortc decoded {sizes} (the share said what held it back: "
+               f"{explained}) on {len(s.get('videos') or [])} video "
                f"section(s) in {len(sessions)} session(s) through the steps {steps}")
     finally:
         stop(endpoint)
