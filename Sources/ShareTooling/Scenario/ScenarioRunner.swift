@@ -245,7 +245,7 @@ package final class ScenarioRunner {
         for (index, fault) in scenario.faults.enumerated() {
             for at in fault.times(until: scenario.duration) {
                 schedule.append((at, .inject(index)))
-                if fault.kind == .reshare { schedule.append((at + 2, .reshareAgain(index))) }
+                if fault.kind == .reshare { schedule.append((at + 3, .reshareAgain(index))) }
                 if let lasting = fault.duration { schedule.append((at + lasting, .clear(index))) }
             }
         }
@@ -291,7 +291,7 @@ package final class ScenarioRunner {
             case .reshare:
                 record.injections.append(ScenarioRecord.Injection(fault: index, t: now))
                 byName[fault.target]?.signal(SIGUSR1)
-                event("\(what): SIGUSR1 (stop sharing; again in 2 s)")
+                event("\(what): SIGUSR1 (stop sharing; again in 3 s)")
             case .cameraUnplug, .cameraSilent:
                 // The camera's own script acts at the scheduled time (its clock started with the
                 // sharer, at the run's start); the runner only notes it, a moment later or earlier.
