@@ -36,6 +36,7 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
   teardown        the stack leaves no process, mount or directory behind.
 """
+import contextlib
 import os
 import re
 import subprocess
@@ -327,18 +328,40 @@ def _sent_any(name):
     return any((l.get("video") or {}).get("framesSent", 0) > 0 for l in lines)
 
 
-def room(stack):
-    name = "portal-room"
+@contextlib.contextmanager
+def portal_room(stack, name, extra=()):
+    """A room of `sharectl serve` with the portal's screen shared into it (`--unattended`, the
+    suite's token) and `watch` as the viewer: yields (sharer, viewer); everything stops after."""
     stack.start_content()
-    server = Server("portal", state=False, log=os.path.join(WORK, f"{name}.serve.log"))
+    server = Server(name, state=False, log=os.path.join(WORK, f"{name}.serve.log"))
     invite = server.start()
     sharer = viewer = None
     try:
         sharer = Participant("ana", ["share", "--room", invite, "--source", "portal", "--unattended",
-                                     "--restore-token-file", TOKEN, "--policy", "detail", "--no-audio"],
+                                     "--restore-token-file", TOKEN, "--no-audio", *extra],
                              os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=stack.env)
         viewer = Participant("bo", ["watch", invite], os.path.join(WORK, f"{name}.bo.jsonl"),
                              os.path.join(WORK, f"{name}.bo.log"))
+        yield sharer, viewer
+    finally:
+        for member in (viewer, sharer):
+            if member:
+                member.stop()
+        server.stop()
+
+
+@contextlib.contextmanager
+def output_size_restored(stack):
+    """The compositor's output gets the stack's size back, whatever the body did to it."""
+    try:
+        yield
+    finally:
+        stack.output(["swaymsg", "output", OUTPUT, "resolution", stack.size])
+
+
+def room(stack):
+    name = "portal-room"
+    with portal_room(stack, name, ["--policy", "detail"]) as (sharer, viewer):
         seen = wait_for(lambda: (viewer.peer("ana").get("screen") or {}).get("framesDecoded", 0) > 30, 40)
         first = viewer.peer("ana").get("screen") or {}
         time.sleep(5)
@@ -354,25 +377,11 @@ def room(stack):
                          f"said {sharing!r}")
         if not ok:
             print(said[-2000:])
-    finally:
-        for member in (viewer, sharer):
-            if member:
-                member.stop()
-        server.stop()
 
 
 def resize(stack):
     name = "portal-resize"
-    stack.start_content()
-    server = Server("portal-resize", state=False, log=os.path.join(WORK, f"{name}.serve.log"))
-    invite = server.start()
-    sharer = viewer = None
-    try:
-        sharer = Participant("ana", ["share", "--room", invite, "--source", "portal", "--unattended",
-                                     "--restore-token-file", TOKEN, "--no-audio"],
-                             os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=stack.env)
-        viewer = Participant("bo", ["watch", invite], os.path.join(WORK, f"{name}.bo.jsonl"),
-                             os.path.join(WORK, f"{name}.bo.log"))
+    with portal_room(stack, name) as (sharer, viewer), output_size_restored(stack):
         screen = lambda: viewer.peer("ana").get("screen") or {}
         before = wait_for(lambda: screen().get("framesDecoded", 0) > 30 and screen(), 40) or {}
         changed_at = time.time()
@@ -389,12 +398,6 @@ def resize(stack):
                          f"(needs <= 4), mid {later.get('mid')!r}, frames {after.get('framesDecoded')}→{later.get('framesDecoded')}")
         if not ok:
             print(sharer.output()[-2000:])
-    finally:
-        stack.output(["swaymsg", "output", OUTPUT, "resolution", stack.size])
-        for member in (viewer, sharer):
-            if member:
-                member.stop()
-        server.stop()
 
 
 def sources(stack):

@@ -57,18 +57,9 @@ class Browser:
         raise RuntimeError(f"Chromium ({self.name}) offered no DevTools page")
 
     async def evaluate(self, expression):
-        self.next_id += 1
-        ident = self.next_id
-        await self.ws.send_str(json.dumps({"id": ident, "method": "Runtime.evaluate",
-                                           "params": {"expression": expression, "returnByValue": True,
-                                                      "awaitPromise": True, "userGesture": True}}))
-        while True:
-            message = await asyncio.wait_for(self.ws.receive(), 10)
-            if message.type != aiohttp.WSMsgType.TEXT:
-                raise RuntimeError(f"DevTools socket of {self.name} closed")
-            data = json.loads(message.data)
-            if data.get("id") == ident:
-                return data.get("result", {}).get("result", {}).get("value")
+        result = await self.command("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                          "awaitPromise": True, "userGesture": True})
+        return result.get("result", {}).get("value")
 
     async def state(self):
         """The page's window.sharectlState ({} before the client set it)."""
