@@ -62,6 +62,8 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         public var targetKbps = 0
         /// Everything that left over the last second (media, retransmissions, audio).
         public var sentKbps = 0
+        /// Retransmissions' share of the link (smoothed), taken off the encoders' targets.
+        public var repairKbps = 0
         /// Without transport-wide feedback: the report-based estimate's last step ("increase",
         /// "hold", "application-limited", "decrease (loss)", "decrease (delay)", "decrease (REMB)").
         public var action: String?

@@ -95,6 +95,20 @@ import Testing
         #expect(after.shape.frameRate >= 15, "\(after.shape)")
     }
 
+    /// Detail keeps its full size and takes the frame rate from the measured cost with a tenth to
+    /// spare, not the size's half: the encoder then spends most of its target, and the sender is
+    /// not taken for application-limited (which would keep the estimate, and the frames, low).
+    @Test func detailsFrameRateSpendsMostOfTheTarget() {
+        let start = ContinuousClock.now
+        var shaper = SendShaper(policy: .detail)
+        // 1080p frames of 20 kB (0.08 bit a pixel) against 1.2 Mbit/s.
+        for _ in 0..<30 { shaper.encoded(bytes: 20_000, width: 1920, height: 1080, budgetBytes: 20_000) }
+        let d = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_200_000)
+        #expect(d.shape.width == 1920)
+        let spent = Double(d.shape.frameRate * 20_000 * 8) / 1_200_000
+        #expect(spent >= 0.8 && spent <= 1.0, "\(d.shape.frameRate) fps spend \(spent) of the target")
+    }
+
     /// Content dearer than the policy's figure (the encoder runs over each frame's share): the size
     /// comes down to what the target really carries.
     @Test func dearContentComesDownToWhatTheTargetCarries() {

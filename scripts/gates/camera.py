@@ -428,9 +428,9 @@ def room_camera_gate():
         except RuntimeError as error:
             return record(name, False, str(error))
         sharer = Participant("Ana", ["share", "--room", url, "--size", "960x540", "--fps", "15", "--audio", "none",
-                                     "--camera", "synthetic:cam", "--share-for", "7", "--duration", "14"],
+                                     "--camera", "synthetic:cam", "--share-for", "7", "--duration", "18"],
                              os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=env)
-        viewer = Participant("Vi", ["watch", url, "--duration", "15"], os.path.join(WORK, f"{name}.viewer.jsonl"),
+        viewer = Participant("Vi", ["watch", url, "--duration", "19"], os.path.join(WORK, f"{name}.viewer.jsonl"),
                              os.path.join(WORK, f"{name}.viewer.log"))
         codes = (sharer.process.wait(timeout=90), viewer.process.wait(timeout=90))
         views = []  # (Ana sharing, camera view) each second at the viewer

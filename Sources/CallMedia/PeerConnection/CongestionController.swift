@@ -23,6 +23,11 @@ final class CongestionController: Sendable {
     private let estimator: Locked<BandwidthEstimator>
     /// REMBs per set of streams, added up (aiortc sends one per stream).
     private let rembs = Locked(REMBSum())
+    /// Retransmissions' share of the link, taken off the encoders' targets.
+    private let repair = Locked(RepairCost())
+    /// The media of the last tick and the target split over them then: a decrease between ticks
+    /// reaches the encoders at once (a second's wait at a rate over the link is a second of loss).
+    private let split = Locked<(medias: [TransceiverMedia], target: Int)>(([], 0))
     private let logger: Logger
 
     init(
@@ -71,14 +76,21 @@ final class CongestionController: Sendable {
                 continue
             }
         }
-        if changed { pacer.setTargetBitrate(estimator.withLock { $0.targetBitrate(nowMicros: nowMicros) }) }
+        guard changed else { return }
+        let target = estimator.withLock { $0.targetBitrate(nowMicros: nowMicros) }
+        pacer.setTargetBitrate(target)
+        let last = split.withLock { $0 }
+        if !last.medias.isEmpty, Double(target) < Double(last.target) * (1 - Self.encoderStep) {
+            apply(target: target, to: last.medias, nowMicros: nowMicros, measureRepair: false)
+        }
     }
 
     /// The encoder side says whether the CPU is what holds the rate down.
     func setLimitedByCPU(_ limited: Bool) { estimator.withLock { $0.setLimitedByCPU(limited) } }
 
     /// Once a second (loop thread): the round trip in, the target out to the pacer and the video
-    /// encoders. (Receiver reports move the estimate as they arrive, in `receive`.)
+    /// encoders. (Receiver reports and feedback move the estimate as they arrive, in `receive`,
+    /// which passes a decrease on to the encoders at once.)
     func tick(medias: [TransceiverMedia], nowMicros: Int64) {
         let video = medias.filter { $0.encoder != nil }
         let hasAudio = medias.contains { $0.audioSender != nil }
@@ -92,9 +104,23 @@ final class CongestionController: Sendable {
         }
         pacer.setTargetBitrate(target)
         logger.debug("congestion", Self.metadata(statistics(medias: medias, nowMicros: nowMicros)))
+        apply(target: target, to: medias, nowMicros: nowMicros, measureRepair: true)
+    }
+
+    /// Splits what is left of `target` after the audio and the repair over the video encoders in
+    /// proportion to their maxima (`measureRepair`: the once-a-second tick, which also measures
+    /// what retransmissions cost since the last).
+    private func apply(target: Int, to medias: [TransceiverMedia], nowMicros: Int64, measureRepair: Bool) {
+        let video = medias.filter { $0.encoder != nil }
+        let reserve = medias.contains { $0.audioSender != nil } ? Self.audioReserve : 0
+        let maximum = video.reduce(0) { $0 + $1.maximumBitrate }
+        split.withLock { $0 = (medias, target) }
         guard maximum > 0 else { return }
-        // Split what is left after the audio over the encoders in proportion to their maxima.
-        let forVideo = max(0, target - reserve)
+        let repairBytes = pacer.snapshot().counters.retransmissionBytes
+        let forVideo = repair.withLock {
+            if measureRepair { $0.update(totalBytes: repairBytes, nowMicros: nowMicros) }
+            return $0.videoBitrate(target: target, reserve: reserve)
+        }
         for media in video {
             let share = Int(Double(forVideo) * Double(media.maximumBitrate) / Double(maximum))
             media.applyTargetBitrate(min(share, media.maximumBitrate), step: Self.encoderStep)
@@ -112,7 +138,7 @@ final class CongestionController: Sendable {
             "cc.loss": e.lossFraction.map { String(format: "%.3f", $0) } ?? "-",
             "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
             "cc.inputs": e.inputs.joined(separator: ","), "cc.report": e.reportAction ?? "-",
-            "cc.sentKbps": "\(e.sentBitrate / 1000)", "cc.rtxRefused": "\(c.pacer.counters.retransmissionsRefused)",
+            "cc.sentKbps": "\(e.sentBitrate / 1000)", "cc.repairKbps": "\(c.repairBitrate / 1000)", "cc.rtxRefused": "\(c.pacer.counters.retransmissionsRefused)",
             "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)",
             "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
             "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",
@@ -128,7 +154,8 @@ final class CongestionController: Sendable {
             targetBitrate: estimate.targetBitrate, limitedBy: estimate.limitedBy, estimate: estimate,
             rtxSent: senders.reduce(0) { $0 + $1.counters.rtxPacketsSent },
             nacksReceived: senders.reduce(0) { $0 + $1.counters.nacksReceived },
-            pacedQueueMillis: pacing.queueDelayMillis, pacer: pacing)
+            pacedQueueMillis: pacing.queueDelayMillis, pacer: pacing,
+            repairBitrate: Int(repair.withLock { $0.bitsPerSecond }))
     }
 }
 
@@ -145,4 +172,6 @@ public struct CongestionStatistics: Sendable, Equatable {
     /// How long the oldest packet in the pacer has waited.
     public var pacedQueueMillis: Double
     public var pacer: PacedSender.Snapshot
+    /// Retransmissions' share of the link (smoothed), taken off the encoders' targets.
+    public var repairBitrate: Int
 }

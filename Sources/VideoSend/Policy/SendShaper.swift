@@ -87,6 +87,18 @@ public struct SendShaper: Sendable {
         return min(policy.bitsPerPixel, max(measured * Self.measuredMargin, policy.bitsPerPixel / 10))
     }
 
+    /// What one pixel costs when choosing the frame rate at a size already taken: the measured
+    /// cost with a smaller margin (`rateMargin`). The size needs the wide margin (a wrong size is a
+    /// new encoder and a keyframe); a frame rate costs nothing to change, and with the wide margin
+    /// a detail share sent two thirds of its target (and under half on cheap content), which reads
+    /// as an application-limited sender, so the estimate was never raised and the frames stayed few.
+    public var rateBitsPerPixel: Double {
+        if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
+        guard let measured = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        return min(policy.bitsPerPixel, max(measured * Self.rateMargin, policy.bitsPerPixel / 10))
+    }
+    public static let rateMargin = 1.1
+
     /// The policy changed: its best shape is taken at once (no hold).
     public mutating func setPolicy(_ policy: ScreenSendPolicy) {
         guard policy != self.policy else { return }
@@ -137,7 +149,8 @@ public struct SendShaper: Sendable {
             upCandidate = nil
         }
         let (width, height) = Self.scaled(width: fitWidth, height: fitHeight, by: Self.scales[scaleIndex])
-        let bandwidthRate = min(ceiling, frameRate(width: width, height: height, target: Double(targetBitrate)))
+        let bandwidthRate = min(
+            ceiling, frameRate(width: width, height: height, target: Double(targetBitrate), bitsPerPixel: rateBitsPerPixel))
         var rate: Int
         switch policy {
         case .motion: rate = ceiling  // quality gives way first
@@ -160,8 +173,8 @@ public struct SendShaper: Sendable {
     }
 
     /// The frame rate the target carries at this size for this policy's quality.
-    private func frameRate(width: Int, height: Int, target: Double) -> Int {
-        let perFrame = Double(width * height) * bitsPerPixel
+    private func frameRate(width: Int, height: Int, target: Double, bitsPerPixel: Double? = nil) -> Int {
+        let perFrame = Double(width * height) * (bitsPerPixel ?? self.bitsPerPixel)
         return max(1, Int((target / perFrame).rounded(.down)))
     }
 

@@ -7,10 +7,13 @@ import Foundation
 /// Ramp-up: until the first overuse the increase is `startPhaseIncrease` per second (50 %), so a
 /// clean link's capacity is found in seconds without probing; after that it is 8 % per second
 /// away from the last capacity and about one packet per response time near it. An increase never
-/// runs past 1.5 × the acknowledged rate while the sender actually uses what it is given (so an
-/// estimate that the link never carried cannot float up). A sender that sent under half of the
-/// estimate is application-limited: then what arrived says nothing of the capacity, an increase is
-/// not capped by it, and an overuse (a keyframe burst) decreases from the estimate instead.
+/// runs past 1.2 × the acknowledged rate (+10 kbit/s): an estimate the link never carried must not
+/// float up, or the content's first busy second after a cheap stretch (an encoder that sent 70 %
+/// of its target sends all of it) goes out at a rate the link never showed it carries — on a
+/// 600 kbit/s link, 1.5 × (libwebrtc's figure, which has probes and ALR beside it) let a
+/// 480 kbit/s sender's target reach 720 and lose a fifth of two seconds. A sender that sent under half
+/// of the estimate is application-limited: what arrived says nothing of the capacity, so an
+/// overuse (a keyframe burst) decreases from the estimate, not from the little that arrived.
 public struct AIMDRateControl: Sendable {
     public enum Phase: String, Sendable { case hold, increase, decrease }
 
@@ -18,6 +21,8 @@ public struct AIMDRateControl: Sendable {
         public var beta = 0.85
         public var increasePerSecond = 1.08
         public var startPhaseIncrease = 1.5
+        /// An increase never runs past this much over the acknowledged rate (+10 kbit/s).
+        public var throughputHeadroom = 1.2
         public var averagePacketBits = 1200.0 * 8
         public init() {}
     }
@@ -68,8 +73,9 @@ public struct AIMDRateControl: Sendable {
                 let factor = inStartPhase ? configuration.startPhaseIncrease : configuration.increasePerSecond
                 increased = Double(estimate) * pow(factor, elapsed)
             }
-            if let acknowledged, !applicationLimited {
-                increased = min(increased, max(Double(estimate), 1.5 * Double(acknowledged) + 10_000))
+            if let acknowledged {
+                increased = min(
+                    increased, max(Double(estimate), configuration.throughputHeadroom * Double(acknowledged) + 10_000))
             }
             estimate = Int(increased)
         case .decrease:

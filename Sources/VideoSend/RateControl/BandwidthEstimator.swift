@@ -22,7 +22,7 @@ public enum LimitReason: String, Sendable, Equatable {
 ///
 /// The start bitrate is 300 kbit/s, as libwebrtc starts: under nearly every uplink, so the first
 /// seconds do not flood a slow one with loss and retransmissions. With feedback the start phase
-/// ramps 50 % a second (2.5 Mbit/s in about 5 s); without it, 20 % a second until the first sign
+/// ramps 50 % a second (2.5 Mbit/s in about 5 s); without it, 15 % a second until the first sign
 /// of congestion.
 ///
 /// A value: every input carries `nowMicros`; no clock is read.
@@ -167,9 +167,16 @@ public struct BandwidthEstimator: Sendable {
         return min(max(target, bounds.lowerBound), bounds.upperBound)
     }
 
+    /// What holds the rate down: the CPU (the encoder side says so), the link (the target is
+    /// under the maximum and the senders use it), or nothing — which includes an application-limited
+    /// sender (it sends under half of the target: a still or cheap screen, whose rate is the
+    /// content's, not the link's).
     public func limitedBy(nowMicros: Int64) -> LimitReason {
         if limitedByCPU { return .cpu }
-        return targetBitrate(nowMicros: nowMicros) < bounds.upperBound ? .bandwidth : .none
+        let target = targetBitrate(nowMicros: nowMicros)
+        guard target < bounds.upperBound else { return .none }
+        var sent = self.sent
+        return sent.bitsPerSecond(nowMicros: nowMicros) * 2 < target ? .none : .bandwidth
     }
 
     public func snapshot(nowMicros: Int64) -> Snapshot {

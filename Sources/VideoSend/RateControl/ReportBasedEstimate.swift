@@ -5,41 +5,56 @@ import Foundation
 /// estimation, moved by what receiver reports say — the fraction lost and the round trip — and by
 /// the receiver's REMB where that says more than we send gets through.
 ///
-/// Per receiver report (about one a second), with the loss taken as the mean of this report's and
-/// the last one's (a report covers a second: at a few hundred kbit/s that is a few dozen packets,
-/// and 10 % random loss reads anywhere from 0 to 30 %):
+/// Per receiver report (about one a second), with the loss taken as the median of this report and
+/// the two before it (a report covers a second: at a few hundred kbit/s that is a few dozen
+/// packets, and 10 % random loss reads anywhere from 0 to 30 %, now and then 50 %):
 /// - over 10 % lost with a queue building (the round trip over its least by `holdQueueMicros`),
 ///   or over `heavyLoss` whatever the round trip: down to (1 − loss/2) of the estimate, at most
 ///   once per 300 ms + a round trip. Loss at a steady round trip is the path's, not ours — a lossy
-///   radio link, a policer — and sending less does not make it less: it holds the estimate
-///   (classic loss-based control cuts there, and on 10 % random loss it cuts to nothing);
+///   radio link, a policer — and sending less does not make it less (classic loss-based control
+///   cuts there, and on 10 % random loss it cuts to nothing);
 /// - the round trip `queueMicros` (60 ms) over the least seen: a queue is building at the
 ///   bottleneck before it drops anything, down to 0.9 of the estimate, as often as the above;
-/// - under 2 % lost and the round trip near its least: up, by 20 % a second until the first
-///   decrease (the start), by 8 % a second after it, but never past 1.5 × what was sent in the
-///   last second (+10 kbit/s), as libwebrtc caps its estimate by what was acknowledged: without
-///   feedback per packet nothing shows the link carries a rate that was never sent;
-/// - otherwise, or while the sender is application-limited (it sent under `applicationLimited`
-///   of the estimate: a still or cheap screen), it holds. Sending little is not a reason to
-///   lower the estimate, and the estimate is not raised on a rate that was never tried.
+/// - the round trip over its least by `holdQueueMicros`, or 10–25 % lost at a steady round trip:
+///   it holds;
+/// - otherwise up — under 2 % lost by 15 % a second until the first decrease (the start) and 8 %
+///   after it; 2–10 % lost at a steady round trip (the path's loss) by the 8 % only — but never
+///   past 1.2 × what was sent in the last second (+10 kbit/s), as libwebrtc caps its estimate by
+///   what was acknowledged: without feedback per packet nothing shows the link carries a rate
+///   that was never sent, and an encoder that sent 70 % of its target on cheap content sends all
+///   of it the moment the content turns busy — so the target is never more than a fifth over what
+///   the link carried. The start's 15 % a second is what the link is overrun by, at most, in the
+///   second before a report shows it. No increase while the round trip is over its least by
+///   `increaseQueueMicros` (a queue starting: on a 1.5 Mbit/s link it read 8 and 14 ms the two
+///   seconds before loss);
+/// - while the sender is application-limited (it sent under `applicationLimited` of the
+///   estimate: a still or cheap screen) it holds. Sending little is not a reason to lower the
+///   estimate, and the estimate is not raised on a rate that was never tried.
 ///
-/// A REMB counts only once the reports confirm it: when they show congestion (loss over 2 %, or a
-/// round trip over its least by `holdQueueMicros`) and the REMB is below what we send, the
+/// A REMB counts only once the round trip confirms it: when a queue shows (the round trip over
+/// its least by `holdQueueMicros`) or the loss is heavy, and the REMB is below what we send, the
 /// estimate goes down to the REMB rather than by the fixed step. A REMB alone is not taken as a
 /// cap: aiortc's follows what arrives (it starts at it, and rises to at most 1.5 × it), so
 /// following it down would tie the estimate to the content — cheap content sends little, the REMB
-/// follows, the size follows the REMB, and a still screen ends as a thumbnail.
+/// follows, the size follows the REMB, and a still screen ends as a thumbnail. Nor is loss at a
+/// steady round trip a confirmation: on a path that loses a tenth at random, aiortc's REMB sits
+/// under what we send (a tenth never arrives) and would ratchet the estimate down.
 ///
 /// A value: every input carries `nowMicros`.
 public struct ReportBasedEstimate: Sendable, Equatable {
     /// Nothing shows where the link ends before the rate passes it (no feedback per packet, no
     /// probes): the first step past it overshoots by at most this much.
-    public static let startIncrease = 1.2
+    public static let startIncrease = 1.15
     public static let increase = 1.08
+    /// The estimate is never raised past this much over what was sent in the last second.
+    public static let sentHeadroom = 1.2
     public static let applicationLimited = 0.65
     public static let queueMicros: Int64 = 60_000
     /// Round trips this much over the least are near it: no decrease, but no increase either.
     public static let holdQueueMicros: Int64 = 25_000
+    /// An increase waits while the round trip is over its least by more than this (or a fifth
+    /// of the least, on a long path): a queue is starting at the bottleneck.
+    public static let increaseQueueMicros: Int64 = 8_000
     /// Loss this heavy lowers the estimate even at a steady round trip.
     public static let heavyLoss = 0.25
 
@@ -53,7 +68,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     private var lastReportMicros: Int64?
     private var lastDecreaseMicros: Int64?
     private var remb: Int?
-    private var previousFraction: Double?
+    private var recentFractions: [Double] = []
 
     public init(startBitrate: Int) { estimate = startBitrate }
 
@@ -65,8 +80,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         fractionLost fractionLostReported: Double, rttMicros: Int64?, sentBitrate: Int, bounds: ClosedRange<Int>,
         nowMicros: Int64
     ) {
-        let fractionLost = (fractionLostReported + (previousFraction ?? fractionLostReported)) / 2
-        previousFraction = fractionLostReported
+        recentFractions = Array((recentFractions + [fractionLostReported]).suffix(3))
+        let fractionLost = Self.middle(recentFractions)
         let elapsed = Double(min(max(nowMicros - (lastReportMicros ?? nowMicros - 1_000_000), 0), 1_000_000))
         lastReportMicros = nowMicros
         var queue: Int64 = 0
@@ -75,29 +90,46 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             queue = rtt - (leastRTTMicros ?? rtt)
         }
         let round = rttMicros ?? 100_000
-        // A REMB under what we send, once the reports show congestion: the receiver's figure.
+        // A REMB under what we send, once the round trip shows congestion: the receiver's figure.
         let confirmed = remb.flatMap { $0 < sentBitrate ? Double($0) : nil }
-        if fractionLost > Self.heavyLoss || (fractionLost > 0.10 && queue > Self.holdQueueMicros) {
+        let queueing = queue > Self.holdQueueMicros
+        if fractionLost > Self.heavyLoss || (fractionLost > 0.10 && queueing) {
             let step = Double(estimate) * (1 - 0.5 * fractionLost)
             decrease(to: min(step, confirmed ?? step), why: "decrease (loss)", rtt: round, now: nowMicros)
         } else if queue > Self.queueMicros {
             let step = Double(estimate) * 0.9
             decrease(to: min(step, confirmed ?? step), why: "decrease (delay)", rtt: round, now: nowMicros)
-        } else if fractionLost >= 0.02 || queue > Self.holdQueueMicros {
+        } else if queueing {
             if let confirmed, confirmed < Double(estimate) {
                 decrease(to: confirmed, why: "decrease (REMB)", rtt: round, now: nowMicros)
             } else {
                 lastAction = "hold"
             }
+        } else if fractionLost > 0.10 {
+            lastAction = "hold"
         } else if Double(sentBitrate) < Self.applicationLimited * Double(estimate) {
             lastAction = "application-limited"
+        } else if queue > max(Self.increaseQueueMicros, (leastRTTMicros ?? 0) / 5) {
+            lastAction = "hold"
         } else {
-            let factor = startOver ? Self.increase : Self.startIncrease
+            // Loss at a steady round trip is the path's: only the slow increase through it.
+            let factor = startOver || fractionLost >= 0.02 ? Self.increase : Self.startIncrease
             let raised = Double(estimate) * pow(factor, elapsed / 1_000_000) + 1000 * elapsed / 1_000_000
-            estimate = max(estimate, min(Int(raised), sentBitrate * 3 / 2 + 10_000))
+            estimate = max(estimate, min(Int(raised), Int(Self.sentHeadroom * Double(sentBitrate)) + 10_000))
             lastAction = "increase"
         }
         estimate = min(max(estimate, bounds.lowerBound), bounds.upperBound)
+    }
+
+    /// The median of up to three fractions (of two, their mean).
+    static func middle(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        switch sorted.count {
+        case 0: return 0
+        case 1: return sorted[0]
+        case 2: return (sorted[0] + sorted[1]) / 2
+        default: return sorted[sorted.count / 2]
+        }
     }
 
     /// The receiver's latest REMB (nil: none, or lapsed), weighed at the next report.

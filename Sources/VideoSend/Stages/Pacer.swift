@@ -37,6 +37,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var bytesReleased = 0
         /// Retransmissions refused for the budget.
         public var retransmissionsRefused = 0
+        /// Bytes of retransmissions taken into the queue (what repair costs the link).
+        public var retransmissionBytes = 0
     }
 
     private struct Entry {
@@ -96,6 +98,7 @@ public struct Pacer<Packet: Sendable>: Sendable {
             counters.retransmissionsRefused += 1
             return false
         }
+        if priority == .retransmission { counters.retransmissionBytes += size }
         queues[priority.rawValue].append(Entry(packet: packet, size: size, enqueuedMicros: nowMicros))
         queuedBytes += size
         counters.enqueued += 1
