@@ -3,7 +3,7 @@
 # (nothing leaves 127.0.0.0/8). Each suite is one script, scripts/gates/SUITE.py, whose arguments
 # name some of its gates and whose last line is "N passed, N failed"; what the suites share is in
 # scripts/gates/lib/.
-#   scripts/gates/run.sh                    every suite (of links, only its room gate: see below)
+#   scripts/gates/run.sh                    every suite
 #   scripts/gates/run.sh transport          one suite
 #   scripts/gates/run.sh transport:aiortc-vp8 room_server:bad-token   some gates
 # A suite or gate that does not exist is an error (exit 2) before anything runs. A suite passes
@@ -17,13 +17,8 @@ ip link set lo up
 
 # The suites in the order they run; a suite adds itself here.
 suites=(transport send links watchdog portal camera room_server room_call audio diagnose scenarios)
-# What runs with no arguments (make test): every suite, but of `links` only its room gate. Its WHIP
-# gates on capped and lossy links (the send side with and without transport-wide feedback) do
-# not pass every run yet: a fresh-clone run sent 2.0 and 2.3 Mbit/s in one second on the
-# 1.5 Mbit/s link, when the estimate had run past what the link carried while the encoder sent
-# less than its target. Run them by name: scripts/gates/run.sh links
-default=(transport send links:room-detail-then-motion watchdog portal camera room_server room_call audio diagnose
-    scenarios)
+# What runs with no arguments (make test): every suite.
+default=("${suites[@]}")
 (($#)) || set -- "${default[@]}"
 
 declare -A chosen=()

@@ -150,7 +150,8 @@ public struct SendShaper: Sendable {
         }
         let (width, height) = Self.scaled(width: fitWidth, height: fitHeight, by: Self.scales[scaleIndex])
         let bandwidthRate = min(
-            ceiling, frameRate(width: width, height: height, target: Double(targetBitrate), bitsPerPixel: rateBitsPerPixel))
+            ceiling,
+            frameRate(width: width, height: height, target: Double(targetBitrate), bitsPerPixel: rateBitsPerPixel))
         var rate: Int
         switch policy {
         case .motion: rate = ceiling  // quality gives way first
