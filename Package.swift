@@ -39,6 +39,8 @@ let package = Package(
         system("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         system("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
         system("CSoup", pkgConfig: "libsoup-3.0", apt: ["libsoup-3.0-dev"]),
+        // sd_notify: READY, STATUS and the watchdog for a kiosk's service unit.
+        system("CSystemd", pkgConfig: "libsystemd", apt: ["libsystemd-dev"]),
         // libyuv-dev ships no pkg-config file: headers are in /usr/include, the module map links "yuv".
         system("CYUV", pkgConfig: nil, apt: ["libyuv-dev"]),
 
@@ -121,7 +123,7 @@ let package = Package(
             dependencies: [
                 "ShareCore", "RTPWire", "SDPWire", "ScreenCapture", "VideoSend", "ScreenWatchdog",
                 "CallsClient", "CallsServer", "WebRTCTransport", "Signalling", "CallMedia", "RoomProtocol",
-                "ShareTooling", "StatsLine", "CommandLineOptions"
+                "ShareTooling", "StatsLine", "CommandLineOptions", "CSystemd"
             ],
             swiftSettings: swift6, plugins: ["GitCommit"]),
 

@@ -3,7 +3,7 @@
 # ratio; the send pipeline (convert → encode → packetize → SRTP) against GStreamer on the same
 # frames with the same encoder libraries; end-to-end latency to headless Chromium. Figures, not
 # assertions: nothing here passes or fails on speed.
-#   BENCH_ROUNDS=5 BENCH_FRAMES=180 BENCH_LATENCY_SECONDS=20 scripts/bench.sh
+#   BENCH_ROUNDS=5 BENCH_FRAMES=180 BENCH_LATENCY_SECONDS=20 BENCH_LINK_SECONDS=20 scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/sharectl-bench.XXXXXX)
@@ -33,3 +33,9 @@ echo
 echo "end-to-end latency to headless Chromium (1920x1080 30 fps synthetic screen, timecode band read per presented frame):"
 # Only loopback, as in the gates: nothing leaves the machine and no port clashes with anything else.
 unshare -n bash -c 'ip link set lo up && exec python3 scripts/bench_latency.py --duration "$1"' _ "${BENCH_LATENCY_SECONDS:-20}"
+
+echo
+# The links gates' links, sharectl (release build) beside a GStreamer webrtcbin sender told each
+# link's rate by hand; 24 runs of BENCH_LINK_SECONDS (20) each, about 12 minutes.
+SHARECTL="$PWD/.build/release/sharectl" unshare -n bash -c \
+    'ip link set lo up && exec .venv/bin/python scripts/bench_links.py --seconds "$1"' _ "${BENCH_LINK_SECONDS:-20}"

@@ -14,7 +14,7 @@ build_packages=(
     pkg-config gcc libc6-dev make git
     libx264-dev libvpx-dev libavcodec-dev libavutil-dev
     libpipewire-0.3-dev libspa-0.2-dev libdrm-dev
-    libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev libsoup-3.0-dev libyuv-dev
+    libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev libsoup-3.0-dev libyuv-dev libsystemd-dev
 )
 test_packages=(
     chromium python3 python3-venv python3-dev python3-jsonschema iproute2 util-linux nftables coturn
@@ -25,7 +25,8 @@ test_packages=(
 )
 bench_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
-    gstreamer1.0-plugins-bad
+    gstreamer1.0-plugins-bad gstreamer1.0-nice python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+    gir1.2-gst-plugins-bad-1.0
 )
 
 packages=("${build_packages[@]}")

@@ -10,7 +10,7 @@ enum CommandTables {
         commands: [
             demo, share, sources, serve, watch, snapshot, cameraCommand, version, completion, benchWire, benchPipeline,
             diagnose,
-            scenario
+            scenario, kiosk
         ])
 
     /// The keys a config file for `command` may take (`name = value`, named as the long options).
@@ -92,6 +92,10 @@ enum CommandTables {
                 ]),
                 "synthetic, portal[:monitor|:window|:virtual], pipewire:NODE, or none for the camera alone"),
             .value("whip", "URL", "publish to this WHIP endpoint"),
+            .value(
+                "config", "PATH", completion: .file,
+                "options from this file, one 'name = value' a line (default: ~/.config/sharectl/share.conf if it exists)"
+            ),
             .value("token-file", "PATH", completion: .file, "the WHIP bearer token from this file (else WHIP_TOKEN)"),
             .value(
                 "token", "TOKEN", "the WHIP bearer token (others can read a command line in ps: prefer --token-file)"),
@@ -207,6 +211,25 @@ enum CommandTables {
                 "a stable id, /dev/videoN, a name or synthetic:NAME?FAULTS; several separated by ';'"),
             .value("duration", "SECONDS", default: "10", "test: how long to run"),
             verbose, logLevel
+        ])
+
+    static let kiosk = CommandDescription(
+        "kiosk",
+        summary: "install a share as a systemd service that presents unattended (or remove it)",
+        synopsis: [
+            "install [--system [--user NAME]] [--root DIR] -- SHARE OPTIONS…",
+            "uninstall [--system] [--root DIR]"
+        ],
+        arguments: [.words(["install", "uninstall"]), .none],
+        options: [
+            .flag("system", "a system unit in /etc/systemd/system (with --user), not a user unit in ~/.config"),
+            .value("user", "NAME", "with --system: the desktop user the share runs as (required)"),
+            .value("root", "DIR", completion: .directory, "write under this folder instead of / (to look first)")
+        ],
+        notes: [
+            "The share options after -- go to a config file the unit reads (share --config); --token-file becomes a",
+            "systemd credential (LoadCredential=whip-token:PATH), read by the service alone. The unit is Type=notify:",
+            "READY once media flows, STATUS the status line, WATCHDOG while media leaves or the link holds it back."
         ])
 
     static let version = CommandDescription(

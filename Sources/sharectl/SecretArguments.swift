@@ -7,7 +7,7 @@ import ShareCore
 enum SecretArguments {
     static let whipToken = SecretOption(
         what: "the bearer token", flag: "token", fileFlag: "token-file",
-        environment: "WHIP_TOKEN")
+        environment: "WHIP_TOKEN", credential: "whip-token")
     static let turnCredential = SecretOption(
         what: "the TURN credential", flag: "turn-credential",
         fileFlag: "turn-credential-file")

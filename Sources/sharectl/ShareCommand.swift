@@ -145,9 +145,13 @@ enum ShareCommand {
                     + "\(capture.restartCount) restarts, \(capture.corruptedBuffers) corrupted skipped")
         }
         output?.close()
+        service.stopping()
         if case .failed(let reason) = ending { throw ShareFailure(description: reason) }
         say("Share ended; the WHIP session was deleted.")
     }
+
+    /// Under systemd (a kiosk's unit): READY, STATUS and the watchdog (`ServiceNotifier`).
+    static let service = ServiceNotifier()
 
     /// Says what the controller tells, and writes each second's figures to `--stats-json`.
     static func tell(_ event: ShareController.Event, statsFile: StatsOutput?) {
@@ -159,11 +163,14 @@ enum ShareCommand {
         case .stats(let stats):
             for line in stats.statusLines { say(line) }
             statsFile?.write(stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
+            service.observe(stats)
         case .notice(let text):
             say(text)
+            service.status(text)
         case .publishingFailed(let reason, _):
             say("Publishing again failed: \(reason)")
         case .connectionLost(let reason, let retryIn):
+            service.status("The connection was lost (\(reason)); publishing again in \(retryIn.components.seconds) s")
             say(
                 "The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
                     + "\(retryIn.components.seconds) s…")

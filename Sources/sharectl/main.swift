@@ -10,16 +10,26 @@ import RoomProtocol
 // the process: SIGPIPE is ignored process-wide, before anything is written.
 signal(SIGPIPE, SIG_IGN)
 
+let words = Array(CommandLine.arguments.dropFirst())
+// The config file the command line's options were read over, if any: usage errors about an
+// option it set name its line.
+nonisolated(unsafe) var config: ConfigFile?
 do {
-    switch try CommandTables.sharectl.parse(Array(CommandLine.arguments.dropFirst())) {
+    switch try CommandTables.sharectl.parse(words) {
     case .help(let command):
         say(command.flatMap(CommandTables.sharectl.help(for:)) ?? CommandTables.sharectl.overview)
-    case .run(let arguments):
+    case .run(var arguments):
+        if let file = try ShareConfig.file(for: arguments) {
+            config = file
+            let merged = try ShareConfig.arguments(from: file, words: words)
+            arguments = merged
+        }
         try await runCommand(arguments)
     }
     leave(0)
 } catch let error as Arguments.UsageError {
-    StandardError.write("sharectl: \(error.description)\n")
+    let located = config.map { $0.locate(error, commandLine: Array(words.dropFirst())) } ?? error
+    StandardError.write("sharectl: \(located.description)\n")
     leave(2)
 } catch {
     StandardError.write("sharectl: \(error)\n")
@@ -44,6 +54,7 @@ func runCommand(_ arguments: Arguments) async throws {
         // GDBus waits: on a thread of its own.
         try await ScenarioRunCommand.onThread { Result { try SourcesCommand.run(arguments) } }.get()
     case "camera": try await CameraCommand.run(arguments, logger: makeLogger(arguments, label: "camera"))
+    case "kiosk": try KioskCommand.run(arguments)
     default: preconditionFailure("\(arguments.command) is in the command table but has no case here")
     }
 }

@@ -42,6 +42,32 @@ import Testing
         #expect(try Self.token.resolve(flagValue: nil, filePath: nil, environment: [:]) == nil)
     }
 
+    /// A unit's `LoadCredential=whip-token:PATH`: read from `$CREDENTIALS_DIRECTORY`, before the
+    /// environment, after both flags.
+    @Test func aSystemdCredentialComesBeforeTheEnvironment() throws {
+        let option = SecretOption(
+            what: "the bearer token", flag: "token", fileFlag: "token-file", environment: "WHIP_TOKEN",
+            credential: "whip-token")
+        let directory = NSTemporaryDirectory() + "credentials-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let variables = ["CREDENTIALS_DIRECTORY": directory, "WHIP_TOKEN": "from-env"]
+        #expect(
+            try option.resolve(flagValue: nil, filePath: nil, environment: variables)?.source
+                == .environment(name: "WHIP_TOKEN"), "no such credential: the environment")
+        try "from-credential\n".write(toFile: directory + "/whip-token", atomically: true, encoding: .utf8)
+        #expect(
+            try option.resolve(flagValue: nil, filePath: nil, environment: variables)
+                == .init(value: "from-credential", source: .credential(name: "whip-token")))
+        #expect(
+            try option.resolve(flagValue: nil, filePath: "/t", environment: variables, read: Self.files(["/t": "f"]))?
+                .value == "f", "a flag still wins")
+        try "".write(toFile: directory + "/whip-token", atomically: true, encoding: .utf8)
+        #expect(throws: SecretOption.Failure.self) {
+            try option.resolve(flagValue: nil, filePath: nil, environment: variables)
+        }
+    }
+
     @Test func bothFlagsAreRefused() {
         #expect(
             throws: SecretOption.Failure(

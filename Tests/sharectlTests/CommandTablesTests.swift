@@ -107,7 +107,8 @@ import Testing
                 "allow-origin", "verbose", "log-level"
             ])
         #expect(CommandTables.configKeys(for: "version") == [])
-        #expect(CommandTables.configKeys(for: "kiosk") == nil)
+        #expect(CommandTables.configKeys(for: "kiosk") == ["system", "user", "root"])
+        #expect(CommandTables.configKeys(for: "nothing") == nil)
     }
 
     @Test func theVersionLineSaysWhereItCameFrom() {

@@ -714,12 +714,16 @@
     return `Fault: the decoder of ${name ? `${name}'s screen` : 'every screen'} swallows every frame`;
   };
 
-  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining.
+  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining; with
+  // &faultClock=MS (wall-clock milliseconds), 20 s after that instant instead (a test's clock,
+  // which started before this page loaded).
   function scheduleFaultFromURL() {
     const asked = params.get('fault');
     if (!asked) return;
     const [kind, seconds] = asked.split('@');
-    const delay = Math.max(0, Number(seconds) || 0) * 1000;
+    const clock = Number(params.get('faultClock'));
+    const since = Number.isFinite(clock) && clock > 0 ? Math.max(0, Date.now() - clock) : 0;
+    const delay = Math.max(0, (Math.max(0, Number(seconds) || 0) * 1000) - since);
     setTimeout(() => note('fault-from-url', { fault: kind, said: window.sharectlFault(kind) }), delay);
   }
 

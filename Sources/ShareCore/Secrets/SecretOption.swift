@@ -9,8 +9,11 @@
 ///
 /// 1. the command line: `--NAME VALUE` (readable by every user of the machine in `ps`, so it
 ///    comes with a warning) or `--NAME-file PATH`; giving both is a usage error;
-/// 2. the environment variable, when neither flag is given (an empty variable counts as unset);
-/// 3. nothing: `resolve` returns nil.
+/// 2. a systemd credential, when neither flag is given: the file `credential` in
+///    `$CREDENTIALS_DIRECTORY` (a unit's `LoadCredential=NAME:PATH`, readable by the service
+///    alone, never in its environment or on its command line);
+/// 3. the environment variable (an empty variable counts as unset);
+/// 4. nothing: `resolve` returns nil.
 ///
 /// A file is read whole (at most `SecretOption.maxFileBytes`) and its trailing line breaks are
 /// dropped; a file that is missing, unreadable or empty is an error that names the file.
@@ -23,12 +26,17 @@ public struct SecretOption: Sendable {
     public var fileFlag: String
     /// The environment variable, if there is one: "WHIP_TOKEN".
     public var environment: String?
+    /// The systemd credential's name, if there is one: "whip-token".
+    public var credential: String?
 
-    public init(what: String, flag: String, fileFlag: String, environment: String? = nil) {
+    public init(
+        what: String, flag: String, fileFlag: String, environment: String? = nil, credential: String? = nil
+    ) {
         self.what = what
         self.flag = flag
         self.fileFlag = fileFlag
         self.environment = environment
+        self.credential = credential
     }
 
     public static let maxFileBytes = 64 * 1024
@@ -36,6 +44,7 @@ public struct SecretOption: Sendable {
     public enum Source: Hashable, Sendable {
         case commandLine
         case file(path: String)
+        case credential(name: String)
         case environment(name: String)
     }
 
@@ -87,6 +96,20 @@ public struct SecretOption: Sendable {
             }
             return Resolved(value: value, source: .file(path: path))
         case (nil, nil):
+            if let credential, let directory = variables["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
+                let path = directory + "/" + credential
+                if access(path, F_OK) == 0 {
+                    let text: String
+                    do { text = try read(path) } catch {
+                        throw Failure(description: "the systemd credential \(credential): \(error.description)")
+                    }
+                    let value = Self.droppingTrailingLineBreaks(text)
+                    guard !value.isEmpty else {
+                        throw Failure(description: "the systemd credential \(credential) (\(path)) is empty")
+                    }
+                    return Resolved(value: value, source: .credential(name: credential))
+                }
+            }
             guard let environment, let value = variables[environment], !value.isEmpty else { return nil }
             return Resolved(value: Self.droppingTrailingLineBreaks(value), source: .environment(name: environment))
         }

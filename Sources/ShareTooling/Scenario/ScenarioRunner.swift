@@ -202,9 +202,11 @@ package final class ScenarioRunner {
     }
 
     private func startBrowser(_ viewer: Scenario.Viewer, invite: String) throws {
-        // Faults for the browser go in its page address: `fault=KIND@SECONDS` after it joins.
-        // Counted from its start (it joins a little later), so the judged time is never late.
-        var query = "&name=\(viewer.name)"
+        // Faults for the browser go in its page address: `fault=KIND@SECONDS`, counted from
+        // `faultClock` (this moment, in wall-clock milliseconds), not from the page's own start:
+        // Chromium takes seconds to load the page on a busy machine (5.3 s in one run), and a
+        // fault counted from there came that much later than the time it is judged from.
+        var query = "&name=\(viewer.name)&faultClock=\(Int64(Date().timeIntervalSince1970 * 1000))"
         for (index, fault) in scenario.faults.enumerated() where fault.target == viewer.name {
             let word: String
             switch fault.kind {

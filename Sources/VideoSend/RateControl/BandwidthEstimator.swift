@@ -73,6 +73,7 @@ public struct BandwidthEstimator: Sendable {
     private var reports: ReportBasedEstimate
     private var sent = SentRate()
     private var lastFeedbackMicros: Int64?
+    private var lastOveruseMicros: Int64?
     private var lastReportMicros: Int64?
     private var lastReportFraction: Double?
     private var rttMicros: Int64?
@@ -121,12 +122,16 @@ public struct BandwidthEstimator: Sendable {
         packetsLostReported += lost
         acknowledged.add(packets)
         let usage = detector.update(packets)
+        if usage == .overusing { lastOveruseMicros = nowMicros }
         let rtt = rttMicros ?? 100_000
         rateControl.update(
             usage: usage, acknowledged: acknowledged.bitsPerSecond, sent: acknowledged.sentBitsPerSecond,
             rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
+        // A queue within the last two seconds: loss now may be ours (the bottleneck's drops).
+        let queueing = lastOveruseMicros.map { nowMicros - $0 <= 2_000_000 } ?? false
         loss.report(
-            lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, nowMicros: nowMicros)
+            lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, queueing: queueing,
+            nowMicros: nowMicros)
         reports.follow(targetBitrate(nowMicros: nowMicros))
     }
 

@@ -62,6 +62,16 @@ import Testing
             "target under 5 % loss \(m.targetBitrate)")
     }
 
+    /// A tenth lost at random with no queue (the path's loss): classic loss-based control cuts on
+    /// every count over 10 % and ratchets to the floor; this holds and climbs.
+    @Test func tenPercentRandomLossWithNoQueueDoesNotRatchetDown() {
+        var sim = LinkSimulation(capacity: 20_000_000)
+        sim.link.randomLoss = 0.10
+        sim.run(seconds: 30)
+        let late = sim.meanTarget(lastSeconds: 5)
+        #expect(late >= 1_000_000, "mean target over the last 5 s under 10 % random loss: \(late)")
+    }
+
     @Test func lossLimitLiftsAgainOnceLossStops() {
         var sim = LinkSimulation(capacity: 20_000_000)
         sim.link.randomLoss = 0.25

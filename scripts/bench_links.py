@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""`make bench`'s link table: sharectl beside a GStreamer `webrtcbin` sender on the same links, to the
+same two receivers, with the same encoder libraries. Figures, not verdicts.
+
+Links (as the `links` gates make them on lo): 1.5 Mbit/s and 600 kbit/s `tc tbf` (burst 32 kbit,
+latency 100 ms), and 5 % random UDP loss with no cap. Receivers: aiortc (no transport-wide
+feedback) and headless Chromium (TWCC). Codecs: H.264 (x264) and VP8 (libvpx). Each cell runs each
+sender for --seconds (20) at 1920x1080, 30 fps:
+  sharectl   `share --policy balanced`, adapting on its own (the synthetic screen);
+  GStreamer  scripts/peers/gst_whip_send.py, `videotestsrc` (a moving ball) told 85 % of the link's
+             rate by hand (2,000 kbit/s on the uncapped lossy link): Debian 12 has no
+             gst-plugins-rs, so no `rtpgccbwe`; this is the best a GStreamer user gets here.
+The two senders' pictures differ (sharectl's synthetic desktop, GStreamer's test pattern): the
+table compares how each holds up on the link, not picture quality.
+
+Per cell and sender: decoded fps over the run, the fraction of the frames sent that were decoded
+(GStreamer's frames sent taken as 30 a second), the seconds from the POST to the first decoded
+frame, the seconds from the start to the first second the receiver got 90 % of a capped link's
+rate, and RTX as a share of the video packets (sharectl only: webrtcbin's sender does not report
+its retransmissions here).
+
+Inside a network namespace with only loopback (scripts/bench.sh starts it so):
+    unshare -n python3 scripts/bench_links.py [--seconds 20] [--cells aiortc-h264-1500,...]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import namedtuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gates"))
+
+from lib.chromium import WHIPReceiver  # noqa: E402
+from lib.paths import ROOT, WORK  # noqa: E402
+from lib.peers import last_session, start_aiortc  # noqa: E402
+from lib.ports import wait_http  # noqa: E402
+from lib.processes import stop  # noqa: E402
+from lib.sharectl import Share  # noqa: E402
+import links  # noqa: E402
+
+Link = namedtuple("Link", "label rate_kbit loss")
+LINKS = [Link("1.5 Mbit/s", 1500, 0), Link("600 kbit/s", 600, 0), Link("5 % loss", None, 5)]
+RECEIVERS = ["aiortc", "chromium"]
+CODECS = ["h264", "vp8"]
+FPS = 30
+
+
+def cell_name(receiver, codec, link):
+    return f"{receiver}-{codec}-{link.rate_kbit or f'loss{link.loss}'}"
+
+
+def link_case(link):
+    return links.Case("bench", None, None, link.rate_kbit, link.loss, None, None, None, None, None, None)
+
+
+def gst_kbps(link):
+    return int(link.rate_kbit * 0.85) if link.rate_kbit else 2000
+
+
+def ramp_seconds(points, rate_kbit):
+    """The seconds from the start to the first second whose received rate reached 90 % of the
+    link; points are (t, cumulative bytes). None when never (or the link is not capped)."""
+    if not rate_kbit:
+        return None
+    for (t0, b0), (t1, b1) in zip(points, points[1:]):
+        if t1 - t0 >= 0.5 and (b1 - b0) * 8 / (t1 - t0) / 1000 >= 0.9 * rate_kbit:
+            return t1
+    return None
+
+
+def run_sender(sender, name, endpoint, codec, link, seconds):
+    """Runs one sender to the end; (exit code, frames sent, RTX share or None, its log tail)."""
+    if sender == "sharectl":
+        share = Share(name, endpoint, "balanced", size="1920x1080", duration=seconds, codec=codec)
+        try:
+            share.process.wait(timeout=seconds + 30)
+        except subprocess.TimeoutExpired:
+            pass
+        code = share.finish()
+        lines = share.lines()
+        video = (lines[-1] if lines else {}).get("video") or {}
+        rtx, packets = video.get("rtxSent", 0), video.get("packetsSent", 0)
+        return code, video.get("framesSent", 0), (rtx / (rtx + packets) if rtx + packets else None), share.log()[-600:]
+    log = os.path.join(WORK, f"{name}.gst.log")
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            ["/usr/bin/python3", "scripts/peers/gst_whip_send.py", "--whip", endpoint, "--codec", codec,
+             "--kbps", str(gst_kbps(link)), "--duration", str(seconds), "--fps", str(FPS)],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            code = process.wait(timeout=seconds + 40)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            code = -9
+    with open(log) as f:
+        tail = f.read()[-600:]
+    return code, FPS * seconds, None, tail
+
+
+def aiortc_cell(sender, name, codec, link, seconds):
+    endpoint, port, stats_path = start_aiortc(name)
+    try:
+        if not wait_http(port):
+            return None
+        with links.link(link_case(link)):
+            started = time.time()
+            code, sent, rtx, tail = run_sender(sender, name, f"http://127.0.0.1:{port}/whip", codec, link, seconds)
+        time.sleep(1.0)
+        video = last_session(stats_path).get("video") or {}
+        history = video.get("kbpsHistory") or []
+        ramp = None
+        if link.rate_kbit:
+            ramp = next((i + 1 for i, kbps in enumerate(history) if kbps >= 0.9 * link.rate_kbit), None)
+        decoded = video.get("framesDecoded", 0)
+        return dict(code=code, fps=decoded / seconds, fraction=decoded / sent if sent else 0.0,
+                    first=video.get("firstFrameSeconds"), ramp=ramp, rtx=rtx, tail=tail,
+                    elapsed=time.time() - started)
+    finally:
+        stop(endpoint)
+
+
+def chromium_cell(sender, name, codec, link, seconds):
+    receiver = WHIPReceiver(name)
+    try:
+        with links.link(link_case(link)):
+            if not receiver.open():
+                return None
+            started = time.time()
+            samples = []
+            code_box = {}
+
+            import threading
+
+            def send():
+                code_box["result"] = run_sender(sender, name, receiver.endpoint, codec, link, seconds)
+
+            thread = threading.Thread(target=send)
+            thread.start()
+            while thread.is_alive():
+                session = receiver.session()
+                stats = (session.get("stats") or {}).get("video") or {}
+                if stats:
+                    samples.append((time.time(), stats, session.get("created")))
+                time.sleep(0.25)
+            code, sent, rtx, tail = code_box["result"]
+        decoded = max((s.get("framesDecoded") or 0 for _, s, _ in samples), default=0)
+        created = next((c for _, _, c in samples if c), None)
+        first = next((t - created for t, s, _ in samples if (s.get("framesDecoded") or 0) > 0 and created), None)
+        points = [(t - (created or started), s.get("bytesReceived") or 0) for t, s, _ in samples]
+        thinned, last = [], None
+        for point in points:
+            if last is None or point[0] - last[0] >= 1.0:
+                thinned.append(point)
+                last = point
+        return dict(code=code, fps=decoded / seconds, fraction=decoded / sent if sent else 0.0, first=first,
+                    ramp=ramp_seconds(thinned, link.rate_kbit), rtx=rtx, tail=tail, elapsed=time.time() - started)
+    finally:
+        receiver.close()
+
+
+def show(value, form):
+    return "—" if value is None else form.format(value)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--cells", help="comma-separated cell names (receiver-codec-1500|600|loss5)")
+    args = parser.parse_args()
+    subprocess.run("ip link set lo up", shell=True, check=True)
+    os.makedirs(WORK, exist_ok=True)
+    wanted = set(args.cells.split(",")) if args.cells else None
+    rows = []
+    for link in LINKS:
+        for receiver in RECEIVERS:
+            for codec in CODECS:
+                cell = cell_name(receiver, codec, link)
+                if wanted and cell not in wanted:
+                    continue
+                for sender in ("sharectl", "gstreamer"):
+                    name = f"bench-links-{cell}-{sender}"
+                    run = (aiortc_cell if receiver == "aiortc" else chromium_cell)(sender, name, codec, link,
+                                                                                  args.seconds)
+                    rows.append((link, receiver, codec, sender, run))
+                    if run is None:
+                        print(f"{cell} {sender}: the receiver did not come up", file=sys.stderr, flush=True)
+                    elif run["code"] != 0:
+                        print(f"{cell} {sender}: exit {run['code']}: {run['tail']}", file=sys.stderr, flush=True)
+    print(f"link table: {args.seconds} s a run, 1920x1080 at 30 fps; sharectl adapts (balanced), GStreamer "
+          f"webrtcbin is told 85 % of a capped link (2,000 kbit/s on the lossy one)")
+    print(f"{'link':11} {'receiver':9} {'codec':5} {'sender':10} {'fps':>5} {'decoded':>8} {'first frame':>12} "
+          f"{'to 90 %':>8} {'RTX':>6}")
+    for link, receiver, codec, sender, run in rows:
+        if run is None:
+            print(f"{link.label:11} {receiver:9} {codec:5} {sender:10} (receiver did not come up)")
+            continue
+        note = "" if run["code"] == 0 else f"  exit {run['code']}"
+        print(f"{link.label:11} {receiver:9} {codec:5} {sender:10} {run['fps']:5.1f} {run['fraction']:8.0%} "
+              f"{show(run['first'], '{:.2f} s'):>12} {show(run['ramp'], '{:.0f} s'):>8} "
+              f"{show(run['rtx'], '{:.1%}'):>6}{note}")
+    print("fps: frames decoded over the run; decoded: of the frames sent (GStreamer's taken as 30 a second); "
+          "first frame: from the POST; to 90 %: seconds until a second carried 90 % of a capped link "
+          "(— never, or no cap); RTX: share of video packets (sharectl only).")
+    print(json.dumps([dict(link=l.label, receiver=r, codec=c, sender=s, **{k: v for k, v in (run or {}).items()
+                                                                          if k != "tail"})
+                      for l, r, c, s, run in rows]), file=open(os.path.join(WORK, "bench-links.json"), "w"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
