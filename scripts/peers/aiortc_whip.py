@@ -27,8 +27,11 @@ import aioice.ice
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
 
-# aioice never offers 127.0.0.1; the gates run where only loopback exists.
-aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"] if use_ipv4 else []
+# aioice never offers 127.0.0.1; the gates run where only loopback exists. AIORTC_HOST_ADDRESSES
+# (comma-separated) offers others beside it: the link benchmark's namespace has a veth address for
+# a sender whose ICE leaves loopback out (GStreamer's libnice).
+HOST_ADDRESSES = [a for a in os.environ.get("AIORTC_HOST_ADDRESSES", "127.0.0.1").split(",") if a]
+aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: HOST_ADDRESSES if use_ipv4 else []
 
 sessions = {}
 

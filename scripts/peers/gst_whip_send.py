@@ -11,6 +11,9 @@ link's rate by hand. The offer is POSTed once ICE gathering is complete (no tric
 set, and the session DELETEd at the end. `--stats` gets one JSON line a second: {t, bytesSent,
 framesSent} from the payloader's and webrtcbin's figures.
 
+libnice leaves loopback out of its gathering: on a machine (or network namespace) with only
+loopback it offers no candidate. scripts/bench_links.py gives its namespace a dummy interface.
+
 Uses the system Python (python3-gi, gir1.2-gst-plugins-bad-1.0), not the gates' virtualenv.
 """
 import argparse
@@ -60,7 +63,7 @@ def main():
     webrtc = pipe.get_by_name("send")
     pay = pipe.get_by_name("pay")
     loop = GLib.MainLoop()
-    state = {"location": None, "error": None, "start": None}
+    state = {"location": None, "error": None, "start": None, "posted": False, "candidates": []}
     stats_file = open(args.stats, "w") if args.stats else None
 
     def fail(message):
@@ -68,7 +71,21 @@ def main():
         loop.quit()
 
     def post_offer():
+        if state["posted"]:
+            return False
+        state["posted"] = True
         offer = webrtc.get_property("local-description").sdp.as_text()
+        # webrtcbin (1.22) on a host with only loopback may never report gathering complete: the
+        # candidates it gave so far go in the offer, each once, at the end of the first media
+        # section (everything is bundled on it).
+        lines = offer.replace("\r\n", "\n").strip("\n").split("\n")
+        have = {line for line in lines if line.startswith("a=candidate:")}
+        extra = [f"a={c}" for m, c in state["candidates"] if f"a={c}" not in have and m == 0]
+        if extra:
+            media = [i for i, line in enumerate(lines) if line.startswith("m=")]
+            end = media[1] if len(media) > 1 else len(lines)
+            lines[end:end] = extra + ["a=end-of-candidates"]
+        offer = "\r\n".join(lines) + "\r\n"
         request = urllib.request.Request(args.whip, data=offer.encode(), method="POST",
                                          headers={"Content-Type": "application/sdp"})
         try:
@@ -81,7 +98,17 @@ def main():
         state["location"] = urllib.request.urljoin(args.whip, location) if location else None
         _, message = GstSdp.SDPMessage.new_from_text(answer)
         description = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, message)
-        webrtc.emit("set-remote-description", description, Gst.Promise.new())
+        def answered(promise, _, __):
+            reply = promise.get_reply()
+            if reply is not None and reply.has_field("error"):
+                GLib.idle_add(fail, f"webrtcbin refused the answer: {reply.get_value('error')}")
+
+        webrtc.emit("set-remote-description", description, Gst.Promise.new_with_change_func(answered, None, None))
+        # The answer's candidates, given to ICE one by one (webrtcbin 1.22 does not take them from
+        # the SDP); all on the first media section, which carries the bundle.
+        for line in answer.replace("\r\n", "\n").split("\n"):
+            if line.startswith("a=candidate:"):
+                webrtc.emit("add-ice-candidate", 0, line[2:])
         state["start"] = time.time()
         GLib.timeout_add(1000, report)
         GLib.timeout_add(int(args.duration * 1000), loop.quit)
@@ -91,10 +118,15 @@ def main():
         if element.get_property("ice-gathering-state") == GstWebRTC.WebRTCICEGatheringState.COMPLETE:
             GLib.idle_add(post_offer)
 
+    def on_candidate(_, mline, candidate):
+        state["candidates"].append((mline, candidate))
+
     def on_offer(promise, _, __):
         reply = promise.get_reply()
         offer = reply.get_value("offer")
         webrtc.emit("set-local-description", offer, Gst.Promise.new())
+        # Gathering on loopback takes milliseconds; its "complete" may never come (see post_offer).
+        GLib.timeout_add(1500, post_offer)
 
     def on_negotiation(element):
         promise = Gst.Promise.new_with_change_func(on_offer, element, None)
@@ -126,6 +158,7 @@ def main():
 
     webrtc.connect("on-negotiation-needed", on_negotiation)
     webrtc.connect("notify::ice-gathering-state", on_gathering)
+    webrtc.connect("on-ice-candidate", on_candidate)
     bus = pipe.get_bus()
     bus.add_signal_watch()
     bus.connect("message::error", lambda _, m: fail(f"GStreamer: {m.parse_error()[0].message}"))
