@@ -27,7 +27,9 @@ public struct ConfigFile: Sendable, Equatable {
         self.path = path
         var entries: [Entry] = []
         var seen: [String: Int] = [:]
-        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .enumerated()
+        {
             let number = index + 1
             let line = raw.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A logger that libraries take and only `sharectl` configures (level and destination).
 /// Metadata keys are dotted: `"ice.pair"`, `"rtp.ssrc"`, `"watchdog.rung"`.
 public struct Logger: Sendable {
@@ -77,13 +83,47 @@ public struct Logger: Sendable {
         log(.error, message(), metadata)
     }
 
-    /// Writes `LEVEL label: message key=value ...` to standard error, one line per record.
+    /// Writes `LEVEL label: message key=value ...` to standard error, one line per record; under
+    /// systemd's journal (standard error is the stream `JOURNAL_STREAM` names) each line starts
+    /// with its syslog priority, `<4>` for a warning, so `journalctl -p warning` finds it.
     public static let standardError: @Sendable (Record) -> Void = { record in
-        var line = "\(record.level) \(record.label): \(record.message)"
+        var line =
+            (journalStream ? journalPrefix(record.level) : "") + "\(record.level) \(record.label): \(record.message)"
         for key in record.metadata.keys.sorted() { line += " \(key)=\(record.metadata[key]!)" }
         line += "\n"
         StandardError.write(line)
     }
+}
+
+extension Logger {
+    /// The syslog priority prefix sd-daemon(3) reads on a service's standard error: debug 7 (and
+    /// trace), info 6, notice 5, warning 4, error 3.
+    public static func journalPrefix(_ level: Level) -> String {
+        switch level {
+        case .trace, .debug: "<7>"
+        case .info: "<6>"
+        case .notice: "<5>"
+        case .warning: "<4>"
+        case .error: "<3>"
+        }
+    }
+
+    /// Whether standard error is the journal's stream: `JOURNAL_STREAM` is `DEVICE:INODE` of it
+    /// (systemd.exec(5)); a process started from such a service with its output elsewhere has the
+    /// variable but another descriptor, and gets no prefixes.
+    public static func isJournalStream(_ variable: String?, device: UInt64, inode: UInt64) -> Bool {
+        guard let variable else { return false }
+        let parts = variable.split(separator: ":")
+        guard parts.count == 2, let d = UInt64(parts[0]), let i = UInt64(parts[1]) else { return false }
+        return d == device && i == inode
+    }
+
+    static let journalStream: Bool = {
+        var info = stat()
+        guard fstat(2, &info) == 0, let variable = getenv("JOURNAL_STREAM") else { return false }
+        return isJournalStream(
+            String(cString: variable), device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }()
 }
 
 /// Collects records in memory, for tests that check what was said.

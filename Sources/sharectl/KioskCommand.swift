@@ -84,29 +84,37 @@ struct KioskUnit: Equatable {
             "ProtectSystem=strict",
             "PrivateTmp=yes",
             "RestrictSUIDSGID=yes",
-            "LockPersonality=yes",
+            "LockPersonality=yes"
         ]
         if let tokenFile { service.append("LoadCredential=whip-token:\(tokenFile)") }
         if case .system(let user) = scope {
-            service.insert(contentsOf: [
-                "User=\(user)",
-                // The desktop session's bus and PipeWire, found under the user's runtime folder.
-                "Environment=XDG_RUNTIME_DIR=/run/user/%U",
-                "Environment=DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/%U/bus",
-            ], at: 0)
+            service.insert(
+                contentsOf: [
+                    "User=\(user)",
+                    // The desktop session's bus and PipeWire, found under the user's runtime folder.
+                    "Environment=XDG_RUNTIME_DIR=/run/user/%U",
+                    "Environment=DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/%U/bus"
+                ], at: 0)
         }
         let unitSection =
             system
-            ? ["Description=sharectl kiosk: this screen shared unattended", "Wants=network-online.target",
-                "After=network-online.target"]
-            : ["Description=sharectl kiosk: this screen shared unattended", "After=graphical-session.target",
-                "PartOf=graphical-session.target"]
+            ? [
+                "Description=sharectl kiosk: this screen shared unattended", "Wants=network-online.target",
+                "After=network-online.target"
+            ]
+            : [
+                "Description=sharectl kiosk: this screen shared unattended", "After=graphical-session.target",
+                "PartOf=graphical-session.target"
+            ]
         let install = system ? "WantedBy=multi-user.target" : "WantedBy=graphical-session.target"
-        return (["# Written by `sharectl kiosk install`; `sharectl kiosk uninstall` removes it.", "[Unit]"]
+        return
+            (["# Written by `sharectl kiosk install`; `sharectl kiosk uninstall` removes it.", "[Unit]"]
             + unitSection + ["", "[Service]"] + service + ["", "[Install]", install]).joined(separator: "\n") + "\n"
     }
 
-    var files: [File] { [File(path: configPath, text: config, mode: 0o640), File(path: unitPath, text: unit, mode: 0o644)] }
+    var files: [File] {
+        [File(path: configPath, text: config, mode: 0o640), File(path: unitPath, text: unit, mode: 0o644)]
+    }
 
     var enableHint: [String] {
         switch scope {
@@ -114,13 +122,13 @@ struct KioskUnit: Equatable {
             return [
                 "systemctl --user daemon-reload && systemctl --user enable --now \(Self.unitName)",
                 "systemctl --user status \(Self.unitName)   # STATUS: the share's status line",
-                "journalctl --user -u \(Self.unitName) -f",
+                "journalctl --user -u \(Self.unitName) -f"
             ]
         case .system:
             return [
                 "systemctl daemon-reload && systemctl enable --now \(Self.unitName)",
                 "systemctl status \(Self.unitName)   # STATUS: the share's status line",
-                "journalctl -u \(Self.unitName) -f",
+                "journalctl -u \(Self.unitName) -f"
             ]
         }
     }
@@ -135,7 +143,7 @@ enum KioskCommand {
         "token": "give --token-file PATH: it becomes the unit's credential",
         "config": "the kiosk's options are the config file",
         "duration": "a kiosk runs until stopped",
-        "stats-json": "a kiosk's figures are its status line (systemctl status) and journal",
+        "stats-json": "a kiosk's figures are its status line (systemctl status) and journal"
     ]
 
     static func run(_ arguments: Arguments) throws {
@@ -151,8 +159,9 @@ enum KioskCommand {
                 let path = root + file.path
                 try FileManager.default.createDirectory(
                     atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                guard FileManager.default.createFile(
-                    atPath: path, contents: Data(file.text.utf8), attributes: [.posixPermissions: file.mode])
+                guard
+                    FileManager.default.createFile(
+                        atPath: path, contents: Data(file.text.utf8), attributes: [.posixPermissions: file.mode])
                 else {
                     throw ShareFailure(description: "could not write \(path)")
                 }
@@ -213,7 +222,8 @@ enum KioskCommand {
             throw Arguments.UsageError(description: "kiosk install: the share options ask for help")
         }
         guard share.positional.isEmpty else {
-            throw Arguments.UsageError(description: "kiosk install: share takes no plain arguments: \(share.positional)")
+            throw Arguments.UsageError(
+                description: "kiosk install: share takes no plain arguments: \(share.positional)")
         }
         var options: [(key: String, value: String)] = []
         for option in description.options {
@@ -222,7 +232,8 @@ enum KioskCommand {
             }
             if option.name == "token-file" { continue }
             if option.takesValue {
-                for value in option.repeatable ? share.values(option.name) : share.value(option.name).map({ [$0] }) ?? []
+                for value in option.repeatable
+                    ? share.values(option.name) : share.value(option.name).map({ [$0] }) ?? []
                 {
                     let absolute = option.completion == .file && !value.hasPrefix("/") ? absolutePath(value) : value
                     options.append((option.name, absolute))

@@ -161,7 +161,9 @@ enum ShareCommand {
         case .call:
             break  // a room's figures; this is a WHIP share
         case .stats(let stats):
-            for line in stats.statusLines { say(line) }
+            // Under systemd the status line is the unit's STATUS= (systemctl status), not a line a
+            // second in the journal.
+            if !service.enabled { for line in stats.statusLines { say(line) } }
             statsFile?.write(stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
             service.observe(stats)
         case .notice(let text):

@@ -12,7 +12,7 @@ enum ShareConfig {
         "config": "a config file cannot name another",
         "token": "put the token in a file of its own (token-file = PATH, mode 0600) or WHIP_TOKEN",
         "turn-credential": "put it in a file of its own (turn-credential-file = PATH)",
-        "room": "put the room link in a file of its own (room-file = PATH): it carries the room's token",
+        "room": "put the room link in a file of its own (room-file = PATH): it carries the room's token"
     ]
 
     /// The default path: `$XDG_CONFIG_HOME/sharectl/share.conf`, else under `$HOME/.config`.

@@ -52,7 +52,10 @@ import Testing
 
     @Test func aRepeatableOptionOnTheCommandLineReplacesTheFilesValues() throws {
         let file = try read("allow-origin = https://a.example\nallow-origin = https://b.example\n", serve)
-        #expect(file.words(before: [], command: serve) == ["--allow-origin=https://a.example", "--allow-origin=https://b.example"])
+        #expect(
+            file.words(before: [], command: serve) == [
+                "--allow-origin=https://a.example", "--allow-origin=https://b.example"
+            ])
         #expect(
             file.words(before: ["--allow-origin", "https://c.example"], command: serve)
                 == ["--allow-origin", "https://c.example"])

@@ -15,4 +15,13 @@ import Testing
         #expect(capture.all[1].label == "calls.ice")
         #expect(capture.all[1].metadata == ["call.id": "7", "ice.role": "controlling"])
     }
+
+    /// Under systemd's journal each line carries its syslog priority; elsewhere nothing.
+    @Test func journalLinesCarryTheirPriority() {
+        #expect(Logger.Level.allCases.map(Logger.journalPrefix) == ["<7>", "<7>", "<6>", "<5>", "<4>", "<3>"])
+        #expect(Logger.isJournalStream("8:12345", device: 8, inode: 12345))
+        #expect(!Logger.isJournalStream("8:12345", device: 8, inode: 999), "the variable, but another stream")
+        #expect(!Logger.isJournalStream(nil, device: 8, inode: 12345))
+        #expect(!Logger.isJournalStream("garbage", device: 8, inode: 12345))
+    }
 }

@@ -82,7 +82,8 @@ import Testing
     /// WATCHDOG=1 only while media leaves or the link holds it back; READY once, at the first frame.
     @Test func theWatchdogIsFedOnlyWhileTheShareIsHealthy() {
         var health = ServiceHealth()
-        #expect(health.observe(stats(sent: 0, state: "connecting")) == (.unhealthy("the connection is connecting"), false))
+        #expect(
+            health.observe(stats(sent: 0, state: "connecting")) == (.unhealthy("the connection is connecting"), false))
         #expect(health.observe(stats(sent: 5)) == (.healthy, true))
         #expect(health.observe(stats(sent: 35)) == (.healthy, false))
         #expect(health.observe(stats(sent: 35)) == (.unhealthy("no frame sent in the last second"), false), "stalled")

@@ -53,14 +53,18 @@ import Testing
         #expect {
             _ = try ShareConfig.file(for: parsed(["share", "--config", "/nonexistent/share.conf"]))
         } throws: { error in
-            (error as? UsageError)?.description == "--config: cannot read /nonexistent/share.conf: there is no such file"
+            (error as? UsageError)?.description
+                == "--config: cannot read /nonexistent/share.conf: there is no such file"
         }
     }
 
     @Test func theDefaultPathFollowsXDG() {
-        #expect(ShareConfig.defaultPath(environment: ["XDG_CONFIG_HOME": "/c", "HOME": "/h"]) == "/c/sharectl/share.conf")
+        #expect(
+            ShareConfig.defaultPath(environment: ["XDG_CONFIG_HOME": "/c", "HOME": "/h"]) == "/c/sharectl/share.conf")
         #expect(ShareConfig.defaultPath(environment: ["HOME": "/h"]) == "/h/.config/sharectl/share.conf")
-        #expect(ShareConfig.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/h"]) == "/h/.config/sharectl/share.conf")
+        #expect(
+            ShareConfig.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/h"])
+                == "/h/.config/sharectl/share.conf")
         #expect(ShareConfig.defaultPath(environment: [:]) == nil)
     }
 
