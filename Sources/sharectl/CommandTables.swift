@@ -130,7 +130,10 @@ enum CommandTables {
                 "share-for", "SECONDS", default: "0",
                 "in a room: stop sharing after this many seconds; the call goes on"),
             snapshotFolder.with(help: "in a room: save the last picture of each view here as PNG every 5 s"),
-            .flag("reconnect", "publish again when the connection is lost (after 2 s, backing off to once a minute)"),
+            .flag(
+                "reconnect",
+                "publish again when the connection is lost (after 2 s, backing off to once a minute); in a room, keep "
+                    + "trying when the room server is gone (without it the share ends after 30 s)"),
             .value("stun", "stun:HOST[:PORT]", "gather through this STUN server"),
             .value(
                 "turn", "turn:HOST[:PORT][?transport=udp|tcp]", "gather through this TURN server (with --turn-user)"),

@@ -153,6 +153,7 @@ enum RoomRun {
         configuration.capture = capture
         configuration.camera = director
         configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
+        configuration.reconnect = arguments.has("reconnect")
         configuration.shareFor = shareFor > 0 ? .milliseconds(Int64(shareFor * 1000)) : nil
         let controller = ShareController(configuration: configuration, loop: loop, logger: logger)
         KeptControllers.keep(controller)
@@ -166,8 +167,9 @@ enum RoomRun {
             snapshots = { await keepSaving(controller, to: snapshotDirectory) }
         }
         let output = statsFile.map(StatsOutput.init)
+        let ending: ShareController.Ending
         do {
-            _ = try await ControllerInput.run(controller, forwarding: user, words: words, beside: snapshots) { event in
+            ending = try await ControllerInput.run(controller, forwarding: user, words: words, beside: snapshots) { event in
                 switch event {
                 case .call(let stats):
                     if !quiet { for line in stats.statusLines { say(prefix + line) } }
@@ -183,6 +185,7 @@ enum RoomRun {
         }
         if let snapshotDirectory { await saveSnapshots(controller, to: snapshotDirectory) }
         output?.close()
+        if case .failed(let reason) = ending { throw ShareFailure(description: reason) }
         say("\(prefix)Left the room.")
     }
 

@@ -105,3 +105,22 @@ import Testing
         #expect(retry.failed(downFor: .seconds(20)) == .seconds(2), "a new outage starts its backoff from 2 s")
     }
 }
+
+/// A room share without its server: ended after 30 s without --reconnect, kept with it.
+@Suite struct RoomOutageTests {
+    @Test func aShareWithoutReconnectEndsAfterThirtySecondsDown() {
+        let start = ContinuousClock.now
+        var outage = RoomOutage()
+        #expect(outage.observe(signallingUp: true, now: start) == nil)
+        var down: Duration?
+        for second in 1...29 { down = outage.observe(signallingUp: false, now: start + .seconds(second)) }
+        #expect(down == .seconds(28))
+        #expect(RoomOutage.ending(downFor: down, reconnect: false) == nil)
+        down = outage.observe(signallingUp: false, now: start + .seconds(31))
+        #expect(RoomOutage.ending(downFor: down, reconnect: false)?.hasPrefix("the room server has not answered for 30 s") == true)
+        #expect(RoomOutage.ending(downFor: down, reconnect: true) == nil, "--reconnect keeps trying")
+        // Up again: the count starts over.
+        #expect(outage.observe(signallingUp: true, now: start + .seconds(32)) == nil)
+        #expect(outage.observe(signallingUp: false, now: start + .seconds(33)) == .zero)
+    }
+}

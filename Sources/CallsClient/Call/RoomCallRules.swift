@@ -132,3 +132,33 @@ public struct SignallingRetry: Sendable, Equatable {
     /// Signalling is up again.
     public mutating func succeeded() { failures = 0 }
 }
+
+/// How long a room share goes on without its room server. Without `--reconnect` a share whose
+/// signalling has been down `limit` (30 s, twice a participant's default grace: the server is
+/// gone, not restarting) ends with that reason; with it, it keeps trying (`SignallingRetry`) and
+/// joins again as a new participant when the server answers. A viewer (`watch`) keeps trying
+/// either way. Pure: `observe` takes the time.
+public struct RoomOutage: Sendable, Equatable {
+    public static let limit: Duration = .seconds(30)
+    public private(set) var downSince: ContinuousClock.Instant?
+
+    public init() {}
+
+    /// One second's reading of signalling; how long it has been down (nil while up).
+    public mutating func observe(signallingUp: Bool, now: ContinuousClock.Instant) -> Duration? {
+        if signallingUp {
+            downSince = nil
+            return nil
+        }
+        let since = downSince ?? now
+        downSince = since
+        return since.duration(to: now)
+    }
+
+    /// Why a share without `--reconnect` ends now, or nil while it goes on.
+    public static func ending(downFor: Duration?, reconnect: Bool) -> String? {
+        guard !reconnect, let downFor, downFor >= limit else { return nil }
+        return "the room server has not answered for \(limit.components.seconds) s; "
+            + "--reconnect keeps trying (2 s, then twice as long each time, at most a minute)"
+    }
+}

@@ -228,10 +228,16 @@ public actor ShareController {
         var noticesShown: Set<String> = []
         var shareStopped = false
         var ending = Ending.stopped
+        var outage = RoomOutage()
         while true {
             let asked = await stopRequested.wait(upTo: .seconds(1))
             let stats = await call.statistics()
             events(.call(stats))
+            let down = outage.observe(signallingUp: stats.signalling == "up", now: .now)
+            if options.shareScreen, let reason = RoomOutage.ending(downFor: down, reconnect: configuration.reconnect) {
+                ending = .failed(reason)
+                break
+            }
             let notices = stats.watchdog?.notices ?? []
             for notice in notices where !noticesShown.contains(notice) { events(.notice("Notice: \(notice)")) }
             noticesShown = Set(notices)
