@@ -169,7 +169,8 @@ enum RoomRun {
         let output = statsFile.map(StatsOutput.init)
         let ending: ShareController.Ending
         do {
-            ending = try await ControllerInput.run(controller, forwarding: user, words: words, beside: snapshots) { event in
+            ending = try await ControllerInput.run(controller, forwarding: user, words: words, beside: snapshots) {
+                event in
                 switch event {
                 case .call(let stats):
                     if !quiet { for line in stats.statusLines { say(prefix + line) } }

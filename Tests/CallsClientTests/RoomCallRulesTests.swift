@@ -117,7 +117,9 @@ import Testing
         #expect(down == .seconds(28))
         #expect(RoomOutage.ending(downFor: down, reconnect: false) == nil)
         down = outage.observe(signallingUp: false, now: start + .seconds(31))
-        #expect(RoomOutage.ending(downFor: down, reconnect: false)?.hasPrefix("the room server has not answered for 30 s") == true)
+        #expect(
+            RoomOutage.ending(downFor: down, reconnect: false)?.hasPrefix("the room server has not answered for 30 s")
+                == true)
         #expect(RoomOutage.ending(downFor: down, reconnect: true) == nil, "--reconnect keeps trying")
         // Up again: the count starts over.
         #expect(outage.observe(signallingUp: true, now: start + .seconds(32)) == nil)
