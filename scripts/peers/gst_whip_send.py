@@ -129,6 +129,11 @@ def main():
         GLib.timeout_add(1500, post_offer)
 
     def on_negotiation(element):
+        # NACK and RTX on (webrtcbin's are off unless asked): a lost packet is repaired instead of
+        # costing the picture until the next keyframe.
+        transceiver = element.emit("get-transceiver", 0)
+        if transceiver is not None:
+            transceiver.set_property("do-nack", True)
         promise = Gst.Promise.new_with_change_func(on_offer, element, None)
         element.emit("create-offer", None, promise)
 
