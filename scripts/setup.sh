@@ -21,7 +21,7 @@ test_packages=(
     dbus pipewire pipewire-bin wireplumber sway xdg-desktop-portal xdg-desktop-portal-wlr
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
     qemu-system-x86 busybox-static cpio kmod v4l-utils
-    zsh
+    zsh systemd
 )
 bench_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
