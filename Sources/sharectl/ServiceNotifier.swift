@@ -1,4 +1,4 @@
-import CSystemd
+internal import CSystemd
 import CallsClient
 import Dispatch
 import Foundation
