@@ -75,6 +75,31 @@ import Testing
         #expect(decide(.balanced, kbps: 4000, at: 14.5, shaper: &shaper).shape.width == 1440)
     }
 
+    @Test func aNewFittedSizeIsJudgedAfreshFromTheTarget() {
+        // A camera capped beside a screen (480×360), on a target that took it a step down; the cap
+        // given back (640×480) on a target that carries it: the full size at once, not step by
+        // step five seconds apart.
+        var shaper = SendShaper(policy: .balanced)
+        let capped = decide(.balanced, kbps: 150, at: 0, shaper: &shaper, width: 480, height: 360)
+        #expect(capped.shape.width < 480)
+        let freed = decide(.balanced, kbps: 1000, at: 1, shaper: &shaper, width: 640, height: 480)
+        #expect(freed.shape.width == 640 && freed.shape.height == 480)
+        // A target that cannot carry the new size still takes the step it can, at once.
+        var low = SendShaper(policy: .balanced)
+        _ = decide(.balanced, kbps: 150, at: 0, shaper: &low, width: 480, height: 360)
+        let still = decide(.balanced, kbps: 150, at: 1, shaper: &low, width: 640, height: 480)
+        #expect(still.shape.width < 640)
+        #expect(still.limit == .bandwidth)
+        // The target that comes with the change may come a moment later: still at once.
+        let later = decide(.balanced, kbps: 1000, at: 2, shaper: &low, width: 640, height: 480)
+        #expect(later.shape.width == 640)
+        // Past that window, a fall and a rise again: the rise waits out the hold as before.
+        let fell = decide(.balanced, kbps: 150, at: 10, shaper: &low, width: 640, height: 480)
+        #expect(fell.shape.width < 640)
+        let rose = decide(.balanced, kbps: 1000, at: 11, shaper: &low, width: 640, height: 480)
+        #expect(rose.shape.width == fell.shape.width)
+    }
+
     @Test func aRiseWithoutMarginDoesNotStepUp() {
         var shaper = SendShaper(policy: .balanced)
         _ = decide(.balanced, kbps: 1300, at: 0, shaper: &shaper)

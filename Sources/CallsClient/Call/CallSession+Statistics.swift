@@ -79,30 +79,22 @@ extension CallSession {
             if let screen = participant.screen,
                 let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent
             {
-                peer.video = .init(
-                    framesSent: sent.framesSent, framesEncoded: sent.framesEncoded, width: sent.width,
-                    height: sent.height, keyframes: sent.keyframesEncoded, encoder: sent.encoder)
-                peer.video?.mid = screen.mid
-                peer.video?.encodersMade = sent.encodersMade
-                peer.video?.codecName = screen.negotiated?.codec?.rawValue
-                peer.video?.targetKbps = sent.targetBitrate / 1000
-                peer.video?.limitedBy = sent.limitedBy
-                peer.video?.policy = sent.policy
-                // Rates over the last tick; a rebuild (another section) starts them afresh.
-                if let before = participant.screenSentBefore, before.mid == screen.mid, elapsed > 0 {
-                    peer.video?.fps = Double(max(0, sent.framesSent - before.frames)) / elapsed
-                    peer.video?.bitrateKbps = Int(Double(max(0, sent.bytes - before.bytes)) * 8 / elapsed / 1000)
-                }
-                participant.screenSentBefore = (screen.mid, sent.framesSent, sent.bytes)
+                peer.video = Self.sentFigures(
+                    sent, mid: screen.mid, codec: screen.negotiated?.codec?.rawValue,
+                    before: &participant.screenSentBefore, elapsed: elapsed)
             } else {
                 participant.screenSentBefore = nil
             }
-            if let camera = figures.transceivers.first(where: { $0.mid == participant.camera.mid })?.sent {
-                peer.cameraSent = .init(
-                    framesSent: camera.framesSent, framesEncoded: camera.framesEncoded,
-                    width: camera.width, height: camera.height, keyframes: camera.keyframesEncoded,
-                    encoder: camera.encoder, targetKbps: camera.targetBitrate / 1000,
-                    maxKbps: camera.maxBitrate / 1000, capped: participant.cameraSent?.besideScreen)
+            let camera = participant.camera
+            if let sent = figures.transceivers.first(where: { $0.mid == camera.mid })?.sent {
+                peer.cameraSent = Self.sentFigures(
+                    sent, mid: camera.mid, codec: camera.negotiated?.codec?.rawValue,
+                    before: &participant.cameraSentBefore, elapsed: elapsed)
+                peer.cameraSent?.targetKbps = sent.targetBitrate / 1000
+                peer.cameraSent?.maxKbps = sent.maxBitrate / 1000
+                peer.cameraSent?.capped = participant.cameraSent?.besideScreen
+            } else {
+                participant.cameraSentBefore = nil
             }
             if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.sent {
                 peer.audioSent = .init(
@@ -182,5 +174,27 @@ extension CallSession {
                 && t.negotiated?.direction.receives == true
         }
         return candidates.first { $0.mid == participant.sharingMid } ?? candidates.last
+    }
+    /// What we send on one section (our screen or camera): counts, shape, target, what holds it
+    /// back, and the rates over the last tick. A rebuild (another section) starts the rates afresh.
+    static func sentFigures(
+        _ sent: PeerConnectionStatistics.Sent, mid: String?, codec: String?,
+        before: inout (mid: String?, frames: Int, bytes: Int)?, elapsed: Double
+    ) -> CallStatsLine.Sent {
+        var figures = CallStatsLine.Sent(
+            framesSent: sent.framesSent, framesEncoded: sent.framesEncoded, width: sent.width,
+            height: sent.height, keyframes: sent.keyframesEncoded, encoder: sent.encoder)
+        figures.mid = mid
+        figures.encodersMade = sent.encodersMade
+        figures.codecName = codec
+        figures.targetKbps = sent.targetBitrate / 1000
+        figures.limitedBy = sent.limitedBy
+        figures.policy = sent.policy
+        if let before, before.mid == mid, elapsed > 0 {
+            figures.fps = Double(max(0, sent.framesSent - before.frames)) / elapsed
+            figures.bitrateKbps = Int(Double(max(0, sent.bytes - before.bytes)) * 8 / elapsed / 1000)
+        }
+        before = (mid, sent.framesSent, sent.bytes)
+        return figures
     }
 }

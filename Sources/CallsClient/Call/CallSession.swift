@@ -122,6 +122,8 @@ public actor CallSession {
         var wedge: RoomCallRules.Wedge?
         /// Our screen's frames and bytes sent to them at the last tick (the rates of the status line).
         var screenSentBefore: (mid: String?, frames: Int, bytes: Int)?
+        /// The same for our camera.
+        var cameraSentBefore: (mid: String?, frames: Int, bytes: Int)?
         /// Since when the connection has been failed (ICE lost for good), and the DTLS fingerprint
         /// of their side of it: an offer with another fingerprint comes from a new connection.
         var failedSince: ContinuousClock.Instant?

@@ -37,6 +37,13 @@ public struct SendShaper: Sendable {
     /// Converting the source to I420 costs the same whatever size is sent: a fixed cost a frame.
     public private(set) var fixedMicros = 0.0
     private var scaleIndex = 0
+    /// The fitted source size the ladder's steps were last taken from.
+    private var fitted: (width: Int, height: Int)?
+    /// Until then a larger step is taken without the hold: the fitted size changed, and the
+    /// target that comes with the change (the estimate handed to a camera whose cap was given
+    /// back) may arrive a moment after it.
+    private var afreshUntil: ContinuousClock.Instant?
+    public static let afreshWindow: Duration = .seconds(3)
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
     private var cpuBehindSince: ContinuousClock.Instant?
     /// Bits per pixel of the encoder's recent delta frames, smoothed (quick to rise, slow to fall).
@@ -113,6 +120,17 @@ public struct SendShaper: Sendable {
     ) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
+        if let fitted, fitted != (fitWidth, fitHeight) {
+            // The steps are fractions of the fitted size, so a new one (a camera's cap given back
+            // when the share stops, a source that changed size) makes the old step mean another
+            // size. Judge afresh: the best shape the target carries now, at once — a larger one
+            // without the hold, since nothing about the link has changed, only what it is asked.
+            scaleIndex = 0
+            upCandidate = nil
+            afreshUntil = now + Self.afreshWindow
+        }
+        fitted = (fitWidth, fitHeight)
+        if let until = afreshUntil, now >= until { afreshUntil = nil }
         var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
         let linkOnly = wantedIndex(
             width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
@@ -134,7 +152,10 @@ public struct SendShaper: Sendable {
                 width: fitWidth, height: fitHeight, target: Double(targetBitrate) / Self.upMargin,
                 ceiling: ceiling)
             if margin < scaleIndex {
-                if let candidate = upCandidate, now - candidate.since >= Self.upHold {
+                if afreshUntil != nil {
+                    scaleIndex = margin
+                    upCandidate = nil
+                } else if let candidate = upCandidate, now - candidate.since >= Self.upHold {
                     scaleIndex = max(margin, candidate.index)
                     upCandidate = nil
                 } else if upCandidate == nil {
