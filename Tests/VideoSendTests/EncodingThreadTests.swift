@@ -91,11 +91,14 @@ extension EncodingThreadTests {
             maxBitrate: CameraCap.besideScreenBitrate,
             maxLongSide: CameraCap.longSide(width: 640, height: 480))
         try await camera.feed(8)
+        // On a loaded machine the thread may still be behind the frames fed: wait for it.
+        try? await until("a frame encoded under the cap") { thread.counters.width == 480 }
         let capped = thread.counters
         #expect(capped.height <= CameraCap.besideScreenLines && capped.width == 480)
         #expect(capped.targetBitrate == 500_000)
         thread.setLimits(maxBitrate: 1_500_000, maxLongSide: 1280)  // the share stopped
         try await camera.feed(8)
+        try? await until("a frame encoded at the full size again") { thread.counters.width == 640 }
         thread.stop()
         let back = thread.counters
         #expect(back.height == 480 && back.targetBitrate == 1_200_000, "congestion control's last target comes back")
