@@ -2,6 +2,7 @@ import CommandLineOptions
 import Foundation
 import ShareCore
 import RoomProtocol
+import WebRTCTransport
 
 /// sharectl — share a Linux screen into calls. Each command is one function; its options are in
 /// `CommandTables`, and `sharectl help` lists them.
@@ -9,6 +10,9 @@ import RoomProtocol
 // A reader that goes away (`sharectl serve | head -1`) makes a write fail with EPIPE, never ends
 // the process: SIGPIPE is ignored process-wide, before anything is written.
 signal(SIGPIPE, SIG_IGN)
+// OpenSSL starts before anything can touch it, without its exit-time clean-up (`OpenSSLLibrary`):
+// `exit` then frees nothing another thread may still be using.
+OpenSSLLibrary.start()
 
 let words = Array(CommandLine.arguments.dropFirst())
 // The config file the command line's options were read over, if any: usage errors about an
@@ -60,14 +64,12 @@ func runCommand(_ arguments: Arguments) async throws {
 }
 
 /// Ends the process once a command has stopped what it started (media, connections, loops, files
-/// written and closed; all output here is unbuffered), with `_exit`: no exit-time handlers run.
-/// A stopgap, named as one: with `exit`, a fresh-clone run (2026-12-02) aborted once after "Share
-/// ended" with glibc's "malloc_consolidate(): unaligned fastbin chunk detected" on a cooperative-pool
-/// thread while the C libraries' exit handlers ran (ASan and TSan runs of the tests and gates saw
-/// nothing). Until that heap corruption is found, a share that finished its work does not crash
-/// on the way out (README, "Sanitizers").
+/// written and closed; all output here is unbuffered), with `exit`. OpenSSL was started without its
+/// exit-time clean-up (`OpenSSLLibrary`): that clean-up, racing a thread still in OpenSSL, was the
+/// heap corruption a fresh-clone run once met after "Share ended" (glibc's "malloc_consolidate():
+/// unaligned fastbin chunk detected") and an AddressSanitizer run once caught as a double free.
 func leave(_ code: Int32) -> Never {
-    _exit(code)
+    exit(code)
 }
 
 /// Only the command line decides log levels: warnings by default, `--verbose` for info, or

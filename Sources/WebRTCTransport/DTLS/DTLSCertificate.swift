@@ -20,6 +20,7 @@ public final class DTLSCertificate: @unchecked Sendable {
 
     /// Makes a new key pair and certificate (a few milliseconds).
     public init() throws(DTLSError) {
+        OpenSSLLibrary.start()
         OpenSSLErrorQueue.clear()
         let key = try Self.makeKey()
         guard let certificate = X509_new() else {

@@ -24,6 +24,7 @@ final class DTLSContext {
         certificate: DTLSCertificate, srtpProfiles: [SRTPProfile], verify: VerifyCallback,
         info: InfoCallback
     ) throws(DTLSError) {
+        OpenSSLLibrary.start()
         OpenSSLErrorQueue.clear()
         guard let handle = SSL_CTX_new(DTLS_method()) else {
             throw .setupFailed(OpenSSLErrorQueue.drain(fallback: "SSL_CTX_new(DTLS_method) failed"))

@@ -18,6 +18,7 @@ extension DTLSFingerprint.Algorithm {
 extension DTLSFingerprint {
     /// The fingerprint of an OpenSSL certificate (`X509 *`) with `algorithm`.
     static func of(certificate: OpaquePointer, algorithm: Algorithm) throws(DTLSError) -> DTLSFingerprint {
+        OpenSSLLibrary.start()
         var buffer = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         guard X509_digest(certificate, algorithm.evpDigest, &buffer, &length) == 1 else {

@@ -3,7 +3,10 @@ internal import CSRTP
 /// libsrtp's process-wide start: `srtp_init` runs once, on first use, whichever thread gets there
 /// first (a `static let` is initialised exactly once under Swift's own lock).
 enum SRTPLibrary {
-    private static let initStatus: UInt32 = srtp_init().rawValue
+    private static let initStatus: UInt32 = {
+        OpenSSLLibrary.start()  // libsrtp's ciphers are OpenSSL's: its start comes first
+        return srtp_init().rawValue
+    }()
 
     /// Starts libsrtp if it has not been started; throws if it could not be.
     static func ensureStarted() throws(SRTPError) {
