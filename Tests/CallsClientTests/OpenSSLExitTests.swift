@@ -49,11 +49,14 @@ import Testing
         let busy = Thread {
             var sequence: UInt16 = 0
             while true {
-                _ = try? DTLSTransport(certificate: certificate, configuration: .init(role: .client, remoteFingerprints: [])) { _ in }
+                _ = try? DTLSTransport(
+                    certificate: certificate, configuration: .init(role: .client, remoteFingerprints: [])
+                ) { _ in }
                 if let session = try? SRTPSession(keys: keys, role: .client) {
                     sequence &+= 1
-                    _ = try? session.protect(rtp: [0x80, 0x60, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
-                        + Array(repeating: 0, count: 8) + Array(repeating: 1, count: 100))
+                    _ = try? session.protect(
+                        rtp: [0x80, 0x60, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
+                            + Array(repeating: 0, count: 8) + Array(repeating: 1, count: 100))
                 }
             }
         }
