@@ -143,6 +143,9 @@ enum CommandTables {
             .flag("relay-only", "connect only through TURN relays, yours or the endpoint's"),
             .flag("unattended", "never wait at the portal's picker: restore the saved grant"),
             restoreTokenFile, .flag("no-cursor", "leave the cursor out of a portal capture"),
+            .value(
+                "metrics-listen", "HOST:PORT",
+                "over WHIP: serve /metrics (Prometheus) and /healthz here, e.g. 127.0.0.1:9464 (loopback unless told)"),
             verbose, logLevel
         ],
         notes: [

@@ -20,6 +20,10 @@ enum RoomShareCommand {
             throw Arguments.UsageError(
                 description: "share needs the room link: --room-file PATH, SHARECTL_ROOM_URL or --room URL")
         }
+        if arguments.value("metrics-listen") != nil {
+            throw Arguments.UsageError(
+                description: "--metrics-listen serves a WHIP share's figures; a room share's are in --stats-json")
+        }
         if arguments.value("keyframe-interval") != nil {
             // Room viewers ask for keyframes themselves (PLI), and their watchdog climbs from there.
             throw Arguments.UsageError(

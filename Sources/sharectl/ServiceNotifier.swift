@@ -4,16 +4,23 @@ import Dispatch
 import Foundation
 import ShareCore
 
-/// Whether a share is healthy for systemd's watchdog, one stats line at a time (pure: the tests
-/// feed it lines). Healthy: media leaves (frames sent since the last line, a still screen's
-/// repeats included), or the link holds it back (`limitedBy` bandwidth on a connected
-/// connection). Ready: the first line with a frame sent. A share between connections (publishing
+/// Whether a share is healthy, for systemd's watchdog and `/healthz`, one stats line at a time
+/// (pure: the tests feed it lines). Healthy: media leaves (frames sent since the last line, a still
+/// screen's repeats included), or the link holds it back (`limitedBy` bandwidth on a connected
+/// connection) — and the screen's capture delivers: a capture that delivered nothing for
+/// `captureSilence` lines is not healthy even while the encoder repeats its last picture (the
+/// capture repeats a still screen's frame itself, so a still screen is not silent). Ready: the
+/// first line with a frame sent. A share between connections (publishing
 /// again) is not healthy, but it is not wedged either: systemd's `WatchdogSec` (60 s in the kiosk
 /// unit) is longer than the reconnect's first waits, and a reconnect that never succeeds is what
 /// a restart is for.
 struct ServiceHealth: Sendable, Equatable {
     private var lastFramesSent: Int?
+    private var lastCaptured: Int?
+    private var capturedSilentLines = 0
     private(set) var ready = false
+    /// Lines (seconds) without a captured frame before the capture counts as stalled.
+    static let captureSilence = 2
 
     enum Verdict: Equatable {
         case healthy
@@ -29,6 +36,13 @@ struct ServiceHealth: Sendable, Equatable {
         if !ready, sent > 0 {
             ready = true
             becameReady = true
+        }
+        if stats.video.content == "screen", stats.video.framesCaptured > 0 || lastCaptured != nil {
+            capturedSilentLines = stats.video.framesCaptured == lastCaptured ? capturedSilentLines + 1 : 0
+            lastCaptured = stats.video.framesCaptured
+        }
+        if ready, capturedSilentLines >= Self.captureSilence {
+            return (.unhealthy("the screen's capture delivered no frame for \(capturedSilentLines) s"), becameReady)
         }
         let moved = lastFramesSent.map { sent > $0 } ?? (sent > 0)
         if moved { return (.healthy, becameReady) }
@@ -48,7 +62,6 @@ struct ServiceHealth: Sendable, Equatable {
 /// a queue of its own, never on the cooperative pool.
 final class ServiceNotifier: Sendable {
     private let queue = DispatchQueue(label: "sharectl.sd-notify")
-    private let health = Locked(ServiceHealth())
     let enabled: Bool
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -62,9 +75,9 @@ final class ServiceNotifier: Sendable {
         return .microseconds(Int64(micros))
     }
 
-    func observe(_ stats: ShareStats) {
+    /// One second of the share, with `ServiceHealth`'s verdict on it.
+    func observe(_ stats: ShareStats, verdict: ServiceHealth.Verdict, becameReady: Bool) {
         guard enabled else { return }
-        let (verdict, becameReady) = health.withLock { $0.observe(stats) }
         var state: [String] = []
         if becameReady { state.append("READY=1") }
         if let headline = stats.statusLines.first { state.append("STATUS=\(Self.oneLine(headline))") }

@@ -1,4 +1,5 @@
 import CallsClient
+import CallsServer
 import Foundation
 import GLibLoop
 import ScreenCapture
@@ -129,16 +130,26 @@ enum ShareCommand {
         configuration.duration = duration > 0 ? .milliseconds(Int64(duration * 1000)) : nil
         let controller = ShareController(configuration: configuration, loop: loop, logger: logger)
         KeptControllers.keep(controller)
+        var monitor: ShareMonitor?
+        var statusServer: StatusServer?
+        if let address = arguments.value("metrics-listen") {
+            let made = ShareMonitor()
+            statusServer = try await ShareMonitor.serve(made, at: address, logger: logger)
+            monitor = made
+        }
+        let watched = monitor
         let user = UserRequests().takeStopSignals().readStandardInput()
         let output = statsFile.map(StatsOutput.init)
         let ending: ShareController.Ending
         do {
             ending = try await ControllerInput.run(controller, forwarding: user) { event in
-                tell(event, statsFile: output)
+                tell(event, statsFile: output, monitor: watched, capture: capture)
             }
         } catch {
+            await statusServer?.stop()
             throw ShareFailure(description: error.description)
         }
+        await statusServer?.stop()
         if let capture {
             say(
                 "Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "
@@ -152,12 +163,18 @@ enum ShareCommand {
 
     /// Under systemd (a kiosk's unit): READY, STATUS and the watchdog (`ServiceNotifier`).
     static let service = ServiceNotifier()
+    /// The share's health each second, for systemd and `/healthz` alike.
+    static let health = Locked(ServiceHealth())
 
     /// Says what the controller tells, and writes each second's figures to `--stats-json`.
-    static func tell(_ event: ShareController.Event, statsFile: StatsOutput?) {
+    static func tell(
+        _ event: ShareController.Event, statsFile: StatsOutput?, monitor: ShareMonitor? = nil,
+        capture: ScreenCaptureSource? = nil
+    ) {
         switch event {
         case .published(let number):
             if number > 1 { say("Published again (session \(number)).") }
+            monitor?.published(session: number)
         case .call:
             break  // a room's figures; this is a WHIP share
         case .stats(let stats):
@@ -165,7 +182,10 @@ enum ShareCommand {
             // second in the journal.
             if !service.enabled { for line in stats.statusLines { say(line) } }
             statsFile?.write(stats.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
-            service.observe(stats)
+            let (verdict, becameReady) = health.withLock { $0.observe(stats) }
+            service.observe(stats, verdict: verdict, becameReady: becameReady)
+            if let capture { monitor?.captureRestarted(total: capture.restartCount) }
+            monitor?.observe(stats, verdict: verdict)
         case .notice(let text):
             say(text)
             service.status(text)

@@ -92,4 +92,29 @@ import Testing
         #expect(health.observe(stats(sent: 36, state: "failed: consent expired")).verdict != .healthy)
         #expect(health.ready)
     }
+
+    /// A capture that delivers nothing is not healthy, even while repeats of its last picture leave.
+    @Test func aSilentCaptureIsNotHealthyThoughRepeatsLeave() {
+        var health = ServiceHealth()
+        func line(sent: Int, captured: Int) -> ShareStats {
+            var line = stats(sent: sent)
+            line.video.framesCaptured = captured
+            return line
+        }
+        #expect(health.observe(line(sent: 30, captured: 30)) == (.healthy, true))
+        #expect(health.observe(line(sent: 60, captured: 60)).verdict == .healthy)
+        #expect(health.observe(line(sent: 61, captured: 60)).verdict == .healthy, "one second: not yet")
+        #expect(
+            health.observe(line(sent: 62, captured: 60)).verdict
+                == .unhealthy("the screen's capture delivered no frame for 2 s"))
+        #expect(health.observe(line(sent: 90, captured: 75)).verdict == .healthy, "restarted")
+        // The camera alone has no screen capture to judge.
+        var camera = ServiceHealth()
+        var alone = line(sent: 5, captured: 0)
+        alone.video.content = "camera"
+        for sent in [5, 6, 7, 8] {
+            alone.video.framesSent = sent
+            #expect(camera.observe(alone).verdict == .healthy)
+        }
+    }
 }

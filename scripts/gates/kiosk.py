@@ -18,6 +18,12 @@ with what it judged; the last line is "N passed, N failed".
             LoadCredential= gives it): the share publishes to an aiortc endpoint that requires it
             (and is refused with 401 without it); the token is on neither its command line nor in
             its environment.
+  metrics   a WHIP share to aiortc with `--metrics-listen 127.0.0.1:PORT`: /healthz says 200 once media
+            flows; /metrics parses with Prometheus's own Python parser (prometheus_client) and holds
+            the build, frame, keyframe, NACK, RTX, reconnect, watchdog and gauge families; the frame
+            counters rise between two scrapes; `fault capture-stall` typed: /healthz answers 503
+            naming the capture, then 200 again once the watchdog has restarted it, and
+            sharectl_watchdog_steps_total{rung="restartCapture"} counts it; a POST is refused (405).
 """
 import os
 import shutil
@@ -27,13 +33,17 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
-from lib.paths import ROOT, SHARECTL, WORK
+from lib.paths import ROOT, SHARECTL, WORK, rerun_in_venv_without
 from lib.peers import last_session, start_aiortc
 from lib.ports import wait_http
 from lib.processes import stop
 from lib.stats import read_stats
 from lib.suite import choose, finish, record, run_gates
+
+rerun_in_venv_without("prometheus_client")  # run.sh uses the system python; the parser lives in .venv
 
 
 def run(args, env=None, timeout=60):
@@ -238,7 +248,108 @@ def gate_credential():
         stop(endpoint)
 
 
-GATES = [("unit", gate_unit), ("notify", gate_notify), ("config", gate_config), ("credential", gate_credential)]
+def fetch(url, method="GET"):
+    """(status, body) of one request; the status of an HTTP error too, None when nothing answers."""
+    request = urllib.request.Request(url, method=method, data=b"x" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(request, timeout=3) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return None, ""
+
+
+def scrape(base):
+    """The /metrics samples as {(name, labels as a sorted tuple): value}, read by prometheus_client."""
+    from prometheus_client.parser import text_string_to_metric_families
+    status, text = fetch(base + "/metrics")
+    if status != 200:
+        return None, set()
+    samples, families = {}, set()
+    for family in text_string_to_metric_families(text):
+        families.add(family.name)
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples, families
+
+
+def wait_health(base, want, within):
+    """Polls /healthz until its status is `want`; returns (seconds it took, body) or (None, last body)."""
+    started = time.time()
+    body = ""
+    while time.time() - started < within:
+        status, body = fetch(base + "/healthz")
+        if status == want:
+            return time.time() - started, body
+        time.sleep(0.25)
+    return None, body
+
+
+def gate_metrics():
+    name = "metrics"
+    endpoint, port, stats_path = start_aiortc(name)
+    share = None
+    try:
+        if not wait_http(port):
+            return record(name, False, "the aiortc endpoint did not start")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            metrics_port = probe.getsockname()[1]
+        base = f"http://127.0.0.1:{metrics_port}"
+        log = os.path.join(WORK, f"{name}.share.log")
+        share = subprocess.Popen([SHARECTL, "share", "--source", "synthetic", "--whip", f"http://127.0.0.1:{port}/whip",
+                                  "--size", "640x360", "--duration", "40", "--metrics-listen", f"127.0.0.1:{metrics_port}"],
+                                 stdin=subprocess.PIPE, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=ROOT,
+                                 text=True)
+        ready, _ = wait_health(base, 200, 20)
+        first, families = scrape(base)
+        time.sleep(3)
+        second, _ = scrape(base)
+        sent = ("sharectl_video_frames_sent_total", ())
+        rose = bool(first and second) and second.get(sent, 0) > first.get(sent, 0) > 0
+        wanted = {"sharectl_build_info", "sharectl_video_frames_sent", "sharectl_video_keyframes",
+                  "sharectl_video_nacks_received", "sharectl_video_rtx_packets_sent", "sharectl_reconnects",
+                  "sharectl_capture_restarts", "sharectl_video_frames_per_second",
+                  "sharectl_video_target_bits_per_second", "sharectl_send_policy", "sharectl_healthy"}
+        missing = sorted(wanted - families)
+        post, _ = fetch(base + "/metrics", method="POST")
+        share.stdin.write("fault capture-stall\n")
+        share.stdin.flush()
+        unhealthy, why = wait_health(base, 503, 8)
+        healthy_again, _ = wait_health(base, 200, 15)
+        third, _ = scrape(base)
+        restarts = (third or {}).get(("sharectl_watchdog_steps_total", (("rung", "restartCapture"),)), 0)
+        share.stdin.write("stop\n")
+        share.stdin.flush()
+        code = share.wait(timeout=60)
+        checks = {
+            "exit 0": code == 0,
+            "/healthz 200 once media flows": ready is not None,
+            "/metrics parses with the families": first is not None and not missing,
+            "frames sent rise between scrapes": rose,
+            "POST refused with 405": post == 405,
+            "503 naming the capture during the stall": unhealthy is not None and "capture" in why,
+            "200 again after the restart": healthy_again is not None,
+            "the restart counted by rung": restarts >= 1,
+        }
+        failed = [k for k, v in checks.items() if not v]
+        record(name, not failed,
+               f"exit {code}; healthy {ready and round(ready, 1)} s after start; {len(families)} families"
+               f"{f' (missing {missing})' if missing else ''}; frames sent {first and first.get(sent)} then "
+               f"{second and second.get(sent)}; POST {post}; after capture-stall 503 in "
+               f"{unhealthy and round(unhealthy, 1)} s ({why.strip()!r}), 200 again {healthy_again and round(healthy_again, 1)}"
+               f" s later; restartCapture steps {restarts}" + (f"; FAILED: {failed}" if failed else ""))
+        if failed:
+            print(open(log).read()[-2000:])
+    finally:
+        if share and share.poll() is None:
+            share.kill()
+        stop(endpoint)
+
+
+GATES = [("unit", gate_unit), ("notify", gate_notify), ("config", gate_config), ("credential", gate_credential),
+         ("metrics", gate_metrics)]
 
 
 def main():
