@@ -141,10 +141,3 @@ final class RawSocket: @unchecked Sendable {
         return nil
     }
 }
-
-/// Resident memory of this process, in bytes (/proc/self/statm).
-func residentBytes() -> Int {
-    let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-    let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
