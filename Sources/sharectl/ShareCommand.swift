@@ -189,8 +189,8 @@ enum ShareCommand {
         case .notice(let text):
             say(text)
             service.status(text)
-        case .publishingFailed(let reason, _):
-            say("Publishing again failed: \(reason)")
+        case .publishingFailed(let reason, let retryIn):
+            say("Publishing failed: \(reason); trying again in \(retryIn.components.seconds) s")
         case .connectionLost(let reason, let retryIn):
             service.status("The connection was lost (\(reason)); publishing again in \(retryIn.components.seconds) s")
             say(

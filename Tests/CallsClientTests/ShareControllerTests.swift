@@ -1,4 +1,6 @@
-import CallsClient
+@testable import CallsClient
+import Signalling
+import TestSupport
 import ShareCore
 import Testing
 
@@ -44,5 +46,46 @@ import Testing
         #expect(await controller.setPolicy(.detail) == "no share is running")
         #expect(await controller.toggleSharing() == nil, "no room, no screen to toggle")
         controller.stop()
+    }
+
+    /// With --reconnect, an endpoint that cannot be reached at the first publish (a kiosk started
+    /// before its link) is tried again with the backoff; without it, the share ends at once.
+    @Test func anUnreachableFirstPublishIsTriedAgainOnlyWithReconnect() async throws {
+        let url = "http://127.0.0.1:9/whip"  // nothing listens on the discard port here
+        let controller = ShareController(configuration: configuration(url), loop: TestLoop.shared, logger: .disabled)
+        let failures = Locked<[String]>([])
+        let run = Task {
+            try await controller.run { event in
+                if case .publishingFailed(let reason, let retryIn) = event {
+                    failures.withLock { $0.append("\(reason) (again in \(retryIn))") }
+                }
+            }
+        }
+        try await until("two publishes failed and were tried again", within: .seconds(20)) {
+            failures.withLock { $0.count } >= 2
+        }
+        controller.stop()
+        #expect(try await run.value == .stopped)
+        #expect(failures.withLock { $0 }.allSatisfy { $0.contains("127.0.0.1:9") }, "\(failures.withLock { $0 })")
+
+        var once = configuration(url)
+        once.reconnect = false
+        let plain = ShareController(configuration: once, loop: TestLoop.shared, logger: .disabled)
+        await #expect {
+            _ = try await plain.run { _ in }
+        } throws: { error in
+            "\(error)".hasPrefix("could not start the share:")
+        }
+    }
+
+    @Test func aRefusalIsNotTriedAgainEvenWithReconnect() {
+        #expect(
+            !ShareController.worthPublishingAgain(
+                WHIPError.refused(url: "u", status: 401, reason: "Unauthorized", firstLine: nil)))
+        #expect(
+            ShareController.worthPublishingAgain(
+                WHIPError.refused(url: "u", status: 503, reason: "Busy", firstLine: nil)))
+        #expect(ShareController.worthPublishingAgain(WHIPError.unreachable(url: "u", reason: "refused")))
+        #expect(!ShareController.worthPublishingAgain(WHIPError.invalidAnswer(url: "u", firstLine: "x")))
     }
 }

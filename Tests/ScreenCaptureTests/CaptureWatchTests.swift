@@ -11,6 +11,12 @@ import Testing
         let t0: ContinuousClock.Instant
 
         init(_ timeline: String, configure: (inout CaptureWatch) -> Void = { _ in }) {
+            self.init(timeline, configure: configure, closed: { _ in })
+        }
+
+        /// `c` in the timeline: the portal session is closed from outside (`closed` is told
+        /// whether the watch keeps the capture).
+        init(_ timeline: String, configure: (inout CaptureWatch) -> Void, closed: (Bool) -> Void) {
             t0 = ContinuousClock.now
             watch = CaptureWatch(now: t0)
             configure(&watch)
@@ -18,6 +24,7 @@ import Testing
                 let now = t0 + .milliseconds(100 * (tick + 1))
                 if event == "f" { frames += 1 }
                 if event == "x" { watch.streamFailed("stream error") }
+                if event == "c" { closed(watch.sessionClosed("the portal session was closed")) }
                 for action in watch.tick(now: now, totalFrames: frames) {
                     actions.append((tick, action))
                     if case .restart = action { watch.restarted(now: now) }
@@ -89,5 +96,37 @@ import Testing
         // Frames came between the two: the second restart reconnects again rather than renewing.
         let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
         #expect(renewals == [false, false])
+    }
+
+    @Test func aPersistentWatchNeverGivesUpAndBacksOffToAMinute() {
+        // A desktop gone for five minutes: failures every tick after each restart.
+        let gone = String(repeating: "x", count: 3000)
+        let run = Run("fffff" + gone + "fff" + String(repeating: "-", count: 10)) { $0.persistent = true }
+        #expect(run.ticks { if case .giveUp = $0 { true } else { false } }.isEmpty)
+        let restarts = run.restarts
+        let gaps = zip(restarts, restarts.dropFirst()).map { $1 - $0 }
+        // 5 s apart for the first three, then 10, 20, 40, and a minute from then on.
+        #expect(gaps.prefix(6) == [50, 50, 100, 200, 400, 600])
+        #expect(gaps.dropFirst(6).allSatisfy { $0 == 600 }, "\(gaps)")
+        // Every restart after the first asks the portal again (the stream brought nothing).
+        let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
+        #expect(renewals.first == false && renewals.dropFirst().allSatisfy { $0 }, "\(renewals)")
+    }
+
+    @Test func aClosedSessionIsAskedForAgainOnlyByAPersistentWatch() {
+        var kept: [Bool] = []
+        let persistent = Run("fffff" + "c" + String(repeating: "-", count: 20), configure: { $0.persistent = true }) {
+            kept.append($0)
+        }
+        #expect(kept == [true])
+        let renewals = persistent.actions.compactMap {
+            if case .restart(_, let renew) = $0.action { renew } else { nil }
+        }
+        #expect(renewals == [true], "a closed session is renewed at once, not reconnected")
+        #expect(persistent.restarts == [5])
+        kept = []
+        let attended = Run("fffff" + "c" + String(repeating: "-", count: 20), configure: { _ in }) { kept.append($0) }
+        #expect(kept == [false], "attended: the person or the desktop ended the share")
+        #expect(attended.restarts.isEmpty)
     }
 }

@@ -31,8 +31,21 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   viewer's stats' second) the viewer decodes the new 4:3 picture (at the scale the
                   send policy holds then: a larger one waits the policy's 5 s), on the same
                   section (the same mid: no new offer); the output is given its size back after.
-  session-closed  xdg-desktop-portal goes away mid-share: the share stops at once with a clear
-                  message and a non-zero exit.
+  portal-back     an unattended share (a kiosk's) while xdg-desktop-portal goes away for 3 s and
+                  comes back: the share keeps its connection, asks for the same screen again from
+                  its restore token (no picker) and moves again (>= 10 fps captured over 2 s)
+                  within 15 s of the portal's return; exit 0.
+  backend-restart the same while xdg-desktop-portal-wlr is killed and started again: within 15 s.
+  pipewire-restart the same while the PipeWire daemon and WirePlumber restart under the share (and
+                  the portal backend after them): moving again within 10 s of PipeWire's return.
+  output-off      the same while the compositor's output is switched off for 4 s (`swaymsg output …
+                  disable`, as a monitor unplugged): the share says the capture stopped, keeps its
+                  connection, and moves again within 15 s of the output's return.
+  resize-whip     an unattended share to aiortc while the output changes size (1024x768): one WHIP
+                  session throughout (no new offer), at most 2 keyframes beyond the periodic ones
+                  in the 8 s after, and aiortc decodes the new 4:3 picture.
+  session-closed  xdg-desktop-portal goes away mid-share under an attended share: it stops at once
+                  with a clear message and a non-zero exit (the person or the desktop ended it).
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
   teardown        the stack leaves no process, mount or directory behind.
 """
@@ -186,7 +199,7 @@ def session_closed(stack):
             pass
         ended["took"] = time.time() - ended["at"]
 
-    code, lines, log, session = share_portal(stack, name, 40, ["--unattended"], during=during)
+    code, lines, log, session = share_portal(stack, name, 40, [], during=during)
     said = "session was closed" in log or "left the session bus" in log
     ok = ended.get("streaming") and code != 0 and said and ended.get("took", 99) < 10
     message = next((l for l in log.splitlines() if l.startswith("sharectl:")), "")
@@ -400,6 +413,111 @@ def resize(stack):
             print(sharer.output()[-2000:])
 
 
+def _moving_again(name, since, within, rate=10):
+    """Seconds after `since` at which the capture delivered >= `rate` frames a second over 2 s (more
+    than the still screen's repeats), or None within `within` s."""
+    samples = []
+    while time.time() - since < within:
+        samples.append((time.time(), _captured(name)))
+        window = [c for t, c in samples if samples[-1][0] - t <= 2.05]
+        if samples[-1][0] - samples[0][0] >= 2 and len(window) >= 2 and window[-1] - window[0] >= 2 * rate:
+            return samples[-1][0] - since
+        time.sleep(0.25)
+    return None
+
+
+def desktop_fault(stack, name, fault, within, what):
+    """An unattended share (a kiosk's) to aiortc while `fault()` breaks the desktop under it and mends
+    it: the share keeps going, gets the same screen back from its restore token (no picker) and moves
+    again within `within` s of the mend."""
+    stack.start_content()
+    marks = {}
+
+    def during(process, log_path):
+        marks["streaming"] = wait_for(lambda: _sent_any(name), 25, interval=0.1)
+        time.sleep(2)
+        marks["before"] = _captured(name)
+        started = time.time()
+        fault()
+        marks["mended"] = time.time()
+        marks["fault took"] = marks["mended"] - started
+        marks["back"] = _moving_again(name, marks["mended"], within)
+
+    code, lines, log, session = share_portal(stack, name, 45, ["--unattended"], during=during)
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    asked = "asking for the same screen again" in log or "restarting it on the same screen" in log
+    back = marks.get("back")
+    # Unattended: the share can only have got its screen back from the restore token, never a picker.
+    ok = (code == 0 and marks.get("streaming") and back is not None and asked and decoded > 0)
+    record(name, ok, f"{what} ({marks.get('fault took', 0):.1f} s); exit {code}; moving again "
+                     f"{'%.1f s' % back if back is not None else 'not'} after (needs <= {within}); asked for the "
+                     f"screen again: {asked}; aiortc decoded {decoded}")
+    if not ok:
+        print(log[-3000:])
+
+
+def portal_back(stack):
+    def fault():
+        stack.stop_portal()
+        time.sleep(3)
+        stack.start_portal()
+    desktop_fault(stack, "portal-back", fault, 15, "xdg-desktop-portal gone for 3 s and started again")
+
+
+def backend_restart(stack):
+    desktop_fault(stack, "backend-restart", stack.restart_backend, 15, "xdg-desktop-portal-wlr killed and started again")
+
+
+def pipewire_restart(stack):
+    desktop_fault(stack, "pipewire-restart", stack.restart_pipewire, 10,
+                  "PipeWire and WirePlumber stopped and started again, then the portal backend")
+
+
+def output_off(stack):
+    def fault():
+        stack.output(["swaymsg", "output", OUTPUT, "disable"])
+        time.sleep(4)
+        stack.output(["swaymsg", "output", OUTPUT, "enable"])
+        stack.start_content()  # the client drawing on it went with the output
+    desktop_fault(stack, "output-off", fault, 15, "the output switched off for 4 s and on again")
+
+
+def resize_whip(stack):
+    name = "resize-whip"
+    stack.start_content()
+    marks = {}
+
+    def stats():
+        try:
+            return read_stats(os.path.join(WORK, f"{name}.share.jsonl"), "share")
+        except (OSError, ValueError):
+            return []
+
+    def during(process, log_path):
+        marks["streaming"] = wait_for(lambda: _sent_any(name), 25, interval=0.1)
+        time.sleep(3)
+        before = (stats() or [{}])[-1].get("video") or {}
+        marks["answer"] = stack.output(["swaymsg", "output", OUTPUT, "resolution", "1024x768"])
+        time.sleep(8)
+        after = (stats() or [{}])[-1].get("video") or {}
+        extra = lambda v: v.get("keyframes", 0) - v.get("periodicKeyframes", 0)
+        marks["keyframes"] = extra(after) - extra(before)
+        marks["size"] = (after.get("width"), after.get("height"))
+
+    with output_size_restored(stack):
+        code, lines, log, session = share_portal(stack, name, 16, ["--unattended"], during=during)
+    v = session.get("video") or {}
+    w, h = v.get("width") or 0, v.get("height") or 1
+    sessions = log.count("Published again")
+    ok = (code == 0 and marks.get("streaming") and b'"success": true' in marks.get("answer", b"")
+          and marks.get("keyframes", 99) <= 2 and sessions == 0 and abs(w / h - 4 / 3) < 0.02)
+    record(name, ok, f"exit {code}; sent {marks.get('size')} 8 s after the output went to 1024x768, with "
+                     f"{marks.get('keyframes')} keyframes beyond the periodic ones (needs <= 2); WHIP sessions "
+                     f"published again: {sessions}; aiortc decoded {v.get('framesDecoded')} frames, last at {w}x{h}")
+    if not ok:
+        print(log[-3000:])
+
+
 def sources(stack):
     name = "sources"
     out = subprocess.run([SHARECTL, "sources", "--restore-token-file", TOKEN], capture_output=True, text=True,
@@ -428,7 +546,8 @@ def no_portal(stack):
 
 
 NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "resize",
-         "session-closed", "no-portal", "teardown"]
+         "resize-whip", "output-off", "portal-back", "backend-restart", "pipewire-restart", "session-closed",
+         "no-portal", "teardown"]
 
 
 def main():
@@ -451,6 +570,11 @@ def main():
             ("pipewire-node", lambda: pipewire_node(stack)),
             ("room", lambda: room(stack)),
             ("resize", lambda: resize(stack)),
+            ("resize-whip", lambda: resize_whip(stack)),
+            ("output-off", lambda: output_off(stack)),
+            ("portal-back", lambda: portal_back(stack)),
+            ("backend-restart", lambda: backend_restart(stack)),
+            ("pipewire-restart", lambda: pipewire_restart(stack)),
             ("session-closed", lambda: session_closed(stack)),
             ("no-portal", lambda: no_portal(stack)),
         ]

@@ -102,7 +102,7 @@ def gate_reconnect():
         code = share.finish()
         text = share.log()
         said = [line for line in text.splitlines() if "connection was lost" in line or "Published again" in line
-                or "Publishing again failed" in line][:4]
+                or "Publishing failed" in line][:4]
         on_consent = any("connection was lost" in line and "consent expired" in line for line in said)
         ok = lost and on_consent and len(all_sessions) >= 2 and again > 30 and code == 0 and "Published again" in text
 

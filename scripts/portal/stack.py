@@ -131,10 +131,38 @@ class PortalStack:
 
         self.spawn("permission-store", ["/usr/libexec/xdg-permission-store", "--replace"])
         self.wait("permission store", lambda: self.has_name("org.freedesktop.impl.portal.PermissionStore"))
-        self.spawn("xdpw", ["/usr/libexec/xdg-desktop-portal-wlr", "-l", "INFO", "-c",
-                            os.path.join(cfg, "xdg-desktop-portal-wlr/config")], extra={"LD_PRELOAD": shim})
-        self.wait("xdg-desktop-portal-wlr", lambda: self.has_name("org.freedesktop.impl.portal.desktop.wlr"))
+        self.start_backend()
         self.start_portal()
+
+    def _stop_named(self, name):
+        for each, process in self.processes:
+            if each == name and process.poll() is None:
+                terminate(process)
+
+    def start_backend(self):
+        self.spawn("xdpw", ["/usr/libexec/xdg-desktop-portal-wlr", "-l", "INFO", "-c",
+                            os.path.join(self.dir, "cfg", "xdg-desktop-portal-wlr/config")],
+                   extra={"LD_PRELOAD": os.path.join(self.dir, "xdpw_shm_shim.so")})
+        self.wait("xdg-desktop-portal-wlr", lambda: self.has_name("org.freedesktop.impl.portal.desktop.wlr"))
+
+    def restart_backend(self):
+        """xdg-desktop-portal-wlr killed and started again (its casts end with it)."""
+        self._stop_named("xdpw")
+        self.start_backend()
+
+    def restart_pipewire(self, down=1.0):
+        """The PipeWire daemon (and its session manager) stopped and started again, as a desktop
+        session's `systemctl --user restart pipewire` does; xdg-desktop-portal-wlr, a PipeWire client
+        that does not reconnect by itself, is started again after it."""
+        run = self.env["XDG_RUNTIME_DIR"]
+        for name in ("wireplumber", "pipewire"):
+            self._stop_named(name)
+        time.sleep(down)
+        self.spawn("pipewire", ["pipewire"])
+        self.wait("PipeWire", lambda: os.path.exists(f"{run}/pipewire-0"))
+        self.spawn("wireplumber", ["wireplumber"])
+        self.wait("WirePlumber", lambda: b'"WirePlumber"' in self.output(["pw-cli", "ls", "Client"]))
+        self.restart_backend()
 
     def start_portal(self):
         self.spawn("xdp", ["/usr/libexec/xdg-desktop-portal"])

@@ -23,6 +23,8 @@ final class CongestionController: Sendable {
     private let estimator: Locked<BandwidthEstimator>
     /// REMBs per set of streams, added up (aiortc sends one per stream).
     private let rembs = Locked(REMBSum())
+    /// Loss counted in packets over the receiver reports (one report's fraction is noise at low rates).
+    private let reportedLoss = Locked(ReportedLoss())
     /// Retransmissions' share of the link, taken off the encoders' targets.
     private let repair = Locked(RepairCost())
     /// The media of the last tick and the target split over them then: a decrease between ticks
@@ -48,6 +50,21 @@ final class CongestionController: Sendable {
     /// The stage the streams write into.
     var writer: PacketWriter { { [pacer] in pacer.write($0, nowMicros: $1) } }
 
+    /// The fraction of our packets lost, counted over the recent reports (`ReportedLoss`); until two
+    /// reports have shown packets, the worst of this report's own fractions.
+    private func fractionLost(_ blocks: [ReceptionReport], nowMicros: Int64) -> Double {
+        let counted = reportedLoss.withLock { loss in
+            loss.report(
+                blocks.map {
+                    .init(
+                        ssrc: $0.ssrc, extendedHighestSequence: $0.extendedHighestSequenceNumber,
+                        cumulativeLost: $0.cumulativeLost)
+                }, nowMicros: nowMicros)
+            return loss.fraction(nowMicros: nowMicros)
+        }
+        return counted ?? blocks.map { Double($0.fractionLost) / 256 }.max() ?? 0
+    }
+
     /// Feedback from one RTCP compound (loop thread); `rttMs` is the round trip the streams' RTCP
     /// receivers have measured (from this compound's reports too).
     func receive(_ packets: [RTCPPacket], rttMs: Double? = nil, nowMicros: Int64) {
@@ -56,12 +73,12 @@ final class CongestionController: Sendable {
         for packet in packets {
             switch packet {
             case .receiverReport(let report) where !report.reports.isEmpty:
-                let worst = report.reports.map { Double($0.fractionLost) / 256 }.max() ?? 0
-                estimator.withLock { $0.receiverReport(fractionLost: worst, nowMicros: nowMicros) }
+                let lost = fractionLost(report.reports, nowMicros: nowMicros)
+                estimator.withLock { $0.receiverReport(fractionLost: lost, nowMicros: nowMicros) }
                 changed = true
             case .senderReport(let report) where !report.reports.isEmpty:
-                let worst = report.reports.map { Double($0.fractionLost) / 256 }.max() ?? 0
-                estimator.withLock { $0.receiverReport(fractionLost: worst, nowMicros: nowMicros) }
+                let lost = fractionLost(report.reports, nowMicros: nowMicros)
+                estimator.withLock { $0.receiverReport(fractionLost: lost, nowMicros: nowMicros) }
                 changed = true
             case .transportWideFeedback(let feedback):
                 estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }

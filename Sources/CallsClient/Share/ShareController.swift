@@ -1,7 +1,9 @@
+import CallMedia
 import GLibLoop
 import ScreenCapture
 import ScreenWatchdog
 import ShareCore
+import Signalling
 import VideoSend
 
 /// Owns a share's life, over WHIP or in a room. The camera director runs beside it for as long as
@@ -51,7 +53,7 @@ public actor ShareController {
         case call(CallStatistics)
         /// Something to say as it stands (the capture's notices).
         case notice(String)
-        /// Publishing again failed; the next try comes after `retryIn`.
+        /// Publishing (the first time with --reconnect, or again) failed; the next try comes after `retryIn`.
         case publishingFailed(reason: String, retryIn: Duration)
         /// The connection was lost and its WHIP session deleted; publishing again after `retryIn`.
         case connectionLost(reason: String, retryIn: Duration)
@@ -143,7 +145,12 @@ public actor ShareController {
             do {
                 try await session.start()
             } catch {
-                guard publishes > 1 else { throw StartFailure(description: "could not start the share: \(error)") }
+                // With --reconnect a first publish that fails on the network (a kiosk starting before
+                // its link) is tried again like a later one; a refusal (a bad token, URL or answer)
+                // still ends the share with the reason.
+                guard publishes > 1 || configuration.reconnect && Self.worthPublishingAgain(error) else {
+                    throw StartFailure(description: "could not start the share: \(error)")
+                }
                 let wait = backoff.failed()
                 events(.publishingFailed(reason: "\(error)", retryIn: wait))
                 if await stopRequested.wait(upTo: wait) { return .stopped }
@@ -178,6 +185,30 @@ public actor ShareController {
     }
 
     private enum FollowEnding { case stopped, failed(String), lost(String) }
+
+    /// A failure the network may mend by itself: no answer, the endpoint unreachable or busy (408,
+    /// 425, 429, 5xx), ICE or DTLS failing. Not: a refusal (another 4xx), an unusable answer, a
+    /// bad URL or token, a part of ours that could not start.
+    static func worthPublishingAgain(_ error: any Error) -> Bool {
+        switch error {
+        case let whip as WHIPError:
+            switch whip {
+            case .noAnswer, .unreachable, .busy: return true
+            case .refused(_, let status, _, _): return [408, 425, 429].contains(status) || status >= 500
+            default: return false
+            }
+        case let http as HTTPError:
+            switch http {
+            case .timedOut, .transport: return true
+            default: return false
+            }
+        case let connection as PeerConnectionError:
+            if case .connectionFailed = connection { return true }
+            return false
+        default:
+            return false
+        }
+    }
 
     /// One session, once a second: its figures, the capture's notices, and whether it goes on.
     private func follow(

@@ -10,6 +10,10 @@
 ///   from the restore token). A restart forgets the movement, so a screen that is simply still afterwards is
 ///   not restarted again and again. Restarts are at least `restartSpacing` apart; `maxFailedRestarts`
 ///   restarts in a row without a frame between them end the capture.
+/// - `persistent` (an unattended share: a kiosk) never gives up: past `maxFailedRestarts` the
+///   restarts go on, each twice as far apart up to `longestSpacing`, and a portal session closed
+///   from outside (the portal or the compositor restarted, PipeWire restarted under it) is asked
+///   for again from the restore token instead of ending the capture.
 public struct CaptureWatch: Sendable {
     public enum Action: Sendable, Hashable {
         case sayNoFirstFrame
@@ -26,6 +30,8 @@ public struct CaptureWatch: Sendable {
     public var restartSpacing: Duration = .seconds(5)
     public var movingRate = 5
     public var maxFailedRestarts = 3
+    public var persistent = false
+    public var longestSpacing: Duration = .seconds(60)
 
     private var startedAt: ContinuousClock.Instant
     private var framesSeen = 0
@@ -38,6 +44,8 @@ public struct CaptureWatch: Sendable {
     private var lastRestart: ContinuousClock.Instant?
     private var restartsWithoutFrame = 0
     private var pendingFailure: String?
+    /// The next restart must ask the portal for a new session (the last one was closed).
+    private var renewNext = false
 
     public init(now: ContinuousClock.Instant) {
         startedAt = now
@@ -46,6 +54,26 @@ public struct CaptureWatch: Sendable {
     /// The stream failed (error state, disconnected): restart at the next tick that may.
     public mutating func streamFailed(_ reason: String) {
         pendingFailure = reason
+    }
+
+    /// The portal session was closed from outside: for a persistent watch, restart with a new
+    /// session (restore token) at the next tick that may. Returns false when the capture should end
+    /// instead (not persistent: the person or the desktop ended the share).
+    public mutating func sessionClosed(_ reason: String) -> Bool {
+        guard persistent else { return false }
+        pendingFailure = reason
+        renewNext = true
+        return true
+    }
+
+    /// The spacing before the next restart: `restartSpacing`, doubling for a persistent watch past
+    /// `maxFailedRestarts` restarts without a frame, up to `longestSpacing`.
+    var spacing: Duration {
+        let over = restartsWithoutFrame - maxFailedRestarts
+        guard persistent, over >= 0 else { return restartSpacing }
+        var spacing = restartSpacing
+        for _ in 0...min(over, 8) where spacing < longestSpacing { spacing *= 2 }
+        return min(spacing, longestSpacing)
     }
 
     /// The capture was restarted at `now`: no memory of movement (the still-screen notice is said
@@ -68,17 +96,20 @@ public struct CaptureWatch: Sendable {
             lastDelivery = now
             restartsWithoutFrame = 0
             frameSinceStart = true
+            // Frames flow again: a stream failure said before them is over (a closed session is not).
+            if !renewNext { pendingFailure = nil }
         }
         recent.removeAll { now - $0.at > silenceLimit + .seconds(2) }
 
         if let failure = pendingFailure {
-            if restartsWithoutFrame >= maxFailedRestarts {
+            if restartsWithoutFrame >= maxFailedRestarts, !persistent {
                 pendingFailure = nil
                 return [.giveUp(reason: "\(failure); \(restartsWithoutFrame) restarts brought no frame")]
             }
-            if lastRestart.map({ now - $0 >= restartSpacing }) ?? true {
+            if lastRestart.map({ now - $0 >= spacing }) ?? true {
                 pendingFailure = nil
-                actions.append(.restart(reason: failure, renewSession: restartsWithoutFrame > 0))
+                actions.append(.restart(reason: failure, renewSession: renewNext || restartsWithoutFrame > 0))
+                renewNext = false
                 return actions
             }
         }
@@ -89,7 +120,7 @@ public struct CaptureWatch: Sendable {
         }
 
         if let last = lastRealFrame, now - last >= silenceLimit, wasMoving(before: last),
-            lastRestart.map({ now - $0 >= restartSpacing }) ?? true
+            lastRestart.map({ now - $0 >= spacing }) ?? true
         {
             recent.removeAll()
             actions.append(

@@ -8,7 +8,9 @@ import Synchronization
 /// once a second while the screen is still, says when no first frame comes, restarts a capture
 /// that stopped on the same content (a new stream on the same node; if that fails, a new portal
 /// session from the restore token, never a picker), and ends with a reason when the session is
-/// closed from outside.
+/// closed from outside — unless it is unattended (a kiosk): then a closed session is asked for
+/// again from the restore token, and restarts go on, backing off to once a minute, until the
+/// desktop gives the screen back (`CaptureWatch.persistent`).
 ///
 /// `open()` (or `prepare()`) sets up the portal session before the share connects, so a refusal
 /// ends the share before anything is sent; `start(deliver:)` starts the frames.
@@ -30,6 +32,7 @@ public final class ScreenCaptureSource: Sendable {
         var corruptedBefore = 0
         var running = false
         var pendingStreamFailures: [String] = []
+        var pendingSessionClosed: [String] = []
     }
 
     public let target: Target
@@ -41,6 +44,11 @@ public final class ScreenCaptureSource: Sendable {
     private let restarts = Atomic<Int>(0)
     private let sequence = Atomic<UInt64>(0)
     private let watchDone = DispatchSemaphore(value: 0)
+
+    /// An unattended portal capture never ends by itself (see the type's description).
+    public var persistent: Bool {
+        if case .portal(let options) = target { options.unattended } else { false }
+    }
 
     /// `loop`: the GLib loop thread GDBus runs on (required for a portal target).
     public init(target: Target, loop: GLibLoop?, logger: Logger) {
@@ -128,6 +136,7 @@ public final class ScreenCaptureSource: Sendable {
 
     private func watch() {
         var watch = CaptureWatch(now: .now)
+        watch.persistent = persistent
         if let error = connect() {
             fail(error)
             return
@@ -138,6 +147,13 @@ public final class ScreenCaptureSource: Sendable {
                 defer { s.pendingStreamFailures.removeAll() }; return s.pendingStreamFailures
             }
             for failure in failures { watch.streamFailed(failure) }
+            let closed = state.withLock { s in
+                defer { s.pendingSessionClosed.removeAll() }; return s.pendingSessionClosed
+            }
+            for why in closed where !watch.sessionClosed(why) {
+                fail(PortalError.sessionClosed(why).description)
+                return
+            }
             for action in watch.tick(now: .now, totalFrames: realFrames) {
                 switch action {
                 case .sayNoFirstFrame:
@@ -150,7 +166,12 @@ public final class ScreenCaptureSource: Sendable {
                     restarts.add(1, ordering: .relaxed)
                     notice("The capture stopped (\(reason)); restarting it on the same screen")
                     watch.restarted(now: .now)
-                    if let error = restart(renewSession: renew) { fail(error); return }
+                    if let error = restart(renewSession: renew) {
+                        guard persistent else { fail(error); return }
+                        // Unattended: the desktop may be on its way back; try again, further apart.
+                        notice("The capture could not be restarted yet (\(error)); trying again")
+                        watch.streamFailed(error)
+                    }
                 case .giveUp(let reason):
                     fail("the capture could not be restarted: \(reason)")
                     return
@@ -210,7 +231,7 @@ public final class ScreenCaptureSource: Sendable {
         detachCapture()?.stop()
         if !renewSession, connect() == nil { return nil }
         guard case .portal(var options) = target, let loop else { return "the PipeWire node cannot be reached" }
-        if state.withLock({ $0.session?.isClosed ?? true }) { return "the portal session is closed" }
+        if !persistent, state.withLock({ $0.session?.isClosed ?? true }) { return "the portal session is closed" }
         options.unattended = true
         logger.notice("capture: asking the portal for the same screen again (restore token, no picker)")
         let previous = state.withLock { s in
@@ -263,8 +284,15 @@ public final class ScreenCaptureSource: Sendable {
         }
     }
 
+    /// The session ended from outside (on the GLib loop thread). Attended: the capture ends with
+    /// the reason. Unattended: the watch thread asks the portal for the same screen again.
     private func sessionClosed(_ why: String) {
-        fail(PortalError.sessionClosed(why).description)
+        guard persistent else {
+            fail(PortalError.sessionClosed(why).description)
+            return
+        }
+        notice("The portal session was closed (\(why)); asking for the same screen again (restore token, no picker)")
+        state.withLock { $0.pendingSessionClosed.append(why) }
     }
 
     private func fail(_ why: String) {

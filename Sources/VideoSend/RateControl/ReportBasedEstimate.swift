@@ -5,9 +5,10 @@ import Foundation
 /// estimation, moved by what receiver reports say — the fraction lost and the round trip — and by
 /// the receiver's REMB where that says more than we send gets through.
 ///
-/// Per receiver report (about one a second), with the loss taken as the median of this report and
-/// the two before it (a report covers a second: at a few hundred kbit/s that is a few dozen
-/// packets, and 10 % random loss reads anywhere from 0 to 30 %, now and then 50 %):
+/// Per receiver report (about one a second), with the loss taken as the median of this report's
+/// fraction and the two before it. The caller counts the fraction in packets over the last reports
+/// (`ReportedLoss`: at least 200 packets, within 5 s); one report's own fraction covers a second — at a few
+/// hundred kbit/s a few dozen packets — and 10 % random loss reads anywhere from 0 to 40 % in it:
 /// - over 10 % lost with a queue building (the round trip over its least by `holdQueueMicros`),
 ///   or over `heavyLoss` whatever the round trip: down to (1 − loss/2) of the estimate, at most
 ///   once per 300 ms + a round trip. Loss at a steady round trip is the path's, not ours — a lossy
