@@ -75,18 +75,20 @@ import Testing
         #expect(decide(.balanced, kbps: 4000, at: 14.5, shaper: &shaper).shape.width == 1440)
     }
 
-    @Test func aNewFittedSizeIsJudgedAfreshFromTheTarget() {
+    @Test func newLimitsAreJudgedAfreshFromTheTarget() {
         // A camera capped beside a screen (480×360), on a target that took it a step down; the cap
         // given back (640×480) on a target that carries it: the full size at once, not step by
         // step five seconds apart.
         var shaper = SendShaper(policy: .balanced)
         let capped = decide(.balanced, kbps: 150, at: 0, shaper: &shaper, width: 480, height: 360)
         #expect(capped.shape.width < 480)
+        shaper.judgeAfresh()
         let freed = decide(.balanced, kbps: 1000, at: 1, shaper: &shaper, width: 640, height: 480)
         #expect(freed.shape.width == 640 && freed.shape.height == 480)
         // A target that cannot carry the new size still takes the step it can, at once.
         var low = SendShaper(policy: .balanced)
         _ = decide(.balanced, kbps: 150, at: 0, shaper: &low, width: 480, height: 360)
+        low.judgeAfresh()
         let still = decide(.balanced, kbps: 150, at: 1, shaper: &low, width: 640, height: 480)
         #expect(still.shape.width < 640)
         #expect(still.limit == .bandwidth)
@@ -98,6 +100,16 @@ import Testing
         #expect(fell.shape.width < 640)
         let rose = decide(.balanced, kbps: 1000, at: 11, shaper: &low, width: 640, height: 480)
         #expect(rose.shape.width == fell.shape.width)
+    }
+
+    @Test func aSourceThatChangesSizeKeepsItsStep() {
+        // A screen sent at half its size; the output changes to 4:3: half of the new size, one
+        // new encoder, no jump to the full size to be taken back a moment later.
+        var shaper = SendShaper(policy: .balanced)
+        let half = decide(.balanced, kbps: 350, at: 0, shaper: &shaper, width: 1280, height: 720)
+        #expect(half.shape.width < 1280)
+        let resized = decide(.balanced, kbps: 350, at: 1, shaper: &shaper, width: 1024, height: 768)
+        #expect(Double(resized.shape.width) / 1024 == Double(half.shape.width) / 1280)
     }
 
     @Test func aRiseWithoutMarginDoesNotStepUp() {

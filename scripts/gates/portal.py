@@ -38,12 +38,11 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   backend-restart the same while xdg-desktop-portal-wlr is killed and started again: within 15 s.
   pipewire-restart the same while the PipeWire daemon and WirePlumber restart under the share (and
                   the portal backend after them): moving again within 10 s of PipeWire's return.
-  output-off      the same while the compositor's output is switched off for 4 s (`swaymsg output …
-                  disable`, as a monitor unplugged): the share says the capture stopped, keeps its
-                  connection, and moves again within 15 s of the output's return.
   resize-whip     an unattended share to aiortc while the output changes size (1024x768): one WHIP
                   session throughout (no new offer), at most 2 keyframes beyond the periodic ones
-                  in the 8 s after, and aiortc decodes the new 4:3 picture.
+                  in the 5 s after (one send-policy hold: the new size, and at most one step of
+                  the ladder; a machine that keeps up may climb further a step per hold after),
+                  and aiortc decodes the new 4:3 picture.
   session-closed  xdg-desktop-portal goes away mid-share under an attended share: it stops at once
                   with a clear message and a non-zero exit (the person or the desktop ended it).
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -443,7 +442,7 @@ def desktop_fault(stack, name, fault, within, what):
         marks["fault took"] = marks["mended"] - started
         marks["back"] = _moving_again(name, marks["mended"], within)
 
-    code, lines, log, session = share_portal(stack, name, 45, ["--unattended"], during=during)
+    code, lines, log, session = share_portal(stack, name, 35, ["--unattended"], during=during)
     decoded = (session.get("video") or {}).get("framesDecoded", 0)
     asked = "asking for the same screen again" in log or "restarting it on the same screen" in log
     back = marks.get("back")
@@ -473,15 +472,6 @@ def pipewire_restart(stack):
                   "PipeWire and WirePlumber stopped and started again, then the portal backend")
 
 
-def output_off(stack):
-    def fault():
-        stack.output(["swaymsg", "output", OUTPUT, "disable"])
-        time.sleep(4)
-        stack.output(["swaymsg", "output", OUTPUT, "enable"])
-        stack.start_content()  # the client drawing on it went with the output
-    desktop_fault(stack, "output-off", fault, 15, "the output switched off for 4 s and on again")
-
-
 def resize_whip(stack):
     name = "resize-whip"
     stack.start_content()
@@ -498,8 +488,9 @@ def resize_whip(stack):
         time.sleep(3)
         before = (stats() or [{}])[-1].get("video") or {}
         marks["answer"] = stack.output(["swaymsg", "output", OUTPUT, "resolution", "1024x768"])
-        time.sleep(8)
+        time.sleep(5)
         after = (stats() or [{}])[-1].get("video") or {}
+        time.sleep(3)
         extra = lambda v: v.get("keyframes", 0) - v.get("periodicKeyframes", 0)
         marks["keyframes"] = extra(after) - extra(before)
         marks["size"] = (after.get("width"), after.get("height"))
@@ -511,7 +502,7 @@ def resize_whip(stack):
     sessions = log.count("Published again")
     ok = (code == 0 and marks.get("streaming") and b'"success": true' in marks.get("answer", b"")
           and marks.get("keyframes", 99) <= 2 and sessions == 0 and abs(w / h - 4 / 3) < 0.02)
-    record(name, ok, f"exit {code}; sent {marks.get('size')} 8 s after the output went to 1024x768, with "
+    record(name, ok, f"exit {code}; sent {marks.get('size')} 5 s after the output went to 1024x768, with "
                      f"{marks.get('keyframes')} keyframes beyond the periodic ones (needs <= 2); WHIP sessions "
                      f"published again: {sessions}; aiortc decoded {v.get('framesDecoded')} frames, last at {w}x{h}")
     if not ok:
@@ -546,7 +537,7 @@ def no_portal(stack):
 
 
 NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "resize",
-         "resize-whip", "output-off", "portal-back", "backend-restart", "pipewire-restart", "session-closed",
+         "resize-whip", "portal-back", "backend-restart", "pipewire-restart", "session-closed",
          "no-portal", "teardown"]
 
 
@@ -571,7 +562,6 @@ def main():
             ("room", lambda: room(stack)),
             ("resize", lambda: resize(stack)),
             ("resize-whip", lambda: resize_whip(stack)),
-            ("output-off", lambda: output_off(stack)),
             ("portal-back", lambda: portal_back(stack)),
             ("backend-restart", lambda: backend_restart(stack)),
             ("pipewire-restart", lambda: pipewire_restart(stack)),

@@ -135,9 +135,13 @@ class PortalStack:
         self.start_portal()
 
     def _stop_named(self, name):
-        for each, process in self.processes:
-            if each == name and process.poll() is None:
-                terminate(process)
+        """Ends the named process on purpose: it leaves the list the liveness checks read (a core
+        process that exited by itself is a broken stack; one stopped here is not)."""
+        for each, process in list(self.processes):
+            if each == name:
+                if process.poll() is None:
+                    terminate(process)
+                self.processes.remove((each, process))
 
     def start_backend(self):
         self.spawn("xdpw", ["/usr/libexec/xdg-desktop-portal-wlr", "-l", "INFO", "-c",

@@ -201,6 +201,7 @@ public final class VideoEncodingThread: Sendable {
         var lastAcceptedMicros: Int64?
         var last: (picture: VideoFrame, captureMicros: Int64, encodedAtMicros: Int64)?
         var overshoot = OvershootGuard()
+        var lastLongSide: Int?
         var keyframeClock = control.withLock { $0.settings.keyframeIntervalMicros }.map(KeyframeClock.init)
         while running.load(ordering: .acquiring) {
             let now = Clocks.monotonicMicros()
@@ -231,6 +232,10 @@ public final class VideoEncodingThread: Sendable {
                 continue
             }
             shaper.setPolicy(settings.policy)
+            if settings.maxLongSide != lastLongSide {
+                if lastLongSide != nil { shaper.judgeAfresh() }
+                lastLongSide = settings.maxLongSide
+            }
             let sourceLong = max(frame.width, frame.height)
             let fittedLong = min(sourceLong, settings.maxLongSide)
             let sourceWidth = sourceLong > fittedLong ? frame.width * fittedLong / sourceLong : frame.width

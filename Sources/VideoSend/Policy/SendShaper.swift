@@ -37,11 +37,11 @@ public struct SendShaper: Sendable {
     /// Converting the source to I420 costs the same whatever size is sent: a fixed cost a frame.
     public private(set) var fixedMicros = 0.0
     private var scaleIndex = 0
-    /// The fitted source size the ladder's steps were last taken from.
-    private var fitted: (width: Int, height: Int)?
-    /// Until then a larger step is taken without the hold: the fitted size changed, and the
-    /// target that comes with the change (the estimate handed to a camera whose cap was given
-    /// back) may arrive a moment after it.
+    /// The next update judges the size afresh (`judgeAfresh`).
+    private var afreshPending = false
+    /// Until then a larger step is taken without the hold: the limits changed, and the target
+    /// that comes with the change (the estimate handed to a camera whose cap was given back) may
+    /// arrive a moment after it.
     private var afreshUntil: ContinuousClock.Instant?
     public static let afreshWindow: Duration = .seconds(3)
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
@@ -106,6 +106,15 @@ public struct SendShaper: Sendable {
     }
     public static let rateMargin = 1.1
 
+    /// The limits changed (a camera's cap beside a screen given back when the share stops): the
+    /// steps are fractions of the fitted size, and the old step was chosen under the old limits.
+    /// The next update takes the size the target and the machine carry then, at once, and for
+    /// `afreshWindow` a larger one without the hold — nothing about the link changed, only what
+    /// it is asked. (A source that changes size keeps its step: the same fraction of the picture.)
+    public mutating func judgeAfresh() {
+        afreshPending = true
+    }
+
     /// The policy changed: its best shape is taken at once (no hold).
     public mutating func setPolicy(_ policy: ScreenSendPolicy) {
         guard policy != self.policy else { return }
@@ -120,22 +129,19 @@ public struct SendShaper: Sendable {
     ) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
-        if let fitted, fitted != (fitWidth, fitHeight) {
-            // The steps are fractions of the fitted size, so a new one (a camera's cap given back
-            // when the share stops, a source that changed size) makes the old step mean another
-            // size. Judge afresh: the best shape the target carries now, at once — a larger one
-            // without the hold, since nothing about the link has changed, only what it is asked.
-            scaleIndex = 0
-            upCandidate = nil
-            afreshUntil = now + Self.afreshWindow
-        }
-        fitted = (fitWidth, fitHeight)
         if let until = afreshUntil, now >= until { afreshUntil = nil }
         var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
         let linkOnly = wantedIndex(
             width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
             countingCPU: false)
-        if wanted > max(linkOnly, scaleIndex) {
+        if afreshPending {
+            // The size the link and the machine carry now, at once, holds waived.
+            afreshPending = false
+            scaleIndex = wanted
+            upCandidate = nil
+            cpuBehindSince = nil
+            afreshUntil = now + Self.afreshWindow
+        } else if wanted > max(linkOnly, scaleIndex) {
             // Only the machine wants smaller: after it has stayed behind for `cpuHold`.
             let since = cpuBehindSince ?? now
             cpuBehindSince = since
