@@ -6,9 +6,11 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT        ?= swift
 FUZZ_SECONDS ?= 60
 SMOKE_SECONDS ?= 10
+SOAK_MINUTES ?= 60
+FAULT_SECONDS ?= 300
 BIN          := .build/debug/sharectl
 
-.PHONY: all setup build test demo bench fuzz fuzz-long fuzz-smoke gates sanitize notices clean format
+.PHONY: all setup build test demo bench fuzz fuzz-long fuzz-smoke gates sanitize soak notices clean format
 
 all: build
 
@@ -58,6 +60,13 @@ sanitize:
 fuzz-long:
 	@scripts/setup.sh fuzz
 	@FUZZ_SECONDS=1800 FUZZ_RUNS=10000000 FUZZ_TIMEOUT=60 scripts/fuzz.sh
+
+# The kiosk soak (scripts/soak.py): an unattended portal share to aiortc for SOAK_MINUTES with a fault
+# every FAULT_SECONDS; prints memory, descriptors, faults recovered and the longest freeze.
+soak:
+	@scripts/setup.sh test
+	@$(SWIFT) build 2>&1 | scripts/swift-output.sh
+	@SOAK_MINUTES=$(SOAK_MINUTES) FAULT_SECONDS=$(FAULT_SECONDS) scripts/soak.py
 
 fuzz-smoke:
 	@FUZZ_SECONDS=$(SMOKE_SECONDS) scripts/fuzz.sh

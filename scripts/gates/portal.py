@@ -43,6 +43,10 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   in the 5 s after (one send-policy hold: the new size, and at most one step of
                   the ladder; a machine that keeps up may climb further a step per hold after),
                   and aiortc decodes the new 4:3 picture.
+  reconnect-portal `share --reconnect --source portal --unattended` to aiortc, and every UDP datagram
+                  dropped for 35 s: consent expires, the WHIP session is deleted, the portal is
+                  opened again from its restore token (no picker), and the second WHIP session
+                  decodes the portal's moving screen.
   session-closed  xdg-desktop-portal goes away mid-share under an attended share: it stops at once
                   with a clear message and a non-zero exit (the person or the desktop ended it).
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -56,7 +60,8 @@ import sys
 import time
 
 from lib.paths import ROOT, SHARECTL, WORK
-from lib.peers import last_session, start_aiortc
+from lib.network import clear_drops, drop_udp
+from lib.peers import last_session, sessions, start_aiortc
 from lib.ports import wait_http
 from lib.processes import stop
 from lib.room import Participant, Server
@@ -70,10 +75,13 @@ from stack import OUTPUT, PortalStack, terminate  # noqa: E402  (the portal stac
 TOKEN = os.path.join(WORK, "portal.restore-token")
 
 
-def share_portal(stack, name, duration, extra=(), during=None, source="portal"):
-    """Runs a portal share to a fresh aiortc endpoint; `during(process, log_path)` runs meanwhile.
-    Returns (exit code, stats lines, log text, endpoint session)."""
+def share_portal(stack, name, duration, extra=(), during=None, source="portal", endpoint_info=None):
+    """Runs a portal share to a fresh aiortc endpoint; `during(process, log_path)` runs meanwhile
+    (`endpoint_info`, a dict, gets the endpoint's stats path as "stats" first). Returns (exit
+    code, stats lines, log text, endpoint session)."""
     endpoint, port, stats_path = start_aiortc(name)
+    if endpoint_info is not None:
+        endpoint_info["stats"] = stats_path
     share_stats = os.path.join(WORK, f"{name}.share.jsonl")
     log_path = os.path.join(WORK, f"{name}.share.log")
     for path in (share_stats,):
@@ -499,12 +507,52 @@ def resize_whip(stack):
         code, lines, log, session = share_portal(stack, name, 16, ["--unattended"], during=during)
     v = session.get("video") or {}
     w, h = v.get("width") or 0, v.get("height") or 1
-    sessions = log.count("Published again")
+    republished = log.count("Published again")
     ok = (code == 0 and marks.get("streaming") and b'"success": true' in marks.get("answer", b"")
-          and marks.get("keyframes", 99) <= 2 and sessions == 0 and abs(w / h - 4 / 3) < 0.02)
+          and marks.get("keyframes", 99) <= 2 and republished == 0 and abs(w / h - 4 / 3) < 0.02)
     record(name, ok, f"exit {code}; sent {marks.get('size')} 5 s after the output went to 1024x768, with "
                      f"{marks.get('keyframes')} keyframes beyond the periodic ones (needs <= 2); WHIP sessions "
-                     f"published again: {sessions}; aiortc decoded {v.get('framesDecoded')} frames, last at {w}x{h}")
+                     f"published again: {republished}; aiortc decoded {v.get('framesDecoded')} frames, last at {w}x{h}")
+    if not ok:
+        print(log[-3000:])
+
+
+def reconnect_portal(stack):
+    name = "reconnect-portal"
+    stack.start_content()
+    endpoint = {}
+    marks = {}
+
+    def during(process, log_path):
+        marks["streaming"] = wait_for(lambda: _sent_any(name), 25, interval=0.1)
+        time.sleep(2)
+        drop_udp(100, table="sharectl_portal_reconnect")
+        try:
+            marks["lost"] = wait_for(lambda: "The connection was lost" in open(log_path).read(), 45, interval=0.2)
+        finally:
+            clear_drops("sharectl_portal_reconnect")
+        marks["again"] = wait_for(lambda: len(sessions(endpoint["stats"])) >= 2
+                                  and (last_session(endpoint["stats"]).get("video") or {}).get("framesDecoded", 0) > 60,
+                                  40, interval=0.5)
+        process.terminate()  # SIGTERM: the share ends as asked, its session deleted
+
+    try:
+        code, lines, log, session = share_portal(stack, name, 120, ["--unattended", "--reconnect"], during=during,
+                                                 endpoint_info=endpoint)
+    finally:
+        clear_drops("sharectl_portal_reconnect")
+    all_sessions = sessions(endpoint.get("stats", ""))
+    decoded = (session.get("video") or {}).get("framesDecoded", 0)
+    # A second portal session after the loss, opened from the token the first one saved (no second
+    # "no saved restore token" notice; unattended, a picker is never shown).
+    portal_sessions = log.count("portal: session /org/freedesktop/portal")
+    reopened = portal_sessions >= 2 and log.count("no saved restore token") <= 1
+    ok = (marks.get("streaming") and marks.get("lost") and marks.get("again") and len(all_sessions) >= 2
+          and decoded > 60 and "Published again" in log and reopened)
+    record(name, ok, f"lost and said so: {marks.get('lost')}; WHIP sessions {len(all_sessions)}, the last decoded "
+                     f"{decoded} frames of the portal's screen; portal sessions {portal_sessions}, the second from the token: "
+                     f"{reopened}; "
+                     f"exit {code}")
     if not ok:
         print(log[-3000:])
 
@@ -537,7 +585,7 @@ def no_portal(stack):
 
 
 NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "resize",
-         "resize-whip", "portal-back", "backend-restart", "pipewire-restart", "session-closed",
+         "resize-whip", "portal-back", "backend-restart", "pipewire-restart", "reconnect-portal", "session-closed",
          "no-portal", "teardown"]
 
 
@@ -565,6 +613,7 @@ def main():
             ("portal-back", lambda: portal_back(stack)),
             ("backend-restart", lambda: backend_restart(stack)),
             ("pipewire-restart", lambda: pipewire_restart(stack)),
+            ("reconnect-portal", lambda: reconnect_portal(stack)),
             ("session-closed", lambda: session_closed(stack)),
             ("no-portal", lambda: no_portal(stack)),
         ]
