@@ -89,13 +89,16 @@ def main():
         share = subprocess.Popen(
             [SHARECTL, "share", "--source", "portal", "--unattended", "--restore-token-file", TOKEN, "--whip",
              f"http://127.0.0.1:{port}/whip", "--reconnect", "--no-audio", "--metrics-listen",
-             f"127.0.0.1:{metrics_port}", "--duration", str(int(MINUTES * 60))],
+             f"127.0.0.1:{metrics_port}", "--duration", str(int(MINUTES * 60) + 120)],
             stdin=subprocess.PIPE, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, cwd=ROOT, env=stack.env,
             text=True)
 
         def type_line(text):
-            share.stdin.write(text + "\n")
-            share.stdin.flush()
+            try:
+                share.stdin.write(text + "\n")
+                share.stdin.flush()
+            except BrokenPipeError:
+                pass  # the share has ended: its exit code says how
 
         def drop_for(seconds):
             drop_udp(100, table="sharectl_soak")
@@ -151,7 +154,7 @@ def main():
                 print(f"soak: {round((now - started) / 60, 1)} min: RSS {rss and rss // 1048576} MiB, {fds} fds, "
                       f"{int(total)} frames decoded, healthy {values.get('sharectl_healthy')}", flush=True)
                 next_scrape += 60
-            if now >= next_fault and now < end - 120:
+            if now >= next_fault and now < end - min(120, FAULT_SECONDS):
                 name, fault = rotation[len(faults) % len(rotation)]
                 print(f"soak: fault {len(faults) + 1}: {name}", flush=True)
                 entry = {"name": name, "at": round(now - started), "mark": None, "recovered_after": None}
@@ -174,7 +177,7 @@ def main():
             "minutes": MINUTES, "exit": code, "rss5MinBytes": rss_5min, "rssEndBytes": rss_end,
             "rssGrowth": growth, "fdsStart": fds_start, "fdsEnd": fds_end,
             "faultsInjected": len(faults), "faultsRecovered": len(recovered),
-            "faults": [{k: v for k, v in f.items() if k != "mark"} for f in faults],
+            "faults": [{k: v for k, v in f.items() if k not in ("mark", "ended")} for f in faults],
             "longestFreezeSeconds": round(longest[0], 1), "longestFreezeAt": round(longest[1]),
             "whipSessions": len(sessions(stats_path)), "lastSessionDecoded":
                 (last_session(stats_path).get("video") or {}).get("framesDecoded"),
