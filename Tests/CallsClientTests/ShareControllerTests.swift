@@ -61,7 +61,7 @@ import Testing
                 }
             }
         }
-        try await until("two publishes failed and were tried again", within: .seconds(20)) {
+        try await until("two publishes failed and were tried again", within: .seconds(60)) {
             failures.withLock { $0.count } >= 2
         }
         controller.stop()
