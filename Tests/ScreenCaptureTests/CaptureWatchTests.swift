@@ -105,8 +105,8 @@ import Testing
         #expect(run.ticks { if case .giveUp = $0 { true } else { false } }.isEmpty)
         let restarts = run.restarts
         let gaps = zip(restarts, restarts.dropFirst()).map { $1 - $0 }
-        // 5 s apart for the first three, then 10, 20, 40, and a minute from then on.
-        #expect(gaps.prefix(6) == [50, 50, 100, 200, 400, 600])
+        // 2 s apart for the first three, then 10, 20, 40, and a minute from then on.
+        #expect(gaps.prefix(6) == [20, 20, 100, 200, 400, 600])
         #expect(gaps.dropFirst(6).allSatisfy { $0 == 600 }, "\(gaps)")
         // Every restart after the first asks the portal again (the stream brought nothing).
         let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }

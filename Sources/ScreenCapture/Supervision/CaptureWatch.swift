@@ -10,8 +10,9 @@
 ///   from the restore token). A restart forgets the movement, so a screen that is simply still afterwards is
 ///   not restarted again and again. Restarts are at least `restartSpacing` apart; `maxFailedRestarts`
 ///   restarts in a row without a frame between them end the capture.
-/// - `persistent` (an unattended share: a kiosk) never gives up: past `maxFailedRestarts` the
-///   restarts go on, each twice as far apart up to `longestSpacing`, and a portal session closed
+/// - `persistent` (an unattended share: a kiosk) never gives up: its first `maxFailedRestarts`
+///   restarts come `persistentSpacing` apart (a desktop service restarting is back within
+///   seconds), past them the restarts go on, twice as far apart each time up to `longestSpacing`, and a portal session closed
 ///   from outside (the portal or the compositor restarted, PipeWire restarted under it) is asked
 ///   for again from the restore token instead of ending the capture.
 public struct CaptureWatch: Sendable {
@@ -32,6 +33,7 @@ public struct CaptureWatch: Sendable {
     public var maxFailedRestarts = 3
     public var persistent = false
     public var longestSpacing: Duration = .seconds(60)
+    public var persistentSpacing: Duration = .seconds(2)
 
     private var startedAt: ContinuousClock.Instant
     private var framesSeen = 0
@@ -70,7 +72,8 @@ public struct CaptureWatch: Sendable {
     /// `maxFailedRestarts` restarts without a frame, up to `longestSpacing`.
     var spacing: Duration {
         let over = restartsWithoutFrame - maxFailedRestarts
-        guard persistent, over >= 0 else { return restartSpacing }
+        guard persistent else { return restartSpacing }
+        guard over >= 0 else { return persistentSpacing }
         var spacing = restartSpacing
         for _ in 0...min(over, 8) where spacing < longestSpacing { spacing *= 2 }
         return min(spacing, longestSpacing)
