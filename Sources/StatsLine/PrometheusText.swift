@@ -46,25 +46,17 @@ public struct PrometheusText: Sendable {
     public var text: String { lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n" }
 
     /// Label values: backslash, double quote and line feed escaped.
-    static func escapeLabel(_ value: String) -> String {
-        var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escapeLabel(_ value: String) -> String { escape(value, quote: true) }
 
     /// Help text: backslash and line feed escaped.
-    static func escapeHelp(_ value: String) -> String {
+    static func escapeHelp(_ value: String) -> String { escape(value, quote: false) }
+
+    private static func escape(_ value: String, quote: Bool) -> String {
         var out = ""
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\\": out += "\\\\"
+            case "\"" where quote: out += "\\\""
             case "\n": out += "\\n"
             default: out.unicodeScalars.append(scalar)
             }

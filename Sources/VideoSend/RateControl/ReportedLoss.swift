@@ -72,6 +72,16 @@ public struct ReportedLoss: Sendable, Equatable {
     /// The fraction lost over the newest reports that cover `minimumPackets` (or all of the last
     /// `windowMicros`); nil before two reports have shown any packets.
     public func fraction(nowMicros: Int64) -> Double? {
+        let (expected, lost) = window(nowMicros: nowMicros)
+        guard expected > 0 else { return nil }
+        return Double(lost) / Double(expected)
+    }
+
+    /// The packets the fraction is over (for the statistics).
+    public func packets(nowMicros: Int64) -> Int { window(nowMicros: nowMicros).expected }
+
+    /// Packets expected and lost over the newest reports that cover `minimumPackets`, within the window.
+    private func window(nowMicros: Int64) -> (expected: Int, lost: Int) {
         var expected = 0
         var lost = 0
         for interval in intervals.reversed() where nowMicros - interval.atMicros <= Self.windowMicros {
@@ -79,17 +89,6 @@ public struct ReportedLoss: Sendable, Equatable {
             lost += interval.lost
             if expected >= Self.minimumPackets { break }
         }
-        guard expected > 0 else { return nil }
-        return Double(lost) / Double(expected)
-    }
-
-    /// The packets the fraction is over (for the statistics).
-    public func packets(nowMicros: Int64) -> Int {
-        var expected = 0
-        for interval in intervals.reversed() where nowMicros - interval.atMicros <= Self.windowMicros {
-            expected += interval.expected
-            if expected >= Self.minimumPackets { break }
-        }
-        return expected
+        return (expected, lost)
     }
 }
