@@ -53,6 +53,30 @@ import VideoSend
         #expect(asked == [false, true, false, false, true])
     }
 
+    /// A decoder that swallows whole frames (nothing decodes, nothing is missing) asks once it has
+    /// given nothing for 3 s, then every 3 s; a decoded picture starts the count again.
+    @Test func aStuckDecoderAsksEveryThreeSeconds() {
+        var policy = KeyframeRequestPolicy()
+        // Once a second: frames assembled, frames decoded → asked.
+        let timeline: [(Int, Int)] = [
+            (30, 30), (60, 60), (90, 60), (120, 60), (150, 60), (180, 60), (210, 60), (240, 60), (270, 60),
+            (300, 61), (330, 61), (360, 61), (390, 61)
+        ]
+        let asked = timeline.enumerated().map { second, counts in
+            policy.shouldRequest(
+                waitingForKeyframe: false, framesAssembled: counts.0, framesDecoded: counts.1,
+                nowMicros: Int64(second) * 1_000_000)
+        }
+        // Last progress at 1 s: asked at 4 s and 7 s; progress at 9 s: asked again at 12 s.
+        #expect(asked.enumerated().filter(\.element).map(\.offset) == [4, 7, 12])
+        var idle = KeyframeRequestPolicy()
+        let nothingArrives = (0..<10).map {
+            idle.shouldRequest(
+                waitingForKeyframe: false, framesAssembled: 30, framesDecoded: 30, nowMicros: Int64($0) * 1_000_000)
+        }
+        #expect(!nothingArrives.contains(true), "no frames arriving is not a stuck decoder")
+    }
+
     /// Regression: the first PLI subtracted from an `Int64.min` sentinel and trapped; found when
     /// our own receiver began sending PLIs.
     @Test func firstPictureLossIndicationAsksForAKeyframeThenEveryThreeHundredMilliseconds() {

@@ -166,10 +166,43 @@ import Testing
                 "\"sharers\": [{ \"name\": \"ana\" }]", "\"sharers\": []",
                 "x.json: start.sharers: at least one sharer is needed"
             ),
-            ("\"summary\": \"s\", ", "", "x.json: summary: missing")
+            ("\"summary\": \"s\", ", "", "x.json: summary: missing"),
+            (
+                "{ \"name\": \"ana\" }", "{ \"name\": \"ana\", \"kind\": \"browser\" }",
+                "x.json: start.sharers[0].kind: a browser sharer needs \"browser\": true under start"
+            ),
+            (
+                "\"server\": true, \"sharers\": [{ \"name\": \"ana\" }]",
+                "\"server\": true, \"browser\": true, \"sharers\": [{ \"name\": \"ana\", \"kind\": \"browser\", \"codec\": \"vp8\" }]",
+                "x.json: start.sharers[0].codec: a browser sharer shares Chromium's fake screen: its source, size, rate, codec, policy and camera are Chromium's own (give only name and kind)"
+            ),
+            (
+                "{ \"name\": \"ana\" }", "{ \"name\": \"ana\", \"kind\": \"robot\" }",
+                "x.json: start.sharers[0].kind: 'robot' is not one of: sharectl, browser"
+            )
         ]
         for (old, new, message) in cases {
             #expect(error(replacing: old, with: new) == message)
+        }
+    }
+
+    @Test func aBrowserSharerTakesNoFaultOfASharectlSharer() {
+        let text = Self.minimal.replacingOccurrences(
+            of: "\"server\": true, \"sharers\": [{ \"name\": \"ana\" }]",
+            with: "\"server\": true, \"browser\": true, \"sharers\": [{ \"name\": \"ana\", \"kind\": \"browser\" }]"
+        )
+        #expect(throws: Never.self) { try parse(text) }
+        let stalled = text.replacingOccurrences(
+            of: "\"kind\": \"decoderWedge\", \"at\": 20, \"target\": \"bea\"",
+            with: "\"kind\": \"captureStall\", \"at\": 20, \"target\": \"ana\"")
+        do {
+            _ = try parse(stalled)
+            Issue.record("a capture stall on a browser sharer was taken")
+        } catch {
+            #expect(
+                "\(error)"
+                    == "x.json: faults[0].target: ana is a browser sharer: a captureStall is put into a sharectl sharer only"
+            )
         }
     }
 

@@ -19,6 +19,13 @@ line is "N passed, N failed".
                   disconnected" within 5 s, the screen never still over 3 s, no watchdog step.
   wedge-browser   wedge with headless Chromium as the receiver (its encoded transform drops the
                   screen's frames), judged from what it reports to the sharer.
+  wedge-browser-sharer   the browser client shares (Chromium's fake screen) and the built-in
+                  viewer's decoder swallows every frame: the browser's own ladder (ladder.js) says
+                  the notice within 10 s, rebuilds within 20 s, the view is restored within 30 s,
+                  no share again.
+  wedge-browser-sharer-sticky   every new decoder of the viewer wedges too: the browser rebuilds
+                  within 20 s, then its share again restores the view or it gives up with the
+                  notice within 40 s.
   reshare         the sharer stops and shares again by hand, twice (the same section sends anew):
                   the view is back within 10 s each time and the ladder takes no step.
   loss-10         10 % of every UDP datagram lost at random on loopback from the start: NACK and
@@ -32,7 +39,8 @@ import sys
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.suite import choose, finish, record, run_gates
 
-GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser", "reshare", "loss-10"]
+GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser",
+         "wedge-browser-sharer", "wedge-browser-sharer-sticky", "reshare", "loss-10"]
 
 
 def run(name):

@@ -334,13 +334,15 @@ package final class TransceiverMedia: Sendable {
     }
 
     /// The PLI to send now, if the video receiver waits for a keyframe and none was asked for in
-    /// the last 300 ms.
+    /// the last 300 ms, or its decoder has given nothing for 3 s while frames arrive.
     func pictureLossIndication(senderSSRC: UInt32, nowMicros: Int64) -> PictureLossIndication? {
         guard let videoReceiver else { return nil }
-        let waiting = videoReceiver.counters.waitingForKeyframe
+        let counters = videoReceiver.counters
         return receiving.withLock { r in
             guard let media = r.reception?.ssrc, r.reception?.packetsReceived ?? 0 > 0,
-                r.keyframes.shouldRequest(waitingForKeyframe: waiting, nowMicros: nowMicros)
+                r.keyframes.shouldRequest(
+                    waitingForKeyframe: counters.waitingForKeyframe, framesAssembled: counters.framesAssembled,
+                    framesDecoded: counters.framesDecoded, nowMicros: nowMicros)
             else { return nil }
             r.plisSent += 1
             return PictureLossIndication(senderSSRC: senderSSRC, mediaSSRC: media)

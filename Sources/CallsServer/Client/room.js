@@ -2,7 +2,12 @@
 // loaded from elsewhere. One RTCPeerConnection per other participant: the newcomer offers, either
 // side may renegotiate, and on glare the participant with the larger id number rolls back.
 // A screen is an extra video m-line; it takes the stage, captioned "NAME's screen".
-// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events, faults).
+// As a sharer it climbs the receiver-driven ladder (ladder.js, the same rules as sharectl's) when
+// a viewer reports our screen stalled: their PLIs, a rebuild for them alone, a share again to
+// everyone from the same track, the give-up notice.
+// Tests read window.sharectlState (participants, decoded frames, sizes, audio, events, faults,
+// watchdog); each change of the watchdog's status is also logged to the console as
+// "sharectl-watchdog {JSON}" (the scenario runner reads Chromium's log).
 // Fault injection for drills and tests, off unless asked for: window.sharectlFault(kind, name?)
 // or ?fault=KIND@SECONDS (see "fault injection" below).
 'use strict';
@@ -20,6 +25,7 @@
   const state = window.sharectlState = {
     room: roomName, id: null, name: null, connected: false, joined: false,
     welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0, connectionsRenewed: 0,
+    screenRebuilds: 0, sharesAgain: 0, watchdog: null,
     reconnecting: false,
     local: { audio: false, video: false, screen: false, error: null },
     participants: {}, errors: [], events: [], faults: [],
@@ -40,11 +46,19 @@
     state.events.push({ t: Date.now(), kind, ...detail });
     if (state.events.length > 1000) state.events.shift();
   }
-  function notice(text) {
+  const keptNotices = new Map();   // key -> li: a notice that is taken away again (the ladder's)
+  function notice(text, key = null) {
+    if (key !== null) takeNotice(key);
     const li = document.createElement('li');
     li.textContent = text;
     $('notices').prepend(li);
+    if (key !== null) keptNotices.set(key, li);
     while ($('notices').children.length > 5) $('notices').lastChild.remove();
+  }
+  function takeNotice(key) {
+    const li = keptNotices.get(key);
+    if (li) li.remove();
+    keptNotices.delete(key);
   }
   function setStatus(text) { $('status').textContent = text; }
   const number = (id) => parseInt(String(id).replace(/^p/, ''), 10) || 0;
@@ -347,6 +361,23 @@
       }
     }
 
+    // The ladder's rebuild (and each connection's part of a share again): our screen on a new
+    // section of this connection, the old one inactive, so a new encoder here and a new decoder
+    // there, from the same track.
+    async rebuildScreen() {
+      if (!screenStream || !this.negotiated || this.pc.signalingState === 'closed') return;
+      const track = screenStream.getVideoTracks()[0];
+      const old = this.screenTx;
+      if (old) {
+        old.direction = 'inactive';
+        await old.sender.replaceTrack(null);
+      }
+      this.screenTx = this.pc.addTransceiver(track, { direction: 'sendonly', streams: [screenStream] });
+      this.screenSent = null;
+      state.screenRebuilds += 1;
+      note('screen-rebuilt', { id: this.id, was: old ? old.mid : null });
+    }
+
     async removeScreen() {
       if (!this.screenTx || this.pc.signalingState === 'closed') return;
       this.screenTx.direction = 'inactive';
@@ -442,7 +473,12 @@
       const stats = await this.pc.getStats();
       const byMid = new Map();
       let audio = null;
+      const ours = this.screenTx && this.screenTx.mid;
       stats.forEach((report) => {
+        if (report.type === 'outbound-rtp' && ours != null && String(report.mid) === String(ours)) {
+          // What left for them of our screen: the ladder's counters (they start again on a new section).
+          this.screenSent = { mid: String(ours), frames: report.framesSent || 0, keyframes: report.keyFramesEncoded || 0 };
+        }
         if (report.type !== 'inbound-rtp') return;
         if (report.kind === 'audio') audio = report;
         else if (report.mid != null) byMid.set(String(report.mid), report);
@@ -512,7 +548,6 @@
     peer.info.hearsMe = (message.hearing || []).includes(state.id);
     peer.info.theirViewOfMe = { camera: camera ? camera.framesDecoded : null, screen: screen ? screen.framesDecoded : null,
                                 screenStalled: screen ? !!screen.screenStalled : null };
-    if (screen && screen.screenStalled) notice(`${peer.name}'s view of your screen stalled`);
   }
 
   // MARK: media reports, once a second
@@ -547,6 +582,59 @@
     }
     state.lastReport = { t: now, screens, cameras, hearing };
     send({ type: 'media', screens, hearing, cameras }, { queue: false });
+    climbLadder(now);
+  }
+
+  // MARK: the receiver-driven ladder, as a sharer
+
+  const ladder = new SharectlLadder.ReceiverLadder();
+  const ladderStatus = new SharectlLadder.LadderStatus();
+  let sharingSince = null;
+  let lastLogged = null;
+
+  function climbLadder(now) {
+    const observed = {};
+    if (screenStream) {
+      for (const peer of peers.values()) {
+        if (!peer.screenTx || !peer.negotiated) continue;
+        const view = peer.info.theirViewOfMe || {};
+        const sent = peer.screenSent && peer.screenSent.mid === String(peer.screenTx.mid) ? peer.screenSent : null;
+        observed[peer.id] = { name: peer.name, stalled: view.screenStalled === true,
+                              framesSent: sent ? sent.frames : 0, keyframesSent: sent ? sent.keyframes : 0,
+                              framesDecoded: view.screen === undefined ? null : view.screen };
+      }
+    }
+    const steps = ladder.tick(now, observed);
+    for (const taken of steps) carryOut(taken);
+    const t = sharingSince === null ? 0 : Math.round((now - sharingSince) / 100) / 10;
+    state.watchdog = ladderStatus.publish(ladder, steps, t);
+    const line = JSON.stringify(state.watchdog);
+    if (screenStream && line !== lastLogged) {
+      lastLogged = line;
+      console.log(`sharectl-watchdog ${line}`);
+    }
+  }
+
+  function carryOut(taken) {
+    const { action } = taken;
+    note('watchdog', { action: action.name, subject: action.subject, reason: taken.reason });
+    switch (action.name) {
+      case 'notice':
+        if (action.text === null) takeNotice(`ladder:${action.subject}`);
+        else notice(action.text, `ladder:${action.subject}`);
+        return;
+      case 'rebuild': {
+        const peer = peers.get(action.subject);
+        if (peer) peer.enqueue(() => peer.rebuildScreen());
+        return;
+      }
+      case 'shareAgain':
+        shareAgain();
+        return;
+      default:
+        // keyframe: the viewer's own PLIs ask the encoder for them (a page cannot); held,
+        // recovered and giveUp change nothing here (the notice says it).
+    }
   }
 
   // MARK: sharing our own screen
@@ -571,6 +659,7 @@
     }
     state.local.screen = true;
     shareAnnounced = false;
+    sharingSince = Date.now();
     const track = screenStream.getVideoTracks()[0];
     track.onended = () => stopShare();
     const self = figure(`${state.name}'s screen`);
@@ -581,6 +670,18 @@
     $('share').textContent = 'Stop sharing';
     if (peers.size === 0) announceShare(null);
     for (const peer of peers.values()) peer.enqueue(() => peer.addScreen());
+  }
+
+  // Share again to everyone from the same track, no picker: share off, every connection's screen
+  // on a new section, share on with the first new section's mid (at its offer).
+  function shareAgain() {
+    if (!screenStream) return;
+    state.sharesAgain += 1;
+    send({ type: 'share', on: false });
+    shareAnnounced = false;
+    note('share-again', {});
+    if (peers.size === 0) announceShare(null);
+    for (const peer of peers.values()) peer.enqueue(() => peer.rebuildScreen());
   }
 
   async function stopShare() {

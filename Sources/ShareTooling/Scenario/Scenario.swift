@@ -44,11 +44,15 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var policy: String
         /// A camera beside the screen: `synthetic` or `vivid` (a V4L2 device in QEMU), or none.
         public var camera: String?
+        /// `sharectl` (`share --room`) or `browser`: the browser client in headless Chromium shares
+        /// Chromium's fake screen (its size, rate and codec are Chromium's) and climbs its own ladder.
+        public var kind: String
 
         public init(
             name: String, source: String, width: Int, height: Int, fps: Int, codec: String, policy: String,
-            camera: String?
+            camera: String?, kind: String = "sharectl"
         ) {
+            self.kind = kind
             self.name = name
             self.source = source
             self.width = width

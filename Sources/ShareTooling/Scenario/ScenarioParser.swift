@@ -25,6 +25,7 @@ public enum ScenarioParser {
     public static let policies = ["balanced", "detail", "motion"]
     public static let cameras = ["synthetic", "vivid"]
     public static let viewerKinds = ["builtin", "browser"]
+    public static let sharerKinds = ["sharectl", "browser"]
     public static var rungs: [String] {
         ["restartCapture"]
             + (SenderLadder.Rung.allCases.map(\.description) + ReceiverLadder.Rung.allCases.map(\.description))
@@ -112,7 +113,24 @@ public enum ScenarioParser {
         for (index, value) in try reader.array(startObject["sharers"], "start.sharers").enumerated() {
             let path = "start.sharers[\(index)]"
             let object = try reader.object(value, path)
-            try reader.only(object, path, ["name", "source", "size", "fps", "codec", "policy", "camera"])
+            let kind = try reader.choice(object["kind"], "\(path).kind", sharerKinds, default: "sharectl")
+            if kind == "browser" {
+                guard browser else {
+                    throw reader.error("\(path).kind", "a browser sharer needs \"browser\": true under start")
+                }
+                if let key = object.keys.sorted().first(where: { !["name", "kind"].contains($0) }) {
+                    throw reader.error(
+                        "\(path).\(key)",
+                        "a browser sharer shares Chromium's fake screen: its source, size, rate, codec, policy and camera are Chromium's own (give only name and kind)"
+                    )
+                }
+                sharers.append(
+                    Scenario.Sharer(
+                        name: try reader.participantName(object["name"], "\(path).name"), source: "synthetic",
+                        width: 0, height: 0, fps: 30, codec: "chromium", policy: "chromium", camera: nil, kind: kind))
+                continue
+            }
+            try reader.only(object, path, ["name", "kind", "source", "size", "fps", "codec", "policy", "camera"])
             let size = try object["size"].map { try reader.string($0, "\(path).size") } ?? "1280x720"
             let parts = size.split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, (96...7680).contains(parts[0]), (60...4320).contains(parts[1]) else {
@@ -197,6 +215,11 @@ public enum ScenarioParser {
                         "\(path).target",
                         "a \(kind.rawValue) happens to a sharer (\(sharerNames.joined(separator: ", "))), not '\(target)'"
                     )
+                }
+                if sharer.kind == "browser" {
+                    throw reader.error(
+                        "\(path).target",
+                        "\(target) is a browser sharer: a \(kind.rawValue) is put into a sharectl sharer only")
                 }
                 if kind == .cameraUnplug || kind == .cameraSilent, sharer.camera == nil, sharer.source != "camera" {
                     throw reader.error(

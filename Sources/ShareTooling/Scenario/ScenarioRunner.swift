@@ -43,6 +43,9 @@ package final class ScenarioRunner {
     private var viewState: [String: Bool] = [:]
     private var linkShaped = false
     private var browserStartedAt: Double?
+    private var browserSharers: Set<String> = []
+    /// Room ids → names, as the built-in participants' stats lines give them.
+    private var participantNames: [String: String] = [:]
 
     enum Role { case sharer, viewer }
 
@@ -94,7 +97,12 @@ package final class ScenarioRunner {
             event("room server on port \(port): \(redactedURL(invite!))")
         }
         guard let invite else { throw Failure(description: "a scenario without \"server\": true has nowhere to meet") }
-        for sharer in scenario.start.sharers {
+        for sharer in scenario.start.sharers where sharer.kind == "browser" {
+            // The browser client shares Chromium's fake screen once joined (`share=1`).
+            try startBrowser(sharer.name, invite: invite, extra: "&share=1")
+            browserSharers.insert(sharer.name)
+        }
+        for sharer in scenario.start.sharers where sharer.kind != "browser" {
             guard sharer.source == "synthetic" || sharer.source == "portal" else {
                 throw Failure(
                     description:
@@ -121,7 +129,7 @@ package final class ScenarioRunner {
                 _ = try launch(
                     viewer.name, setup.executable, ["watch", "--name", viewer.name], room: invite, stats: .viewer)
             default:
-                try startBrowser(viewer, invite: invite)
+                try startBrowser(viewer.name, invite: invite)
             }
         }
     }
@@ -201,13 +209,15 @@ package final class ScenarioRunner {
         return "synthetic:\(sharer.name)-camera" + (script.isEmpty ? "" : "?" + script.joined(separator: ","))
     }
 
-    private func startBrowser(_ viewer: Scenario.Viewer, invite: String) throws {
+    /// A browser participant. Its console goes to its log (`--enable-logging=stderr`): a browser
+    /// sharer's watchdog speaks there ("sharectl-watchdog {JSON}", read by `readBrowserLine`).
+    private func startBrowser(_ name: String, invite: String, extra: String = "") throws {
         // Faults for the browser go in its page address: `fault=KIND@SECONDS`, counted from
         // `faultClock` (this moment, in wall-clock milliseconds), not from the page's own start:
         // Chromium takes seconds to load the page on a busy machine (5.3 s in one run), and a
         // fault counted from there came that much later than the time it is judged from.
-        var query = "&name=\(viewer.name)&faultClock=\(Int64(Date().timeIntervalSince1970 * 1000))"
-        for (index, fault) in scenario.faults.enumerated() where fault.target == viewer.name {
+        var query = "&name=\(name)&faultClock=\(Int64(Date().timeIntervalSince1970 * 1000))" + extra
+        for (index, fault) in scenario.faults.enumerated() where fault.target == name {
             let word: String
             switch fault.kind {
             case .decoderWedge: word = "decoder-wedge"
@@ -218,13 +228,14 @@ package final class ScenarioRunner {
             query += "&fault=\(word)@\(ScenarioJudge.tenths(after))"
             record.injections.append(ScenarioRecord.Injection(fault: index, t: fault.at))
         }
-        let profile = "\(setup.directory)/\(viewer.name).profile"
+        let profile = "\(setup.directory)/\(name).profile"
         try? FileManager.default.removeItem(atPath: profile)
         browserStartedAt = now
         _ = try launch(
-            viewer.name, "/usr/bin/env",
+            name, "/usr/bin/env",
             [
                 setup.chromium, "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu", "--mute-audio",
+                "--enable-logging=stderr", "--v=0",
                 "--user-data-dir=\(profile)", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
                 "--autoplay-policy=no-user-gesture-required", "--allow-loopback-in-peer-connection",
                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding", invite + query
@@ -424,6 +435,7 @@ package final class ScenarioRunner {
                 }
                 // The camera director's steps, as a share prints them.
                 if line.text.hasPrefix("Camera: ") { event("\(process.name): \(line.text)", at: line.t) }
+                if browserSharers.contains(process.name) { readBrowserLine(process.name, line) }
             }
         }
         let t = now
@@ -445,6 +457,7 @@ package final class ScenarioRunner {
 
     private func readViewer(_ viewer: String, _ line: CallStatsLine, t: Double) {
         for peer in line.peers {
+            participantNames[peer.id] = peer.name
             let screen = peer.screen
             let sample = ScenarioRecord.ViewSample(
                 t: t, framesDecoded: screen?.framesDecoded,
@@ -466,18 +479,7 @@ package final class ScenarioRunner {
 
     private func readSharer(_ sharer: String, _ line: CallStatsLine, t: Double) {
         let names = Dictionary(line.peers.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
-        if let watchdog = line.watchdog {
-            var steps = watchdog.recent
-            if let last = watchdog.lastStep, !steps.contains(where: { $0.number == last.number }) { steps.append(last) }
-            record.watchdog[sharer, default: []].append(
-                ScenarioRecord.WatchdogSample(
-                    t: t, rung: watchdog.rung, steps: steps, notices: watchdog.notices))
-            for step in steps where shownSteps[sharer, default: []].insert(step.number).inserted {
-                let subject = step.subject.map { id in names[id].map { " \(id) (\($0))" } ?? " \(id)" } ?? ""
-                event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(subject) — \(step.reason)", at: t)
-            }
-            for text in watchdog.notices { notice(text, by: sharer, at: t) }
-        }
+        if let watchdog = line.watchdog { readWatchdog(sharer, watchdog, names: names, t: t) }
         // A browser viewer is seen through what it reports to the sharer.
         for peer in line.peers
         where scenario.start.viewers.contains(where: { $0.name == peer.name && $0.kind == "browser" }) {
@@ -489,6 +491,34 @@ package final class ScenarioRunner {
             let sent = line.peers.compactMap { $0.cameraSent?.framesSent }
             addCamera(sharer, ScenarioRecord.ViewSample(t: t, framesDecoded: sent.isEmpty ? nil : sent.reduce(0, +)))
         }
+    }
+
+    private func readWatchdog(_ sharer: String, _ watchdog: WatchdogStatus, names: [String: String], t: Double) {
+        var steps = watchdog.recent
+        if let last = watchdog.lastStep, !steps.contains(where: { $0.number == last.number }) { steps.append(last) }
+        record.watchdog[sharer, default: []].append(
+            ScenarioRecord.WatchdogSample(t: t, rung: watchdog.rung, steps: steps, notices: watchdog.notices))
+        for step in steps where shownSteps[sharer, default: []].insert(step.number).inserted {
+            let subject = step.subject.map { id in names[id].map { " \(id) (\($0))" } ?? " \(id)" } ?? ""
+            event("\(sharer)'s watchdog, step \(step.number): \(step.action)\(subject) — \(step.reason)", at: t)
+        }
+        for text in watchdog.notices { notice(text, by: sharer, at: t) }
+    }
+
+    /// A browser sharer's watchdog, from Chromium's log of its console:
+    /// `[…:INFO:CONSOLE:N] "sharectl-watchdog {JSON}", source: URL (N)`. The ids its steps name are
+    /// the room's; the names come from the other participants' stats lines.
+    private func readBrowserLine(_ sharer: String, _ line: ScenarioRecord.Line) {
+        guard let start = line.text.range(of: "sharectl-watchdog "),
+            let end = line.text.range(of: "\", source: ", options: .backwards), end.lowerBound > start.upperBound
+        else { return }
+        let json = line.text[start.upperBound..<end.lowerBound]
+        guard let watchdog = try? JSONDecoder().decode(WatchdogStatus.self, from: Data(json.utf8)) else {
+            event(
+                "\(sharer): a watchdog line that does not read as one was passed over: \(json.prefix(200))", at: line.t)
+            return
+        }
+        readWatchdog(sharer, watchdog, names: participantNames, t: line.t)
     }
 
     private func notice(_ text: String, by name: String, at t: Double) {

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Browser-client gates: the browser's own modules, tested in headless Chromium. The last line is
+"N passed, N failed".
+
+  ladder   The browser sharer's receiver-driven ladder (Sources/CallsServer/Client/ladder.js) on
+           the marble cases the Swift ladder is held to (Tests/Ladder/receiver-ladder-cases.json):
+           every run's steps with their reasons, notices, marbles and final rungs must match. A
+           copy of the module whose rebuild comes after 5 s instead of 6 must fail the same cases
+           (the test can tell a ladder that differs).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from lib.paths import ROOT, WORK
+from lib.suite import choose, finish, record, run_gates
+
+LADDER = os.path.join(ROOT, "Sources", "CallsServer", "Client", "ladder.js")
+CASES = os.path.join(ROOT, "Tests", "Ladder", "receiver-ladder-cases.json")
+TEST = os.path.join(ROOT, "Tests", "Ladder", "ladder-test.js")
+
+
+def run_in_chromium(ladder_source):
+    """Runs the cases on `ladder_source` in headless Chromium; the page's verdict as a dict."""
+    with open(CASES) as f:
+        cases = f.read()
+    with open(TEST) as f:
+        test = f.read()
+    # </script> cannot occur in the cases; the JSON goes in as a script of its own type.
+    page = ("<!doctype html><meta charset=utf-8><pre id=result>not run</pre>"
+            f"<script type=application/json id=cases>{cases}</script>"
+            f"<script>{ladder_source}</script><script>{test}</script>"
+            "<script>try { document.getElementById('result').textContent = JSON.stringify("
+            "runLadderCases(JSON.parse(document.getElementById('cases').textContent))); }"
+            " catch (e) { document.getElementById('result').textContent = JSON.stringify({error: String(e)}); }"
+            "</script>")
+    directory = tempfile.mkdtemp(prefix="client-ladder.", dir=WORK)
+    path = os.path.join(directory, "ladder.html")
+    with open(path, "w") as f:
+        f.write(page)
+    result = subprocess.run(
+        ["chromium", "--headless=new", "--no-sandbox", "--no-first-run", "--disable-gpu",
+         f"--user-data-dir={os.path.join(directory, 'profile')}", "--dump-dom", f"file://{path}"],
+        capture_output=True, text=True, timeout=120)
+    found = re.search(r'<pre id="result">(.*?)</pre>', result.stdout, re.S)
+    if not found:
+        return {"error": f"no result in the page (chromium exit {result.returncode}): {result.stderr[-500:]}"}
+    text = found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"error": f"the page said: {text[:300]}"}
+
+
+def ladder():
+    name = "ladder"
+    with open(LADDER) as f:
+        source = f.read()
+    verdict = run_in_chromium(source)
+    mutated = source.replace("const REBUILD_AFTER_MS = 6000;", "const REBUILD_AFTER_MS = 5000;")
+    broken = run_in_chromium(mutated) if mutated != source else {"error": "the constant to change was not found"}
+    failed = verdict.get("failed", [])
+    ok = ("error" not in verdict and verdict.get("cases", 0) >= 15 and verdict.get("runs") == verdict.get("passed")
+          and not failed and "error" not in broken and len(broken.get("failed", [])) >= 5)
+    record(name, ok, f"{verdict.get('passed')} of {verdict.get('runs')} runs of {verdict.get('cases')} cases match the "
+                     f"Swift ladder in Chromium{'; ' + verdict['error'] if 'error' in verdict else ''}; with the rebuild "
+                     f"after 5 s, {len(broken.get('failed', []))} runs differ{'; ' + broken['error'] if 'error' in broken else ''}")
+    for failure in failed[:3]:
+        print("  ", json.dumps(failure)[:1500])
+
+
+GATES = [("ladder", ladder)]
+
+
+def main():
+    chosen = choose("client", [name for name, _ in GATES])
+    run_gates(GATES, chosen)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
