@@ -26,6 +26,10 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   `sharectl serve`, with `watch` as the viewer: the sharer names the portal's
                   screen and the policy, its encoder runs under detail, and the viewer decodes
                   the portal's 1280x720 with the content moving (>= 5 fps over the last 5 s).
+  room-browser    the same room share seen by headless Chromium (the browser client, over
+                  DevTools) and `watch` at once: both decode 1280x720 with the content moving
+                  (>= 5 fps over 5 s); then nothing draws, and both decode the still screen's
+                  repeats at 0.5-2 fps over 8 s, still at 1280x720.
   resize          the same room share, and the compositor's output changes size mid-share
                   (`swaymsg output HEADLESS-1 resolution 1024x768`): within 4 s (3 s, plus the
                   viewer's stats' second) the viewer decodes the new 4:3 picture (at the scale the
@@ -52,6 +56,7 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
   teardown        the stack leaves no process, mount or directory behind.
 """
+import asyncio
 import contextlib
 import os
 import re
@@ -59,7 +64,7 @@ import subprocess
 import sys
 import time
 
-from lib.paths import ROOT, SHARECTL, WORK
+from lib.paths import ROOT, SHARECTL, WORK, rerun_in_venv_without
 from lib.network import clear_drops, drop_udp
 from lib.peers import last_session, sessions, start_aiortc
 from lib.ports import wait_http
@@ -69,6 +74,7 @@ from lib.stats import read_stats
 from lib.suite import choose, finish, record, record_broken
 from lib.waits import wait_for
 
+rerun_in_venv_without("aiohttp")  # the room-browser gate drives Chromium over DevTools (aiohttp, in .venv)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "portal"))
 from stack import OUTPUT, PortalStack, terminate  # noqa: E402  (the portal stack, scripts/portal/stack.py)
 
@@ -360,6 +366,7 @@ def portal_room(stack, name, extra=()):
         sharer = Participant("ana", ["share", "--room", invite, "--source", "portal", "--unattended",
                                      "--restore-token-file", TOKEN, "--no-audio", *extra],
                              os.path.join(WORK, f"{name}.ana.jsonl"), os.path.join(WORK, f"{name}.ana.log"), env=stack.env)
+        sharer.invite = invite
         viewer = Participant("bo", ["watch", invite], os.path.join(WORK, f"{name}.bo.jsonl"),
                              os.path.join(WORK, f"{name}.bo.log"))
         yield sharer, viewer
@@ -397,6 +404,71 @@ def room(stack):
                          f"said {sharing!r}")
         if not ok:
             print(said[-2000:])
+
+
+def room_browser(stack):
+    """The portal's screen in a room seen by headless Chromium (the browser client, over DevTools)
+    and by `watch` at once: both decode the portal's size with the content moving; then nothing
+    draws and both get the still screen's repeats, about one a second, still at full size."""
+    from lib.devtools import Browser
+
+    name = "portal-room-browser"
+    with portal_room(stack, name, ["--policy", "detail"]) as (sharer, viewer):
+        ok, detail = asyncio.run(_room_browser(stack, sharer, viewer, name, Browser))
+        record("room-browser", ok, detail)
+        if not ok:
+            print(sharer.output()[-2000:])
+
+
+async def _room_browser(stack, sharer, viewer, name, Browser):
+    url = sharer.invite
+    browser = Browser("cy", url, prefix=name)
+    try:
+        await browser.connect()
+
+        async def figures():
+            page = (await browser.peer("ana")).get("screen") or {}
+            built_in = viewer.peer("ana").get("screen") or {}
+            return time.time(), page, built_in
+
+        async def both_decode():
+            deadline = time.time() + 40
+            while time.time() < deadline:
+                _, page, built_in = await figures()
+                if page.get("framesDecoded", 0) > 30 and built_in.get("framesDecoded", 0) > 30:
+                    return True
+                await asyncio.sleep(0.5)
+            return False
+
+        def rate(a, b, key):
+            return (b[key].get("framesDecoded", 0) - a[key].get("framesDecoded", 0)) / max(0.001, b["t"] - a["t"])
+
+        async def window(seconds):
+            t0, p0, b0 = await figures()
+            await asyncio.sleep(seconds)
+            t1, p1, b1 = await figures()
+            first, last = {"t": t0, "page": p0, "watch": b0}, {"t": t1, "page": p1, "watch": b1}
+            return rate(first, last, "page"), rate(first, last, "watch"), p1, b1
+
+        if not await both_decode():
+            _, page, built_in = await figures()
+            return False, f"not both decoding within 40 s: Chromium {page}, watch {built_in}"
+        await asyncio.sleep(2)
+        moving_page, moving_watch, page, built_in = await window(5)
+        stack.stop_content()
+        await asyncio.sleep(4)
+        still_page, still_watch, page_still, built_in_still = await window(8)
+        full = lambda s: (s.get("width"), s.get("height")) == (1280, 720)
+        ok = (full(page) and full(built_in) and moving_page >= 5 and moving_watch >= 5
+              and 0.5 <= still_page <= 2.0 and 0.5 <= still_watch <= 2.0 and full(page_still) and full(built_in_still))
+        return ok, (f"moving: Chromium {page.get('width')}x{page.get('height')} at {moving_page:.1f} fps, "
+                    f"watch {built_in.get('width')}x{built_in.get('height')} at {moving_watch:.1f} fps; "
+                    f"still: Chromium {page_still.get('width')}x{page_still.get('height')} at {still_page:.2f} fps, "
+                    f"watch {built_in_still.get('width')}x{built_in_still.get('height')} at {still_watch:.2f} fps "
+                    f"(repeats of the still screen, about one a second)")
+    finally:
+        await browser.close()
+        stack.start_content()
 
 
 def resize(stack):
@@ -584,7 +656,8 @@ def no_portal(stack):
         stack.start_portal()
 
 
-NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "resize",
+NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "room-browser",
+         "resize",
          "resize-whip", "portal-back", "backend-restart", "pipewire-restart", "reconnect-portal", "session-closed",
          "no-portal", "teardown"]
 
@@ -608,6 +681,7 @@ def main():
             ("restart", lambda: restart(stack)),
             ("pipewire-node", lambda: pipewire_node(stack)),
             ("room", lambda: room(stack)),
+            ("room-browser", lambda: room_browser(stack)),
             ("resize", lambda: resize(stack)),
             ("resize-whip", lambda: resize_whip(stack)),
             ("portal-back", lambda: portal_back(stack)),
