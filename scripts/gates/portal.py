@@ -22,6 +22,10 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   pipewire-node   `--source pipewire:NODE` on a test PipeWire source whose buffers carry a crop
                   region and every tenth a corrupted flag: aiortc decodes the cropped 960x540,
                   >= 90% of the frames captured; the corrupted ones are skipped.
+  full-hd         the output at 1920x1080, moving content, an unattended share to aiortc (no
+                  transport-wide feedback) on a clean link: aiortc decodes 1920 wide at >= 25 fps
+                  over 8-14 s; then nothing draws, and the still desktop's repeats decode at
+                  1920x1080 (>= 0.5 fps over 17-23 s). The output gets its size back after.
   room            `share --room --source portal --unattended --policy detail` into a room of
                   `sharectl serve`, with `watch` as the viewer: the sharer names the portal's
                   screen and the policy, its encoder runs under detail, and the viewer decodes
@@ -471,6 +475,52 @@ async def _room_browser(stack, sharer, viewer, name, Browser):
         stack.start_content()
 
 
+def full_hd(stack):
+    """The real portal screen at 1920x1080 on a clean link to aiortc (no transport-wide feedback):
+    moving content reaches the endpoint 1920 wide at >= 25 fps; then nothing draws, and the still
+    desktop's repeats still decode at 1920x1080 (cheap content must not talk the size down)."""
+    name = "portal-full-hd"
+    info, samples = {}, []
+    with output_size_restored(stack):
+        stack.output(["swaymsg", "output", OUTPUT, "resolution", "1920x1080"])
+        stack.start_content()
+
+        def during(process, log_path):
+            started = time.time()
+            stopped = False
+            while process.poll() is None and time.time() - started < 30:
+                video = (last_session(info["stats"]).get("video") or {})
+                samples.append((time.time() - started, dict(video)))
+                if not stopped and time.time() - started >= 14:
+                    stack.stop_content()
+                    stopped = True
+                time.sleep(0.5)
+
+        code, lines, log, session = share_portal(stack, name, 24, ["--unattended"], during=during, endpoint_info=info)
+        stack.start_content()
+
+    def window(start, end):
+        inside = [(t, v) for t, v in samples if start <= t <= end and v.get("framesDecoded")]
+        if len(inside) < 2:
+            return 0.0, {}
+        (t0, v0), (t1, v1) = inside[0], inside[-1]
+        return (v1["framesDecoded"] - v0["framesDecoded"]) / max(0.001, t1 - t0), v1
+
+    moving_fps, moving = window(8, 14)
+    still_fps, still = window(17, 23)
+    last = (lines or [{}])[-1].get("video") or {}
+    ok = (code == 0 and moving.get("width") == 1920 and moving_fps >= 25 and still.get("width") == 1920
+          and still.get("height") == 1080 and still_fps >= 0.5)
+    record("full-hd", ok, f"exit {code}; moving (8-14 s): aiortc decoded {moving.get('width')}x{moving.get('height')} at "
+                          f"{moving_fps:.1f} fps; still (17-23 s): {still.get('width')}x{still.get('height')} at "
+                          f"{still_fps:.2f} fps; the sharer's last second: {last.get('width')}x{last.get('height')}, "
+                          f"target {last.get('targetKbps', '?')} kbit/s, limited by {last.get('limitedBy', '?')}")
+    if not ok:
+        for t, v in samples[::4]:
+            print(f"  {t:5.1f} s  {v.get('framesDecoded')} frames {v.get('width')}x{v.get('height')}")
+        print(log[-2500:])
+
+
 def resize(stack):
     name = "portal-resize"
     with portal_room(stack, name) as (sharer, viewer), output_size_restored(stack):
@@ -656,7 +706,7 @@ def no_portal(stack):
         stack.start_portal()
 
 
-NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "room-browser",
+NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "full-hd", "room", "room-browser",
          "resize",
          "resize-whip", "portal-back", "backend-restart", "pipewire-restart", "reconnect-portal", "session-closed",
          "no-portal", "teardown"]
@@ -680,6 +730,7 @@ def main():
             ("stale-token", lambda: stale_token(stack)),
             ("restart", lambda: restart(stack)),
             ("pipewire-node", lambda: pipewire_node(stack)),
+            ("full-hd", lambda: full_hd(stack)),
             ("room", lambda: room(stack)),
             ("room-browser", lambda: room_browser(stack)),
             ("resize", lambda: resize(stack)),
