@@ -50,6 +50,9 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         public var framesDroppedForRate = 0
         /// Keyframes made because the keyframe interval passed (`--keyframe-interval`).
         public var periodicKeyframes = 0
+        /// Keyframes made at two thirds of the size because the receiver asked again after two
+        /// keyframes within 2 s (they did not get through). Nil in lines of older builds.
+        public var smallerKeyframes: Int?
 
         public init() {}
     }

@@ -1,5 +1,6 @@
 import CallsClient
 import RTPWire
+import ShareCore
 import Synchronization
 import Testing
 import VideoSend
@@ -55,6 +56,23 @@ import VideoSend
 
     /// A decoder that swallows whole frames (nothing decodes, nothing is missing) asks once it has
     /// given nothing for 3 s, then every 3 s; a decoded picture starts the count again.
+    /// Asked again after two keyframes within 2 s: the keyframe did not get through, and the
+    /// encoder is told to make the next one smaller.
+    @Test func aThirdRequestWithinTwoSecondsAsksForASmallerKeyframe() {
+        let asks = Locked<[RTCPReceiver.KeyframeAsk]>([])
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
+            transportSequence: nil
+        ) { _ in true }
+        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { ask in asks.withLock { $0.append(ask) } }
+        let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
+        // 0 and 0.35 s: answered; 1.0 s: within the 1 s that follows two; 1.4 s: asked again;
+        // 5 s: long after, a plain keyframe.
+        for now: Int64 in [0, 350_000, 1_000_000, 1_400_000, 5_000_000] { rtcp.receive(pli, nowMicros: now) }
+        #expect(asks.withLock { $0 } == [.keyframe, .keyframe, .keyframeDidNotGetThrough, .keyframe])
+        #expect(rtcp.figures.keyframesAsked == 4 && rtcp.figures.smallerKeyframesAsked == 1)
+    }
+
     @Test func aStuckDecoderAsksEveryThreeSeconds() {
         var policy = KeyframeRequestPolicy()
         // Once a second: frames assembled, frames decoded → asked.
@@ -85,7 +103,7 @@ import VideoSend
             configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
             transportSequence: nil
         ) { _ in true }
-        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { asked.add(1, ordering: .relaxed) }
+        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { _ in asked.add(1, ordering: .relaxed) }
         let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
         for now: Int64 in [1_000, 100_000, 301_000] { rtcp.receive(pli, nowMicros: now) }
         #expect(asked.load(ordering: .relaxed) == 2)
@@ -100,7 +118,7 @@ import VideoSend
             configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
             transportSequence: nil
         ) { _ in true }
-        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { asked.add(1, ordering: .relaxed) }
+        let rtcp = RTCPReceiver(video: sender, audioSSRC: nil) { _ in asked.add(1, ordering: .relaxed) }
         let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
         var answeredAt: [Int64] = []
         for now in stride(from: Int64(0), to: 5_000_000, by: 50_000) {

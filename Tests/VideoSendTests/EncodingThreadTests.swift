@@ -126,3 +126,38 @@ struct LiveFrames {
         }
     }
 }
+
+extension EncodingThreadTests {
+    /// A receiver that asks again after two keyframes gets the next one from a fresh encoder at two
+    /// thirds of the size; asked again while that holds, a plain keyframe at the held size.
+    @Test func aKeyframeThatDidNotGetThroughComesAgainSmaller() async throws {
+        let queue = FrameQueue()
+        let thread = VideoEncodingThread(
+            queue: queue,
+            settings: .init(
+                factory: VideoEncoderFactory(codec: .h264), bitrate: 8_000_000, maxLongSide: 1920, policy: .detail),
+            logger: .disabled
+        ) { _, _ in }
+        thread.start()
+        var screen = LiveFrames(SyntheticScreen(width: 1280, height: 720, framesPerSecond: 30), into: queue)
+        try await screen.feed(10)
+        try? await until("five frames encoded") { thread.counters.framesEncoded >= 5 }
+        let before = thread.counters
+        thread.requestSmallerKeyframe()
+        try await screen.feed(10)
+        try? await until("a frame at the smaller size") { thread.counters.width < 1280 }
+        let smaller = thread.counters
+        thread.requestSmallerKeyframe()  // held smaller already: a keyframe, no new encoder
+        try await screen.feed(10)
+        try? await until("one more keyframe") { thread.counters.keyframes > smaller.keyframes }
+        thread.stop()
+        let after = thread.counters
+        #expect(smaller.width == 852 && smaller.height == 480, "two thirds of 1280x720, even")
+        #expect(smaller.keyframes == before.keyframes + 1, "the fresh encoder's first frame is a keyframe")
+        #expect(after.smallerKeyframes == 1)
+        #expect(after.encodersMade == before.encodersMade + 1)
+        #expect(after.keyframeRequests == before.keyframeRequests + 2)
+        #expect(after.keyframes == smaller.keyframes + 1)
+        #expect(after.width == 852)
+    }
+}

@@ -40,7 +40,7 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         outbox.packets.withLock { packets in
             defer { packets = [] }; return packets.map(\.sequenceNumber)
         })
-    let receiver = RTCPReceiver(video: sender, audioSSRC: 0xA0) {
+    let receiver = RTCPReceiver(video: sender, audioSSRC: 0xA0) { _ in
         let now = outbox.clock.load(ordering: .relaxed)
         outbox.keyframeTimes.withLock { $0.append(now) }
     }

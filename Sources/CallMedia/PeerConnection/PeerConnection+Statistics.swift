@@ -76,6 +76,7 @@ extension PeerConnection {
             sent.overshootPercent = e.overshootPercent
             sent.framesDroppedForRate = e.framesDroppedForRate
             sent.periodicKeyframes = e.periodicKeyframes
+            sent.smallerKeyframes = e.smallerKeyframes
             let response = media.keyframeResponse.figures
             sent.keyframeResponses = response.answered
             sent.keyframeResponseLastMs = response.lastMs

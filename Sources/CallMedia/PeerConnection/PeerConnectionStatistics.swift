@@ -45,6 +45,7 @@ public struct PeerConnectionStatistics: Sendable {
         public var overshootPercent = 0
         public var framesDroppedForRate = 0
         public var periodicKeyframes = 0
+        public var smallerKeyframes = 0
         /// Audio: 20 ms frames sent and dropped, and the level of what was sent.
         public var audioFramesSent = 0
         /// What the audio is taken from ("tone 440 Hz", "microphone: NODE"), and whether it has been

@@ -119,10 +119,13 @@ package final class TransceiverMedia: Sendable {
             rtcp = RTCPReceiver(
                 video: kind == .video ? sendingSender : nil,
                 audioSSRC: kind == .audio ? localSSRC : nil
-            ) {
+            ) { ask in
                 let encoder = box.withLock { $0.encoder }
                 if encoder != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
-                encoder?.requestKeyframe()
+                switch ask {
+                case .keyframe: encoder?.requestKeyframe()
+                case .keyframeDidNotGetThrough: encoder?.requestSmallerKeyframe()
+                }
             }
         } else {
             rtcp = nil

@@ -14,6 +14,8 @@ public final class RTCPReceiver: Sendable {
         public var fir = 0
         public var nacks = 0
         public var keyframesAsked = 0
+        /// Of those, asked again after two keyframes within 2 s: made smaller.
+        public var smallerKeyframesAsked = 0
         public var rttMs: Double?
         public var fractionLost: Double?
         public var remb: Int?
@@ -31,7 +33,7 @@ public final class RTCPReceiver: Sendable {
     private let video: RTPStreamSender?
     private let videoSSRCs: Set<UInt32>
     private let audioSSRC: UInt32?
-    private let requestKeyframe: @Sendable () -> Void
+    private let requestKeyframe: @Sendable (KeyframeAsk) -> Void
     private let state = Locked(State())
     /// Our sender reports' compact NTP times, for RTT from LSR/DLSR (RFC 3550 §6.4.1).
     private let sentReports = Locked<[UInt32: Int64]>([:])
@@ -39,7 +41,19 @@ public final class RTCPReceiver: Sendable {
     /// The interval while a receiver keeps asking.
     public static let repeatedKeyframeInterval: Int64 = 1_000_000
 
-    public init(video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable () -> Void) {
+    /// How a receiver's honoured keyframe request reaches the encoder.
+    public enum KeyframeAsk: Sendable, Equatable {
+        /// Make the next frame a keyframe.
+        case keyframe
+        /// The receiver asked again after two keyframes went out within 2 s: they did not get
+        /// through (a keyframe is many packets; on a lossy or narrow path one of them is lost).
+        /// The next keyframe should be smaller.
+        case keyframeDidNotGetThrough
+    }
+
+    public init(
+        video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable (KeyframeAsk) -> Void
+    ) {
         self.video = video
         var ssrcs: Set<UInt32> = []
         if let video {
@@ -104,17 +118,19 @@ public final class RTCPReceiver: Sendable {
     }
 
     private func keyframe(nowMicros: Int64) {
-        let allowed = state.withLock { s -> Bool in
+        let ask = state.withLock { s -> KeyframeAsk? in
             // The first request always goes (subtracting from a `.min` sentinel overflowed and trapped).
             s.keyframesAnswered.removeAll { nowMicros - $0 > 2_000_000 }
             let interval = s.keyframesAnswered.count >= 2 ? Self.repeatedKeyframeInterval : Self.keyframeInterval
-            if let last = s.lastKeyframeMicros, nowMicros - last < interval { return false }
+            if let last = s.lastKeyframeMicros, nowMicros - last < interval { return nil }
+            let again = s.keyframesAnswered.count >= 2
             s.lastKeyframeMicros = nowMicros
             s.keyframesAnswered.append(nowMicros)
             s.figures.keyframesAsked += 1
-            return true
+            if again { s.figures.smallerKeyframesAsked += 1 }
+            return again ? .keyframeDidNotGetThrough : .keyframe
         }
-        if allowed { requestKeyframe() }
+        if let ask { requestKeyframe(ask) }
     }
 
     private func apply(_ reports: [ReceptionReport], nowMicros: Int64) {

@@ -337,6 +337,7 @@ public actor WHIPShareSession {
             stats.video.overshootPercent = sent.overshootPercent
             stats.video.framesDroppedForRate = sent.framesDroppedForRate
             stats.video.periodicKeyframes = sent.periodicKeyframes
+            stats.video.smallerKeyframes = sent.smallerKeyframes
             stats.video.bitrateKbps = Int(Double(sent.bytes - previousVideoBytes) * 8 / elapsed / 1000)
             previousVideoBytes = sent.bytes
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed

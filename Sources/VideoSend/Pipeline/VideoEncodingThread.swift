@@ -56,6 +56,8 @@ public final class VideoEncodingThread: Sendable {
         public var framesEncoded = 0
         public var keyframes = 0
         public var keyframeRequests = 0
+        /// Keyframes made smaller because the receiver asked again (`requestSmallerKeyframe`).
+        public var smallerKeyframes = 0
         public var bytesEncoded = 0
         public var errors = 0
         public var encodersMade = 0
@@ -136,6 +138,31 @@ public final class VideoEncodingThread: Sendable {
         control.withLock { $0.keyframeWanted = true }
         stats.withLock { $0.keyframeRequests += 1 }
     }
+
+    /// A receiver asked again after the last keyframes: they did not get through. The next
+    /// keyframe comes from a fresh encoder at two thirds of the size (under half the bytes), which
+    /// holds for `smallerKeyframeSeconds`; then the size the shaper chooses returns. A screen
+    /// already held smaller (the watchdog's fresh encoder) keeps its own, smaller or not.
+    public func requestSmallerKeyframe() {
+        let now = Clocks.monotonicMicros()
+        let smaller = control.withLock { c -> Bool in
+            if let held = c.reducedScale, !held.expired(now: now) {
+                c.keyframeWanted = true
+                return false
+            }
+            c.rebuild = true
+            c.reducedScale = ReducedScale(
+                scale: Self.smallerKeyframeScale, forSeconds: Self.smallerKeyframeSeconds, now: now)
+            return true
+        }
+        stats.withLock {
+            $0.keyframeRequests += 1
+            if smaller { $0.smallerKeyframes += 1 }
+        }
+    }
+
+    public static let smallerKeyframeScale = 2.0 / 3
+    public static let smallerKeyframeSeconds = 5.0
 
     /// The target from congestion control (capped at the stream's maximum). Applied to the running
     /// encoder from the next frame, with no keyframe.
