@@ -153,11 +153,12 @@ extension EncodingThreadTests {
         thread.stop()
         let after = thread.counters
         #expect(smaller.width == 852 && smaller.height == 480, "two thirds of 1280x720, even")
-        #expect(smaller.keyframes == before.keyframes + 1, "the fresh encoder's first frame is a keyframe")
+        // The fresh encoder's first frame is a keyframe (a periodic one may come too on a slow run).
+        #expect(smaller.keyframes > before.keyframes)
         #expect(after.smallerKeyframes == 1)
         #expect(after.encodersMade == before.encodersMade + 1)
         #expect(after.keyframeRequests == before.keyframeRequests + 2)
-        #expect(after.keyframes == smaller.keyframes + 1)
+        #expect(after.keyframes > smaller.keyframes)
         #expect(after.width == 852)
     }
 }
