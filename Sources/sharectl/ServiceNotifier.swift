@@ -16,11 +16,17 @@ import ShareCore
 /// a restart is for.
 struct ServiceHealth: Sendable, Equatable {
     private var lastFramesSent: Int?
+    private var lastEncoded: Int?
+    /// Lines since the encoder last put a frame out: the link's excuse holds only while it does.
+    private var linesSinceEncoded = 0
     private var lastCaptured: Int?
     private var capturedSilentLines = 0
     private(set) var ready = false
     /// Lines (seconds) without a captured frame before the capture counts as stalled.
     static let captureSilence = 2
+    /// Held back by the link counts as healthy while a frame was encoded within this many lines:
+    /// an encoder that puts out nothing takes the estimate to its floor, which is no excuse.
+    static let encoderSilence = 5
 
     enum Verdict: Equatable {
         case healthy
@@ -32,6 +38,9 @@ struct ServiceHealth: Sendable, Equatable {
     mutating func observe(_ stats: ShareStats) -> (verdict: Verdict, becameReady: Bool) {
         let sent = stats.video.framesSent + (stats.camera?.framesSent ?? 0)
         defer { lastFramesSent = sent }
+        let encoded = stats.video.framesEncoded + (stats.camera?.framesEncoded ?? 0)
+        linesSinceEncoded = lastEncoded.map { encoded > $0 } ?? (encoded > 0) ? 0 : linesSinceEncoded + 1
+        lastEncoded = encoded
         var becameReady = false
         if !ready, sent > 0 {
             ready = true
@@ -47,7 +56,11 @@ struct ServiceHealth: Sendable, Equatable {
         let moved = lastFramesSent.map { sent > $0 } ?? (sent > 0)
         if moved { return (.healthy, becameReady) }
         if stats.connection.state == "connected", stats.video.limitedBy == "bandwidth" {
-            return (.healthy, becameReady)
+            if linesSinceEncoded < Self.encoderSilence { return (.healthy, becameReady) }
+            return (
+                .unhealthy("the encoder put out no frame for \(linesSinceEncoded) s (the link's floor is no excuse)"),
+                becameReady
+            )
         }
         if stats.connection.state != "connected" {
             return (.unhealthy("the connection is \(stats.connection.state)"), becameReady)

@@ -5,6 +5,7 @@ import Testing
 ///   `-` frames in, encoded and sent    `f` frames in, none encoded or sent
 ///   `e` frames in and encoded, none sent    `l` frames in and encoded, none sent, the link holds them back
 ///   `_` the capture delivers nothing (so nothing comes in)
+///   `L` frames in, none encoded or sent, the link's estimate at its floor (said to hold it back)
 /// The expected line has a character a second: `-` no step, `c` restart capture, `k` keyframe,
 /// `e` fresh encoder, `t` new transceiver, `s` back to full size, `r` recovered; several steps in
 /// one second are written in brackets, e.g. `(rs)`.
@@ -29,7 +30,7 @@ import Testing
                 connections: [
                     "c1": ConnectionCounters(
                         framesIn: framesIn, framesEncoded: encoded, framesSent: sent,
-                        linkLimited: event == "l", age: ageAtStart + .seconds(second))
+                        linkLimited: event == "l" || event == "L", age: ageAtStart + .seconds(second))
                 ])
             let steps = result.ladder.tick(now: start + .seconds(second), counters: counters)
             result.steps += steps
@@ -68,6 +69,13 @@ import Testing
         #expect(run("ffffffff---").marbles == "------k-r--")
         #expect(run("ffff-ffff").marbles == "---------", "4 s stuck is not a stall; the count starts again")
         #expect(run("ffffffffffff").ladder.rung == .freshEncoder)
+    }
+
+    /// An encoder that encodes nothing sends nothing, and the estimate falls to its floor: that
+    /// floor does not excuse the stall.
+    @Test func anEncoderThatEncodesNothingAtTheLinksFloorStillClimbs() {
+        #expect(run("LLLLLLLLLLLL").marbles == "------k--e--")
+        #expect(run("ffffLLLLLLLL").marbles == "------k--e--")
     }
 
     @Test func nothingInTheConnectionsFirstTenSeconds() {

@@ -74,6 +74,7 @@ import Testing
     func stats(sent: Int, state: String = "connected", limitedBy: String = "none") -> ShareStats {
         var line = ShareStats()
         line.video.framesSent = sent
+        line.video.framesEncoded = sent
         line.connection.state = state
         line.video.limitedBy = limitedBy
         return line
@@ -91,6 +92,20 @@ import Testing
         #expect(health.observe(stats(sent: 36)) == (.healthy, false), "a still screen's repeat counts")
         #expect(health.observe(stats(sent: 36, state: "failed: consent expired")).verdict != .healthy)
         #expect(health.ready)
+    }
+
+    /// An encoder that puts out nothing takes the estimate to the link's floor ("limited by
+    /// bandwidth"); after 5 such seconds that is not healthy: the link is no excuse for it.
+    @Test func theLinksFloorDoesNotExcuseAnEncoderThatPutsOutNothing() {
+        var health = ServiceHealth()
+        #expect(health.observe(stats(sent: 30)) == (.healthy, true))
+        var verdicts: [ServiceHealth.Verdict] = []
+        for _ in 0..<6 { verdicts.append(health.observe(stats(sent: 30, limitedBy: "bandwidth")).verdict) }
+        #expect(verdicts.prefix(4).allSatisfy { $0 == .healthy }, "held back by the link, for a while")
+        #expect(verdicts.last == .unhealthy("the encoder put out no frame for 6 s (the link's floor is no excuse)"))
+        var held = stats(sent: 30, limitedBy: "bandwidth")
+        held.video.framesEncoded = 45  // encoded, waiting for the link: healthy again
+        #expect(health.observe(held).verdict == .healthy)
     }
 
     /// A capture that delivers nothing is not healthy, even while repeats of its last picture leave.

@@ -5,7 +5,7 @@
 /// - A capture that reports nothing for 3 s is restarted on the same content (again every 3 s
 ///   while it stays silent).
 /// - A connection that takes frames in but encodes or sends none for 5 s, past its first 10 s and
-///   not held back by the link, climbs: keyframe → fresh encoder with the screen a third smaller
+///   not held back by the link (frames encoded and waiting for it), climbs: keyframe → fresh encoder with the screen a third smaller
 ///   (for 30 s, then back to full size) → new transceiver, 3 s apart. Still stuck 5 s after the
 ///   new transceiver, it climbs again from the keyframe.
 /// - Frames both encoded and sent within a second end the climb (`recovered`).
@@ -107,13 +107,18 @@ public struct SenderLadder: Sendable {
         let encoded = current.framesEncoded > watch.last.framesEncoded
         let sent = current.framesSent > watch.last.framesSent
 
-        if current.age < Self.grace || current.linkLimited || (encoded && sent) {
+        // The link's exemption holds only while the encoder still encodes: an encoder that puts out
+        // nothing sends nothing, the estimate then falls to its floor, and the floor must not
+        // excuse the very stall that put it there (a soak's encoder stall sat at 100 kbit/s,
+        // "held back by the link", for minutes).
+        let heldByLink = current.linkLimited && encoded
+        if current.age < Self.grace || heldByLink || (encoded && sent) {
             if watch.rung != .none {
                 // Frames moving again is the news, even when the link is also slow.
                 let why =
                     encoded && sent
                     ? "frames are encoded and sent again"
-                    : current.linkLimited
+                    : heldByLink
                         ? "the link holds it back (not a stall)"
                         : "it is in its first \(Self.seconds(Self.grace))"
                 steps.append(LadderStep(.recovered(id), reason: "\(id): \(why)"))
