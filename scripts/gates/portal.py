@@ -52,9 +52,10 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   the ladder; a machine that keeps up may climb further a step per hold after),
                   and aiortc decodes the new 4:3 picture.
   reconnect-portal `share --reconnect --source portal --unattended` to aiortc, and every UDP datagram
-                  dropped for 35 s: consent expires, the WHIP session is deleted, the portal is
-                  opened again from its restore token (no picker), and the second WHIP session
-                  decodes the portal's moving screen.
+                  dropped until consent expires and the first publish again has failed too: the
+                  WHIP session is deleted, the portal is opened again from its restore token (no
+                  picker) before each attempt, and a later WHIP session decodes the portal's
+                  moving screen.
   session-closed  xdg-desktop-portal goes away mid-share under an attended share: it stops at once
                   with a clear message and a non-zero exit (the person or the desktop ended it).
   no-portal       no portal on the bus: a clear error naming xdg-desktop-portal, non-zero exit.
@@ -651,6 +652,10 @@ def reconnect_portal(stack):
         drop_udp(100, table="sharectl_portal_reconnect")
         try:
             marks["lost"] = wait_for(lambda: "The connection was lost" in open(log_path).read(), 45, interval=0.2)
+            # Still dropped when it first publishes again, so that attempt fails too (ICE) and its
+            # end closes the capture: the next attempt must open the portal again (it once shared
+            # the closed session and ended: "the portal session is closed").
+            marks["failed again"] = wait_for(lambda: "Publishing failed" in open(log_path).read(), 30, interval=0.2)
         finally:
             clear_drops("sharectl_portal_reconnect")
         marks["again"] = wait_for(lambda: len(sessions(endpoint["stats"])) >= 2
@@ -669,9 +674,11 @@ def reconnect_portal(stack):
     # "no saved restore token" notice; unattended, a picker is never shown).
     portal_sessions = log.count("portal: session /org/freedesktop/portal")
     reopened = portal_sessions >= 2 and log.count("no saved restore token") <= 1
-    ok = (marks.get("streaming") and marks.get("lost") and marks.get("again") and len(all_sessions) >= 2
+    ok = (marks.get("streaming") and marks.get("lost") and marks.get("failed again") and marks.get("again")
+          and len(all_sessions) >= 2
           and decoded > 60 and "Published again" in log and reopened)
-    record(name, ok, f"lost and said so: {marks.get('lost')}; WHIP sessions {len(all_sessions)}, the last decoded "
+    record(name, ok, f"lost and said so: {marks.get('lost')}; a publish while still cut failed: "
+                     f"{bool(marks.get('failed again'))}; WHIP sessions {len(all_sessions)}, the last decoded "
                      f"{decoded} frames of the portal's screen; portal sessions {portal_sessions}, the second from the token: "
                      f"{reopened}; "
                      f"exit {code}")

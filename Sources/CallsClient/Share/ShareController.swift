@@ -154,6 +154,9 @@ public actor ShareController {
                 let wait = backoff.failed()
                 events(.publishingFailed(reason: "\(error)", retryIn: wait))
                 if await stopRequested.wait(upTo: wait) { return .stopped }
+                // The failed attempt's end may have closed the capture with it (ICE failed after the
+                // screen was attached): open it again, or the next attempt shares a closed session.
+                if let reason = await reopenCaptureIfClosed() { return .failed(reason) }
                 continue
             }
             events(.published(number: publishes))
@@ -172,15 +175,20 @@ public actor ShareController {
             let wait = backoff.failed()
             events(.connectionLost(reason: reason, retryIn: wait))
             if await stopRequested.wait(upTo: wait) { return .stopped }
-            if let capture = configuration.capture {
-                // The last session's end closed the capture: open it again (a portal by its
-                // restore token, no picker where one was saved).
-                do {
-                    try await capture.prepare()
-                } catch {
-                    return .failed("the screen capture could not be opened again: \(error)")
-                }
-            }
+            if let reason = await reopenCaptureIfClosed() { return .failed(reason) }
+        }
+    }
+
+    /// A session's end closes the capture it was given: open it again (a portal by its restore
+    /// token, no picker where one was saved) before the next publish. Nil when it is open, else why
+    /// it could not be.
+    private func reopenCaptureIfClosed() async -> String? {
+        guard let capture = configuration.capture, capture.session?.isClosed ?? true else { return nil }
+        do {
+            try await capture.prepare()
+            return nil
+        } catch {
+            return "the screen capture could not be opened again: \(error)"
         }
     }
 

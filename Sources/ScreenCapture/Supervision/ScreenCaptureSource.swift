@@ -137,9 +137,13 @@ public final class ScreenCaptureSource: Sendable {
     private func watch() {
         var watch = CaptureWatch(now: .now)
         watch.persistent = persistent
-        if let error = connect() {
-            fail(error)
-            return
+        if var error = connect() {
+            // Unattended: a session that closed before the stream started is asked for again.
+            if persistent, let again = restart(renewSession: true) { error = again } else if persistent { error = "" }
+            if !error.isEmpty {
+                fail(error)
+                return
+            }
         }
         while state.withLock({ $0.running && $0.failure == nil }) {
             usleep(100_000)
