@@ -1,4 +1,5 @@
 @testable import CallsClient
+import GLibLoop
 import Signalling
 import TestSupport
 import ShareCore
@@ -52,7 +53,11 @@ import Testing
     /// before its link) is tried again with the backoff; without it, the share ends at once.
     @Test func anUnreachableFirstPublishIsTriedAgainOnlyWithReconnect() async throws {
         let url = "http://127.0.0.1:9/whip"  // nothing listens on the discard port here
-        let controller = ShareController(configuration: configuration(url), loop: TestLoop.shared, logger: .disabled)
+        // A loop of its own: the shared one carries every other call test's ICE, DTLS and packets,
+        // and behind them on a loaded machine two refused publishes took over 60 s (2 s alone).
+        let loop = GLibLoop(name: "unreachable-publish")
+        defer { loop.stop() }
+        let controller = ShareController(configuration: configuration(url), loop: loop, logger: .disabled)
         let failures = Locked<[String]>([])
         let run = Task {
             try await controller.run { event in
@@ -70,7 +75,7 @@ import Testing
 
         var once = configuration(url)
         once.reconnect = false
-        let plain = ShareController(configuration: once, loop: TestLoop.shared, logger: .disabled)
+        let plain = ShareController(configuration: once, loop: loop, logger: .disabled)
         await #expect {
             _ = try await plain.run { _ in }
         } throws: { error in
