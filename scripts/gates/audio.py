@@ -35,13 +35,16 @@ FAIL with the figures it judged; the last line is "N passed, N failed".
              --audio mic:sharectl-gate-mic --audio-output sharectl-gate-sink`). The far end's
              voice plays on sharectl-gate-sink; `pw-loopback` feeds that sink's monitor back into
              sharectl-gate-mic at −6 dB, beside the near end's 660 Hz at −12 dBFS (in syllables of
-             300 ms). What the far end decodes of us is recorded from sharectl-gate-far-sink (5 s
+             300 ms). What the far end decodes of us is recorded from sharectl-gate-far-sink (10 s
              judged, 10 s after the call's audio flows): the echo is the 1 kHz and 300 Hz amplitudes (mean
              over 100 ms blocks, Goertzel), the near end the 660 Hz one. Run with `--no-echo-cancel`
              (noise suppression and gain control still on), then with cancellation on: PASS when
              the echo falls by ≥ 20 dB (ERLE) and the near end moves by ≤ 3 dB. It also prints
              the echo's measured gain at the microphone (the far end's 1 kHz there against the
              sink's channel).
+  echo-cancel-missing (judged in echo-cancel) the same call with SPA's plugins minus aec/ (the
+             WebRTC engine gone): the call goes on with the raw microphone, the log says once to
+             install libspa-0.2-modules, and audioProcessing says the module is missing.
   no-daemon  no PipeWire daemon at all: the viewer says it counts ("counted (no PipeWire output:
              no PipeWire daemon …)") and still decodes the tone above silence; `share --room
              --audio mic` refuses with a clear error (exit 2).
@@ -389,6 +392,7 @@ def gate_no_daemon():
         shutil.rmtree(base, ignore_errors=True)
 
 
+SPA_PLUGINS = "/usr/lib/x86_64-linux-gnu/spa-0.2"
 FAR_SINK, FAR_MIC, FAR_PLAYER, ECHO = ("sharectl-gate-far-sink", "sharectl-gate-far-mic", "sharectl-gate-far-voice",
                                        "sharectl-gate-echo")
 
@@ -415,7 +419,7 @@ def block_mean(samples, frequency):
     return sum(tone_amplitude(b, frequency) for b in blocks) / len(blocks) if blocks else 0.0
 
 
-def echo_run(stack, tag, flags):
+def echo_run(stack, tag, flags, near_env=None):
     """One call through the echo path: the far end's decoded view of what we send, as the echo
     (1 kHz and 300 Hz) and near-end (660 Hz) amplitudes, the mean over 100 ms blocks."""
     server = Server("audio", state=False, env=stack.env, log=os.path.join(WORK, f"audio.{tag}.serve.log"))
@@ -425,7 +429,7 @@ def echo_run(stack, tag, flags):
                               f"mic:{FAR_MIC}", "--no-echo-cancel", "--no-noise-suppression", "--audio-output", FAR_SINK],
                       path("far.jsonl"), path("far.log"), env=stack.env)
     near = Participant("near", ["watch", invite, "--audio", f"mic:{MIC}", "--audio-output", SINK, *flags],
-                       path("near.jsonl"), path("near.log"), env=stack.env)
+                       path("near.jsonl"), path("near.log"), env=near_env or stack.env)
     try:
         flowing = wait_for(lambda: all((p.peer(o).get("audio") or {}).get("samplesDecoded", 0) > 48000
                                        for p, o in ((far, "near"), (near, "far"))), 40)
@@ -435,7 +439,9 @@ def echo_run(stack, tag, flags):
         heard = {}
         threading.Thread(target=lambda: heard.update(sink=stack.record_sink(6, path("sink.wav"))[48000:])).start()
         threading.Thread(target=lambda: heard.update(mic=stack.record_sink(6, path("mic.wav"), MIC, False)[48000:])).start()
-        samples = stack.record_sink(6, path("far-sink.wav"), FAR_SINK)[48000:]
+        # 10 s judged: with the echo gone, gain control and the canceller's suppression in double
+        # talk make the near end's syllables uneven (from a fifth to twice their level, block to block).
+        samples = stack.record_sink(11, path("far-sink.wav"), FAR_SINK)[48000:]
         wait_for(lambda: len(heard) == 2, 5)
         blocks = len(samples) // 4800
         mean = lambda f, heard=samples: block_mean(heard, f)  # noqa: E731
@@ -443,7 +449,7 @@ def echo_run(stack, tag, flags):
         played, fed = (block_mean(heard.get(n, []), 1000) for n in ("sink", "mic"))
         gain = 20 * math.log10(fed / (played / math.sqrt(2))) if played > 0 and fed > 0 else None
         line = near.last()
-        return {"flowing": bool(flowing), "echo": echo, "gain": gain, "near": mean(660), "control": mean(1500),
+        return {"flowing": bool(flowing), "echo": echo, "gain": gain, "log": near.output(), "near": mean(660), "control": mean(1500),
                 "processing": line.get("audioProcessing"), "output": line.get("audioOutput"),
                 "source": (near.peer("far").get("audioSent") or {}).get("source"), "blocks": blocks}
     finally:
@@ -501,6 +507,20 @@ def gate_echo_cancel():
                f"over {on['blocks']} blocks of 100 ms; the echo reaches the microphone at "
                f"{'?' if off['gain'] is None else format(off['gain'], '+.1f')} dB of what plays; off: {off['processing']!r}; on: {on['processing']!r}, "
                f"audioOutput {on['output']!r}, source {on['source']!r}")
+        # The module missing: SPA plugins without aec/ (what libspa-0.2-modules brings).
+        plugins = os.path.join(stack.dir, "spa-without-aec")
+        os.makedirs(plugins)
+        for entry in os.listdir(SPA_PLUGINS):
+            if entry != "aec":
+                os.symlink(os.path.join(SPA_PLUGINS, entry), os.path.join(plugins, entry))
+        missing = echo_run(stack, "echo-missing", [], near_env={**stack.env, "SPA_PLUGIN_DIR": plugins})
+        said = missing["log"].count("install libspa-0.2-modules")
+        want = "echo cancellation off, noise suppression off (PipeWire's echo-cancel module is missing)"
+        record("echo-cancel-missing", missing["flowing"] and said == 1 and missing["processing"] == want
+               and missing["source"] == f"microphone: {MIC}" and missing["near"] > 1000,
+               f"without the WebRTC engine: the install hint said {said} times (want once); audioProcessing "
+               f"{missing['processing']!r}; source {missing['source']!r}; the far end decodes the near end's 660 Hz "
+               f"at {missing['near']:.0f} and the echo at {missing['echo']:.0f} (the call goes on, uncancelled)")
     finally:
         for player in players:
             terminate(player)
@@ -524,7 +544,8 @@ STACKED = ["playout", "mic", "mix", "mic-unknown"]  # on one PipeWire stack with
 
 
 def main():
-    chosen = choose("audio", STACKED + ["echo-cancel", "no-sink", "no-daemon"], parts={"mic-silent": "mic"})
+    chosen = choose("audio", STACKED + ["echo-cancel", "no-sink", "no-daemon"],
+                    parts={"mic-silent": "mic", "echo-cancel-missing": "echo-cancel"})
     if chosen & set(STACKED):
         try:
             stack = AudioStack()

@@ -107,8 +107,6 @@ extension CallStatsLine {
         }
         line.audioOutput = AudioReceiver.output
         line.audioOutputShortReads = AudioOutput.shared.mixerCounters.shortReads
-        let processing = EchoCanceller.shared.status
-        line.audioProcessing = processing.isEmpty ? nil : processing
         return line
     }
 
