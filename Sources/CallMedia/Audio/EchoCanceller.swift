@@ -27,6 +27,7 @@ public final class EchoCanceller: Sendable {
     }
 
     private let state = Locked(State())
+    private let loading = Locked(())
     public let nodes = EchoCancelSettings.Nodes(processID: getpid())
 
     public init() {}
@@ -45,19 +46,27 @@ public final class EchoCanceller: Sendable {
     /// Loads the module once, if wanted. Blocking (connects to PipeWire).
     @discardableResult
     func prepare(logger: Logger) -> EchoCancelSettings.Outcome {
-        // Held while loading, so a capture and a playout starting together load it once.
-        state.withLock { s in
-            guard s.wanted, s.settings.loadsModule, s.outcome == .notLoaded else { return s.outcome }
-            let arguments = s.settings.moduleArguments(microphone: s.microphone, output: s.output, nodes: nodes)
-            do {
-                s.host = try ModuleHost(arguments: arguments, streams: [nodes.capture, nodes.playback])
-                s.outcome = .loaded
-                logger.info("audio: \(s.settings.statusText(.loaded)) (\(EchoCancelSettings.moduleName))")
-            } catch {
-                s.outcome = .failed("\(error)")
-                logger.warning("\(EchoCancelSettings.failureNotice("\(error)"))")
+        // `loading` is held while loading, so a capture and a playout starting together load it
+        // once; `state` only for moments, so `status` (read by the call's actor) never waits.
+        loading.withLock { _ in
+            let (wanted, settings, microphone, output, outcome) = state.withLock { s in
+                (s.wanted, s.settings, s.microphone, s.output, s.outcome)
             }
-            return s.outcome
+            guard wanted, settings.loadsModule, outcome == .notLoaded else { return outcome }
+            let arguments = settings.moduleArguments(microphone: microphone, output: output, nodes: nodes)
+            do {
+                let host = try ModuleHost(arguments: arguments, streams: [nodes.capture, nodes.playback])
+                state.withLock { s in
+                    s.host = host
+                    s.outcome = .loaded
+                }
+                logger.info("audio: \(settings.statusText(.loaded)) (\(EchoCancelSettings.moduleName))")
+                return .loaded
+            } catch {
+                state.withLock { $0.outcome = .failed("\(error)") }
+                logger.warning("\(EchoCancelSettings.failureNotice("\(error)"))")
+                return .failed("\(error)")
+            }
         }
     }
 
