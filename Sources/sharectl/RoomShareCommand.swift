@@ -161,6 +161,8 @@ enum RoomRun {
         let loop = ProcessLoop.shared
         defer { loop.stop() }
         defer { capture?.stop() }
+        // Last out of the call: its microphone and playout streams are closed by now.
+        defer { EchoCanceller.shared.stop() }
         var configuration = ShareController.Configuration(destination: .room(options))
         configuration.capture = capture
         configuration.camera = director

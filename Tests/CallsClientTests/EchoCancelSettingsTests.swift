@@ -59,6 +59,10 @@ import StatsLine
         #expect(noNoise.statusText(.loaded) == "echo cancellation on (webrtc), noise suppression off")
         #expect(neither.statusText(.notLoaded) == "echo cancellation off, noise suppression off")
         #expect(both.statusText(.notLoaded) == "echo cancellation and noise suppression not started yet")
+        #expect(
+            both.statusText(.stopped)
+                == "echo cancellation off, noise suppression off (PipeWire's echo canceller stopped: "
+                + "its microphone or output went away)")
     }
 
     @Test func aModuleThatCannotLoadIsSaidWithThePackage() {

@@ -50,6 +50,9 @@ public struct EchoCancelSettings: Sendable, Equatable {
         case loaded
         /// Why it could not load (e.g. "No such file or directory").
         case failed(String)
+        /// Loaded, then gone: it unloads itself when one of its streams is refused (a microphone
+        /// or output named but not there) or its connection ends.
+        case stopped
     }
 
     /// The module's arguments (PipeWire's SPA-JSON): the WebRTC engine with gain control, the
@@ -93,6 +96,9 @@ public struct EchoCancelSettings: Sendable, Equatable {
             return "echo cancellation and noise suppression not started yet"
         case .failed:
             return "echo cancellation off, noise suppression off (PipeWire's echo-cancel module is missing)"
+        case .stopped:
+            return "echo cancellation off, noise suppression off (PipeWire's echo canceller stopped: "
+                + "its microphone or output went away)"
         }
     }
 

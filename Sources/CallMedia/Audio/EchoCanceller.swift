@@ -3,6 +3,7 @@ internal import CSharePipeWire
 import Foundation
 import ScreenCapture
 import ShareCore
+import Synchronization
 
 /// The process's one echo canceller: PipeWire's `libpipewire-module-echo-cancel` loaded into a
 /// PipeWire context of our own (its thread loop, its connection), so its four nodes live exactly
@@ -55,7 +56,7 @@ public final class EchoCanceller: Sendable {
             guard wanted, settings.loadsModule, outcome == .notLoaded else { return outcome }
             let arguments = settings.moduleArguments(microphone: microphone, output: output, nodes: nodes)
             do {
-                let host = try ModuleHost(arguments: arguments, streams: [nodes.capture, nodes.playback])
+                let host = try ModuleHost(arguments: arguments, nodes: nodes)
                 state.withLock { s in
                     s.host = host
                     s.outcome = .loaded
@@ -70,22 +71,30 @@ public final class EchoCanceller: Sendable {
         }
     }
 
-    /// Where a microphone's capture connects: the module's cleaned source once it is loaded, else
+    /// Where a microphone's capture connects: the module's cleaned source while it runs, else
     /// the node asked for (`node` nil: the default source).
     func captureTarget(for node: String?, logger: Logger) -> String? {
-        prepare(logger: logger) == .loaded ? nodes.source : node
+        runs(logger: logger) ? nodes.source : node
     }
 
     /// Where the call's playout goes: the module's sink (the echo reference) when echo
     /// cancellation runs, else `target`.
     func playoutTarget(for target: String?, logger: Logger) -> String? {
         let cancels = state.withLock { $0.wanted && $0.settings.echoCancellation }
-        return cancels && prepare(logger: logger) == .loaded ? nodes.sink : target
+        return cancels && runs(logger: logger) ? nodes.sink : target
+    }
+
+    /// Loaded, and its nodes still there (the module unloads itself when one of its streams is
+    /// refused, e.g. a microphone named but not found).
+    private func runs(logger: Logger) -> Bool {
+        prepare(logger: logger) == .loaded && !(state.withLock { $0.host }?.stopped ?? true)
     }
 
     /// "echo cancellation on (webrtc), noise suppression on"; empty when no microphone is used.
     public var status: String {
-        state.withLock { s in s.wanted ? s.settings.statusText(s.outcome) : "" }
+        let (wanted, settings, outcome, host) = state.withLock { ($0.wanted, $0.settings, $0.outcome, $0.host) }
+        guard wanted else { return "" }
+        return settings.statusText(outcome == .loaded && host?.stopped == true ? .stopped : outcome)
     }
 
     /// Unloads the module (its nodes go) and closes its connection. Safe to call twice.
@@ -99,26 +108,31 @@ public final class EchoCanceller: Sendable {
 }
 
 /// The thread loop, connection and loaded module behind `EchoCanceller`. Its owner closes it
-/// once. `init` returns when WirePlumber has linked one of the module's streams (`streams`), or
-/// after 3 s: a stream that names the module's sink or source before WirePlumber knows them is
-/// refused as "not found".
+/// once. `init` returns when WirePlumber has linked one of the module's streams (its capture or
+/// playback), or after 3 s: a stream that names the module's sink or source before WirePlumber
+/// knows them is refused as "not found". The module unloads itself when one of its streams is
+/// refused or the connection ends (`stopped`), so it is never destroyed by hand: the context's
+/// destruction unloads it if it is still there.
 private final class ModuleHost: @unchecked Sendable {
     // @unchecked: the loop, the module handle and the registry are used by `init` and `close`,
     // which `EchoCanceller` calls under its lock, and by the registry's callbacks on PipeWire's
     // thread, which hold the loop's lock; `init` reads what they found under that lock.
     private let pipewire = PipeWireThreadLoop()
-    private var module: OpaquePointer?
     private var registry: OpaquePointer?
     private let registryHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let registryEvents = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
-    private let streams: [String]
-    private var streamIDs: Set<UInt32> = []
+    private let names: Set<String>
+    private let streams: Set<String>
+    /// PipeWire-thread state: the module's nodes as the registry announces them.
+    private var nodeIDs: [UInt32: String] = [:]
     private var linked = false
+    private let gone = Atomic<Bool>(false)
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    init(arguments: String, streams: [String]) throws(Failure) {
-        self.streams = streams
+    init(arguments: String, nodes: EchoCancelSettings.Nodes) throws(Failure) {
+        names = [nodes.capture, nodes.source, nodes.sink, nodes.playback]
+        streams = [nodes.capture, nodes.playback]
         registryHook.initialize(to: spa_hook())
         registryEvents.initialize(to: pw_registry_events())
         do {
@@ -141,10 +155,14 @@ private final class ModuleHost: @unchecked Sendable {
                 Unmanaged<ModuleHost>.fromOpaque(data).takeUnretainedValue()
                     .global(id: id, type: String(cString: type), props: props)
             }
+            registryEvents.pointee.global_remove = { data, id in
+                guard let data else { return }
+                Unmanaged<ModuleHost>.fromOpaque(data).takeUnretainedValue().removed(id: id)
+            }
             _ = CSharePipeWire_registry_add_listener(
                 registry, registryHook, registryEvents, Unmanaged.passUnretained(self).toOpaque())
         }
-        module = pipewire.loadModule(name: EchoCancelSettings.moduleName, arguments: arguments)
+        let module = pipewire.loadModule(name: EchoCancelSettings.moduleName, arguments: arguments)
         let why = String(cString: strerror(errno))
         pipewire.unlock()
         guard module != nil else {
@@ -160,15 +178,23 @@ private final class ModuleHost: @unchecked Sendable {
         }
     }
 
-    /// On PipeWire's thread: the module's stream nodes, then a link to or from one of them.
+    /// One of the module's nodes went: the module unloaded itself.
+    var stopped: Bool { gone.load(ordering: .acquiring) }
+
+    /// On PipeWire's thread.
+    private func removed(id: UInt32) {
+        if nodeIDs.removeValue(forKey: id) != nil { gone.store(true, ordering: .releasing) }
+    }
+
+    /// On PipeWire's thread: the module's nodes, then a link to or from one of its streams.
     private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>) {
         func value(_ key: String) -> String? { spa_dict_lookup(props, key).map { String(cString: $0) } }
         switch type {
         case "PipeWire:Interface:Node":
-            if let name = value("node.name"), streams.contains(name) { streamIDs.insert(id) }
+            if let name = value("node.name"), names.contains(name) { nodeIDs[id] = name }
         case "PipeWire:Interface:Link":
             let ends = [value("link.output.node"), value("link.input.node")].compactMap { $0.flatMap(UInt32.init) }
-            if ends.contains(where: streamIDs.contains) { linked = true }
+            if ends.contains(where: { nodeIDs[$0].map(streams.contains) ?? false }) { linked = true }
         default:
             break
         }
@@ -181,8 +207,6 @@ private final class ModuleHost: @unchecked Sendable {
                 pw_proxy_destroy(registry)
                 self.registry = nil
             }
-            if let module { CSharePipeWire_module_destroy(module) }
-            module = nil
         }
     }
 

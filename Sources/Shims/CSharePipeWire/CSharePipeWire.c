@@ -189,5 +189,3 @@ int CSharePipeWire_registry_add_listener(struct pw_registry *registry, struct sp
 struct pw_impl_module *CSharePipeWire_load_module(struct pw_context *context, const char *name, const char *args) {
     return pw_context_load_module(context, name, args, NULL);
 }
-
-void CSharePipeWire_module_destroy(struct pw_impl_module *module) { pw_impl_module_destroy(module); }

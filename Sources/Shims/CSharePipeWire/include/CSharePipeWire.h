@@ -84,8 +84,7 @@ int CSharePipeWire_registry_add_listener(struct pw_registry *registry, struct sp
 
 // --- The echo-cancel module (loaded into our own context) ---
 
-// pw_context_load_module and pw_impl_module_destroy are declared in <pipewire/impl-module.h>,
-// which <pipewire/pipewire.h> leaves out; the module handle stays opaque to Swift.
+// pw_context_load_module is declared in <pipewire/impl-module.h>, which <pipewire/pipewire.h>
+// leaves out; the module handle stays opaque to Swift (the context's destruction unloads it).
 struct pw_impl_module;
 struct pw_impl_module *CSharePipeWire_load_module(struct pw_context *context, const char *name, const char *args);
-void CSharePipeWire_module_destroy(struct pw_impl_module *module);
