@@ -7,7 +7,7 @@ import Synchronization
 
 /// The process's one echo canceller: PipeWire's `libpipewire-module-echo-cancel` loaded into a
 /// PipeWire context of our own (its thread loop, its connection), so its four nodes live exactly
-/// as long as this process wants them and the WebRTC engine runs on our data thread
+/// as long as this process wants them and the WebRTC engine runs in this process
 /// (`EchoCancelSettings` says what is asked and what is said).
 ///
 /// `configure` comes first (the command's flags, the microphone and the output asked for); the
