@@ -193,6 +193,10 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
     /// the mixer's short reads.
     public var audioOutput = ""
     public var audioOutputShortReads = 0
+    /// What the microphone passes through with `--audio mic`: "echo cancellation on (webrtc),
+    /// noise suppression on", "echo cancellation off, noise suppression off (…)"; left out
+    /// without a microphone.
+    public var audioProcessing: String?
     /// Faults injected and in force (drills and tests): `decoder-wedge NAME`, `capture-stall`, …
     public var faults: [String] = []
     /// Connections made again after one failed.

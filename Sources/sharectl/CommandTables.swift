@@ -41,6 +41,11 @@ enum CommandTables {
         "snapshot", "DIR", completion: .directory,
         "save the last picture of each view here as PNG every 5 s")
     static let noAudio = CommandOption.flag("no-audio", "send no audio")
+    static let noEchoCancel = CommandOption.flag(
+        "no-echo-cancel",
+        "with --audio mic: the call's playout does not go through PipeWire's echo canceller (noise suppression stays)")
+    static let noNoiseSuppression = CommandOption.flag(
+        "no-noise-suppression", "with --audio mic: PipeWire's echo canceller leaves noise in (echo cancellation stays)")
     static let restoreTokenFile = CommandOption.value(
         "restore-token-file", "PATH", completion: .file,
         "where the portal's restore token is kept "
@@ -125,7 +130,7 @@ enum CommandTables {
                 completion: .words(["synthetic", "mic", "mic:", "none"]),
                 "in a room: the 440 Hz tone, a PipeWire source (mic is the default one), or nothing"),
             audioOutput.with(help: "in a room: where call audio plays (default: the default PipeWire sink)"),
-            noAudio,
+            noEchoCancel, noNoiseSuppression, noAudio,
             .value(
                 "share-for", "SECONDS", default: "0",
                 "in a room: stop sharing after this many seconds; the call goes on"),
@@ -190,7 +195,7 @@ enum CommandTables {
                 "audio", "synthetic|mic[:NODE]|none", default: "none",
                 completion: .words(["synthetic", "mic", "mic:", "none"]),
                 "what you send as audio: the 440 Hz tone, a PipeWire source, or nothing"),
-            cameraSource,
+            noEchoCancel, noNoiseSuppression, cameraSource,
             codec, noAudio, verbose, logLevel
         ],
         notes: ["Standard input takes fault decoder-wedge [NAME], fault decoder-wedge-sticky [NAME] and fault clear."])

@@ -100,6 +100,14 @@ enum RoomOptions {
             throw Arguments.UsageError(
                 description: "--audio \(audio): \(why); start PipeWire, or use --audio synthetic or none")
         }
+        if case .microphone(let node) = options.audio {
+            // PipeWire's echo canceller on the microphone, loaded when the capture opens.
+            let settings = EchoCancelSettings(
+                echoCancellation: !arguments.has("no-echo-cancel"),
+                noiseSuppression: !arguments.has("no-noise-suppression"))
+            let output = arguments.value("audio-output").flatMap { $0 == "none" || $0.isEmpty ? nil : $0 }
+            EchoCanceller.shared.configure(settings: settings, microphone: node, output: output)
+        }
         switch arguments.value("audio-output") {
         case nil: break
         case "none"?: AudioOutput.shared.configure(target: nil, enabled: false)
@@ -153,6 +161,8 @@ enum RoomRun {
         let loop = ProcessLoop.shared
         defer { loop.stop() }
         defer { capture?.stop() }
+        // Last out of the call: its microphone and playout streams are closed by now.
+        defer { EchoCanceller.shared.stop() }
         var configuration = ShareController.Configuration(destination: .room(options))
         configuration.capture = capture
         configuration.camera = director

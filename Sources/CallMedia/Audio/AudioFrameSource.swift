@@ -69,6 +69,11 @@ public final class MicrophoneSource: AudioFrameSource {
     public var description: String {
         let status = stream.withLock { $0?.status }
         guard let status else { return "microphone (not open)" }
+        let cleaned = EchoCanceller.shared.nodes.source
+        if status.streaming, status.peerNode == cleaned {
+            // Through the echo canceller: the microphone is what feeds its capture stream.
+            return "microphone: \(status.filteredNode ?? node ?? "the default source") (through \(cleaned))"
+        }
         if status.streaming { return "microphone: \(status.peerNode ?? node ?? "an unnamed node")" }
         let asked = node.map { "node \($0)" } ?? "the default source"
         return "microphone: \(status.error.map { "\($0) (\(asked))" } ?? "waiting for \(asked)")"
@@ -76,11 +81,14 @@ public final class MicrophoneSource: AudioFrameSource {
 
     public var counters: CaptureFrameSlicer.Counters { slicer.withLock { $0.counters } }
 
-    /// Connects the capture stream (blocking: call from the send thread or another thread of its own).
+    /// Connects the capture stream (blocking: call from the send thread or another thread of its
+    /// own): to the echo canceller's cleaned source when it runs (`EchoCanceller`), else to the
+    /// microphone itself.
     public func start() throws {
+        let echo = EchoCanceller.shared
         let opened = try PipeWireAudioStream(
-            direction: .capture, channels: 1, target: node,
-            name: "sharectl-microphone", logger: logger
+            direction: .capture, channels: 1, target: echo.captureTarget(for: node, logger: logger),
+            name: "sharectl-microphone", logger: logger, filter: (echo.nodes.source, echo.nodes.capture)
         ) { [weak self] samples in
             guard let self else { return }
             let now = ContinuousClock.now

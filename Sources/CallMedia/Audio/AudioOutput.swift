@@ -57,9 +57,12 @@ public final class AudioOutput: Sendable {
         mixer.withLock { $0.add(member.id) }
         if open {
             do {
+                // Through the echo canceller's sink when it runs: the playout is its echo reference.
                 let stream = try PipeWireAudioStream(
-                    direction: .playback, channels: Self.channels, target: target,
-                    name: "sharectl-call-playout", logger: logger
+                    direction: .playback, channels: Self.channels,
+                    target: EchoCanceller.shared.playoutTarget(for: target, logger: logger),
+                    name: "sharectl-call-playout", logger: logger,
+                    filter: (EchoCanceller.shared.nodes.sink, EchoCanceller.shared.nodes.playback)
                 ) { [self] out in
                     mix(into: out)
                 }
@@ -109,6 +112,9 @@ public final class AudioOutput: Sendable {
         guard enabled else { return "counted (no PipeWire output: turned off)" }
         if let stream {
             let status = stream.status
+            if status.streaming, let sink = status.filteredNode, status.peerNode == EchoCanceller.shared.nodes.sink {
+                return "pipewire: \(sink) (through \(EchoCanceller.shared.nodes.sink))"
+            }
             if status.streaming { return "pipewire: \(status.peerNode ?? "an unnamed node")" }
             if let error = status.error {
                 return "counted (no PipeWire output: \(error)\(target.map { " for node \($0)" } ?? ""))"

@@ -26,6 +26,9 @@ final class PipeWireAudioStream: Sendable {
         var streaming = false
         /// The node at the other end of this stream's links (`node.name`).
         var peerNode: String?
+        /// When `peerNode` is a filter's node (the echo canceller's source or sink): the node at
+        /// the far side of the filter's own stream, the real microphone or output.
+        var filteredNode: String?
         var error: String?
     }
 
@@ -38,8 +41,12 @@ final class PipeWireAudioStream: Sendable {
     private let statusCell: StatusCell
     private let stopped = Atomic<Bool>(false)
 
+    /// `filter`: when the stream links to `filter.node`, `Status.filteredNode` names what the
+    /// filter's own `filter.stream` is linked to (what feeds it for capture, where it plays for
+    /// playback).
     init(
         direction: Direction, channels: Int, target: String?, name: String, logger: Logger,
+        filter: (node: String, stream: String)? = nil,
         process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
     ) throws(Failure) {
         guard channels == 1 || channels == 2 else {
@@ -50,7 +57,7 @@ final class PipeWireAudioStream: Sendable {
         let statusCell = StatusCell()
         let state = AudioStreamCore(
             direction: direction, channels: channels, target: target, name: name,
-            logger: logger, status: statusCell, process: process)
+            logger: logger, filter: filter, status: statusCell, process: process)
         do {
             try state.open()
         } catch {
@@ -85,6 +92,7 @@ private final class AudioStreamCore {
     let target: String?
     let name: String
     let logger: Logger
+    let filter: (node: String, stream: String)?
     let process: @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
     let status: StatusCell
 
@@ -104,7 +112,8 @@ private final class AudioStreamCore {
 
     init(
         direction: PipeWireAudioStream.Direction, channels: Int, target: String?, name: String, logger: Logger,
-        status: StatusCell, process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
+        filter: (node: String, stream: String)?, status: StatusCell,
+        process: @escaping @Sendable (UnsafeMutableBufferPointer<Int16>) -> Void
     ) {
         self.status = status
         self.direction = direction
@@ -112,6 +121,7 @@ private final class AudioStreamCore {
         self.target = target
         self.name = name
         self.logger = logger
+        self.filter = filter
         self.process = process
         streamHook.initialize(to: spa_hook())
         registryHook.initialize(to: spa_hook())
@@ -257,7 +267,20 @@ private final class AudioStreamCore {
             direction == .playback ? (link.output == me ? link.input : nil) : (link.input == me ? link.output : nil)
         }
         let peer = peers.compactMap { nodes[$0] }.sorted().first
-        status.value.withLock { $0.peerNode = peer }
+        var filtered: String?
+        if let filter, peer == filter.node, let inner = nodes.first(where: { $0.value == filter.stream })?.key {
+            filtered =
+                links.values.compactMap { link in
+                    direction == .capture
+                        ? (link.input == inner ? nodes[link.output] : nil)
+                        : (link.output == inner ? nodes[link.input] : nil)
+                }
+                .sorted().first
+        }
+        status.value.withLock { s in
+            s.peerNode = peer
+            s.filteredNode = filtered
+        }
     }
 
     func processBuffer() {

@@ -26,6 +26,8 @@ extension CallSession {
         stats.sharesSent = sharesSent
         stats.welcomes = welcomes
         stats.resumes = resumes
+        let processing = EchoCanceller.shared.status
+        stats.audioProcessing = processing.isEmpty ? nil : processing
         var report = RoomMessage.Media()
         var healthy = true
         var decoded: [String: (mid: String?, frames: Int)] = [:]

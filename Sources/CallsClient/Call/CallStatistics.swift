@@ -53,6 +53,7 @@ extension CallStatsLine {
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
+        if let audioProcessing { lines.append("Microphone: \(audioProcessing)") }
         // The watchdog on the second line, as in a WHIP share (its notices are printed when they come).
         if let watchdog { lines.insert(watchdog.statusText(now: t), at: min(1, lines.count)) }
         return lines

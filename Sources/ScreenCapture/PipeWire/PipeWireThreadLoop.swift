@@ -1,4 +1,5 @@
 internal import CPipeWire
+internal import CSharePipeWire
 
 /// One PipeWire thread loop (`pw_thread_loop`) with its context and core: what a PipeWire stream
 /// lives on. The screen capture stream and call audio's streams each own one, and release it
@@ -59,6 +60,14 @@ package final class PipeWireThreadLoop {
             core = pw_context_connect(context, nil, 0)
         }
         return core
+    }
+
+    /// Loads a PipeWire module (e.g. `libpipewire-module-echo-cancel`) into this loop's context
+    /// with `arguments` (SPA-JSON): it runs in this process, on this loop, with its nodes on our
+    /// connection. nil with errno set when it cannot load; call it under the lock once connected.
+    package func loadModule(name: String, arguments: String) -> OpaquePointer? {
+        guard let context else { return nil }
+        return CSharePipeWire_load_module(context, name, arguments)
     }
 
     package func lock() { if let threadLoop { pw_thread_loop_lock(threadLoop) } }

@@ -183,3 +183,9 @@ int CSharePipeWire_registry_add_listener(struct pw_registry *registry, struct sp
                                          const struct pw_registry_events *events, void *data) {
     return pw_registry_add_listener(registry, hook, events, data);
 }
+
+#include <pipewire/impl-module.h>
+
+struct pw_impl_module *CSharePipeWire_load_module(struct pw_context *context, const char *name, const char *args) {
+    return pw_context_load_module(context, name, args, NULL);
+}

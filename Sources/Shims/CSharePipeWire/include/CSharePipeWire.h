@@ -81,3 +81,10 @@ const struct spa_pod *CSharePipeWire_build_audio_format(uint8_t *buffer, uint32_
 struct pw_registry *CSharePipeWire_core_get_registry(struct pw_core *core);
 int CSharePipeWire_registry_add_listener(struct pw_registry *registry, struct spa_hook *hook,
                                          const struct pw_registry_events *events, void *data);
+
+// --- The echo-cancel module (loaded into our own context) ---
+
+// pw_context_load_module is declared in <pipewire/impl-module.h>, which <pipewire/pipewire.h>
+// leaves out; the module handle stays opaque to Swift (the context's destruction unloads it).
+struct pw_impl_module;
+struct pw_impl_module *CSharePipeWire_load_module(struct pw_context *context, const char *name, const char *args);
