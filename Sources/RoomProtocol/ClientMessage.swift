@@ -147,10 +147,15 @@ public enum ClientMessage: Hashable, Sendable {
                     .wrongType(field: "cameras", in: "media", want: "an array of objects with a \"from\" id"))
             }
         }
-        if let hearing = object["hearing"], hearing != .null {
-            guard let list = hearing.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
-                return .failure(.wrongType(field: "hearing", in: "media", want: "an array of participant ids"))
+        for field in ["hearing", "noSoundFrom"] {
+            if let ids = object[field], ids != .null {
+                guard let list = ids.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                    return .failure(.wrongType(field: field, in: "media", want: "an array of participant ids"))
+                }
             }
+        }
+        if let muted = object["muted"], muted != .null, muted.boolValue == nil {
+            return .failure(.wrongType(field: "muted", in: "media", want: "true or false"))
         }
         return .success(.media(body: object))
     }

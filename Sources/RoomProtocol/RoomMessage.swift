@@ -60,13 +60,23 @@ public enum RoomMessage: Sendable, Equatable {
         /// Who sent the report (incoming only).
         public var from: String?
         public var screens: [Screen]
+        /// Whose audio path to the sender is established.
         public var hearing: [String]
         public var cameras: [Camera]
-        public init(from: String? = nil, screens: [Screen] = [], hearing: [String] = [], cameras: [Camera] = []) {
+        /// The sender's microphone is muted (nobody is told "No sound from" about them).
+        public var muted: Bool
+        /// Whom the sender gets no sound from: their audio decodes, unmuted, under −85 dBFS for 5 s.
+        public var noSoundFrom: [String]
+        public init(
+            from: String? = nil, screens: [Screen] = [], hearing: [String] = [], cameras: [Camera] = [],
+            muted: Bool = false, noSoundFrom: [String] = []
+        ) {
             self.from = from
             self.screens = screens
             self.hearing = hearing
             self.cameras = cameras
+            self.muted = muted
+            self.noSoundFrom = noSoundFrom
         }
     }
 
@@ -151,6 +161,8 @@ public enum RoomMessage: Sendable, Equatable {
                         screenStalled: entry["screenStalled"] as? Bool ?? false))
             }
             media.hearing = object["hearing"] as? [String] ?? []
+            media.muted = object["muted"] as? Bool ?? false
+            media.noSoundFrom = object["noSoundFrom"] as? [String] ?? []
             for entry in object["cameras"] as? [[String: Any]] ?? [] {
                 guard let from = entry["from"] as? String else { continue }
                 media.cameras.append(
@@ -199,7 +211,9 @@ public enum RoomMessage: Sendable, Equatable {
                     ["from": $0.from, "framesDecoded": $0.framesDecoded, "screenStalled": $0.screenStalled]
                 },
                 "hearing": media.hearing,
-                "cameras": media.cameras.map { ["from": $0.from, "framesDecoded": $0.framesDecoded] }
+                "cameras": media.cameras.map { ["from": $0.from, "framesDecoded": $0.framesDecoded] },
+                "muted": media.muted,
+                "noSoundFrom": media.noSoundFrom,
             ]
             if let from = media.from { object["from"] = from }
         case .error(let code, let message): object = ["type": "error", "code": code, "message": message]

@@ -36,8 +36,16 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         public var framesConcealed = 0
         /// The loudest 20 ms frame of the last second; -120 for silence.
         public var levelDbfs = -120.0
-        /// Heard above silence within the last three seconds.
+        /// The audio path from them is established: connected, and their packets decoded and
+        /// played within the last 2 s (or connected and they say they are muted).
         public var hearing = false
+        /// "No sound from NAME": their packets decode, they are unmuted, and the peak has stayed
+        /// under −85 dBFS for 5 s.
+        public var noSound = false
+        /// What we decode of them lights the speaking indicator.
+        public var speaking = false
+        /// They say they are muted.
+        public var muted = false
 
         public init(samplesDecoded: Int = 0, framesConcealed: Int = 0, levelDbfs: Double = -120, hearing: Bool = false)
         {
@@ -95,8 +103,10 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         public var framesDropped = 0
         /// What the audio is taken from (`tone 440 Hz`, `microphone: NODE`, a failure in brackets).
         public var source = ""
-        /// "Your microphone isn't picking anything up" (under −90 dBFS for 5 s while sending).
+        /// "Your microphone isn't picking anything up" (under −90 dBFS for 5 s while sending unmuted).
         public var silent = false
+        /// Digital silence goes for the mute switch.
+        public var muted = false
 
         public init(
             framesSent: Int = 0, levelDbfs: Double = -120, framesDropped: Int = 0, source: String = "",
@@ -197,6 +207,15 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
     /// noise suppression on", "echo cancellation off, noise suppression off (…)"; left out
     /// without a microphone.
     public var audioProcessing: String?
+    /// Our microphone's mute switch (`mute` / `unmute`); left out when we send no audio.
+    public var muted: Bool?
+    /// What we send lights the speaking indicator (seed 000: −42 to −12 dBFS, kept up 0.15 s).
+    public var speaking = false
+    /// Names of the participants we report "No sound from".
+    public var noSoundFrom: [String] = []
+    /// Who hears whom, in words: "No sound from NAME", "NAME is connecting and can't hear you
+    /// yet", "NAME isn't getting any sound from you", "Reconnecting to NAME…".
+    public var audioNotices: [String] = []
     /// Faults injected and in force (drills and tests): `decoder-wedge NAME`, `capture-stall`, …
     public var faults: [String] = []
     /// Connections made again after one failed.

@@ -154,7 +154,8 @@ enum CommandTables {
             verbose, logLevel
         ],
         notes: [
-            "While it shares, standard input takes one command a line: policy balanced|detail|motion, keyframe, stop,",
+            "While it shares, standard input takes one command a line: policy balanced|detail|motion, keyframe, mute,",
+            "unmute, stop,",
             "and for drills fault capture-stall|encoder-stall. In a room, SIGUSR1 stops or restarts the share."
         ])
 
@@ -198,7 +199,10 @@ enum CommandTables {
             noEchoCancel, noNoiseSuppression, cameraSource,
             codec, noAudio, verbose, logLevel
         ],
-        notes: ["Standard input takes fault decoder-wedge [NAME], fault decoder-wedge-sticky [NAME] and fault clear."])
+        notes: [
+            "Standard input takes mute and unmute, fault decoder-wedge [NAME], fault decoder-wedge-sticky [NAME] and",
+            "fault clear."
+        ])
 
     static let snapshot = CommandDescription(
         "snapshot",

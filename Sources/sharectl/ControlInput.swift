@@ -3,19 +3,21 @@ import Foundation
 import ShareCore
 
 /// Commands typed (or piped) on standard input while a share runs, one a line:
-/// `policy balanced|detail|motion`, `keyframe`, `fault capture-stall|encoder-stall` (drills; in a
+/// `policy balanced|detail|motion`, `keyframe`, `mute`, `unmute`, `fault capture-stall|encoder-stall` (drills; in a
 /// room also `fault decoder-wedge [NAME]`, `fault decoder-wedge-sticky [NAME]`, `fault clear`), `stop`.
 enum ControlInput {
     enum Command: Equatable, Sendable {
         case policy(String)
         case keyframe
+        /// The microphone's mute switch.
+        case mute(Bool)
         /// A fault drill (a decoder wedge names whose screen; nil: every screen).
         case fault(FaultDrill)
         case stop
     }
 
     static let usage =
-        "policy balanced|detail|motion, keyframe, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop"
+        "policy balanced|detail|motion, keyframe, mute, unmute, fault capture-stall|encoder-stall|decoder-wedge [NAME]|decoder-wedge-sticky [NAME]|clear, stop"
 
     /// One line: a command, nil for a blank line, or why it is not one.
     static func parse(_ line: String) -> Result<Command, Complaint>? {
@@ -24,6 +26,8 @@ enum ControlInput {
         switch (first, words.count) {
         case ("policy", 2): return .success(.policy(words[1]))
         case ("keyframe", 1): return .success(.keyframe)
+        case ("mute", 1): return .success(.mute(true))
+        case ("unmute", 1): return .success(.mute(false))
         case ("fault", 2...):
             let name = words.count > 2 ? words[2...].joined(separator: " ") : nil
             do {

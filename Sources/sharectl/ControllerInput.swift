@@ -30,6 +30,8 @@ enum ControllerInput {
                 }
             case .command(.keyframe):
                 say(prefix + (await controller.requestKeyframe()))
+            case .command(.mute(let on)):
+                say(prefix + (await controller.setMuted(on)))
             case .command(.fault(let fault)):
                 say(prefix + (await controller.injectFault(fault)))
             case .command(.stop):

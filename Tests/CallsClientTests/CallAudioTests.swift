@@ -157,9 +157,12 @@ private final class ScriptedAudioSource: AudioFrameSource {
     let description = "scripted"
     private let script: Locked<[Duration]>
     private let level: Int16
-    init(ages: [Duration], level: Int16) {
+    private let square: Bool
+    /// `square`: a 1 kHz square wave of that peak (Opus takes out a constant level).
+    init(ages: [Duration], level: Int16, square: Bool = false) {
         script = Locked(ages)
         self.level = level
+        self.square = square
     }
     func start() {}
     func stop() {}
@@ -168,7 +171,8 @@ private final class ScriptedAudioSource: AudioFrameSource {
             Thread.sleep(forTimeInterval: 0.01)
             return nil
         }
-        return .init(samples: [Int16](repeating: level, count: 960), end: .now - age)
+        let samples = (0..<960).map { index in square && (index / 24) % 2 == 1 ? -level : level }
+        return .init(samples: samples, end: .now - age)
     }
     var done: Bool { script.withLock { $0.isEmpty } }
 }
@@ -204,5 +208,48 @@ private final class ScriptedAudioSource: AudioFrameSource {
         }
         #expect(counters.levelDbfs > -31 && counters.levelDbfs < -29, "1000 of 32768 is −30.3 dBFS")
         #expect(!counters.silent)
+    }
+
+    /// Sends `frames` frames of a −10 dBFS capture through a send thread with the switch as given;
+    /// returns its counters and the loudest frame a receiver decodes of what it sent.
+    func send(frames: Int, muted: Bool) async throws -> (AudioSendThread.Counters, packets: Int, decodedDbfs: Double) {
+        let sent = Locked<[RTPPacket]>([])
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 9, payloadType: 111, clockRate: 48_000, keepsHistory: false),
+            transportSequence: nil
+        ) { bytes in
+            if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
+            return true
+        }
+        let mute = AudioMute()
+        mute.set(muted)
+        let source = ScriptedAudioSource(ages: Array(repeating: .zero, count: frames), level: 10_362, square: true)
+        let thread = AudioSendThread(
+            sender: sender, source: source, logger: Logger(label: "test", level: .error), mute: mute)
+        try thread.start()
+        // A hang guard only: the expectations judge.
+        try? await until("the frames sent", within: .seconds(90)) { thread.snapshot.framesEncoded >= frames }
+        thread.stop()
+        let decoder = try OpusAudioDecoder(channels: 1)
+        var loudest = AudioLevel.silence
+        // The first frames carry the encoder's start; judge the settled ones.
+        for packet in sent.withLock({ $0 }).dropFirst(5) {
+            loudest = max(loudest, AudioLevel.peakDbfs(try decoder.decode(packet.payload)))
+        }
+        return (thread.snapshot, sent.withLock { $0.count }, loudest)
+    }
+
+    @Test func mutedTheStreamGoesOnWithDigitalSilenceAndTheMeterStillReadsTheMicrophone() async throws {
+        let muted = try await send(frames: 20, muted: true)
+        #expect(muted.packets == 20, "a packet every 20 ms, muted or not")
+        #expect(muted.decodedDbfs < -90, "the receiver decodes silence: \(muted.decodedDbfs) dBFS")
+        #expect(muted.0.muted)
+        #expect(muted.0.levelDbfs > -11 && muted.0.levelDbfs < -9, "the meter reads the capture: \(muted.0.levelDbfs)")
+        #expect(!muted.0.silent && !muted.0.speaking)
+
+        let open = try await send(frames: 20, muted: false)
+        #expect(open.packets == 20)
+        #expect(open.decodedDbfs > -16, "unmuted, the capture goes: \(open.decodedDbfs) dBFS")
+        #expect(!open.0.muted)
     }
 }

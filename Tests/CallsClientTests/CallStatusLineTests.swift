@@ -33,6 +33,30 @@ import Testing
         #expect(stats.statusLines[1].hasPrefix("bea: "))
     }
 
+    @Test func whoHearsWhomIsSaidBesideEachPerson() {
+        var stats = CallStatistics()
+        stats.muted = true
+        stats.audioProcessing = "echo cancellation on (webrtc), noise suppression on"
+        var bea = CallStatistics.Peer(id: "p2", name: "bea")
+        bea.audio = .init(samplesDecoded: 48_000, framesConcealed: 0, levelDbfs: -120, hearing: true)
+        bea.audio?.noSound = true
+        var cy = CallStatistics.Peer(id: "p3", name: "cy")
+        cy.audio = .init(samplesDecoded: 48_000, framesConcealed: 0, levelDbfs: -18.4, hearing: true)
+        cy.audio?.speaking = true
+        var dan = CallStatistics.Peer(id: "p4", name: "dan")
+        dan.audio = .init(samplesDecoded: 48_000, framesConcealed: 0, levelDbfs: -120, hearing: true)
+        dan.audio?.muted = true
+        stats.peers = [bea, cy, dan]
+        let lines = stats.statusLines
+        #expect(lines.contains("bea: audio -120 dBFS, no sound, new"))
+        #expect(lines.contains("cy: audio -18 dBFS, speaking, new"))
+        #expect(lines.contains("dan: audio muted, new"))
+        #expect(lines.last == "Microphone: muted, echo cancellation on (webrtc), noise suppression on")
+        stats.muted = false
+        stats.speaking = true
+        #expect(stats.statusLines.last == "Microphone: speaking, echo cancellation on (webrtc), noise suppression on")
+    }
+
     @Test func thePolicyIsNamedOnceTheEncoderSaysIt() {
         var stats = CallStatistics()
         stats.sharing = true

@@ -63,7 +63,8 @@ import Testing
             .media(
                 .init(
                     screens: [.init(from: "p1", framesDecoded: 5, screenStalled: false)], hearing: ["p1"],
-                    cameras: [.init(from: "p1", framesDecoded: 9)]))
+                    cameras: [.init(from: "p1", framesDecoded: 9)])),
+            .media(.init(hearing: ["p1", "p3"], muted: true, noSoundFrom: ["p3"]))
         ]
         for message in messages {
             #expect(try RoomMessage.parse(message.text) == message, "\(message.text)")

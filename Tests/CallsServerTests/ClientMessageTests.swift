@@ -41,6 +41,11 @@ import Testing
         (#"{"type":"share","on":1}"#, #"the field "on" of share must be true or false"#),
         (#"{"type":"media","hearing":[1]}"#, #"the field "hearing" of media must be an array of participant ids"#),
         (
+            #"{"type":"media","noSoundFrom":"p1"}"#,
+            #"the field "noSoundFrom" of media must be an array of participant ids"#
+        ),
+        (#"{"type":"media","muted":"yes"}"#, #"the field "muted" of media must be true or false"#),
+        (
             #"{"type":"media","screens":[{"from":"p1","framesDecoded":"many"}]}"#,
             #"the field "screens[].framesDecoded" of media must be a number"#
         )

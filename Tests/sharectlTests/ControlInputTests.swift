@@ -11,6 +11,8 @@ import Testing
             ("stop", .success(.stop)),
             ("quit", .success(.stop)),
             ("keyframe", .success(.keyframe)),
+            ("mute", .success(.mute(true))),
+            ("unmute", .success(.mute(false))),
             ("policy motion", .success(.policy("motion"))),
             ("fault capture-stall", .success(.fault(.captureStall))),
             (

@@ -60,6 +60,7 @@ import threading
 import time
 import wave
 
+from lib.network import clear_drops, drop_udp
 from lib.paths import SHARECTL, WORK
 from lib.processes import stop
 from lib.room import Participant, Server
@@ -201,19 +202,23 @@ def level_and_pitch(samples):
 class Call:
     """`sharectl serve` with `share --room` (args) and `watch`, each read through --stats-json."""
 
-    def __init__(self, tag, share_args, env):
+    def __init__(self, tag, share_args, env, before_viewer=None):
         self.tag, self.env = tag, env
         self.members = {}
         self.server = Server("audio", state=False, env=env, log=self.path("serve.log"))
         self.invite = self.server.start()
-        self.sharer = self.run("ana", ["share", "--room", self.invite, "--size", "320x180", "--fps", "5", *share_args])
+        self.sharer = self.run("ana", ["share", "--room", self.invite, "--size", "320x180", "--fps", "5", *share_args],
+                               typing=True)
+        if before_viewer:
+            before_viewer(self)
         self.viewer = self.run("bo", ["watch", self.invite])
 
     def path(self, name):
         return os.path.join(WORK, f"audio.{self.tag}.{name}")
 
-    def run(self, name, args):
-        member = Participant(name, args, self.path(f"{name}.jsonl"), self.path(f"{name}.log"), env=self.env)
+    def run(self, name, args, typing=False):
+        member = Participant(name, args, self.path(f"{name}.jsonl"), self.path(f"{name}.log"), env=self.env,
+                             typing=typing)
         self.members[name] = member
         return member
 
@@ -284,6 +289,112 @@ def gate_mic(stack):
     finally:
         call.close()
         terminate(stack.player)
+
+
+def lines_from(member, since):
+    return member.lines(skip_broken=True)[since:]
+
+
+def gate_mute(stack):
+    """`mute` typed to a sharer: the viewer decodes digital silence on the same stream (its samples
+    go on rising), reports her muted, never says "No sound from ana" (8 s judged, past the 5 s
+    rule); `unmute` brings the tone back."""
+    call = Call("mute", ["--audio", "synthetic"], stack.env)
+    try:
+        audio = wait_for(call.heard, 30)
+        before = (call.peer("bo", "ana").get("audio") or {}).get("levelDbfs")
+        call.sharer.type("mute")
+        silent = wait_for(lambda: (a := call.peer("bo", "ana").get("audio") or {}).get("muted")
+                          and a.get("levelDbfs", 0) < -90 and a, 10)
+        judged_from = len(call.viewer.lines(skip_broken=True))
+        samples_at = (silent or {}).get("samplesDecoded", 0)
+        time.sleep(8)
+        during = lines_from(call.viewer, judged_from)
+        views = [next((p.get("audio") or {} for p in line.get("peers", []) if p.get("name") == "ana"), {})
+                 for line in during]
+        loudest = max([v.get("levelDbfs", -120) for v in views] + [-120])
+        said_no_sound = any("ana" in line.get("noSoundFrom", []) for line in during) or "No sound from ana" in call.log("bo")
+        still_heard = all(v.get("hearing") for v in views)
+        samples_after = views[-1].get("samplesDecoded", 0) if views else 0
+        sender = call.last("ana")
+        sent_muted = sender.get("muted") is True and (call.peer("ana", "bo").get("audioSent") or {}).get("muted") is True
+        printed = "Muted: the call hears silence from you" in call.log("ana")
+        call.sharer.type("unmute")
+        back = wait_for(lambda: (a := call.peer("bo", "ana").get("audio") or {}).get("levelDbfs", -120) > -30
+                        and not a.get("muted") and a["levelDbfs"], 10)
+        ok = (audio is not None and silent and not said_no_sound and still_heard and loudest < -90
+              and samples_after > samples_at + 5 * 48000 and sent_muted and printed and back is not None)
+        record("mute", ok, f"before: bo decodes ana at {before} dBFS; muted: the loudest of {len(views)} s judged "
+                           f"{loudest} dBFS (want under −90), samples {samples_at}→{samples_after} (the stream goes on), "
+                           f"hearing throughout {still_heard}, 'No sound from ana' said: {said_no_sound} (want no); "
+                           f"ana says muted in her stats {sent_muted} and printed it {printed}; unmuted: back at {back} dBFS")
+    finally:
+        call.close()
+
+
+def gate_no_sound(stack):
+    """A sharer whose microphone (the virtual source with nothing playing into it) gives digital
+    silence, unmuted: the viewer says "No sound from ana" within 6 s of first decoding her, and
+    she is told "bo isn't getting any sound from you" from his report."""
+    terminate(stack.player)
+    call = Call("no-sound", ["--audio", "mic", *RAW_MIC], stack.env)
+    try:
+        first = wait_for(lambda: next((line["t"] for line in call.viewer.lines(skip_broken=True)
+                                       if any(((p.get("audio") or {}).get("samplesDecoded", 0) > 0)
+                                              for p in line.get("peers", []) if p.get("name") == "ana")), None), 30)
+        raised = wait_for(lambda: next((line["t"] for line in call.viewer.lines(skip_broken=True)
+                                        if "ana" in line.get("noSoundFrom", [])
+                                        and "No sound from ana" in line.get("audioNotices", [])), None), 15)
+        told = wait_for(lambda: "bo isn't getting any sound from you" in call.last("ana").get("audioNotices", []), 10)
+        printed = "Notice: No sound from ana" in call.log("bo")
+        level = (call.peer("bo", "ana").get("audio") or {}).get("levelDbfs")
+        after = None if first is None or raised is None else raised - first
+        ok = after is not None and after <= 6.0 and bool(told) and printed
+        record("no-sound", ok, f"bo first decodes ana at {first} s, at {level} dBFS; 'No sound from ana' at {raised} s "
+                               f"({after if after is None else round(after, 1)} s later, want ≤ 6), printed as a notice "
+                               f"{printed}; ana told 'bo isn't getting any sound from you': {bool(told)}")
+    finally:
+        call.close()
+
+
+def gate_cant_hear_you(stack):
+    """Every UDP datagram dropped before the viewer joins, so his connection never comes up: the
+    sharer says "bo is connecting and can't hear you yet" within 2 s of his joining (her first line
+    that lists him) and stops by 21 s."""
+    notice = "bo is connecting and can't hear you yet"
+    drop_udp(100, table="sharectl_audio")
+    try:
+        call = Call("cant-hear-you", ["--audio", "synthetic"], stack.env)
+        try:
+            def listed():
+                return next((line["t"] for line in call.sharer.lines(skip_broken=True)
+                             if any(p.get("name") == "bo" for p in line.get("peers", []))), None)
+            joined = wait_for(listed, 30)
+
+            def shown():
+                return next((line["t"] for line in call.sharer.lines(skip_broken=True)
+                             if notice in line.get("audioNotices", [])), None)
+            first = wait_for(shown, 5)
+            ended = None
+            if joined is not None and first is not None:
+                def gone():
+                    lines = call.sharer.lines(skip_broken=True)
+                    showing = [line["t"] for line in lines if notice in line.get("audioNotices", [])]
+                    later = [line["t"] for line in lines if showing and line["t"] > showing[-1]]
+                    return later[0] if later else None
+                ended = wait_for(gone, 30)
+            state = (call.peer("ana", "bo").get("connection") or {}).get("state")
+            ok = (joined is not None and first is not None and first - joined <= 2.0 and ended is not None
+                  and ended - joined <= 21.0)
+            record("cant-hear-you", ok,
+                   f"bo listed at {joined} s; '{notice}' from {first} s "
+                   f"({None if first is None or joined is None else round(first - joined, 1)} s after, want ≤ 2), "
+                   f"gone at {ended} s ({None if ended is None or joined is None else round(ended - joined, 1)} s "
+                   f"after, want ≤ 21); the connection then: {state}")
+        finally:
+            call.close()
+    finally:
+        clear_drops("sharectl_audio")
 
 
 def tone_amplitude(samples, frequency):
@@ -556,7 +667,7 @@ def set_volume(stack, port_node, volume):
     return False
 
 
-STACKED = ["playout", "mic", "mix", "mic-unknown"]  # on one PipeWire stack with the sink and the microphone
+STACKED = ["playout", "mic", "mix", "mic-unknown", "mute", "no-sound", "cant-hear-you"]  # on one PipeWire stack with the sink and the microphone
 # Run only when named (scripts/gates/run.sh audio:echo-cancel): its near-end figure sat 0.5 to 3.0 dB
 # under the off run against a 3 dB limit in eleven runs, too close to the limit for make test yet.
 OPT_IN = ["echo-cancel"]
@@ -577,7 +688,9 @@ def main():
         if stack:
             try:
                 run_gates([("playout", lambda: gate_playout(stack)), ("mic", lambda: gate_mic(stack)),
-                           ("mix", lambda: gate_mix(stack)), ("mic-unknown", lambda: gate_mic_unknown(stack))], chosen)
+                           ("mix", lambda: gate_mix(stack)), ("mic-unknown", lambda: gate_mic_unknown(stack)),
+                           ("mute", lambda: gate_mute(stack)), ("no-sound", lambda: gate_no_sound(stack)),
+                           ("cant-hear-you", lambda: gate_cant_hear_you(stack))], chosen)
             finally:
                 stack.close()
     if "echo-cancel" in chosen or "echo-cancel-missing" in chosen:

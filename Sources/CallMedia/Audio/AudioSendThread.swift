@@ -6,17 +6,25 @@ import VideoSend
 
 /// Audio out on its own thread: each 20 ms frame from a source (`AudioFrameSource`: the synthetic
 /// tone, or a microphone through PipeWire) is encoded with Opus and sent on its RTP stream. The
-/// level of what is sent is metered (dBFS), and 5 s under −90 dBFS says "Your microphone isn't
-/// picking anything up" (`SilenceMonitor`). A frame that misses its send deadline (100 ms after it
-/// ended) is dropped and counted, not sent late; its RTP timestamp is skipped.
+/// level of what is captured is metered (dBFS), and 5 s under −90 dBFS while unmuted says "Your
+/// microphone isn't picking anything up" (`SilenceMonitor`). Muted (`AudioMute`), digital silence
+/// is encoded in place of the capture: the stream and the meter go on. The speaking indicator
+/// reads the meter at 10 Hz (the loudest of each five frames sent). A frame that misses its send
+/// deadline (100 ms after it ended) is dropped and counted, not sent late; its RTP timestamp is
+/// skipped.
 public final class AudioSendThread: Sendable {
     public struct Counters: Sendable, Equatable {
         public var framesEncoded = 0
         public var framesDropped = 0
         public var bytesEncoded = 0
+        /// What is captured (what is sent, unless muted).
         public var levelDbfs = AudioLevel.silence
-        /// Under −90 dBFS for 5 s while sending.
+        /// Under −90 dBFS for 5 s while sending unmuted.
         public var silent = false
+        /// Sending digital silence for the mute switch.
+        public var muted = false
+        /// What is sent lights the speaking indicator (never while muted).
+        public var speaking = false
         public var sourceFailure: String?
     }
 
@@ -29,11 +37,13 @@ public final class AudioSendThread: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     public let source: any AudioFrameSource
     private let logger: Logger
+    private let mute: AudioMute
 
-    public init(sender: RTPStreamSender, source: any AudioFrameSource, logger: Logger) {
+    public init(sender: RTPStreamSender, source: any AudioFrameSource, logger: Logger, mute: AudioMute = .shared) {
         self.sender = sender
         self.source = source
         self.logger = logger
+        self.mute = mute
     }
 
     /// `toneLevelDbfs` nil sends digital silence.
@@ -78,6 +88,7 @@ public final class AudioSendThread: Sendable {
         var timestamp = UInt32.random(in: 0...UInt32.max)
         var first = true
         var silence = SilenceMonitor()
+        var speaking = SpeakingMeter()
         while running.load(ordering: .acquiring) {
             guard let frame = source.nextFrame() else { continue }
             defer { timestamp &+= UInt32(OpusAudioEncoder.frameSamples) }
@@ -86,22 +97,31 @@ public final class AudioSendThread: Sendable {
                 continue
             }
             do {
-                let packet = try encoder.encode(frame.samples)
+                let muted = mute.isMuted
+                let samples = muted ? [Int16](repeating: 0, count: frame.samples.count) : frame.samples
+                let packet = try encoder.encode(samples)
                 let unit = try payloader.payload(packet, startsTalkspurt: first)
                 first = false
                 sender.send([unit], timestamp: timestamp, nowMicros: Clocks.monotonicMicros())
                 let level = AudioLevel.peakDbfs(frame.samples)
-                switch silence.sent(levelDbfs: level, now: .now) {
-                case .becameSilent:
-                    logger.warning("\(SilenceMonitor.message) (\(source.description), under −90 dBFS for 5 s)")
-                case .heardAgain: logger.info("audio: \(source.description) is picking up sound again")
-                case nil: break
+                if muted {
+                    silence = SilenceMonitor()  // a muted microphone is not a dead one
+                } else {
+                    switch silence.sent(levelDbfs: level, now: .now) {
+                    case .becameSilent:
+                        logger.warning("\(SilenceMonitor.message) (\(source.description), under −90 dBFS for 5 s)")
+                    case .heardAgain: logger.info("audio: \(source.description) is picking up sound again")
+                    case nil: break
+                    }
                 }
+                speaking.frame(muted ? AudioLevel.silence : level, now: .now)
                 counters.withLock { c in
                     c.framesEncoded += 1
                     c.bytesEncoded += packet.count
                     c.levelDbfs = level
                     c.silent = silence.isSilent
+                    c.muted = muted
+                    c.speaking = speaking.isSpeaking
                 }
             } catch {
                 logger.warning("audio frame not sent: \(error)")

@@ -90,6 +90,8 @@ extension PeerConnection {
             sent.audioLevelDbfs = a.levelDbfs
             sent.audioSource = a.sourceFailure.map { "\(audio.source.description) (\($0))" } ?? audio.source.description
             sent.audioSilent = a.silent
+            sent.audioMuted = a.muted
+            sent.audioSpeaking = a.speaking
         }
         return (sent, media.rtcp?.figures)
     }
@@ -132,6 +134,7 @@ extension PeerConnection {
             received.audioHearingPeakDbfs = a.hearingPeakDbfs
             received.audioLevelDbfs = a.levelDbfs
             received.audioPeakDbfs = a.peakDbfs
+            received.audioSpeaking = a.speaking
         }
         return received
     }

@@ -52,6 +52,9 @@ public struct PeerConnectionStatistics: Sendable {
         /// under −90 dBFS for 5 s.
         public var audioSource: String?
         public var audioSilent = false
+        /// Sending digital silence for the mute switch; what is sent lights the speaking indicator.
+        public var audioMuted = false
+        public var audioSpeaking = false
         public var audioFramesDropped = 0
         public var audioLevelDbfs: Double?
     }
@@ -97,6 +100,8 @@ public struct PeerConnectionStatistics: Sendable {
         public var audioHearingPeakDbfs: Double?
         public var audioLevelDbfs: Double?
         public var audioPeakDbfs: Double?
+        /// What we decode of them lights the speaking indicator.
+        public var audioSpeaking = false
     }
 
     /// The peer's feedback on what we send: our `RTCPReceiver`'s figures.

@@ -34,6 +34,8 @@ public final class AudioReceiver: Sendable {
         /// beep that pauses is still heard).
         public var recentPeakDbfs = AudioLevel.silence
         public var hearingPeakDbfs = AudioLevel.silence
+        /// What we decode of them lights the speaking indicator (read at 10 Hz).
+        public var speaking = false
     }
 
     /// Where decoded audio goes: `pipewire: NODE`, or `counted (no PipeWire output: WHY)`.
@@ -92,13 +94,14 @@ public final class AudioReceiver: Sendable {
         let clock = ContinuousClock()
         var tick = clock.now
         var levels: [Double] = []  // one per 20 ms frame, the last three seconds
+        var speaking = SpeakingMeter()
         while running.load(ordering: .acquiring) {
             if let output, let member, output.isLive {
                 // The PipeWire stream sets the pace: refill this participant's queue each time it
                 // takes from it.
                 _ = member.wake.wait(timeout: .now() + .milliseconds(100))
                 while running.load(ordering: .acquiring), output.isLive, output.queued(member) < output.queueTarget() {
-                    output.push(member, playOneFrame(decoder, clock: clock, levels: &levels))
+                    output.push(member, playOneFrame(decoder, clock: clock, levels: &levels, speaking: &speaking))
                 }
                 tick = clock.now
                 continue
@@ -108,13 +111,15 @@ public final class AudioReceiver: Sendable {
             let wait = tick - clock.now
             if wait > .zero { Thread.sleep(forTimeInterval: wait.inSeconds) }
             if clock.now - tick > .milliseconds(200) { tick = clock.now }  // fell far behind (suspended): catch up
-            _ = playOneFrame(decoder, clock: clock, levels: &levels)
+            _ = playOneFrame(decoder, clock: clock, levels: &levels, speaking: &speaking)
         }
     }
 
     /// Takes one 20 ms frame from the jitter buffer, decodes (or conceals) it, measures it and
     /// counts it as played; returns it (silence while buffering) in the output's channel layout.
-    private func playOneFrame(_ decoder: OpusAudioDecoder, clock: ContinuousClock, levels: inout [Double]) -> [Int16] {
+    private func playOneFrame(
+        _ decoder: OpusAudioDecoder, clock: ContinuousClock, levels: inout [Double], speaking: inout SpeakingMeter
+    ) -> [Int16] {
         let pull = shared.withLock { $0.buffer.pull(now: clock.now) }
         var pcm: [Int16]?
         var failed = false
@@ -130,6 +135,8 @@ public final class AudioReceiver: Sendable {
         levels.append(level ?? AudioLevel.silence)
         if levels.count > 150 { levels.removeFirst(levels.count - 150) }
         let recent = levels.suffix(50).max() ?? AudioLevel.silence, hearing = levels.max() ?? AudioLevel.silence
+        speaking.frame(level ?? AudioLevel.silence, now: clock.now)
+        let isSpeaking = speaking.isSpeaking
         shared.withLock { s in
             let b = s.buffer.counters
             s.counters.underruns = b.underruns
@@ -139,6 +146,7 @@ public final class AudioReceiver: Sendable {
             s.counters.samplesPlayed += 960
             s.counters.recentPeakDbfs = recent
             s.counters.hearingPeakDbfs = hearing
+            s.counters.speaking = isSpeaking
             if failed { s.counters.decodeErrors += 1 }
             guard let pcm, let level else { return }
             if case .conceal = pull { s.counters.framesConcealed += 1 } else { s.counters.framesDecoded += 1 }

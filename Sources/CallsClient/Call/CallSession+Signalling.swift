@@ -190,6 +190,7 @@ extension CallSession {
         let participant = Participant(id: id, name: name, connection: connection, audio: audio, camera: camera)
         participants[id] = participant
         order.append(id)
+        audioPaths.joined(id, now: .now)
         if sharing {
             participant.screen = try? await connection.addTransceiver(
                 kind: .video, direction: .sendonly, trackID: "screen")
@@ -200,6 +201,7 @@ extension CallSession {
     func remove(_ id: String) async {
         guard let participant = participants.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
+        audioPaths.left(id)
         departed[id] = participant.name
         logger.notice("\(participant.name) left")
         await participant.connection.stopSending()

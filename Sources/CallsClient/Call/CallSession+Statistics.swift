@@ -29,6 +29,10 @@ extension CallSession {
         let processing = EchoCanceller.shared.status
         stats.audioProcessing = processing.isEmpty ? nil : processing
         var report = RoomMessage.Media()
+        let muted = AudioMute.shared.isMuted
+        report.muted = muted
+        stats.muted = options.audio == .none ? nil : muted
+        var audioNotices: [String] = []
         var healthy = true
         var decoded: [String: (mid: String?, frames: Int)] = [:]
         for id in order {
@@ -70,13 +74,35 @@ extension CallSession {
                 peer.screen = .init()
                 decoded[id] = (nil, 0)
             }
-            if let audio = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.received {
-                let hearing = (audio.audioHearingPeakDbfs ?? AudioLevel.silence) > -70
+            // Who hears whom: their audio to us, ours to them as their report says.
+            let heard = figures.transceivers.first(where: { $0.mid == participant.audio.mid })?.received
+            var seen = AudioPathRules.Observation()
+            seen.connected = state == .connected
+            seen.theySendAudio = participant.audio.negotiated?.direction.receives ?? false
+            seen.samplesDecoded = heard?.audioSamplesDecoded ?? 0
+            seen.levelDbfs = heard?.audioRecentPeakDbfs ?? AudioLevel.silence
+            if let theirs = participant.theirReport, let me = myID {
+                seen.theyAreMuted = theirs.muted
+                seen.theyHearUs = theirs.hearing.contains(me)
+                seen.theyHearNoSoundFromUs = theirs.noSoundFrom.contains(me)
+            }
+            seen.weSendAudio = options.audio != .none && participant.audio.negotiated?.direction.sends == true
+            seen.weAreMuted = muted
+            let paths = audioPaths.observe(id, seen, now: now)
+            if let audio = heard {
                 peer.audio = .init(
                     samplesDecoded: audio.audioSamplesDecoded, framesConcealed: audio.audioFramesConcealed,
-                    levelDbfs: audio.audioRecentPeakDbfs ?? AudioLevel.silence, hearing: hearing)
-                if hearing { report.hearing.append(id) }
+                    levelDbfs: audio.audioRecentPeakDbfs ?? AudioLevel.silence, hearing: paths.hearing)
+                peer.audio?.noSound = paths.noSound
+                peer.audio?.speaking = audio.audioSpeaking
+                peer.audio?.muted = seen.theyAreMuted
             }
+            if paths.hearing { report.hearing.append(id) }
+            if paths.noSound {
+                report.noSoundFrom.append(id)
+                stats.noSoundFrom.append(participant.name)
+            }
+            audioNotices += paths.notices(name: participant.name)
             // What we send them.
             if let screen = participant.screen,
                 let sent = figures.transceivers.first(where: { $0.mid == screen.mid })?.sent
@@ -103,6 +129,8 @@ extension CallSession {
                     framesSent: audio.audioFramesSent, levelDbfs: audio.audioLevelDbfs ?? AudioLevel.silence,
                     framesDropped: audio.audioFramesDropped, source: audio.audioSource ?? "",
                     silent: audio.audioSilent)
+                peer.audioSent?.muted = audio.audioMuted
+                if audio.audioSpeaking { stats.speaking = true }
             }
             if let theirs = participant.theirReport, let me = myID {
                 peer.theirView = .init(
@@ -127,6 +155,7 @@ extension CallSession {
             stats.peers[index].screen?.stalled = isStalled
             report.screens.append(.init(from: id, framesDecoded: screen.frames, screenStalled: isStalled))
         }
+        stats.audioNotices = audioNotices
         stats.watchdog = watchdog?.status
         stats.faults =
             order.compactMap { id in

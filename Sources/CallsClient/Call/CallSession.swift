@@ -192,6 +192,8 @@ public actor CallSession {
     var watchdogTask: Task<Void, Never>?
     /// Decides which screens we report as stalled (DESIGN.md "Receiver-driven ladder").
     var stallReporter = StallReporter()
+    /// Who hears whom, and the notices that say so.
+    var audioPaths = AudioPathRules()
     /// Sender faults injected and not yet repaired.
     var senderFaults: [String] = []
     /// Connections made again after one failed (ours or theirs).

@@ -42,7 +42,10 @@ extension CallStatsLine {
                 parts.append("camera \(c.width)×\(c.height) at \(Int(c.fps.rounded())) fps")
             }
             if let a = peer.audio, a.samplesDecoded > 0 {
-                parts.append("audio \(Int(a.levelDbfs.rounded())) dBFS")
+                parts.append(
+                    a.muted
+                        ? "audio muted"
+                        : "audio \(Int(a.levelDbfs.rounded())) dBFS\(a.noSound ? ", no sound" : a.speaking ? ", speaking" : "")")
             }
             if let v = peer.video { parts.append("sent screen \(v.framesSent) frames") }
             if let c = peer.cameraSent, c.framesSent > 0 {
@@ -53,7 +56,9 @@ extension CallStatsLine {
             parts.append(peer.connection.state)
             lines.append("\(peer.name): " + parts.joined(separator: ", "))
         }
-        if let audioProcessing { lines.append("Microphone: \(audioProcessing)") }
+        let microphone =
+            (muted == true ? ["muted"] : speaking ? ["speaking"] : []) + (audioProcessing.map { [$0] } ?? [])
+        if !microphone.isEmpty { lines.append("Microphone: " + microphone.joined(separator: ", ")) }
         // The watchdog on the second line, as in a WHIP share (its notices are printed when they come).
         if let watchdog { lines.insert(watchdog.statusText(now: t), at: min(1, lines.count)) }
         return lines

@@ -277,7 +277,7 @@ public actor ShareController {
                 ending = .failed(reason)
                 break
             }
-            let notices = stats.watchdog?.notices ?? []
+            let notices = (stats.watchdog?.notices ?? []) + stats.audioNotices
             for notice in notices where !noticesShown.contains(notice) { events(.notice("Notice: \(notice)")) }
             noticesShown = Set(notices)
             for notice in configuration.capture?.takeNotices() ?? [] { events(.notice(notice)) }
@@ -331,6 +331,24 @@ public actor ShareController {
         guard let session else { return "no share is running" }
         await session.setPolicy(policy)
         return "Send policy: \(policy.label)"
+    }
+
+    /// `mute` / `unmute`: digital silence goes in place of the microphone (or the tone) while
+    /// muted; the stream, its meter and everyone's path to us go on.
+    public func setMuted(_ on: Bool) -> String {
+        let sendsAudio =
+            switch configuration.destination {
+            case .room(let options): options.audio != .none
+            case .whip(let options): options.audio
+            }
+        guard sendsAudio else { return "nothing to \(on ? "mute" : "unmute"): this share sends no audio" }
+        let changed = AudioMute.shared.set(on)
+        switch (on, changed) {
+        case (true, true): return "Muted: the call hears silence from you"
+        case (true, false): return "Already muted"
+        case (false, true): return "Unmuted: the call hears you again"
+        case (false, false): return "Not muted"
+        }
     }
 
     public func requestKeyframe() async -> String {
