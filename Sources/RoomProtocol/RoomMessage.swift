@@ -213,7 +213,7 @@ public enum RoomMessage: Sendable, Equatable {
                 "hearing": media.hearing,
                 "cameras": media.cameras.map { ["from": $0.from, "framesDecoded": $0.framesDecoded] },
                 "muted": media.muted,
-                "noSoundFrom": media.noSoundFrom,
+                "noSoundFrom": media.noSoundFrom
             ]
             if let from = media.from { object["from"] = from }
         case .error(let code, let message): object = ["type": "error", "code": code, "message": message]

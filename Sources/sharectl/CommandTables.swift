@@ -126,9 +126,10 @@ enum CommandTables {
                 help: "a camera beside the screen, at most 500 kbit/s and 360 lines; synthetic is a room's test pattern"
             ),
             .value(
-                "audio", "synthetic|mic[:NODE]|none", default: "synthetic",
-                completion: .words(["synthetic", "mic", "mic:", "none"]),
-                "in a room: the 440 Hz tone, a PipeWire source (mic is the default one), or nothing"),
+                "audio", "synthetic|silence|mic[:NODE]|none", default: "synthetic",
+                completion: .words(["synthetic", "silence", "mic", "mic:", "none"]),
+                "in a room: the 440 Hz tone, digital silence (a drill), a PipeWire source (mic is the default one), or nothing"
+            ),
             audioOutput.with(help: "in a room: where call audio plays (default: the default PipeWire sink)"),
             noEchoCancel, noNoiseSuppression, noAudio,
             .value(
@@ -193,9 +194,9 @@ enum CommandTables {
             .value("name", "NAME", default: "viewer", "your name in the room, 1 to 64 characters"),
             duration, statsJSON, snapshotFolder, audioOutput,
             .value(
-                "audio", "synthetic|mic[:NODE]|none", default: "none",
-                completion: .words(["synthetic", "mic", "mic:", "none"]),
-                "what you send as audio: the 440 Hz tone, a PipeWire source, or nothing"),
+                "audio", "synthetic|silence|mic[:NODE]|none", default: "none",
+                completion: .words(["synthetic", "silence", "mic", "mic:", "none"]),
+                "what you send as audio: the 440 Hz tone, digital silence (a drill), a PipeWire source, or nothing"),
             noEchoCancel, noNoiseSuppression, cameraSource,
             codec, noAudio, verbose, logLevel
         ],

@@ -93,7 +93,8 @@ enum RoomOptions {
         if usesDirector(arguments) { _ = try CameraCommand.parseDevices(camera) }
         let audio = arguments.valueOrDefault("audio")
         guard let audioSource = CallSession.AudioSource(argument: audio) else {
-            throw Arguments.UsageError(description: "--audio wants synthetic, mic, mic:NODE or none, not '\(audio)'")
+            throw Arguments.UsageError(
+                description: "--audio wants synthetic, silence, mic, mic:NODE or none, not '\(audio)'")
         }
         options.audio = arguments.has("no-audio") ? .none : audioSource
         if case .microphone = options.audio, let why = PipeWireCapture.probeDaemon() {

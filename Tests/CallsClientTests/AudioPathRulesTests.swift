@@ -1,4 +1,5 @@
 import CallsClient
+import Foundation
 import Testing
 
 /// Who hears whom, on a manual clock: one character a second (the call's tick).
@@ -55,68 +56,48 @@ import Testing
         return out
     }
 
-    // MARK: Their audio to us
+    /// The shared cases (Tests/Ladder/audio-path-cases.json), which the browser client's copy
+    /// (audiopaths.js) is held to in Chromium by the client gate.
+    struct Cases: Decodable {
+        struct Marbles: Decodable, CustomTestStringConvertible, Sendable {
+            var name: String
+            var timeline: String
+            var expect: String
+            var muted: Bool?
+            var sending: Bool?
+            var testDescription: String { name }
+        }
+        struct Levels: Decodable, CustomTestStringConvertible, Sendable {
+            var name: String
+            var levels: [Double]
+            var expect: String
+            var testDescription: String { name }
+        }
+        var theirs: [Marbles]
+        var ours: [Marbles]
+        var speaking: [Levels]
 
-    @Test func audioThatDecodesIsHeardWhateverItsLevel() {
-        #expect(theirs("tttttt") == "HHHHHH")
-        #expect(theirs("tqqq") == "HHHH", "digital silence still comes through the path")
+        static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Ladder/audio-path-cases.json").path
+        static let shared: Cases? = {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            return try? JSONDecoder().decode(Cases.self, from: data)
+        }()
     }
 
-    @Test func fiveSecondsOfSilenceFromSomeoneUnmutedIsNoSound() {
-        #expect(theirs("tqqqqqqqt") == "HHHHHHNNH")
-        #expect(theirs("qqqqqtqqqqqq") == "HHHHHHHHHHHN", "a second of sound starts the count again")
+    @Test func theSharedCasesAreThere() {
+        #expect((Cases.shared?.theirs.count ?? 0) >= 10 && (Cases.shared?.ours.count ?? 0) >= 8)
+        #expect((Cases.shared?.speaking.count ?? 0) >= 5)
     }
 
-    @Test func aMutedPersonIsNeverNoSound() {
-        #expect(theirs("tmmmmmmmmm") == "HHHHHHHHHH")
-        #expect(theirs("xxxmmm") == "...HHH", "connected and muted is hearing")
+    @Test(arguments: Cases.shared?.theirs ?? [])
+    func theirAudioToUs(_ c: Cases.Marbles) {
+        #expect(theirs(c.timeline) == c.expect)
     }
 
-    @Test func twoSecondsWithoutAudioOnAnUpConnectionIsReconnecting() {
-        #expect(theirs("tt----tt") == "HHHRRRHH")
-        #expect(theirs("--") == "..", "the first two seconds of a connection are its own")
-        #expect(theirs("---") == "..R")
-    }
-
-    @Test func someoneWhoSendsNoAudioIsNeitherHeardNorReconnecting() {
-        #expect(theirs("nnnnnn") == "......")
-    }
-
-    @Test func nothingIsSaidOfAConnectionThatIsNotUp() {
-        #expect(theirs("xxxxxxxx") == "........")
-        #expect(theirs("ttxxxtt") == "HH...HH", "a connection down is said by the connection, not here")
-    }
-
-    // MARK: Our audio to them
-
-    @Test func aPeerWhoseConnectionNeverComesUpIsConnectingFromOneSecondToTwenty() {
-        #expect(ours(String(repeating: "c", count: 25)) == "." + String(repeating: "C", count: 19) + ".....")
-    }
-
-    @Test func theirReportListingUsEndsTheConnectingNotice() {
-        #expect(ours("ccchhhh") == ".CC....")
-        #expect(ours("ccchhcc") == ".CC....", "once heard, a connection going down is not 'connecting'")
-    }
-
-    @Test func notListedForFiveSecondsOnAnUpConnectionIsNotGettingOurSound() {
-        #expect(ours("hhuuuuuuuh") == ".......GG.")
-        #expect(
-            ours(String(repeating: "u", count: 30))
-                == "." + String(repeating: "C", count: 19) + "....." + "GGGGG",
-            "past the connecting notice, an up connection that never lists us")
-    }
-
-    @Test func theirNoSoundReportIsNotGettingOurSoundAtOnce() {
-        #expect(ours("hhss") == "..GG")
-        #expect(ours("ss") == "GG", "their own no-sound report replaces the connecting notice")
-    }
-
-    @Test func mutedWeAreNeverToldTheyGetNoSound() {
-        #expect(ours("hhssuuuuuuuu", muted: true) == "............")
-    }
-
-    @Test func withoutAudioOfOursNothingIsSaidAboutIt() {
-        #expect(ours(String(repeating: "c", count: 25), sending: false) == String(repeating: ".", count: 25))
+    @Test(arguments: Cases.shared?.ours ?? [])
+    func ourAudioToThem(_ c: Cases.Marbles) {
+        #expect(ours(c.timeline, muted: c.muted ?? false, sending: c.sending ?? true) == c.expect)
     }
 
     // MARK: Words

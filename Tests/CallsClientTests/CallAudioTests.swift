@@ -122,6 +122,7 @@ import VideoSend
 
     @Test func audioSourceArguments() {
         #expect(CallSession.AudioSource(argument: "synthetic") == .synthetic)
+        #expect(CallSession.AudioSource(argument: "silence") == .silence)
         #expect(CallSession.AudioSource(argument: "none") == CallSession.AudioSource.none)
         #expect(CallSession.AudioSource(argument: "mic") == .microphone(node: nil))
         #expect(CallSession.AudioSource(argument: "mic:alsa_input.usb-Mic") == .microphone(node: "alsa_input.usb-Mic"))

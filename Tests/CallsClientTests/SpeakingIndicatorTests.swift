@@ -22,25 +22,10 @@ import Testing
         #expect(SpeakingIndicator.brightness(-3) == 1)
     }
 
-    @Test func speechLightsOnceItHasKeptUpAHundredAndFiftyMilliseconds() {
-        #expect(run(Array(repeating: -20, count: 5)) == "..SSS", "0.1 s is not yet 0.15 s; 0.2 s is")
-    }
-
-    @Test func aClickOrAQuietRoomNeverLights() {
-        #expect(run([-20, -120, -120, -20, -120, -120]) == "......", "100 ms bursts")
-        #expect(run(Array(repeating: -50, count: 20)) == String(repeating: ".", count: 20), "under −42 dBFS")
-    }
-
-    @Test func theReleaseHoldsThroughAPauseBetweenWords() {
-        let words = Array(repeating: -20.0, count: 10) + Array(repeating: -120.0, count: 3) + Array(repeating: -20.0, count: 5)
-        #expect(run(words) == "..SSSSSSSSSSSSSSSS", "a 300 ms gap keeps the light on")
-    }
-
-    @Test func silenceDarkensWithinASecond() {
-        let lights = run(Array(repeating: -20, count: 10) + Array(repeating: -120, count: 12))
-        let after = lights.dropFirst(10)
-        #expect(after.prefix(5) == "SSSSS", "the release is 300 ms: still lit half a second on")
-        #expect(after.suffix(3) == "...", "dark within a second: \(lights)")
+    /// The shared cases (Tests/Ladder/audio-path-cases.json), the browser's copy held to them too.
+    @Test(arguments: AudioPathRulesTests.Cases.shared?.speaking ?? [])
+    func sharedCases(_ c: AudioPathRulesTests.Cases.Levels) {
+        #expect(run(c.levels) == c.expect)
     }
 
     @Test func theMeterReadsTheLoudestOfEachFiveFrames() {

@@ -7,6 +7,10 @@
            every run's steps with their reasons, notices, marbles and final rungs must match. A
            copy of the module whose rebuild comes after 5 s instead of 6 must fail the same cases
            (the test can tell a ladder that differs).
+  audio-paths  The browser's who-hears-whom rules and speaking indicator
+           (Sources/CallsServer/Client/audiopaths.js) on the cases sharectl's AudioPathRules and
+           SpeakingIndicator are held to (Tests/Ladder/audio-path-cases.json): every marble must
+           match. A copy whose "No sound from" comes after 4 s instead of 5 must fail some.
 """
 import json
 import os
@@ -23,18 +27,23 @@ CASES = os.path.join(ROOT, "Tests", "Ladder", "receiver-ladder-cases.json")
 TEST = os.path.join(ROOT, "Tests", "Ladder", "ladder-test.js")
 
 
-def run_in_chromium(ladder_source):
-    """Runs the cases on `ladder_source` in headless Chromium; the page's verdict as a dict."""
-    with open(CASES) as f:
+AUDIO_PATHS = os.path.join(ROOT, "Sources", "CallsServer", "Client", "audiopaths.js")
+AUDIO_CASES = os.path.join(ROOT, "Tests", "Ladder", "audio-path-cases.json")
+AUDIO_TEST = os.path.join(ROOT, "Tests", "Ladder", "audio-paths-test.js")
+
+
+def run_in_chromium(ladder_source, cases_path=CASES, test_path=TEST, runner="runLadderCases"):
+    """Runs the cases on the module `ladder_source` in headless Chromium; the page's verdict as a dict."""
+    with open(cases_path) as f:
         cases = f.read()
-    with open(TEST) as f:
+    with open(test_path) as f:
         test = f.read()
     # </script> cannot occur in the cases; the JSON goes in as a script of its own type.
     page = ("<!doctype html><meta charset=utf-8><pre id=result>not run</pre>"
             f"<script type=application/json id=cases>{cases}</script>"
             f"<script>{ladder_source}</script><script>{test}</script>"
             "<script>try { document.getElementById('result').textContent = JSON.stringify("
-            "runLadderCases(JSON.parse(document.getElementById('cases').textContent))); }"
+            f"{runner}(JSON.parse(document.getElementById('cases').textContent))); }}"
             " catch (e) { document.getElementById('result').textContent = JSON.stringify({error: String(e)}); }"
             "</script>")
     directory = tempfile.mkdtemp(prefix="client-ladder.", dir=WORK)
@@ -72,7 +81,25 @@ def ladder():
         print("  ", json.dumps(failure)[:1500])
 
 
-GATES = [("ladder", ladder)]
+def audio_paths():
+    with open(AUDIO_PATHS) as f:
+        source = f.read()
+    run = dict(cases_path=AUDIO_CASES, test_path=AUDIO_TEST, runner="runAudioPathCases")
+    verdict = run_in_chromium(source, **run)
+    mutated = source.replace("const NO_SOUND_AFTER_MS = 5000;", "const NO_SOUND_AFTER_MS = 4000;")
+    broken = run_in_chromium(mutated, **run) if mutated != source else {"error": "the constant to change was not found"}
+    failed = verdict.get("failed", [])
+    ok = ("error" not in verdict and verdict.get("cases", 0) >= 20 and verdict.get("runs") == verdict.get("passed")
+          and not failed and "error" not in broken and len(broken.get("failed", [])) >= 2)
+    record("audio-paths", ok,
+           f"{verdict.get('passed')} of {verdict.get('cases')} cases match sharectl's rules in Chromium"
+           f"{'; ' + verdict['error'] if 'error' in verdict else ''}; with 'No sound from' after 4 s, "
+           f"{len(broken.get('failed', []))} differ{'; ' + broken['error'] if 'error' in broken else ''}")
+    for failure in failed[:3]:
+        print("  ", json.dumps(failure)[:800])
+
+
+GATES = [("ladder", ladder), ("audio-paths", audio_paths)]
 
 
 def main():

@@ -12,8 +12,15 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   the "Your name / Join" form is gone from the page once he has joined; and a
                   DevTools screenshot of the stage and of Ana's camera tile holds the synthetic
                   picture (lit, with its blue), not black.
-  three           sharectl "Cy" (`watch` with a synthetic camera and tone) joins too: everyone
-                  decodes everyone (both screens, cameras, audio) in the mesh.
+  three           sharectl "Cy" (`watch` with a synthetic camera, sending digital silence as audio)
+                  joins too: everyone decodes everyone (both screens, cameras, audio) in the mesh.
+  who-hears       who hears whom, in sharectl and in the browser by the same rules: Cy's silence is
+                  "No sound from Cy" on Bo's page and in Ana's stats, and Cy is told "Bo isn't
+                  getting any sound from you" and "Ana isn't getting any sound from you" from their
+                  reports; nobody says it of Ana or Bo; Bo's page lights Ana's tile (her tone) and
+                  not Cy's. Then Bo presses Mute: Ana decodes silence from him and sees him muted,
+                  and for 7 s neither Ana nor Cy says "No sound from Bo"; Unmute brings his sound
+                  back.
   server-restart  the server is killed and started again 2 s later on the same port and state
                   file: everyone's signalling is cut for about 2 s. Media flows throughout, the
                   ids stay, nobody shares again, and sharectl never says "Reconnecting…".
@@ -137,7 +144,7 @@ def painted(picture):
 
 
 async def gate_three(call):
-    call.cy = Sharectl("Cy", ["watch", call.url, "--camera", "synthetic", "--audio", "synthetic"])
+    call.cy = Sharectl("Cy", ["watch", call.url, "--camera", "synthetic", "--audio", "silence"])
 
     async def everyone():
         bo_ana, bo_cy = await call.bo.peer("Ana"), await call.bo.peer("Cy")
@@ -333,7 +340,58 @@ async def gate_share_off(call):
            f"screen frames at Bo before the stop {before['Bo←Ana screen']}")
 
 
-GATES = [("browser", gate_browser), ("three", gate_three), ("server-restart", gate_restart),
+async def gate_who_hears(call):
+    async def notices():
+        page = (await call.bo.state()).get("audioNotices") or []
+        return page, call.ana.last().get("audioNotices", []), call.cy.last().get("audioNotices", [])
+
+    async def settled():
+        page, ana, cy = await notices()
+        ok = ("No sound from Cy" in page and "No sound from Cy" in ana and "Bo isn't getting any sound from you" in cy
+              and "Ana isn't getting any sound from you" in cy)
+        return (page, ana, cy) if ok else None
+
+    got = await wait_for_async(settled, 20, interval=0.5)
+    page, ana, cy = got or await notices()
+    wrong = [n for n in page + ana + cy if n in ("No sound from Ana", "No sound from Bo")]
+    bo_ana, bo_cy = await call.bo.peer("Ana"), await call.bo.peer("Cy")
+    lit = ((bo_ana.get("audio") or {}).get("speaking"), (bo_cy.get("audio") or {}).get("speaking"))
+    heard = (call.ana.peer("Bo").get("audio") or {}).get("levelDbfs")
+
+    await call.bo.evaluate("document.getElementById('mute').click()")
+
+    def bo_at_ana():
+        return call.ana.peer("Bo").get("audio") or {}
+
+    async def muted():
+        audio = bo_at_ana()
+        return audio if audio.get("muted") and audio.get("levelDbfs", 0) < -90 else None
+
+    silent = await wait_for_async(muted, 10, interval=0.5)
+    judged = (len(call.ana.lines(skip_broken=True)), len(call.cy.lines(skip_broken=True)))
+    await asyncio.sleep(7)
+    later = call.ana.lines(skip_broken=True)[judged[0]:] + call.cy.lines(skip_broken=True)[judged[1]:]
+    said = [line.get("t") for line in later if "Bo" in line.get("noSoundFrom", [])]
+    page_muted = (await call.bo.state()).get("muted")
+    await call.bo.evaluate("document.getElementById('mute').click()")
+
+    async def back():
+        audio = bo_at_ana()
+        level = audio.get("levelDbfs", -120)
+        return f"{level}" if not audio.get("muted") and level > -60 else None
+
+    unmuted = await wait_for_async(back, 10, interval=0.5)
+    ok = (got is not None and not wrong and lit == (True, False) and silent is not None and not said
+          and page_muted is True and unmuted is not None)
+    record("who-hears", ok,
+           f"Bo's page says {page}; Ana says {ana}; Cy is told {cy}; said of Ana or Bo: {wrong or 'nothing'}; Bo's "
+           f"page lights Ana's tile {lit[0]} and Cy's {lit[1]} (want True, False); Bo at Ana {heard} dBFS; after "
+           f"Mute: Ana decodes him at {(silent or {}).get('levelDbfs')} dBFS, muted {(silent or {}).get('muted')}, "
+           f"the page says muted {page_muted}; 'No sound from Bo' in the 7 s after: {said or 'never'}; after "
+           f"Unmute: {unmuted} dBFS")
+
+
+GATES = [("browser", gate_browser), ("three", gate_three), ("who-hears", gate_who_hears), ("server-restart", gate_restart),
          ("long-outage", gate_long_outage), ("udp-outage", gate_udp_outage), ("share-off", gate_share_off)]
 
 

@@ -104,7 +104,8 @@ extension CallSession {
                 if case .microphone(let node) = options.audio {
                     try await pc.attachAudio(MicrophoneSource(node: node, logger: logger), to: participant.audio)
                 } else {
-                    try await pc.attachAudioTone(to: participant.audio, toneLevelDbfs: -20)
+                    try await pc.attachAudioTone(
+                        to: participant.audio, toneLevelDbfs: options.audio == .silence ? nil : -20)
                 }
             }
             if sendsCamera, participant.camera.negotiated?.direction.sends == true,

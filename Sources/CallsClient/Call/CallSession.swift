@@ -31,13 +31,16 @@ public actor CallSession {
     /// PipeWire (the default source, or the node named).
     public enum AudioSource: Sendable, Hashable {
         case none, synthetic
+        /// Digital silence, unmuted (drills and tests: what "No sound from NAME" is about).
+        case silence
         case microphone(node: String?)
 
-        /// `none`, `synthetic`, `mic` or `mic:NODE`.
+        /// `none`, `synthetic`, `silence`, `mic` or `mic:NODE`.
         public init?(argument: String) {
             switch argument {
             case "none": self = .none
             case "synthetic": self = .synthetic
+            case "silence": self = .silence
             case "mic", "microphone": self = .microphone(node: nil)
             default:
                 guard argument.hasPrefix("mic:"), argument.count > 4 else { return nil }
@@ -49,6 +52,7 @@ public actor CallSession {
             switch self {
             case .none: "none"
             case .synthetic: "synthetic"
+            case .silence: "silence"
             case .microphone(let node): node.map { "mic:\($0)" } ?? "mic"
             }
         }

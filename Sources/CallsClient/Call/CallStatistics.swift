@@ -45,7 +45,8 @@ extension CallStatsLine {
                 parts.append(
                     a.muted
                         ? "audio muted"
-                        : "audio \(Int(a.levelDbfs.rounded())) dBFS\(a.noSound ? ", no sound" : a.speaking ? ", speaking" : "")")
+                        : "audio \(Int(a.levelDbfs.rounded())) dBFS\(a.noSound ? ", no sound" : a.speaking ? ", speaking" : "")"
+                )
             }
             if let v = peer.video { parts.append("sent screen \(v.framesSent) frames") }
             if let c = peer.cameraSent, c.framesSent > 0 {

@@ -8,6 +8,10 @@
 // Tests read window.sharectlState (participants, decoded frames, sizes, audio, events, faults,
 // watchdog); each change of the watchdog's status is also logged to the console as
 // "sharectl-watchdog {JSON}" (the scenario runner reads Chromium's log).
+// Who hears whom (audiopaths.js, sharectl's rules and words): "hearing" is the audio path, the
+// notices "No sound from NAME", "NAME is connecting and can't hear you yet", "NAME isn't getting any
+// sound from you" and "Reconnecting to NAME…" go to the notice list, and the Mute button sends
+// silence on the same track (the report says muted). A tile lights while its person speaks.
 // Fault injection for drills and tests, off unless asked for: window.sharectlFault(kind, name?)
 // or ?fault=KIND@SECONDS (see "fault injection" below).
 'use strict';
@@ -19,14 +23,13 @@
   const wsURL = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/${encodeURIComponent(roomName)}?t=${encodeURIComponent(token)}`;
   const STALL_MS = 4000;          // no decoded frame on a shared screen for this long: screenStalled
   const STALL_HOLD_MS = 180000;   // a stall report is held at most this long
-  const HEARD_MS = 3000;          // audio energy that rose within this window counts as heard
 
   const $ = (id) => document.getElementById(id);
   const state = window.sharectlState = {
     room: roomName, id: null, name: null, connected: false, joined: false,
     welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0, connectionsRenewed: 0,
     screenRebuilds: 0, sharesAgain: 0, watchdog: null,
-    reconnecting: false,
+    reconnecting: false, muted: false, audioNotices: [],
     local: { audio: false, video: false, screen: false, error: null },
     participants: {}, errors: [], events: [], faults: [],
   };
@@ -182,6 +185,7 @@
     if (!info || peers.has(info.id) || info.id === state.id) return;
     const peer = new Peer(info, offer);
     peers.set(info.id, peer);
+    audioPaths.joined(info.id, Date.now());
     note('peer-added', { id: info.id, offer });
   }
 
@@ -190,6 +194,7 @@
     if (!peer) return;
     peers.delete(id);
     peer.close();
+    audioPaths.left(id);
     delete state.participants[id];
     note('peer-removed', { id, why });
   }
@@ -226,13 +231,15 @@
       this.screenTx = null;           // our own screen's transceiver on this connection
       this.stall = { frames: -1, movedAt: Date.now(), since: null };
       this.wedge = null;              // a decoder fault on their screen: { kind, sticky, receiver }
-      this.energy = { last: null, heardAt: 0 };
+      this.energy = { last: null };
+      this.speaking = new SharectlAudioPaths.SpeakingIndicator();
+      this.report = { muted: false, hearsMe: false, noSoundFromMe: false };  // their last report about us
       this.view = { camera: null, screen: null, cameraTrack: null, screenTrack: null };
       this.info = state.participants[this.id] = {
         name: this.name, sharing: this.sharing, connectionState: 'new', offers: 0, answers: 0,
         camera: { framesDecoded: 0, width: 0, height: 0 },
         screen: { framesDecoded: 0, width: 0, height: 0, stalled: false, shown: false },
-        audio: { energy: 0, level: 0, hearing: false },
+        audio: { energy: 0, level: 0, hearing: false, samples: 0, noSound: false, muted: false, speaking: false },
         hearsMe: null,
       };
       const pc = this.pc = new RTCPeerConnection({ iceServers: [] });
@@ -507,16 +514,25 @@
                              stalled, shown: !!this.view.screen };
         result.screen = { from: this.id, framesDecoded: frames, screenStalled: stalled };
       }
-      if (audio) {
-        const energy = audio.totalAudioEnergy || 0;
-        if ((this.energy.last !== null && energy - this.energy.last > 1e-7) || (audio.audioLevel || 0) > 0.001) {
-          this.energy.heardAt = now;
-        }
-        this.energy.last = energy;
-        this.info.audio = { energy, level: audio.audioLevel || 0, hearing: now - this.energy.heardAt < HEARD_MS,
-                            samples: audio.totalSamplesReceived || 0 };
-        result.hearing = this.info.audio.hearing;
-      }
+      // Who hears whom: decoded samples (concealment left out) and the level of what arrives.
+      const energy = audio ? audio.totalAudioEnergy || 0 : 0;
+      const samples = audio ? Math.max(0, (audio.totalSamplesReceived || 0) - (audio.concealedSamples || 0)) : 0;
+      const level = audio ? audio.audioLevel || 0 : 0;
+      const theirAudio = this.pc.getTransceivers().find((t) => t.receiver.track && t.receiver.track.kind === 'audio');
+      const ourAudio = localStream && localStream.getAudioTracks().length > 0;
+      const verdict = audioPaths.observe(this.id, {
+        connected: this.pc.connectionState === 'connected',
+        theySendAudio: !!theirAudio && ['sendrecv', 'recvonly'].includes(theirAudio.currentDirection),
+        samplesDecoded: samples, levelDbfs: SharectlAudioPaths.dbfs(level),
+        theyAreMuted: this.report.muted, theyHearUs: this.report.hearsMe, theyHearNoSoundFromUs: this.report.noSoundFromMe,
+        weSendAudio: !!ourAudio, weAreMuted: state.muted,
+      }, now);
+      this.energy.last = energy;
+      this.info.audio = { energy, level, samples, hearing: verdict.hearing, noSound: verdict.noSound,
+                          muted: this.report.muted, speaking: this.speaking.isSpeaking };
+      result.hearing = verdict.hearing;
+      result.noSound = verdict.noSound;
+      result.notices = SharectlAudioPaths.notices(verdict, this.name);
       return result;
     }
 
@@ -546,6 +562,8 @@
     const screen = (message.screens || []).find((s) => s.from === state.id);
     const camera = (message.cameras || []).find((c) => c.from === state.id);
     peer.info.hearsMe = (message.hearing || []).includes(state.id);
+    peer.report = { muted: message.muted === true, hearsMe: peer.info.hearsMe,
+                    noSoundFromMe: (message.noSoundFrom || []).includes(state.id) };
     peer.info.theirViewOfMe = { camera: camera ? camera.framesDecoded : null, screen: screen ? screen.framesDecoded : null,
                                 screenStalled: screen ? !!screen.screenStalled : null };
   }
@@ -568,7 +586,7 @@
   async function reportMedia() {
     if (state.id === null) return;  // measured while signalling is down too; sent only when it is up
     const now = Date.now();
-    const screens = [], cameras = [], hearing = [];
+    const screens = [], cameras = [], hearing = [], noSoundFrom = [], audioNotices = [];
     for (const peer of [...peers.values()]) {
       try {
         const result = await peer.measure(now);
@@ -576,13 +594,65 @@
         cameras.push(result.camera);
         if (result.screen) screens.push(result.screen);
         if (result.hearing) hearing.push(peer.id);
+        if (result.noSound) noSoundFrom.push(peer.id);
+        audioNotices.push(...result.notices);
       } catch (error) {
         note('stats-error', { id: peer.id, error: String(error) });
       }
     }
-    state.lastReport = { t: now, screens, cameras, hearing };
-    send({ type: 'media', screens, hearing, cameras }, { queue: false });
+    showAudioNotices(audioNotices);
+    state.lastReport = { t: now, screens, cameras, hearing, noSoundFrom, muted: state.muted };
+    send({ type: 'media', screens, hearing, cameras, muted: state.muted, noSoundFrom }, { queue: false });
     climbLadder(now);
+  }
+
+  // MARK: who hears whom, mute, speaking
+
+  const audioPaths = new SharectlAudioPaths.AudioPathRules();
+
+  // Each notice shows while it holds, and is taken away when it no longer does.
+  function showAudioNotices(texts) {
+    const now = new Set(texts);
+    for (const text of state.audioNotices) if (!now.has(text)) takeNotice(`audio:${text}`);
+    for (const text of texts) if (!state.audioNotices.includes(text)) notice(text, `audio:${text}`);
+    if (texts.join('\n') !== state.audioNotices.join('\n')) note('audio-notices', { notices: texts });
+    state.audioNotices = texts;
+  }
+
+  // Mute: the microphone's track is disabled, so it sends silence on the same stream.
+  function setMuted(muted) {
+    state.muted = muted;
+    if (localStream) for (const track of localStream.getAudioTracks()) track.enabled = !muted;
+    $('mute').textContent = muted ? 'Unmute' : 'Mute';
+    $('mute').setAttribute('aria-pressed', String(muted));
+    note('muted', { muted });
+  }
+
+  // The speaking light at the meter's 10 Hz: the level of what each person's receiver decodes
+  // (inbound-rtp audioLevel; the synchronization sources' level needs a header extension that not
+  // every sender writes).
+  let metering = false;
+  async function meterSpeaking() {
+    if (metering) return;  // a slow round is not stacked on
+    metering = true;
+    try {
+      for (const peer of [...peers.values()]) {
+        const receiver = peer.pc.getReceivers().find((r) => r.track && r.track.kind === 'audio');
+        let level = 0;
+        if (receiver && peer.pc.signalingState !== 'closed') {
+          (await receiver.getStats()).forEach((report) => {
+            if (report.type === 'inbound-rtp' && report.kind === 'audio') level = report.audioLevel || 0;
+          });
+        }
+        const speaking = peer.speaking.level(SharectlAudioPaths.dbfs(level), Date.now());
+        peer.tile.figure.classList.toggle('speaking', speaking);
+        peer.info.audio.speaking = speaking;
+      }
+    } catch (error) {
+      note('stats-error', { error: String(error) });
+    } finally {
+      metering = false;
+    }
   }
 
   // MARK: the receiver-driven ladder, as a sharer
@@ -720,7 +790,9 @@
     connect();
     setInterval(reportMedia, 1000);
     setInterval(judgeReconnecting, 250);
+    setInterval(meterSpeaking, 100);
     $('leave').hidden = false;
+    $('mute').hidden = !state.local.audio;
     if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) $('share').hidden = false;
     if (params.get('share') === '1') startShare();
   }
@@ -733,6 +805,7 @@
     if (screenStream) for (const track of screenStream.getTracks()) track.stop();
     $('leave').hidden = true;
     $('share').hidden = true;
+    $('mute').hidden = true;
   }
 
   // For tests driving the page over the DevTools protocol: drop the signalling socket as a
@@ -835,6 +908,7 @@
     if (name) join(name);
   });
   $('leave').addEventListener('click', leave);
+  $('mute').addEventListener('click', () => setMuted(!state.muted));
   $('share').addEventListener('click', () => (screenStream ? stopShare() : startShare()));
   window.addEventListener('pagehide', () => { if (!leaving) leave(); });
   const presetName = (params.get('name') || '').trim();
