@@ -46,6 +46,8 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         public var speaking = false
         /// They say they are muted.
         public var muted = false
+        /// What the jitter buffer holds, in milliseconds.
+        public var bufferedMs = 0
 
         public init(samplesDecoded: Int = 0, framesConcealed: Int = 0, levelDbfs: Double = -120, hearing: Bool = false)
         {

@@ -41,6 +41,9 @@ enum CommandTables {
         "snapshot", "DIR", completion: .directory,
         "save the last picture of each view here as PNG every 5 s")
     static let noAudio = CommandOption.flag("no-audio", "send no audio")
+    static let audioBitrate = CommandOption.value(
+        "audio-bitrate", "KBPS", default: "64",
+        "Opus rate for the audio sent, 16 to 128 kbit/s (64 suits speech; more for a screen's own sound)")
     static let noEchoCancel = CommandOption.flag(
         "no-echo-cancel",
         "with --audio mic: the call's playout does not go through PipeWire's echo canceller (noise suppression stays)")
@@ -131,7 +134,7 @@ enum CommandTables {
                 "in a room: the 440 Hz tone, digital silence (a drill), a PipeWire source (mic is the default one), or nothing"
             ),
             audioOutput.with(help: "in a room: where call audio plays (default: the default PipeWire sink)"),
-            noEchoCancel, noNoiseSuppression, noAudio,
+            audioBitrate, noEchoCancel, noNoiseSuppression, noAudio,
             .value(
                 "share-for", "SECONDS", default: "0",
                 "in a room: stop sharing after this many seconds; the call goes on"),
@@ -198,7 +201,7 @@ enum CommandTables {
                 completion: .words(["synthetic", "silence", "mic", "mic:", "none"]),
                 "what you send as audio: the 440 Hz tone, digital silence (a drill), a PipeWire source, or nothing"),
             noEchoCancel, noNoiseSuppression, cameraSource,
-            codec, noAudio, verbose, logLevel
+            audioBitrate, codec, noAudio, verbose, logLevel
         ],
         notes: [
             "Standard input takes mute and unmute, fault decoder-wedge [NAME], fault decoder-wedge-sticky [NAME] and",

@@ -97,6 +97,7 @@ enum RoomOptions {
                 description: "--audio wants synthetic, silence, mic, mic:NODE or none, not '\(audio)'")
         }
         options.audio = arguments.has("no-audio") ? .none : audioSource
+        options.audioBitrate = try arguments.audioBitrate()
         if case .microphone = options.audio, let why = PipeWireCapture.probeDaemon() {
             throw Arguments.UsageError(
                 description: "--audio \(audio): \(why); start PipeWire, or use --audio synthetic or none")

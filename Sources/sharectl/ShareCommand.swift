@@ -70,6 +70,7 @@ enum ShareCommand {
         options.keyframeIntervalMicros = Int64(keyframeSeconds) * 1_000_000
         options.hardwareEncoder = try chooseEncoder(arguments.valueOrDefault("encoder"), codec: options.codec)
         options.audio = !arguments.has("no-audio")
+        options.audioBitrate = try arguments.audioBitrate()
         options.relayOnly = arguments.has("relay-only")
         if let stun = arguments.value("stun") {
             do { options.stunServer = try ICEAgent.STUNServer(url: stun) } catch {

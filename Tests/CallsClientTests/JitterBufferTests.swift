@@ -36,6 +36,55 @@ import Testing
         #expect(buffer.counters.droppedLate == 1)
     }
 
+    @Test func aTimestampGapOnContinuousNumberingIsSilenceNotLoss() {
+        var buffer = AudioJitterBuffer<Int>()
+        // 3 and 4 follow 1 and 2 in numbering, but 4 is three frames of time after 3 (two frames
+        // the sender dropped at its deadline).
+        for (s, ts) in [(1, 0), (2, 960), (3, 1920), (4, 1920 + 3 * 960), (5, 1920 + 4 * 960)] {
+            buffer.insert(sequence: UInt16(s), timestamp: UInt32(ts), source: 7, payload: s, now: t(0))
+        }
+        var played: [String] = []
+        for tick in 0..<7 {
+            switch buffer.pull(now: t(20 * tick)) {
+            case .frame(let p): played.append("\(p)")
+            case .silence: played.append("s")
+            case .conceal: played.append("c")
+            case .buffering: played.append(".")
+            }
+        }
+        #expect(played == ["1", "2", "3", "s", "s", "4", "5"])
+        #expect(buffer.counters.silenceInserted == 2 && buffer.counters.concealed == 0)
+    }
+
+    @Test func aGapLongerThanASecondIsPlayedThrough() {
+        var buffer = AudioJitterBuffer<Int>()
+        for (s, ts) in [(1, 0), (2, 960), (3, 960 + 60 * 960), (4, 960 + 61 * 960)] {
+            buffer.insert(sequence: UInt16(s), timestamp: UInt32(ts), payload: s, now: t(0))
+        }
+        var played: [Int] = []
+        for tick in 0..<4 { if case .frame(let p) = buffer.pull(now: t(20 * tick)) { played.append(p) } }
+        #expect(played == [1, 2, 3, 4] && buffer.counters.silenceInserted == 0)
+    }
+
+    @Test func anotherSourceOrARenumberedStreamStartsAfresh() {
+        var buffer = AudioJitterBuffer<Int>()
+        for s in 100..<104 {
+            buffer.insert(sequence: UInt16(s), timestamp: UInt32(s * 960), source: 1, payload: s, now: t(0))
+        }
+        #expect(buffer.pull(now: t(0)) == .frame(100))
+        // The sender started again: a new SSRC numbering from 0.
+        for s in 0..<3 {
+            buffer.insert(sequence: UInt16(s), timestamp: UInt32(s * 960), source: 2, payload: 1000 + s, now: t(20))
+        }
+        #expect(buffer.counters.epochs == 1)
+        #expect(buffer.pull(now: t(20)) == .frame(1000), "the old audio is gone, the new plays from its start")
+        // The same SSRC renumbered far away (a restart of its numbering).
+        for s in 40_000..<40_003 { buffer.insert(sequence: UInt16(s), payload: s, now: t(40)) }
+        #expect(buffer.counters.epochs == 2)
+        #expect(buffer.pull(now: t(40)) == .frame(40_000))
+        #expect(buffer.counters.droppedLate == 0 && buffer.counters.concealed == 0)
+    }
+
     @Test func gapWaitsTwentyMillisecondsThenConceals() {
         var buffer = AudioJitterBuffer<Int>()
         for s in 1...3 { buffer.insert(sequence: UInt16(s), payload: s, now: t(s * 20)) }

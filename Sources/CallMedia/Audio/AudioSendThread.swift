@@ -9,7 +9,11 @@ import VideoSend
 /// level of what is captured is metered (dBFS), and 5 s under −90 dBFS while unmuted says "Your
 /// microphone isn't picking anything up" (`SilenceMonitor`). Muted (`AudioMute`), digital silence
 /// is encoded in place of the capture: the stream and the meter go on. The speaking indicator
-/// reads the meter at 10 Hz (the loudest of each five frames sent). A frame that misses its send
+/// reads the meter at 10 Hz (the loudest of each five frames sent). At the transition into digital
+/// silence (a whole frame of exact zeros: a muted microphone, a source gone quiet) the encoder is
+/// reopened once, so real three-byte silence packets go out instead of its tonal history fading;
+/// the first packet after the reopen is marked (the RTP marker, a new talkspurt) and a receiver
+/// resets its decoder there, keeping the packet's place in the timeline. A frame that misses its send
 /// deadline (100 ms after it ended) is dropped and counted, not sent late; its RTP timestamp is
 /// skipped.
 public final class AudioSendThread: Sendable {
@@ -38,12 +42,23 @@ public final class AudioSendThread: Sendable {
     public let source: any AudioFrameSource
     private let logger: Logger
     private let mute: AudioMute
+    private let bitrate: Int
 
-    public init(sender: RTPStreamSender, source: any AudioFrameSource, logger: Logger, mute: AudioMute = .shared) {
+    /// 64 kbit/s: speech, mono or stereo (DESIGN.md "Audio"); `--audio-bitrate` raises it for a
+    /// screen's own sound, up to `highestBitrate`.
+    public static let defaultBitrate = 64_000
+    public static let lowestBitrate = 16_000
+    public static let highestBitrate = 128_000
+
+    public init(
+        sender: RTPStreamSender, source: any AudioFrameSource, logger: Logger, mute: AudioMute = .shared,
+        bitrate: Int = AudioSendThread.defaultBitrate
+    ) {
         self.sender = sender
         self.source = source
         self.logger = logger
         self.mute = mute
+        self.bitrate = min(Self.highestBitrate, max(Self.lowestBitrate, bitrate))
     }
 
     /// `toneLevelDbfs` nil sends digital silence.
@@ -55,7 +70,7 @@ public final class AudioSendThread: Sendable {
 
     public func start() throws {
         // Made here so a libopus failure is reported to the caller, then moved into the thread.
-        let encoder = try OpusAudioEncoder(channels: source.channels, bitrate: source.channels == 2 ? 64_000 : 48_000)
+        let encoder = try OpusAudioEncoder(channels: source.channels, bitrate: bitrate)
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let handOff = HandOff(encoder)
         let thread = Thread { [self] in run(handOff.take()!) }
@@ -89,6 +104,7 @@ public final class AudioSendThread: Sendable {
         var first = true
         var silence = SilenceMonitor()
         var speaking = SpeakingMeter()
+        var inDigitalSilence = false
         while running.load(ordering: .acquiring) {
             guard let frame = source.nextFrame() else { continue }
             defer { timestamp &+= UInt32(OpusAudioEncoder.frameSamples) }
@@ -99,8 +115,12 @@ public final class AudioSendThread: Sendable {
             do {
                 let muted = mute.isMuted
                 let samples = muted ? [Int16](repeating: 0, count: frame.samples.count) : frame.samples
+                let silent = samples.allSatisfy { $0 == 0 }
+                let reopened = silent && !inDigitalSilence && !first
+                if reopened { encoder.reset() }
+                inDigitalSilence = silent
                 let packet = try encoder.encode(samples)
-                let unit = try payloader.payload(packet, startsTalkspurt: first)
+                let unit = try payloader.payload(packet, startsTalkspurt: first || reopened)
                 first = false
                 sender.send([unit], timestamp: timestamp, nowMicros: Clocks.monotonicMicros())
                 let level = AudioLevel.peakDbfs(frame.samples)

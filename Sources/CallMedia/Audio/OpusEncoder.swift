@@ -16,8 +16,12 @@ public final class OpusAudioEncoder {
     public private(set) var bitrate: Int
     /// DTX needs SILK, which the restricted low-delay application does not have.
     public let usesDTX = false
+    /// The largest packet: what fits the smallest datagram the project supports (576 bytes, the
+    /// least an IPv4 host must take) after IPv4 (20), UDP (8), RTP (12) and the SRTP tag (10).
+    /// libopus keeps every frame within it (full-scale DC at 128 kbit/s asked for 536 bytes).
+    public static let maxPacketBytes = 576 - 20 - 8 - 12 - 10
     private let handle: OpaquePointer
-    private var output = [UInt8](repeating: 0, count: 1500)
+    private var output = [UInt8](repeating: 0, count: OpusAudioEncoder.maxPacketBytes)
 
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public let description: String
@@ -93,6 +97,10 @@ public final class OpusAudioDecoder {
     }
 
     deinit { opus_decoder_destroy(handle) }
+
+    /// Forgets the prediction (a packet marked as the first after the sender's encoder was
+    /// reopened); the timeline goes on.
+    public func reset() { _ = CShareOpus_reset_decoder(handle) }
 
     /// Decodes one packet; `nil` conceals one lost 20 ms frame.
     public func decode(_ packet: [UInt8]?) throws(OpusAudioEncoder.Failure) -> [Int16] {

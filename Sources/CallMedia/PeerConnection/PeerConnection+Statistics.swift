@@ -135,6 +135,7 @@ extension PeerConnection {
             received.audioLevelDbfs = a.levelDbfs
             received.audioPeakDbfs = a.peakDbfs
             received.audioSpeaking = a.speaking
+            received.audioBufferedMs = a.bufferedMs
         }
         return received
     }

@@ -481,12 +481,14 @@ public actor PeerConnection {
 
     /// Sends the synthetic tone (`toneLevelDbfs`, or digital silence with nil) as Opus on a
     /// negotiated audio transceiver that sends. Starts when the connection is up.
-    public func attachAudioTone(to transceiver: Transceiver, toneLevelDbfs: Double? = -20) throws(PeerConnectionError) {
+    public func attachAudioTone(
+        to transceiver: Transceiver, toneLevelDbfs: Double? = -20, bitrate: Int? = nil
+    ) throws(PeerConnectionError) {
         guard let media = transceiver.media else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send audio")
         }
         do {
-            try media.attachAudio(toneLevelDbfs: toneLevelDbfs)
+            try media.attachAudio(source: SyntheticAudioSource(levelDbfs: toneLevelDbfs), bitrate: bitrate)
         } catch let error as PeerConnectionError {
             throw error
         } catch {
@@ -496,12 +498,14 @@ public actor PeerConnection {
 
     /// Sends the frames of an audio source (a microphone) as Opus on a negotiated audio transceiver
     /// that sends. Starts when the connection is up.
-    public func attachAudio(_ source: any AudioFrameSource, to transceiver: Transceiver) throws(PeerConnectionError) {
+    public func attachAudio(
+        _ source: any AudioFrameSource, to transceiver: Transceiver, bitrate: Int? = nil
+    ) throws(PeerConnectionError) {
         guard let media = transceiver.media else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send audio")
         }
         do {
-            try media.attachAudio(source: source)
+            try media.attachAudio(source: source, bitrate: bitrate)
         } catch let error as PeerConnectionError {
             throw error
         } catch {

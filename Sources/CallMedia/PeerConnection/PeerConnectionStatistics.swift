@@ -102,6 +102,8 @@ public struct PeerConnectionStatistics: Sendable {
         public var audioPeakDbfs: Double?
         /// What we decode of them lights the speaking indicator.
         public var audioSpeaking = false
+        /// What the jitter buffer holds, in milliseconds.
+        public var audioBufferedMs = 0
     }
 
     /// The peer's feedback on what we send: our `RTCPReceiver`'s figures.

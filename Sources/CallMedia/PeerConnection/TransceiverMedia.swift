@@ -175,17 +175,14 @@ package final class TransceiverMedia: Sendable {
         }
     }
 
-    /// Attaches the synthetic tone (or silence with nil) through the Opus send thread.
-    func attachAudio(toneLevelDbfs: Double?) throws {
-        try attachAudio(source: SyntheticAudioSource(levelDbfs: toneLevelDbfs))
-    }
-
-    /// Attaches an audio source (the tone, a microphone) through the Opus send thread.
-    func attachAudio(source: any AudioFrameSource) throws {
+    /// Attaches an audio source (the tone, a microphone) through the Opus send thread, at
+    /// `bitrate` bit/s (nil: `AudioSendThread.defaultBitrate`).
+    func attachAudio(source: any AudioFrameSource, bitrate: Int? = nil) throws {
         guard kind == .audio, let sender else {
             throw PeerConnectionError.notSending("this transceiver does not send audio")
         }
-        let audio = AudioSendThread(sender: sender, source: source, logger: logger)
+        let audio = AudioSendThread(
+            sender: sender, source: source, logger: logger, bitrate: bitrate ?? AudioSendThread.defaultBitrate)
         let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
             guard s.audio == nil else { throw .notSending("audio is already attached") }
             s.audio = audio

@@ -27,6 +27,11 @@ public final class AudioReceiver: Sendable {
         public var droppedLate = 0
         public var droppedOverflow = 0
         public var jitterTargetMs = 60
+        /// What the jitter buffer holds now; silence played for the sender's timestamp gaps; times
+        /// the stream started again.
+        public var bufferedMs = 0
+        public var silenceInserted = 0
+        public var epochs = 0
         public var levelDbfs = AudioLevel.silence
         /// The loudest 20 ms frame decoded so far.
         public var peakDbfs = AudioLevel.silence
@@ -42,7 +47,7 @@ public final class AudioReceiver: Sendable {
     public static var output: String { AudioOutput.shared.status }
 
     private struct Shared: Sendable {
-        var buffer = AudioJitterBuffer<[UInt8]>()
+        var buffer = AudioJitterBuffer<OpusFrame>()
         var counters = Counters()
     }
 
@@ -82,7 +87,9 @@ public final class AudioReceiver: Sendable {
         let now = ContinuousClock.now
         shared.withLock { s in
             s.counters.packets += 1
-            s.buffer.insert(sequence: packet.sequenceNumber, payload: packet.payload, now: now)
+            s.buffer.insert(
+                sequence: packet.sequenceNumber, timestamp: packet.timestamp, source: packet.ssrc,
+                payload: OpusFrame(bytes: packet.payload, resetsDecoder: packet.marker), now: now)
         }
     }
 
@@ -125,10 +132,13 @@ public final class AudioReceiver: Sendable {
         var failed = false
         switch pull {
         case .frame(let payload):
-            do { pcm = try decoder.decode(payload) } catch { failed = true }
+            // The first packet after the sender reopened its encoder (digital silence began):
+            // the prediction starts afresh, the timeline goes on.
+            if payload.resetsDecoder { decoder.reset() }
+            do { pcm = try decoder.decode(payload.bytes) } catch { failed = true }
         case .conceal:
             pcm = try? decoder.decode(nil)
-        case .buffering:
+        case .buffering, .silence:
             break
         }
         let level = pcm.map { AudioLevel.peakDbfs($0) }
@@ -143,6 +153,9 @@ public final class AudioReceiver: Sendable {
             s.counters.droppedLate = b.droppedLate
             s.counters.droppedOverflow = b.droppedOverflow
             s.counters.jitterTargetMs = Int(s.buffer.target.inMilliseconds)
+            s.counters.bufferedMs = Int(s.buffer.held.inMilliseconds)
+            s.counters.silenceInserted = b.silenceInserted
+            s.counters.epochs = b.epochs
             s.counters.samplesPlayed += 960
             s.counters.recentPeakDbfs = recent
             s.counters.hearingPeakDbfs = hearing
@@ -169,5 +182,18 @@ public final class AudioReceiver: Sendable {
             for c in 0..<outputChannels { out[i * outputChannels + c] = pcm[i * channels + min(c, channels - 1)] }
         }
         return out
+    }
+}
+
+/// One Opus packet in the jitter buffer, and whether it starts a new prediction (the RTP marker:
+/// the first packet of the stream, or the first after the sender reopened its encoder at
+/// digital silence).
+public struct OpusFrame: Sendable, Equatable {
+    public var bytes: [UInt8]
+    public var resetsDecoder: Bool
+
+    public init(bytes: [UInt8], resetsDecoder: Bool = false) {
+        self.bytes = bytes
+        self.resetsDecoder = resetsDecoder
     }
 }

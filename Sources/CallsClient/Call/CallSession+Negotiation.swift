@@ -102,10 +102,13 @@ extension CallSession {
                 await !pc.isSending(on: participant.audio)
             {
                 if case .microphone(let node) = options.audio {
-                    try await pc.attachAudio(MicrophoneSource(node: node, logger: logger), to: participant.audio)
+                    try await pc.attachAudio(
+                        MicrophoneSource(node: node, logger: logger), to: participant.audio,
+                        bitrate: options.audioBitrate)
                 } else {
                     try await pc.attachAudioTone(
-                        to: participant.audio, toneLevelDbfs: options.audio == .silence ? nil : -20)
+                        to: participant.audio, toneLevelDbfs: options.audio == .silence ? nil : -20,
+                        bitrate: options.audioBitrate)
                 }
             }
             if sendsCamera, participant.camera.negotiated?.direction.sends == true,

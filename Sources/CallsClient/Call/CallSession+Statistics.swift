@@ -96,6 +96,7 @@ extension CallSession {
                 peer.audio?.noSound = paths.noSound
                 peer.audio?.speaking = audio.audioSpeaking
                 peer.audio?.muted = seen.theyAreMuted
+                peer.audio?.bufferedMs = audio.audioBufferedMs
             }
             if paths.hearing { report.hearing.append(id) }
             if paths.noSound {

@@ -79,6 +79,8 @@ public actor CallSession {
         /// synthetic pattern, one source for every connection.
         public var cameraFeed: (any VideoFrameSource)?
         public var audio = AudioSource.none
+        /// The Opus rate of what we send, bit/s (`--audio-bitrate`).
+        public var audioBitrate = AudioSendThread.defaultBitrate
         public var codec: VideoCodec?
         public var loopbackOnly = false
 

@@ -36,6 +36,8 @@ public actor WHIPShareSession {
         /// H.264 through this hardware encoder rather than x264.
         public var hardwareEncoder: LibavH264Encoder.Backend?
         public var audio = true
+        /// The Opus rate of the audio, bit/s (`--audio-bitrate`).
+        public var audioBitrate = AudioSendThread.defaultBitrate
         /// Run the screen watchdog (restart a silent capture; keyframe, then a fresh encoder, for a
         /// screen that goes in but does not come out).
         public var watchdog = true
@@ -283,7 +285,7 @@ public actor WHIPShareSession {
         if let audio = await connection.allTransceivers.first(where: { $0.kind == .audio }),
             audio.negotiated?.direction.sends == true
         {
-            try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20)
+            try await connection.attachAudioTone(to: audio, toneLevelDbfs: -20, bitrate: options.audioBitrate)
         }
         try await connection.waitUntilConnected()
         return Running(

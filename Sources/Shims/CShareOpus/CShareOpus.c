@@ -6,3 +6,4 @@ int CShareOpus_set_vbr(OpusEncoder *encoder, int vbr, int constrained) {
     return result != OPUS_OK ? result : opus_encoder_ctl(encoder, OPUS_SET_VBR_CONSTRAINT(constrained));
 }
 int CShareOpus_reset_encoder(OpusEncoder *encoder) { return opus_encoder_ctl(encoder, OPUS_RESET_STATE); }
+int CShareOpus_reset_decoder(OpusDecoder *decoder) { return opus_decoder_ctl(decoder, OPUS_RESET_STATE); }
