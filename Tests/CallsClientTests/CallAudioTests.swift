@@ -178,16 +178,22 @@ private final class ScriptedAudioSource: AudioFrameSource {
     var done: Bool { script.withLock { $0.isEmpty } }
 }
 
+/// An Opus stream sender whose packets are kept, parsed, in the order sent.
+func capturingAudioSender(ssrc: UInt32) -> (RTPStreamSender, Locked<[RTPPacket]>) {
+    let sent = Locked<[RTPPacket]>([])
+    let sender = RTPStreamSender(
+        configuration: .init(ssrc: ssrc, payloadType: 111, clockRate: 48_000, keepsHistory: false),
+        transportSequence: nil
+    ) { bytes in
+        if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
+        return true
+    }
+    return (sender, sent)
+}
+
 @Suite struct AudioSendThreadTests {
     @Test func framesPastTheirDeadlineAreDroppedAndTheirTimestampsSkipped() async throws {
-        let sent = Locked<[RTPPacket]>([])
-        let sender = RTPStreamSender(
-            configuration: .init(ssrc: 7, payloadType: 111, clockRate: 48_000, keepsHistory: false),
-            transportSequence: nil
-        ) { bytes in
-            if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
-            return true
-        }
+        let (sender, sent) = capturingAudioSender(ssrc: 7)
         let source = ScriptedAudioSource(
             ages: [.zero, .milliseconds(150), .milliseconds(500), .zero, .milliseconds(10)],
             level: 1000)
@@ -214,14 +220,7 @@ private final class ScriptedAudioSource: AudioFrameSource {
     /// Sends `frames` frames of a −10 dBFS capture through a send thread with the switch as given;
     /// returns its counters and the loudest frame a receiver decodes of what it sent.
     func send(frames: Int, muted: Bool) async throws -> (AudioSendThread.Counters, packets: Int, decodedDbfs: Double) {
-        let sent = Locked<[RTPPacket]>([])
-        let sender = RTPStreamSender(
-            configuration: .init(ssrc: 9, payloadType: 111, clockRate: 48_000, keepsHistory: false),
-            transportSequence: nil
-        ) { bytes in
-            if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
-            return true
-        }
+        let (sender, sent) = capturingAudioSender(ssrc: 9)
         let mute = AudioMute()
         mute.set(muted)
         let source = ScriptedAudioSource(ages: Array(repeating: .zero, count: frames), level: 10_362, square: true)

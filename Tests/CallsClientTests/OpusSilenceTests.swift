@@ -37,14 +37,7 @@ private final class FrameScript: AudioFrameSource {
     func send(_ frames: [[Int16]], channels: Int, bitrate: Int = AudioSendThread.defaultBitrate) async throws
         -> [RTPPacket]
     {
-        let sent = Locked<[RTPPacket]>([])
-        let sender = RTPStreamSender(
-            configuration: .init(ssrc: 11, payloadType: 111, clockRate: 48_000, keepsHistory: false),
-            transportSequence: nil
-        ) { bytes in
-            if let packet = try? RTPPacket.parse(bytes) { sent.withLock { $0.append(packet) } }
-            return true
-        }
+        let (sender, sent) = capturingAudioSender(ssrc: 11)
         let thread = AudioSendThread(
             sender: sender, source: FrameScript(channels: channels, frames: frames),
             logger: Logger(label: "test", level: .error), mute: AudioMute(), bitrate: bitrate)
