@@ -18,7 +18,8 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   "No sound from Cy" on Bo's page and in Ana's stats, and Cy is told "Bo isn't
                   getting any sound from you" and "Ana isn't getting any sound from you" from their
                   reports; nobody says it of Ana or Bo; Bo's page lights Ana's tile (her tone) and
-                  not Cy's. Then Bo presses Mute: Ana decodes silence from him and sees him muted,
+                  not Cy's, and his own tile lit (his fake microphone's syllables) before Mute. Then Bo presses
+                  Mute: Ana decodes silence from him and sees him muted, his own light stays off,
                   and for 7 s neither Ana nor Cy says "No sound from Bo"; Unmute brings his sound
                   back.
   server-restart  the server is killed and started again 2 s later on the same port and state
@@ -38,9 +39,12 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
 The gates run in this order on one call; naming some runs the ones before them too.
 """
 import asyncio
+import math
 import os
 import signal
+import struct
 import sys
+import wave
 
 from lib.paths import WORK, rerun_in_venv_without
 
@@ -56,7 +60,24 @@ from lib.waits import wait_for_async  # noqa: E402
 
 
 def Browser(name, url, extra_query=""):
-    return RoomBrowser(name, url, extra_query, prefix="call")
+    # The fake microphone speaks in syllables (a 500 Hz tone at −12 dBFS, 400 ms on, 400 ms off)
+    # rather than Chromium's own 20 ms beeps, which are too short to light a speaking indicator.
+    voice = os.path.join(WORK, f"call.{name}.voice.wav")
+    write_syllables(voice)
+    return RoomBrowser(name, url, extra_query, prefix="call", extra_args=[f"--use-file-for-fake-audio-capture={voice}"])
+
+
+def write_syllables(path, seconds=4):
+    amplitude = 32767 * 10 ** (-12 / 20)
+    frames = bytearray()
+    for n in range(48000 * seconds):
+        on = (n // 19200) % 2 == 0
+        frames += struct.pack("<h", int(amplitude * math.sin(2 * math.pi * 500 * n / 48000)) if on else 0)
+    with wave.open(path, "wb") as f:
+        f.setnchannels(1)
+        f.setsampwidth(2)
+        f.setframerate(48000)
+        f.writeframes(bytes(frames))
 
 
 class Sharectl(Participant):
@@ -368,11 +389,16 @@ async def gate_who_hears(call):
         return audio if audio.get("muted") and audio.get("levelDbfs", 0) < -90 else None
 
     silent = await wait_for_async(muted, 10, interval=0.5)
+    muted_at = (await call.bo.evaluate("Date.now()")) or 0
     judged = (len(call.ana.lines(skip_broken=True)), len(call.cy.lines(skip_broken=True)))
     await asyncio.sleep(7)
     later = call.ana.lines(skip_broken=True)[judged[0]:] + call.cy.lines(skip_broken=True)[judged[1]:]
     said = [line.get("t") for line in later if "Bo" in line.get("noSoundFrom", [])]
-    page_muted = (await call.bo.state()).get("muted")
+    bo_state = await call.bo.state()
+    page_muted = bo_state.get("muted")
+    lights = [e for e in bo_state.get("events", []) if e.get("kind") == "speaking-self" and e.get("on")]
+    lit_self = bool(lights) and lights[0]["t"] < muted_at
+    lit_muted = [e["t"] for e in lights if e["t"] > muted_at]
     await call.bo.evaluate("document.getElementById('mute').click()")
 
     async def back():
@@ -382,10 +408,12 @@ async def gate_who_hears(call):
 
     unmuted = await wait_for_async(back, 10, interval=0.5)
     ok = (got is not None and not wrong and lit == (True, False) and silent is not None and not said
-          and page_muted is True and unmuted is not None)
+          and page_muted is True and unmuted is not None and lit_self and not lit_muted)
     record("who-hears", ok,
            f"Bo's page says {page}; Ana says {ana}; Cy is told {cy}; said of Ana or Bo: {wrong or 'nothing'}; Bo's "
-           f"page lights Ana's tile {lit[0]} and Cy's {lit[1]} (want True, False); Bo at Ana {heard} dBFS; after "
+           f"page lights Ana's tile {lit[0]} and Cy's {lit[1]} (want True, False), and his own (his fake "
+           f"microphone's syllables) before Mute {lit_self}, while muted {bool(lit_muted)} (want True, False); Bo at "
+           f"Ana {heard} dBFS; after "
            f"Mute: Ana decodes him at {(silent or {}).get('levelDbfs')} dBFS, muted {(silent or {}).get('muted')}, "
            f"the page says muted {page_muted}; 'No sound from Bo' in the 7 s after: {said or 'never'}; after "
            f"Unmute: {unmuted} dBFS")

@@ -29,7 +29,7 @@
     room: roomName, id: null, name: null, connected: false, joined: false,
     welcomes: 0, resumes: 0, freshJoins: 0, reconnects: 0, sharesSent: 0, sharesReceived: 0, connectionsRenewed: 0,
     screenRebuilds: 0, sharesAgain: 0, watchdog: null,
-    reconnecting: false, muted: false, audioNotices: [],
+    reconnecting: false, muted: false, speaking: false, audioNotices: [],
     local: { audio: false, video: false, screen: false, error: null },
     participants: {}, errors: [], events: [], faults: [],
   };
@@ -632,10 +632,22 @@
   // (inbound-rtp audioLevel; the synchronization sources' level needs a header extension that not
   // every sender writes).
   let metering = false;
+  let selfMeter = null;    // { analyser, samples, tile, speaking }: our own microphone, as it is captured
+  function meterSelf(now) {
+    if (!selfMeter) return;
+    selfMeter.analyser.getFloatTimeDomainData(selfMeter.samples);
+    let peak = 0;
+    for (const sample of selfMeter.samples) peak = Math.max(peak, Math.abs(sample));
+    const speaking = selfMeter.speaking.level(state.muted ? -120 : SharectlAudioPaths.dbfs(peak), now);
+    selfMeter.tile.classList.toggle('speaking', speaking);
+    if (speaking !== state.speaking) note('speaking-self', { on: speaking });
+    state.speaking = speaking;
+  }
   async function meterSpeaking() {
     if (metering) return;  // a slow round is not stacked on
     metering = true;
     try {
+      meterSelf(Date.now());
       for (const peer of [...peers.values()]) {
         const receiver = peer.pc.getReceivers().find((r) => r.track && r.track.kind === 'audio');
         let level = 0;
@@ -782,6 +794,15 @@
       self.figure.classList.add('self');
       self.video.srcObject = localStream;
       $('tiles').prepend(self.figure);
+      if (state.local.audio) {
+        // Our own speaking light: the microphone as captured (silent while muted).
+        const context = new AudioContext();
+        const analyser = context.createAnalyser();
+        analyser.fftSize = 2048;
+        context.createMediaStreamSource(localStream).connect(analyser);
+        selfMeter = { analyser, samples: new Float32Array(analyser.fftSize), tile: self.figure,
+                      speaking: new SharectlAudioPaths.SpeakingIndicator() };
+      }
     } catch (error) {
       state.local.error = String(error);
       notice(`No camera or microphone (${error.message || error}); joining to watch and listen only`);

@@ -23,7 +23,7 @@ class Browser:
     """Headless Chromium on the invite link (fake camera, microphone and screen), joining as
     `name`; its files in WORK start with `prefix`."""
 
-    def __init__(self, name, url, extra_query="", prefix="room"):
+    def __init__(self, name, url, extra_query="", prefix="room", extra_args=()):
         self.name = name
         self.debug_port = free_port()
         profile = os.path.join(WORK, f"{prefix}.{name}.profile")
@@ -34,7 +34,7 @@ class Browser:
              "--auto-accept-this-tab-capture", "--autoplay-policy=no-user-gesture-required",
              "--allow-loopback-in-peer-connection", "--disable-background-timer-throttling",
              "--disable-renderer-backgrounding", f"--remote-debugging-port={self.debug_port}",
-             "--remote-allow-origins=*", f"{url}&name={name}{extra_query}"],
+             "--remote-allow-origins=*", *extra_args, f"{url}&name={name}{extra_query}"],
             stdout=open(os.path.join(WORK, f"{prefix}.{name}.chromium.log"), "w"), stderr=subprocess.STDOUT,
             start_new_session=True)
         self.ws = None
