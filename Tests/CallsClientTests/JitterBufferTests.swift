@@ -83,6 +83,7 @@ import Testing
         #expect(buffer.counters.epochs == 2)
         #expect(buffer.pull(now: t(40)) == .frame(40_000))
         #expect(buffer.counters.droppedLate == 0 && buffer.counters.concealed == 0)
+        #expect(buffer.counters.droppedEpoch == 3 + 2, "what each old stream still held is counted as dropped")
     }
 
     @Test func gapWaitsTwentyMillisecondsThenConceals() {

@@ -5,7 +5,8 @@
 //                b3: back by 3), op bit 2: the timestamp jumps, bits 4-6: SSRC and payload type
 //                choice, bit 7: a MID header extension naming section b3 >> 4 & 3
 //   op & 3 == 3  a pull every 20 ms for b2 / 8 steps, TWCC feedback and a receiver report
-// Checks: the jitter buffer accounts for every packet (played, dropped for overflow, or held),
+// Checks: the jitter buffer accounts for every packet (played, dropped for overflow or at an
+// epoch change, or held),
 // never holds more than its target plus the overflow margin, and plays in sequence order between
 // underruns; TWCC feedback serializes and parses back equal, reports each number as received
 // once at most, and leaves nothing waiting; reception statistics never report a sequence number
@@ -50,6 +51,7 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var jitter = AudioJitterBuffer<UInt16>()
     var lastPlayed: UInt16?
     var underruns = 0
+    var epochs = 0
     var recorder = TransportFeedbackRecorder()
     var transportSequence: UInt16 = 0xFFF8
     var reported = Set<Int64>()
@@ -104,13 +106,14 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
                 nowMicros += 20_000
                 let pulled = jitter.pull(now: now)
                 if jitter.counters.underruns != underruns { underruns = jitter.counters.underruns; lastPlayed = nil }
+                if jitter.counters.epochs != epochs { epochs = jitter.counters.epochs; lastPlayed = nil }
                 if case .frame(let played) = pulled {
                     if let lastPlayed { check(played != lastPlayed, "frame \(played) played twice in a row") }
                     lastPlayed = played
                 }
                 let c = jitter.counters
                 check(
-                    c.inserted == c.played + c.droppedOverflow
+                    c.inserted == c.played + c.droppedOverflow + c.droppedEpoch
                         + Int(jitter.held / AudioJitterBuffer<UInt16>.frameDuration),
                     "jitter buffer packets unaccounted for: \(c), \(jitter.held) held")
                 check(

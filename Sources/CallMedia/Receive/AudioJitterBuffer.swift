@@ -45,8 +45,10 @@ public struct AudioJitterBuffer<Payload: Sendable>: Sendable {
         public var droppedOverflow = 0
         /// Frames of silence played for the sender's timestamp gaps.
         public var silenceInserted = 0
-        /// Times the stream started again (another SSRC, or renumbered).
+        /// Times the stream started again (another SSRC, or renumbered), and the frames of the old
+        /// stream that were still held then.
         public var epochs = 0
+        public var droppedEpoch = 0
     }
 
     public static var samplesPerFrame: UInt32 { 960 }
@@ -159,6 +161,7 @@ public struct AudioJitterBuffer<Payload: Sendable>: Sendable {
 
     /// The stream started again: what is held of the old one goes.
     private mutating func startEpoch() {
+        counters.droppedEpoch += frames.count
         frames = [:]
         next = nil
         playing = false
