@@ -6,7 +6,8 @@ scraped each minute. Runs inside a network namespace of its own (for the UDP dro
 
 The faults, in turn: the capture stalls; the encoder stalls; xdg-desktop-portal-wlr is killed and
 started again; PipeWire and WirePlumber restart; xdg-desktop-portal goes away for 3 s; every UDP
-datagram is dropped for 40 s (consent expires, the share publishes again).
+datagram is dropped for 40 s (consent expires, the share publishes again). SOAK_FAULTS=a,b keeps
+only the faults named (udp-dropped-40s alone: a publish again each time).
 
 It prints, and writes to WORK/soak.json: the share's resident memory at 5 minutes and at the
 end, its open file descriptors at the start and the end, faults recovered of faults injected (a
@@ -35,6 +36,8 @@ from stack import PortalStack  # noqa: E402
 
 MINUTES = float(os.environ.get("SOAK_MINUTES", "60"))
 FAULT_SECONDS = float(os.environ.get("FAULT_SECONDS", "300"))
+# SOAK_FAULTS=name,name: only these faults, in turn (e.g. udp-dropped-40s: a publish again each time).
+only = [name for name in os.environ.get("SOAK_FAULTS", "").split(",") if name]
 TOKEN = os.path.join(WORK, "soak.restore-token")
 
 
@@ -118,6 +121,8 @@ def main():
                     ("pipewire-restart", stack.restart_pipewire),
                     ("portal-away", portal_away),
                     ("udp-dropped-40s", lambda: drop_for(40))]
+        if only:
+            rotation = [entry for entry in rotation if entry[0] in only]
         started = time.time()
         end = started + MINUTES * 60
         next_fault = started + FAULT_SECONDS

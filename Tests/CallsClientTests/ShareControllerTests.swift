@@ -51,8 +51,13 @@ import Testing
 
     /// With --reconnect, an endpoint that cannot be reached at the first publish (a kiosk started
     /// before its link) is tried again with the backoff; without it, the share ends at once.
+    ///
+    /// Each attempt's session is freed once the next begins: the controller keeps only the one in
+    /// flight, and none once the share has ended.
     @Test func anUnreachableFirstPublishIsTriedAgainOnlyWithReconnect() async throws {
-        let url = "http://127.0.0.1:9/whip"  // nothing listens on the discard port here
+        // Nothing listens on the discard port here; the path is this test's own, to count its sessions.
+        let url = "http://127.0.0.1:9/whip-unreachable"
+        func alive() -> Int { WHIPShareSession.alive.withLock { $0[url] ?? 0 } }
         // A loop of its own: the shared one carries every other call test's ICE, DTLS and packets,
         // and behind them on a loaded machine two refused publishes took over 60 s (2 s alone).
         let loop = GLibLoop(name: "unreachable-publish")
@@ -69,9 +74,11 @@ import Testing
         try await until("two publishes failed and were tried again", within: .seconds(60)) {
             failures.withLock { $0.count } >= 2
         }
+        try await until("the first attempt's session freed", within: .seconds(10)) { alive() <= 1 }
         controller.stop()
         #expect(try await run.value == .stopped)
         #expect(failures.withLock { $0 }.allSatisfy { $0.contains("127.0.0.1:9") }, "\(failures.withLock { $0 })")
+        try await until("no session left once the share ended", within: .seconds(10)) { alive() == 0 }
 
         var once = configuration(url)
         once.reconnect = false

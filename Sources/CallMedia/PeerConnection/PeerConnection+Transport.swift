@@ -16,7 +16,11 @@ extension PeerConnection {
         let transport = SecureTransport(loop: loop, ice: ice, certificate: certificate, logger: logger)
         let leg = CallLegMedia(transport: transport, loop: loop, cname: configuration.cname, logger: logger)
         let stateBox = self.stateBox
-        transport.setHandlers(rtp: { [leg] in leg.receiveRTP($0) }, rtcp: { [leg] in leg.receiveRTCP($0) }) { state in
+        // Weak: the leg owns the transport, and a strong leg here would keep both (and the ICE agent,
+        // DTLS and libnice under them) alive after the connection is gone.
+        transport.setHandlers(rtp: { [weak leg] in leg?.receiveRTP($0) }, rtcp: { [weak leg] in leg?.receiveRTCP($0) })
+        {
+            state in
             switch state {
             case .connected, .failed: stateBox.set(state)
             case .new, .connecting, .closed: break

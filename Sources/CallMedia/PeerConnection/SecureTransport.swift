@@ -158,6 +158,8 @@ public final class SecureTransport: Sendable {
         }
         await ice.close()
         setState(.closed)
+        // Nothing arrives any more: let go of what the handlers hold.
+        setHandlers(rtp: nil, rtcp: nil, state: nil)
     }
 
     // MARK: Internals

@@ -77,12 +77,6 @@ public actor ShareController {
     private var call: CallSession?
     /// In a room: the screen is shared now.
     private var sharing = false
-    /// Sessions that ended are kept until the process exits instead of being torn down object by
-    /// object: once in about sixty gate runs, freeing the C libraries' objects after a share had
-    /// ended showed heap corruption (glibc's malloc_consolidate check) that is not yet found. Each
-    /// was stopped and its WHIP session deleted; only the final frees are skipped.
-    private var ended: [WHIPShareSession] = []
-    private var calls: [CallSession] = []
 
     public init(configuration: Configuration, loop: GLibLoop, logger: Logger) {
         self.configuration = configuration
@@ -138,13 +132,13 @@ public actor ShareController {
         while true {
             let session = WHIPShareSession(options: options, loop: loop, logger: logger)
             self.session = session
-            ended.append(session)
             publishes += 1
             // The session counts its seconds from its own start; the lines count from the share's.
             let offset = started.duration(to: .now).inSeconds
             do {
                 try await session.start()
             } catch {
+                self.session = nil
                 // With --reconnect a first publish that fails on the network (a kiosk starting before
                 // its link) is tried again like a later one; a refusal (a bad token, URL or answer)
                 // still ends the share with the reason.
@@ -254,7 +248,6 @@ public actor ShareController {
         } catch {
             throw StartFailure(description: "\(error)")
         }
-        calls.append(call)
         do {
             try await call.start()
         } catch {

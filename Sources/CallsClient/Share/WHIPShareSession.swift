@@ -103,7 +103,20 @@ public actor WHIPShareSession {
         self.options = options
         self.loop = loop
         self.logger = logger
+        Self.alive.withLock { $0[options.endpoint, default: 0] += 1 }
     }
+
+    deinit {
+        let endpoint = options.endpoint
+        Self.alive.withLock { alive in
+            alive[endpoint, default: 1] -= 1
+            if alive[endpoint] == 0 { alive[endpoint] = nil }
+        }
+    }
+
+    /// Sessions not yet freed, by endpoint: a share that publishes again must let the one it ended
+    /// go (a kiosk reconnecting for weeks would otherwise grow by a whole session each time).
+    static let alive = Locked<[String: Int]>([:])
 
     /// Connects and starts sending. Throws a one-line reason when the share cannot start; anything
     /// started by then is taken down again.
