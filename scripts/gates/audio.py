@@ -615,7 +615,7 @@ def talk_states(mic, heard):
             "single": mean_of(single), "double": mean_of(double), "counts": (len(echo_frames), len(single), len(double))}
 
 
-def echo_run(stack, tag, flags, near_env=None):
+def echo_run(stack, tag, flags, near_env=None, settle=10, judged=15):
     """One call through the echo path: what the far end decodes of us, told apart by the talk
     state the microphone held (see talk_states)."""
     server = Server("audio", state=False, env=stack.env, log=os.path.join(WORK, f"audio.{tag}.serve.log"))
@@ -629,14 +629,14 @@ def echo_run(stack, tag, flags, near_env=None):
     try:
         flowing = wait_for(lambda: all((p.peer(o).get("audio") or {}).get("samplesDecoded", 0) > 48000
                                        for p, o in ((far, "near"), (near, "far"))), 40)
-        time.sleep(10)  # the canceller converges
+        time.sleep(settle)  # the canceller converges, gain control settles
         # Side by side: the raw microphone, the sink that plays the far end (the echo's gain: the
         # far end's voice on the microphone against the sink's monitor, whose mono recording is √2
         # times a centred voice's channel) and what the far end decodes of us, 15 s judged.
         heard = {}
-        threading.Thread(target=lambda: heard.update(sink=stack.record_sink(7, path("sink.wav"))[48000:])).start()
-        threading.Thread(target=lambda: heard.update(mic=stack.record_sink(17, path("mic.wav"), MIC, False)[48000:])).start()
-        samples = stack.record_sink(17, path("far-sink.wav"), FAR_SINK)[48000:]
+        threading.Thread(target=lambda: heard.update(sink=stack.record_sink(min(judged, 6) + 1, path("sink.wav"))[48000:])).start()
+        threading.Thread(target=lambda: heard.update(mic=stack.record_sink(judged + 1, path("mic.wav"), MIC, False)[48000:])).start()
+        samples = stack.record_sink(judged + 1, path("far-sink.wav"), FAR_SINK)[48000:]
         wait_for(lambda: len(heard) == 2, 5)
         states = talk_states(heard.get("mic", []), samples)
         played, fed = (mean_of(envelope(heard.get(n, [])[:240000], 1000)) for n in ("sink", "mic"))
@@ -730,7 +730,7 @@ def judge_missing(stack):
     for entry in os.listdir(SPA_PLUGINS):
         if entry != "aec":
             os.symlink(os.path.join(SPA_PLUGINS, entry), os.path.join(plugins, entry))
-    missing = echo_run(stack, "echo-missing", [], near_env={**stack.env, "SPA_PLUGIN_DIR": plugins})
+    missing = echo_run(stack, "echo-missing", [], near_env={**stack.env, "SPA_PLUGIN_DIR": plugins}, settle=0, judged=5)
     said = missing["log"].count("install libspa-0.2-modules")
     want = "echo cancellation off, noise suppression off (PipeWire's echo-cancel module is missing)"
     record("echo-cancel-missing", missing["flowing"] and said == 1 and missing["processing"] == want
