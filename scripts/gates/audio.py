@@ -56,6 +56,7 @@ FAIL with the figures it judged; the last line is "N passed, N failed".
              --audio mic` refuses with a clear error (exit 2).
 """
 import math
+import operator
 import os
 import random
 import shutil
@@ -404,16 +405,17 @@ def gate_cant_hear_you(stack):
         clear_drops("sharectl_audio")
 
 
-def tone_amplitude(samples, frequency):
-    """The amplitude of one frequency in `samples` (Goertzel), in sample units."""
+def tone_amplitude(samples, frequency, hann=False):
+    """The amplitude of one frequency in `samples` (Goertzel), in sample units; `hann`: the frame
+    windowed first (for 20 ms frames: FRAME samples), its coherent gain of one half made up."""
     if not samples:
         return 0.0
     k = 2 * math.cos(2 * math.pi * frequency / 48000)
     s1 = s2 = 0.0
-    for x in samples:
+    for x in (map(operator.mul, samples, HANN) if hann else samples):
         s1, s2 = x + k * s1 - s2, s1
     power = s1 * s1 + s2 * s2 - k * s1 * s2
-    return 2 * math.sqrt(max(power, 0.0)) / len(samples)
+    return (4 if hann else 2) * math.sqrt(max(power, 0.0)) / len(samples)
 
 
 def gate_mix(stack):
@@ -545,6 +547,7 @@ def write_speech(path, voices, seed, seconds, syllable_ms, gap_ms, phrase=None, 
 
 
 FRAME = 960  # 20 ms
+HANN = [0.5 - 0.5 * math.cos(2 * math.pi * i / (FRAME - 1)) for i in range(FRAME)]
 NEAR_PITCHES = (520, 640, 760)  # the near end's syllables, each at one of these (the echo: 1 kHz + 300 Hz)
 
 
@@ -552,22 +555,11 @@ def mean_of(values):
     return sum(values) / len(values) if values else 0.0
 
 
-HANN = [0.5 - 0.5 * math.cos(2 * math.pi * i / (FRAME - 1)) for i in range(FRAME)]
-
-
-def windowed_amplitude(frame, frequency):
-    """One frequency's amplitude in a 20 ms frame, Hann-windowed: a rectangular frame lets the
-    near end's syllables leak about −26 dB into the 1 kHz and 300 Hz bins, which would read as echo."""
-    k = 2 * math.cos(2 * math.pi * frequency / 48000)
-    s1 = s2 = 0.0
-    for x, w in zip(frame, HANN):
-        s1, s2 = x * w + k * s1 - s2, s1
-    return 4 * math.sqrt(max(s1 * s1 + s2 * s2 - k * s1 * s2, 0.0)) / len(frame)
-
-
 def envelope(samples, *frequencies):
-    """Per 20 ms frame, the amplitude of `frequencies` together (root of summed squares)."""
-    return [math.hypot(*(windowed_amplitude(samples[i:i + FRAME], f) for f in frequencies))
+    """Per 20 ms frame, the amplitude of `frequencies` together (root of summed squares). The frames
+    are Hann-windowed: a rectangular frame lets the near end's syllables leak about −26 dB into the
+    1 kHz and 300 Hz bins, which would read as echo."""
+    return [math.hypot(*(tone_amplitude(samples[i:i + FRAME], f, hann=True) for f in frequencies))
             for i in range(0, len(samples) - FRAME + 1, FRAME)]
 
 
@@ -576,10 +568,7 @@ def delays(ahead, behind, window=100, most=75):
     frames (2 s) of `ahead`: by the correlation of the two envelopes around their means. The delay
     drifts within a run (playout buffers settle, the canceller's own buffering), so it is found
     piece by piece. None for a window with nothing to correlate."""
-    def centred(values):
-        mean = sum(values) / len(values) if values else 0.0
-        return [v - mean for v in values]
-    a, b = centred(ahead), centred(behind)
+    a, b = ([v - mean_of(values) for v in values] for values in (ahead, behind))
     found = []
     for start in range(0, len(a), window):
         span = range(start, min(start + window, len(a)))
