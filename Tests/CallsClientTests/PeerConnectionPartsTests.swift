@@ -73,6 +73,43 @@ import VideoSend
         #expect(rtcp.figures.keyframesAsked == 4 && rtcp.figures.smallerKeyframesAsked == 1)
     }
 
+    /// The receiver's first RTCP asks for a keyframe: the first keyframes may have gone out before
+    /// it held the keys (our side of DTLS finishes first when its last flight is lost). Once only;
+    /// not when that first compound asks for one itself; a PLI right after it waits the 300 ms.
+    @Test func theReceiversFirstReportAsksForAKeyframeOnce() throws {
+        func receiver() -> (RTCPReceiver, Locked<[RTCPReceiver.KeyframeAsk]>) {
+            let asks = Locked<[RTCPReceiver.KeyframeAsk]>([])
+            let sender = RTPStreamSender(
+                configuration: .init(ssrc: 5, payloadType: 96, clockRate: 90_000),
+                transportSequence: nil
+            ) { _ in true }
+            return (RTCPReceiver(video: sender, audioSSRC: nil) { ask in asks.withLock { $0.append(ask) } }, asks)
+        }
+        let report = try RTCPCompound.serialize([
+            .receiverReport(
+                ReceiverReport(ssrc: 1, reports: [ReceptionReport(ssrc: 5, extendedHighestSequenceNumber: 100)]))
+        ])
+        let pli = PictureLossIndication(senderSSRC: 1, mediaSSRC: 5).serialize()
+        let (rtcp, asks) = receiver()
+        // Reports at 0, 1 and 2 s (the first asks), a PLI at 0.1 s (within 300 ms: waits) and 0.5 s.
+        rtcp.receive(report, nowMicros: 0)
+        rtcp.receive(pli, nowMicros: 100_000)
+        rtcp.receive(pli, nowMicros: 500_000)
+        rtcp.receive(report, nowMicros: 1_000_000)
+        rtcp.receive(report, nowMicros: 2_000_000)
+        #expect(asks.withLock { $0 } == [.keyframe, .keyframe])
+        #expect(rtcp.figures.keyframeOnFirstReport && rtcp.figures.keyframesAsked == 1 && rtcp.figures.pli == 2)
+        // A first compound that is a PLI: its own request, nothing more.
+        let (asking, asked) = receiver()
+        asking.receive(pli, nowMicros: 0)
+        asking.receive(report, nowMicros: 1_000_000)
+        #expect(asked.withLock { $0 } == [.keyframe] && !asking.figures.keyframeOnFirstReport)
+        // Malformed RTCP is not the receiver heard.
+        let (garbled, none) = receiver()
+        garbled.receive([0x80, 0xC9, 0x00], nowMicros: 0)
+        #expect(none.withLock { $0 }.isEmpty && garbled.figures.malformed == 1)
+    }
+
     @Test func aStuckDecoderAsksEveryThreeSeconds() {
         var policy = KeyframeRequestPolicy()
         // Once a second: frames assembled, frames decoded → asked.

@@ -2,9 +2,10 @@
 // a real RTPStreamSender (video SSRC 0x1234, RTX 0x5678) that has sent 300 packets. The input is
 // a script of RTCP compounds: two bytes of milliseconds to wait, a length byte, that many bytes.
 // Checks: a compound counts as malformed exactly when RTCPCompound refuses it; keyframes are asked
-// for at most once per 300 ms and only for a PLI or FIR; every retransmission is of a number a
-// NACK asked for and the sender still holds, wrapped in RTX; the round trip is never negative and
-// the loss fraction stays in [0, 1).
+// for at most once per 300 ms, for a PLI or FIR, and once for the receiver's first well-formed
+// compound when that asks for none; every retransmission is of a number a NACK asked for and the
+// sender still holds, wrapped in RTX; the round trip is never negative and the loss fraction stays
+// in [0, 1).
 import RTPWire
 import ScriptInput
 import ShareCore
@@ -47,6 +48,7 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     receiver.senderReportSent(compactNTP: 0x0001_0000, nowMicros: nowMicros)
 
     var malformed = 0, pliAndFIR = 0
+    var firstAsksNone: Bool?
     var requested = Set<UInt16>()
     while !script.atEnd {
         nowMicros += Int64(script.uint16()) * 1000
@@ -54,6 +56,15 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         let bytes = script.take(Int(script.byte()))
         let packets = try? RTCPCompound.parse(bytes)
         if packets == nil { malformed += 1 }
+        if let packets, firstAsksNone == nil {
+            firstAsksNone = !packets.contains {
+                switch $0 {
+                case .pictureLossIndication(let pli): return pli.mediaSSRC == 0x1234 || pli.mediaSSRC == 0x5678
+                case .fullIntraRequest(let fir): return fir.entries.contains { $0.ssrc == 0x1234 || $0.ssrc == 0x5678 }
+                default: return false
+                }
+            }
+        }
         for packet in packets ?? [] {
             switch packet {
             case .genericNACK(let nack) where nack.mediaSSRC == 0x1234 || nack.mediaSSRC == 0x5678:
@@ -89,7 +100,14 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         }
     }
     let times = outbox.keyframeTimes.withLock { $0 }
-    check(times.count == receiver.figures.keyframesAsked, "keyframe requests and the count disagree")
+    let figures = receiver.figures
+    check(
+        times.count == figures.keyframesAsked + (figures.keyframeOnFirstReport ? 1 : 0),
+        "keyframe requests and the count disagree")
+    check(
+        figures.keyframeOnFirstReport == (firstAsksNone == true),
+        "the first well-formed compound \(firstAsksNone == true ? "asked for no keyframe" : "asked itself, or none came"), "
+            + "the first-report keyframe \(figures.keyframeOnFirstReport ? "was" : "was not") asked")
     for (a, b) in zip(times, times.dropFirst()) {
         check(b - a >= RTCPReceiver.keyframeInterval, "keyframes asked \(b - a) µs apart")
     }

@@ -8,6 +8,14 @@ import VideoSend
 /// keyframes that keeps it from ever keeping up), generic NACKs are answered from the retransmission history, receiver
 /// reports become round-trip time and loss, REMB is recorded. Runs on the transport's thread;
 /// what it learns is read once a second.
+///
+/// The first RTCP the receiver sends also asks for a keyframe (unless it asks for one itself):
+/// it is the first sign that the receiver decrypts what we send. Our side of DTLS can finish
+/// before theirs — as the DTLS server we send the last flight, and when it is lost the receiver
+/// retransmits its own after a second — so the first keyframes may go out before the receiver
+/// holds the keys and be lost whole. A receiver that asks for keyframes on its own (Chromium)
+/// would then ask; one that asks only when its jitter buffer overflows (aiortc, many ingest
+/// servers) decodes nothing until the next periodic keyframe, ten seconds later.
 public final class RTCPReceiver: Sendable {
     public struct Figures: Sendable, Equatable {
         public var pli = 0
@@ -16,6 +24,8 @@ public final class RTCPReceiver: Sendable {
         public var keyframesAsked = 0
         /// Of those, asked again after two keyframes within 2 s: made smaller.
         public var smallerKeyframesAsked = 0
+        /// A keyframe was asked when the receiver was first heard (not counted in `keyframesAsked`).
+        public var keyframeOnFirstReport = false
         public var rttMs: Double?
         public var fractionLost: Double?
         public var remb: Int?
@@ -28,6 +38,7 @@ public final class RTCPReceiver: Sendable {
         var lastKeyframeMicros: Int64?
         var keyframesAnswered: [Int64] = []
         var lastFIRSequence: [UInt32: UInt8] = [:]
+        var heard = false
     }
 
     private let video: RTPStreamSender?
@@ -84,6 +95,7 @@ public final class RTCPReceiver: Sendable {
             }
             return
         }
+        firstHeard(packets, nowMicros: nowMicros)
         for packet in packets {
             switch packet {
             case .pictureLossIndication(let pli) where videoSSRCs.contains(pli.mediaSSRC):
@@ -115,6 +127,28 @@ public final class RTCPReceiver: Sendable {
                 continue
             }
         }
+    }
+
+    /// The receiver's first RTCP: a keyframe, unless this very compound asks for one.
+    private func firstHeard(_ packets: [RTCPPacket], nowMicros: Int64) {
+        guard video != nil else { return }
+        let asks = packets.contains { packet in
+            switch packet {
+            case .pictureLossIndication(let pli): return videoSSRCs.contains(pli.mediaSSRC)
+            case .fullIntraRequest(let fir): return fir.entries.contains { videoSSRCs.contains($0.ssrc) }
+            default: return false
+            }
+        }
+        let first = state.withLock { s -> Bool in
+            guard !s.heard else { return false }
+            s.heard = true
+            guard !asks else { return false }
+            // A request right after it waits out the usual 300 ms; it is not one of the receiver's.
+            s.lastKeyframeMicros = nowMicros
+            s.figures.keyframeOnFirstReport = true
+            return true
+        }
+        if first { requestKeyframe(.keyframe) }
     }
 
     private func keyframe(nowMicros: Int64) {
