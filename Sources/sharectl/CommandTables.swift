@@ -87,10 +87,12 @@ enum CommandTables {
 
     static let share = CommandDescription(
         "share",
-        summary: "send the screen to a WHIP endpoint (RFC 9725), or into a room of `sharectl serve`",
+        summary:
+            "send the screen to a WHIP endpoint (RFC 9725), into a Janus VideoRoom, or into a room of `sharectl serve`",
         synopsis: [
             "[--source SOURCE] --whip URL [--token-file PATH] [OPTIONS]",
-            "--room-file PATH | --room URL [--name NAME] [OPTIONS]"
+            "--room-file PATH | --room URL [--name NAME] [OPTIONS]",
+            "[--source SOURCE] --janus ws://HOST:8188 --janus-room ID [--pin PIN] [--display NAME] [OPTIONS]"
         ],
         options: [
             .value(
@@ -100,6 +102,14 @@ enum CommandTables {
                 ]),
                 "synthetic, portal[:monitor|:window|:virtual], pipewire:NODE, or none for the camera alone"),
             .value("whip", "URL", "publish to this WHIP endpoint"),
+            .value("janus", "URL", "publish into a Janus VideoRoom through this Janus WebSocket (with --janus-room)"),
+            .value("janus-room", "ID", "the Janus VideoRoom to publish into"),
+            .value("pin", "PIN", "the Janus room's PIN, if it has one"),
+            .value("display", "NAME", default: "sharectl", "your name in the Janus room"),
+            .value(
+                "ice-interface", "NAME|ADDRESS", repeatable: true,
+                "offer host candidates on this interface or address besides 127.0.0.1 (default: every interface that is up)"
+            ),
             .value(
                 "config", "PATH", completion: .file,
                 "options from this file, one 'name = value' a line (default: ~/.config/sharectl/share.conf if it exists)"

@@ -37,10 +37,11 @@ enum SecretArguments {
     }
 
     /// Whether `share` joins a room rather than publishing over WHIP: `--room` or `--room-file`,
-    /// or `SHARECTL_ROOM_URL` when no `--whip` is given.
+    /// or `SHARECTL_ROOM_URL` when neither `--whip` nor `--janus` is given.
     static func wantsRoom(_ arguments: Arguments) -> Bool {
         if arguments.value("room") != nil || arguments.value("room-file") != nil { return true }
-        return arguments.value("whip") == nil && !(environment["SHARECTL_ROOM_URL"] ?? "").isEmpty
+        return arguments.value("whip") == nil && arguments.value("janus") == nil
+            && !(environment["SHARECTL_ROOM_URL"] ?? "").isEmpty
     }
 
     private static func resolve(_ option: SecretOption, flagValue: String?, _ arguments: Arguments) throws -> String? {

@@ -4,6 +4,7 @@ import Foundation
 import GLibLoop
 import ScreenCapture
 import ShareCore
+import Signalling
 import VideoSend
 import WebRTCTransport
 
@@ -31,10 +32,18 @@ enum ShareCommand {
         let capture =
             source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: loop, logger: logger)
         defer { capture?.stop() }
-        guard let endpoint = arguments.value("whip") else {
-            throw Arguments.UsageError(description: "share needs somewhere to send: --whip URL")
+        let janus = try janusTarget(arguments)
+        guard let endpoint = arguments.value("whip") ?? janus?.url else {
+            throw Arguments.UsageError(
+                description: "share needs somewhere to send: --whip URL, or --janus URL --janus-room ID")
         }
-        var options = WHIPShareSession.Options(endpoint: endpoint, token: try SecretArguments.whipToken(arguments))
+        guard janus == nil || arguments.value("whip") == nil else {
+            throw Arguments.UsageError(description: "--whip and --janus are two places to send: give one")
+        }
+        var options = WHIPShareSession.Options(
+            endpoint: endpoint, token: janus == nil ? try SecretArguments.whipToken(arguments) : nil)
+        options.janus = janus
+        options.iceInterfaces = arguments.values("ice-interface")
         if let codec = arguments.value("codec") {
             guard let parsed = VideoCodec(argument: codec) else {
                 throw Arguments.UsageError(description: "--codec wants h264 or vp8, not '\(codec)'")
@@ -112,17 +121,18 @@ enum ShareCommand {
                 throw ShareFailure(description: "could not start the share: \(error)")
             }
         }
+        let destination = janus.map { "room \($0.room) of Janus at \(redactedURL($0.url))" } ?? redactedURL(endpoint)
         let besideText = camera != nil ? ", and the camera beside it (at most 500 kbit/s and 360 lines)" : ""
         if let capture {
             say(
-                "Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…"
+                "Sharing \(CaptureSourceArguments.describe(capture)) (\(options.policy.label))\(besideText) to \(destination)…"
             )
         } else if options.screen {
             say(
                 "Sharing the synthetic screen (\(options.width)×\(options.height) at \(options.framesPerSecond) fps, "
-                    + "\(options.policy.label))\(besideText) to \(redactedURL(endpoint))…")
+                    + "\(options.policy.label))\(besideText) to \(destination)…")
         } else {
-            say("Sharing the camera to \(redactedURL(endpoint))…")
+            say("Sharing the camera to \(destination)…")
         }
         var configuration = ShareController.Configuration(session: options)
         configuration.capture = capture
@@ -144,7 +154,7 @@ enum ShareCommand {
         let ending: ShareController.Ending
         do {
             ending = try await ControllerInput.run(controller, forwarding: user) { event in
-                tell(event, statsFile: output, monitor: watched, capture: capture)
+                tell(event, statsFile: output, monitor: watched, capture: capture, janus: janus != nil)
             }
         } catch {
             await statusServer?.stop()
@@ -159,7 +169,34 @@ enum ShareCommand {
         output?.close()
         service.stopping()
         if case .failed(let reason) = ending { throw ShareFailure(description: reason) }
-        say("Share ended; the WHIP session was deleted.")
+        say(janus != nil ? "Share ended; it left the Janus room." : "Share ended; the WHIP session was deleted.")
+    }
+
+    /// `--janus URL --janus-room ID [--pin PIN] [--display NAME]`, or nil without `--janus`.
+    static func janusTarget(_ arguments: Arguments) throws -> JanusPublisher.Target? {
+        guard let url = arguments.value("janus") else {
+            for option in ["janus-room", "pin", "display"] where arguments.value(option) != nil {
+                throw Arguments.UsageError(
+                    description: "--\(option) is for a Janus room: add --janus URL --janus-room ID")
+            }
+            return nil
+        }
+        guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else {
+            throw Arguments.UsageError(
+                description: "--janus wants Janus's WebSocket address, ws://HOST:8188, not '\(redactedURL(url))'")
+        }
+        guard let text = arguments.value("janus-room") else {
+            throw Arguments.UsageError(description: "--janus needs the room: --janus-room ID")
+        }
+        guard let room = JanusRoom(argument: text) else {
+            throw Arguments.UsageError(
+                description: "--janus-room wants a room id (digits, or Janus's string id), not '\(text)'")
+        }
+        let display = arguments.value("display") ?? "sharectl"
+        guard (1...64).contains(display.count) else {
+            throw Arguments.UsageError(description: "--display is 1 to 64 characters")
+        }
+        return JanusPublisher.Target(url: url, room: room, pin: arguments.value("pin"), display: display)
     }
 
     /// Under systemd (a kiosk's unit): READY, STATUS and the watchdog (`ServiceNotifier`).
@@ -170,7 +207,7 @@ enum ShareCommand {
     /// Says what the controller tells, and writes each second's figures to `--stats-json`.
     static func tell(
         _ event: ShareController.Event, statsFile: StatsOutput?, monitor: ShareMonitor? = nil,
-        capture: ScreenCaptureSource? = nil
+        capture: ScreenCaptureSource? = nil, janus: Bool = false
     ) {
         switch event {
         case .published(let number):
@@ -195,8 +232,8 @@ enum ShareCommand {
         case .connectionLost(let reason, let retryIn):
             service.status("The connection was lost (\(reason)); publishing again in \(retryIn.components.seconds) s")
             say(
-                "The connection was lost (\(reason)); the WHIP session was deleted; publishing again in "
-                    + "\(retryIn.components.seconds) s…")
+                "The connection was lost (\(reason)); \(janus ? "it left the Janus room" : "the WHIP session was deleted"); "
+                    + "publishing again in \(retryIn.components.seconds) s…")
         }
     }
 }

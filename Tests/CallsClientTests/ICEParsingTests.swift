@@ -183,4 +183,23 @@ import Testing
                 == ["127.0.0.1", "172.17.0.1"])
         #expect(!ICELocalAddresses.current().isEmpty, "getifaddrs sees at least lo")
     }
+
+    @Test func anotherLoopbackAddressOnlyWhenNamed() {
+        let interfaces: [ICELocalAddresses.InterfaceAddress] = [
+            .init(interface: "lo", address: "127.0.0.1"), .init(interface: "j0", address: "127.0.0.2"),
+            .init(interface: "eth0", address: "192.168.1.20")
+        ]
+        #expect(
+            ICELocalAddresses.select(from: interfaces, loopbackOnly: false, allowed: [])
+                == ["127.0.0.1", "192.168.1.20"])
+        #expect(
+            ICELocalAddresses.select(from: interfaces, loopbackOnly: false, allowed: ["j0"]) == [
+                "127.0.0.1", "127.0.0.2"
+            ])
+        #expect(
+            ICELocalAddresses.select(from: interfaces, loopbackOnly: false, allowed: ["127.0.0.2", "eth0"])
+                == ["127.0.0.1", "127.0.0.2", "192.168.1.20"])
+        #expect(
+            ICELocalAddresses.select(from: interfaces, loopbackOnly: true, allowed: ["127.0.0.2"]) == ["127.0.0.1"])
+    }
 }

@@ -11,7 +11,8 @@ import Signalling
 import WebRTCTransport
 
 /// `sharectl share --whip URL`: one call leg to a WHIP endpoint (RFC 9725), a thin user of
-/// `PeerConnection`. It offers sendonly video (H.264 constrained baseline and VP8, each with RTX)
+/// `PeerConnection`; with `janus` set (`share --janus URL --janus-room ID`), the same leg published
+/// into an existing Janus VideoRoom through Janus's own API instead of WHIP. It offers sendonly video (H.264 constrained baseline and VP8, each with RTX)
 /// for the screen, a second sendonly video section for a camera beside it, and Opus audio, with
 /// every candidate gathered; publishes the offer, sets the endpoint's answer, sends the screen,
 /// the camera (capped beside the screen: `CappedCamera`) and the tone once connected, and ends
@@ -23,6 +24,8 @@ public actor WHIPShareSession {
     public struct Options: Sendable {
         public var endpoint: String
         public var token: String?
+        /// Publish into this Janus VideoRoom instead of the WHIP endpoint.
+        public var janus: JanusPublisher.Target?
         /// Offer only this codec (nil offers H.264 first, then VP8).
         public var codec: VideoCodec?
         public var width = 1920
@@ -42,6 +45,9 @@ public actor WHIPShareSession {
         /// screen that goes in but does not come out).
         public var watchdog = true
         public var loopbackOnly = false
+        /// Interfaces or addresses to offer host candidates on besides 127.0.0.1 (`--ice-interface`;
+        /// empty: every interface that is up).
+        public var iceInterfaces: [String] = []
         /// Connect only through TURN relays (to test a relay path, or where direct is not allowed).
         public var relayOnly = false
         /// STUN and TURN servers to gather with from the start (the endpoint's own come later).
@@ -85,7 +91,7 @@ public actor WHIPShareSession {
         /// The screen as the watchdog sees it (nil for a camera alone).
         let screen: SupervisedSource?
         let connection: PeerConnection
-        let whip: WHIPClient
+        let signalling: Signaller
         let source: (any VideoFrameSource)?
         /// The first video section: the screen, or the camera when it goes alone.
         let video: Transceiver
@@ -94,6 +100,27 @@ public actor WHIPShareSession {
         let camera: Transceiver?
         let cappedCamera: CappedCamera?
         let startedMicros: Int64
+    }
+
+    /// Where the offer went: the WHIP session (ended with DELETE) or the Janus publisher (which
+    /// leaves the room).
+    enum Signaller: Sendable {
+        case whip(WHIPClient)
+        case janus(JanusPublisher)
+
+        var label: String {
+            switch self {
+            case .whip: "WHIP"
+            case .janus: "Janus"
+            }
+        }
+
+        func stop() async {
+            switch self {
+            case .whip(let client): await client.stop()
+            case .janus(let publisher): await publisher.stop()
+            }
+        }
     }
 
     /// The process's GLib loop, which the caller owns and stops.
@@ -189,7 +216,11 @@ public actor WHIPShareSession {
         configuration.ice.stunServer = stun
         configuration.ice.turnServers = turn
         if let codec = options.codec { configuration.capabilities.videoCodecs = [codec == .h264 ? .h264 : .vp8] }
+        configuration.ice.allowedInterfaces = options.iceInterfaces
         let connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)
+        if let janus = options.janus {
+            return try await attemptJanus(janus, loop: loop, connection: connection)
+        }
         let whip: WHIPClient
         let session: WHIPClient.Session
         let video: Transceiver, camera: Transceiver?
@@ -214,7 +245,7 @@ public actor WHIPShareSession {
         logger.info("WHIP: session at \(session.resourceURL)")
         do {
             return try await establish(
-                loop: loop, connection: connection, video: video, camera: camera, whip: whip,
+                loop: loop, connection: connection, video: video, camera: camera, signalling: .whip(whip),
                 answer: session.answer)
         } catch {
             await connection.stopSending()
@@ -226,6 +257,40 @@ public actor WHIPShareSession {
                 throw RetryThroughServers(
                     reason: "\(error)", servers: session.iceServers, stun: offered.stun, turn: unused)
             }
+            throw error
+        }
+    }
+
+    /// Into a Janus VideoRoom: the screen, a camera beside it and the audio, as over WHIP; Janus
+    /// names no ICE servers, so there is no second attempt.
+    private func attemptJanus(
+        _ target: JanusPublisher.Target, loop: GLibLoop, connection: PeerConnection
+    ) async throws -> Running {
+        let publisher: JanusPublisher
+        let video: Transceiver, camera: Transceiver?
+        let answer: String
+        do {
+            video = try await connection.addTransceiver(
+                kind: .video, direction: .sendonly, trackID: options.screen ? "screen" : "camera")
+            camera =
+                options.screen && options.camera != nil
+                ? try await connection.addTransceiver(kind: .video, direction: .sendonly, trackID: "camera") : nil
+            if options.audio { try await connection.addTransceiver(kind: .audio, direction: .sendonly) }
+            let offer = try await connection.createOffer()
+            publisher = try JanusPublisher(target: target, loop: loop, logger: logger)
+            answer = try await publisher.publish(offer: offer)
+        } catch {
+            await connection.close()
+            throw error
+        }
+        do {
+            return try await establish(
+                loop: loop, connection: connection, video: video, camera: camera, signalling: .janus(publisher),
+                answer: answer)
+        } catch {
+            await connection.stopSending()
+            await publisher.stop()
+            await connection.close()
             throw error
         }
     }
@@ -254,14 +319,14 @@ public actor WHIPShareSession {
 
     private func establish(
         loop: GLibLoop, connection: PeerConnection, video: Transceiver, camera: Transceiver?,
-        whip: WHIPClient, answer: String
+        signalling: Signaller, answer: String
     ) async throws -> Running {
         do {
             try await connection.setRemoteDescription(answer, type: .answer)
         } catch .notSDP(let reason) {
-            throw Failure(description: "WHIP: the endpoint's answer is not valid SDP: \(reason)")
+            throw Failure(description: "\(signalling.label): the endpoint's answer is not valid SDP: \(reason)")
         } catch {
-            throw Failure(description: "WHIP: \(error)")
+            throw Failure(description: "\(signalling.label): \(error)")
         }
         // Sources are attached now and start once DTLS-SRTP is up.
         let screen: SupervisedSource? =
@@ -302,7 +367,7 @@ public actor WHIPShareSession {
         }
         try await connection.waitUntilConnected()
         return Running(
-            screen: screen, connection: connection, whip: whip, source: source, video: video,
+            screen: screen, connection: connection, signalling: signalling, source: source, video: video,
             camera: screen == nil ? video : capped == nil ? nil : camera, cappedCamera: capped,
             startedMicros: Clocks.monotonicMicros())
     }
@@ -441,7 +506,7 @@ public actor WHIPShareSession {
         guard let running else { return }
         self.running = nil
         await running.connection.stopSending()
-        await running.whip.stop()
+        await running.signalling.stop()
         await running.connection.close()
     }
 }

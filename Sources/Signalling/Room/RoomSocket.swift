@@ -38,13 +38,15 @@ public final class RoomSocket: Sendable {
     }
 
     /// Opens the WebSocket; throws a readable reason when the server cannot be reached, refuses
-    /// the upgrade (403 for a wrong room or token), or `timeout` passes.
+    /// the upgrade (403 for a wrong room or token), or `timeout` passes. `protocols` are offered
+    /// as the WebSocket subprotocols (Janus wants `janus-protocol`).
     public static func connect(
         loop: GLibLoop, url: String, timeout: Duration = .seconds(5),
-        logger: Logger = .disabled
+        protocols: [String] = [], logger: Logger = .disabled
     ) async throws -> RoomSocket {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        let bound = LoopConfined(SocketState(url: url, continuation: continuation, logger: logger), on: loop)
+        let bound = LoopConfined(
+            SocketState(url: url, protocols: protocols, continuation: continuation, logger: logger), on: loop)
         let outcome = ConnectOutcome()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
@@ -139,6 +141,7 @@ final class SocketState {
     static let maxIncoming: UInt64 = 256 * 1024
 
     private let url: String
+    private let protocols: [String]
     private let continuation: AsyncStream<RoomSocket.Event>.Continuation
     private let logger: Logger
     private var session: UnsafeMutablePointer<SoupSession>?
@@ -151,8 +154,9 @@ final class SocketState {
     /// Opened once the socket has ended (`sendLast` waits on it).
     private var endLatches: [Latch] = []
 
-    init(url: String, continuation: AsyncStream<RoomSocket.Event>.Continuation, logger: Logger) {
+    init(url: String, protocols: [String], continuation: AsyncStream<RoomSocket.Event>.Continuation, logger: Logger) {
         self.url = url
+        self.protocols = protocols
         self.continuation = continuation
         self.logger = logger
     }
@@ -184,11 +188,17 @@ final class SocketState {
         let cancellable = Cancellable()
         self.cancellable = cancellable
         selfReference = self
-        soup_session_websocket_connect_async(
-            session, made, nil, nil, G_PRIORITY_DEFAULT, cancellable.pointer,
-            { _, result, data in
-                SocketState.from(callbackUserData: data).connected(result)
-            }, userData)
+        // libsoup copies the protocols into the request's header before it returns.
+        var names: [UnsafeMutablePointer<CChar>?] = protocols.map { strdup($0) } + [nil]
+        defer { names.forEach { free($0) } }
+        names.withUnsafeMutableBufferPointer { list in
+            soup_session_websocket_connect_async(
+                session, made, nil, protocols.isEmpty ? nil : list.baseAddress, G_PRIORITY_DEFAULT,
+                cancellable.pointer,
+                { _, result, data in
+                    SocketState.from(callbackUserData: data).connected(result)
+                }, userData)
+        }
     }
 
     private func connected(_ result: OpaquePointer?) {

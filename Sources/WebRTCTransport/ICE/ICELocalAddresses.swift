@@ -13,15 +13,19 @@ enum ICELocalAddresses {
 
     static let loopback = "127.0.0.1"
 
-    /// 127.0.0.1 first, then the allowed interface addresses; no other loopback address and no
-    /// IPv6 link-local one (those need a scope id that SDP candidates cannot carry).
+    /// 127.0.0.1 first, then the allowed interface addresses; no IPv6 link-local address (those
+    /// need a scope id that SDP candidates cannot carry), and no other loopback address unless
+    /// named in `allowed`, by itself or by its interface (a peer that refuses 127.0.0.1, as Janus
+    /// does, can be met on 127.0.0.2).
     static func select(from interfaces: [InterfaceAddress], loopbackOnly: Bool, allowed: [String]) -> [String] {
         var result = [loopback]
         guard !loopbackOnly else { return result }
         for entry in interfaces {
             let lower = entry.address.lowercased()
-            if entry.address.hasPrefix("127.") || lower == "::1" || lower.hasPrefix("fe80:") { continue }
-            if !allowed.isEmpty, !allowed.contains(entry.interface), !allowed.contains(entry.address) { continue }
+            let named = allowed.contains(entry.interface) || allowed.contains(entry.address)
+            if lower.hasPrefix("fe80:") { continue }
+            if (entry.address.hasPrefix("127.") || lower == "::1") && !named { continue }
+            if !allowed.isEmpty, !named { continue }
             if !result.contains(entry.address) { result.append(entry.address) }
         }
         return result
