@@ -21,15 +21,20 @@ build:
 # Unit and wire tests, then a short run of every fuzz target, then the gates against real peers
 # (headless Chromium, aiortc) inside a network namespace that has only loopback.
 test:
+	@echo "== make test: setup from $$(date +%T)"
 	@scripts/setup.sh test
 	@scripts/format-check.sh
 	@$(SWIFT) build --build-tests 2>&1 | scripts/swift-output.sh
 	@$(BIN) version  # the C libraries this run tests against, and their Debian packages
 	@dpkg-query -W -f='  $${Package} $${Version}\n' libssl3 libnice10 libsrtp2-1 libsoup-3.0-0 libopus0 \
 	    libvpx7 libx264-164 libavcodec59 libpipewire-0.3-0 libglib2.0-0 chromium 2>/dev/null || true
+	@echo "== make test: Swift tests from $$(date +%T)"
 	@$(SWIFT) test --skip-build
+	@echo "== make test: fuzz smoke from $$(date +%T)"
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@echo "== make test: gates from $$(date +%T)"
 	@scripts/gates/run.sh
+	@echo "== make test: done at $$(date +%T)"
 
 # Builds and runs the main job on its embedded default.
 demo:

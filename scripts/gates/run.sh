@@ -42,8 +42,10 @@ done
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 failed=()
+declare -a took=()
 for suite in "${order[@]}"; do
     echo "== gates: $suite"
+    began=$SECONDS
     status=0
     # shellcheck disable=SC2086
     PYTHONUNBUFFERED=1 python3 "scripts/gates/$suite.py" ${chosen[$suite]:-} 2>&1 | tee "$logs/$suite" || status=$?
@@ -54,7 +56,10 @@ for suite in "${order[@]}"; do
         echo "gates: $suite ran no gate that passed (its last line: '$summary')"
         failed+=("$suite")
     fi
+    took+=("$suite $((SECONDS - began)) s")
 done
+# What each suite took, for keeping `make test` inside its time.
+echo "gates: time per suite: $(IFS=,; echo "${took[*]}" | sed 's/,/, /g') (all: ${SECONDS} s)"
 if ((${#failed[@]})); then
     # Said again at the end, where a log cut to its tail still shows it: each failed gate's line,
     # or the suite's last lines when it stopped without judging (a traceback, a missing tool).
