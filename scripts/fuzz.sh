@@ -76,8 +76,10 @@ judge() {
     return 1
 }
 
-failed=0
-for t in $targets; do
+# fuzz_one TARGET: links it, replays its regression inputs, fuzzes it; says all on standard output
+# and returns 1 on a failure that is not a known bug.
+fuzz_one() {
+    local t=$1 failed=0 own corpus crashes run passed known input seeds t_started runs rate cov
     mapfile -t own < <(current_objects "$t" "Sources/$t")
     swiftc -sanitize=fuzzer,address "${own[@]}" "${objects[@]}" -o ".build/bin/$t" 2>&1 \
         | grep -v "ld.gold: warning" || true
@@ -114,6 +116,22 @@ for t in $targets; do
     else
         judge "$t" ".build/$t.log" "fuzzing" || { ls "$crashes"; failed=1; }
     fi
+    return $failed
+}
+
+# Targets run side by side, one per core (FUZZ_JOBS), each for its full time; each one's lines
+# are printed together, in order, once all have run.
+jobs_max=${FUZZ_JOBS:-$(nproc)}
+echo "fuzz: running $(echo $targets | wc -w) targets, $jobs_max at a time"
+for t in $targets; do
+    while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+    (fuzz_one "$t" > ".build/$t.out" 2>&1; echo $? > ".build/$t.rc") &
+done
+wait
+failed=0
+for t in $targets; do
+    cat ".build/$t.out"
+    [ "$(cat ".build/$t.rc" 2>/dev/null)" = 0 ] || failed=1
 done
 echo "fuzz: done in $((SECONDS - started)) s"
 exit $failed

@@ -6,20 +6,25 @@
 //   2  a Retry-After value: never a negative wait; an HTTP-date read is written as IMF-fixdate
 //      and read back to the same instant;
 //   3  a Location (first line) resolved against a base (second line): the result is an http(s)
-//      URL and resolving it again, against either URL, gives it unchanged.
+//      URL and resolving it again, against either URL, gives it unchanged;
+//   4  a message from Janus: read or refused, never a crash; what is read keeps its kind, and a
+//      plugin error is one only with a code; and a join built from the text's lines (room, pin,
+//      display) reads back as exactly those values.
 import Foundation
+import RoomProtocol
 import ScriptInput
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var input = ScriptInput(start, count)
-    let mode = input.byte() % 4
+    let mode = input.byte() % 5
     let text = String(decoding: input.rest(), as: UTF8.self)
     switch mode {
     case 0: fragment(text)
     case 1: links(text)
     case 2: retryAfter(text)
-    default: location(text)
+    case 3: location(text)
+    default: janus(text)
     }
     return 0
 }
@@ -124,4 +129,25 @@ private func location(_ text: String) {
         "\"\(location)\" against \"\(base)\" resolved to \"\(resolved)\", not http(s)")
     check(HTTPURL.resolve(resolved, against: base) == resolved, "resolving \"\(resolved)\" again changed it")
     check(HTTPURL.resolve(resolved, against: resolved) == resolved, "\"\(resolved)\" against itself changed it")
+}
+
+private func janus(_ text: String) {
+    if let reply = try? JanusReply.parse(text) {
+        check(!reply.kind.isEmpty, "a Janus message read without a kind")
+        check(
+            reply.pluginError == nil || reply.pluginData?["error_code"] != nil,
+            "a plugin error without an error_code")
+    }
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard lines.count >= 3, let room = JanusRoom(argument: lines[0]) else { return }
+    let written = JanusRequest.join(room: room, pin: lines[1], display: lines[2])
+        .text(transaction: "t", session: 1, handle: 2)
+    guard let body = JSONValue.parse(written)?["body"] else {
+        fatalError("a join request is not JSON: \(written)")
+    }
+    check(body["pin"] == .string(lines[1]) && body["display"] == .string(lines[2]), "a join's pin or display changed")
+    switch room {
+    case .number(let n): check(body["room"] == .int(n), "a numeric room changed")
+    case .name(let s): check(body["room"] == .string(s), "a string room changed")
+    }
 }

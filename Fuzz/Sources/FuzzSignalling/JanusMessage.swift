@@ -1,0 +1,1 @@
+../../../Sources/Signalling/Janus/JanusMessage.swift
