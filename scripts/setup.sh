@@ -22,6 +22,7 @@ test_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
     qemu-system-x86 busybox-static cpio kmod v4l-utils
     zsh systemd
+    janus libjs-janus-gateway libjs-webrtc-adapter
 )
 bench_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
@@ -53,6 +54,12 @@ if ((${#missing[@]})); then
     # Wait for another apt (a second setup running beside this one) rather than fail.
     apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
     apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    # Debian's janus package starts a system Janus listening on every interface; the gates start
+    # their own in a private namespace, so one installed here for them is stopped and disabled.
+    if [[ " ${missing[*]} " == *" janus "* && -d /run/systemd/system ]]; then
+        systemctl disable --now janus.service >/dev/null 2>&1 || true
+        echo "setup: installed janus for the gates and disabled its system service (systemctl enable --now janus to run it)"
+    fi
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [[ ! -x /opt/swift/usr/bin/swift ]]; then

@@ -200,10 +200,24 @@ enum CommandTables {
     static let watch = CommandDescription(
         "watch",
         summary: "the built-in viewer: join a room, decode every screen and camera, print figures each second",
-        synopsis: ["ROOM-URL | --room-file PATH [OPTIONS]"],
+        synopsis: [
+            "ROOM-URL | --room-file PATH [OPTIONS]",
+            "--janus ws://HOST:8188 --janus-room ID [--pin PIN] [--publisher NAME] [OPTIONS]"
+        ],
         arguments: [.none],
         options: [
             roomFile, room,
+            .value(
+                "janus", "URL",
+                "watch a publisher of a Janus VideoRoom through this Janus WebSocket (with --janus-room)"),
+            .value("janus-room", "ID", "the Janus VideoRoom to watch"),
+            .value("pin", "PIN", "the Janus room's PIN, if it has one"),
+            .value(
+                "publisher", "NAME", "in a Janus room: watch the publisher with this display name (default: the first)"),
+            .value(
+                "ice-interface", "NAME|ADDRESS", repeatable: true,
+                "offer host candidates on this interface or address besides 127.0.0.1 (default: every interface that is up)"
+            ),
             .value("name", "NAME", default: "viewer", "your name in the room, 1 to 64 characters"),
             duration, statsJSON, snapshotFolder, audioOutput,
             .value(

@@ -173,7 +173,8 @@ enum ShareCommand {
     }
 
     /// `--janus URL --janus-room ID [--pin PIN] [--display NAME]`, or nil without `--janus`.
-    static func janusTarget(_ arguments: Arguments) throws -> JanusPublisher.Target? {
+    /// `display` is the name to publish under (nil for a watcher, which has none).
+    static func janusTarget(_ arguments: Arguments, display: String? = "sharectl") throws -> JanusTarget? {
         guard let url = arguments.value("janus") else {
             for option in ["janus-room", "pin", "display"] where arguments.value(option) != nil {
                 throw Arguments.UsageError(
@@ -192,11 +193,11 @@ enum ShareCommand {
             throw Arguments.UsageError(
                 description: "--janus-room wants a room id (digits, or Janus's string id), not '\(text)'")
         }
-        let display = arguments.value("display") ?? "sharectl"
-        guard (1...64).contains(display.count) else {
+        let display = display == nil ? nil : arguments.value("display") ?? display
+        guard display.map({ (1...64).contains($0.count) }) ?? true else {
             throw Arguments.UsageError(description: "--display is 1 to 64 characters")
         }
-        return JanusPublisher.Target(url: url, room: room, pin: arguments.value("pin"), display: display)
+        return JanusTarget(url: url, room: room, pin: arguments.value("pin"), display: display)
     }
 
     /// Under systemd (a kiosk's unit): READY, STATUS and the watchdog (`ServiceNotifier`).

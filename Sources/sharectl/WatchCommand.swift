@@ -1,6 +1,7 @@
 import CallsClient
 import Foundation
 import ShareCore
+import Signalling
 
 /// `sharectl watch ROOM-URL|--room-file PATH|$SHARECTL_ROOM_URL [--name NAME] [--duration S] [--stats-json PATH] [--snapshot DIR]
 /// [--audio-output NODE|none]`:
@@ -9,6 +10,10 @@ import ShareCore
 /// each second and, with --snapshot, saves the last decoded picture of each view as PNG every 5 s.
 enum WatchCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
+        if arguments.value("janus") != nil { return try await JanusWatchCommand.run(arguments, logger: logger) }
+        for option in ["janus-room", "pin", "publisher"] where arguments.value(option) != nil {
+            throw Arguments.UsageError(description: "--\(option) is for a Janus room: add --janus URL --janus-room ID")
+        }
         guard let invite = try SecretArguments.roomLink(arguments, positional: arguments.positional.first) else {
             throw Arguments.UsageError(
                 description: "watch needs the room link: --room-file PATH (a file holding "
@@ -21,5 +26,50 @@ enum WatchCommand {
             "Watching \(redactedURL(invite)) as \(options.name) (call audio plays through PipeWire when there is an output, "
                 + "else it is counted; the stats' audioOutput says which)…")
         try await RoomRun.run(options: options, arguments: arguments, logger: logger)
+    }
+}
+
+/// `sharectl watch --janus URL --janus-room ID [--pin PIN] [--publisher NAME] [--duration S]
+/// [--stats-json PATH] [--ice-interface NAME|ADDRESS]`: watches one publisher of an existing Janus
+/// VideoRoom and prints what it decodes each second, until the duration, a signal, or Janus ends it.
+enum JanusWatchCommand {
+    static func run(_ arguments: Arguments, logger: Logger) async throws {
+        let target = try ShareCommand.janusTarget(arguments, display: nil)!
+        var options = JanusWatchSession.Options(target: target)
+        options.publisher = arguments.value("publisher")
+        options.iceInterfaces = arguments.values("ice-interface")
+        let duration = try arguments.double("duration")
+        let output = try RoomRun.openStats(arguments.value("stats-json")).map(StatsOutput.init)
+        defer { output?.close() }
+        let stop = StopSignal()
+        let loop = ProcessLoop.shared
+        defer { loop.stop() }
+        let session = JanusWatchSession(options: options, loop: loop, logger: logger)
+        say(
+            "Watching room \(target.room) of Janus at \(redactedURL(target.url))\(options.publisher.map { " (\($0))" } ?? "")…"
+        )
+        let publisher: String
+        do {
+            publisher = try await session.start()
+        } catch {
+            throw ShareFailure(description: "could not watch: \(error)")
+        }
+        say("Watching \(publisher).")
+        let began = ContinuousClock.now
+        var failure: String?
+        while !stop.requested {
+            if duration > 0, ContinuousClock.now - began >= .milliseconds(Int64(duration * 1000)) { break }
+            try? await Task.sleep(for: .seconds(1))
+            let figures = await session.figures()
+            say(figures.statusLine)
+            output?.write(figures.jsonLine)
+            if let reason = await session.endReason() {
+                failure = reason
+                break
+            }
+        }
+        await session.stop()
+        if let failure { throw ShareFailure(description: "the watch ended: \(failure)") }
+        say("Stopped watching; left the Janus room.")
     }
 }

@@ -1,5 +1,5 @@
 import RoomProtocol
-import Signalling
+@testable import Signalling
 import Testing
 
 @Suite struct JanusMessageTests {
@@ -76,6 +76,32 @@ import Testing
         // Wrong types are left out, not trusted.
         let odd = try JanusReply.parse(#"{"janus":"event","transaction":7,"sender":"2","jsep":{"type":"answer"}}"#)
         #expect(odd.transaction == nil && odd.sender == nil && odd.jsep == nil)
+    }
+
+    @Test func subscriptionsAreTheirOwnRequests() throws {
+        let subscribe = try #require(
+            JSONValue.parse(
+                JanusRequest.subscribe(room: .number(5), pin: "x", feeds: [77]).text(
+                    transaction: "t", session: 1, handle: 2)))
+        #expect(
+            subscribe["body"]
+                == .object([
+                    "request": .string("join"), "ptype": .string("subscriber"), "room": .int(5), "pin": .string("x"),
+                    "streams": .array([.object(["feed": .int(77)])])
+                ]))
+        let start = try #require(
+            JSONValue.parse(JanusRequest.start(answer: "v=0").text(transaction: "t", session: 1, handle: 2)))
+        #expect(start["jsep"]?["type"] == .string("answer") && start["body"]?["request"] == .string("start"))
+    }
+
+    @Test func publishersAreTheParticipantsThatPublish() throws {
+        let listed = try JanusReply.parse(
+            #"{"janus":"success","transaction":"t","plugindata":{"plugin":"janus.plugin.videoroom","data":{"videoroom":"participants","room":5,"participants":[{"id":1,"display":"Ann","publisher":true},{"id":2,"publisher":false},{"id":3,"publisher":true},{"display":"no id","publisher":true},"odd"]}}}"#
+        )
+        #expect(
+            JanusSubscriber.publishers(in: listed)
+                == [.init(id: 1, display: "Ann"), .init(id: 3, display: nil)])
+        #expect(JanusSubscriber.publishers(in: JanusReply(kind: "success")).isEmpty)
     }
 
     @Test func malformedMessagesAreRefusedSayingWhat() {

@@ -25,7 +25,7 @@ public actor WHIPShareSession {
         public var endpoint: String
         public var token: String?
         /// Publish into this Janus VideoRoom instead of the WHIP endpoint.
-        public var janus: JanusPublisher.Target?
+        public var janus: JanusTarget?
         /// Offer only this codec (nil offers H.264 first, then VP8).
         public var codec: VideoCodec?
         public var width = 1920
@@ -264,7 +264,7 @@ public actor WHIPShareSession {
     /// Into a Janus VideoRoom: the screen, a camera beside it and the audio, as over WHIP; Janus
     /// names no ICE servers, so there is no second attempt.
     private func attemptJanus(
-        _ target: JanusPublisher.Target, loop: GLibLoop, connection: PeerConnection
+        _ target: JanusTarget, loop: GLibLoop, connection: PeerConnection
     ) async throws -> Running {
         let publisher: JanusPublisher
         let video: Transceiver, camera: Transceiver?

@@ -55,6 +55,13 @@ public enum JanusRequest: Sendable, Equatable {
     /// Publishes with the offer; every candidate is in it (`trickle: false`).
     case publish(offer: String)
     case leave
+    /// Subscribes to these publishers (Janus's multistream `join` as subscriber); Janus answers
+    /// with its offer.
+    case subscribe(room: JanusRoom, pin: String?, feeds: [Int])
+    /// Starts a subscription with our answer.
+    case start(answer: String)
+    /// The room's participants, publishers among them (answered at once, as `success`).
+    case listParticipants(room: JanusRoom)
     case keepalive
     case destroy
 
@@ -83,6 +90,21 @@ public enum JanusRequest: Sendable, Equatable {
         case .leave:
             object["janus"] = .string("message")
             object["body"] = .object(["request": .string("leave")])
+        case .subscribe(let room, let pin, let feeds):
+            object["janus"] = .string("message")
+            var body: [String: JSONValue] = [
+                "request": .string("join"), "ptype": .string("subscriber"), "room": room.json,
+                "streams": .array(feeds.map { .object(["feed": .int($0)]) })
+            ]
+            if let pin { body["pin"] = .string(pin) }
+            object["body"] = .object(body)
+        case .start(let answer):
+            object["janus"] = .string("message")
+            object["body"] = .object(["request": .string("start")])
+            object["jsep"] = .object(["type": .string("answer"), "sdp": .string(answer), "trickle": .bool(false)])
+        case .listParticipants(let room):
+            object["janus"] = .string("message")
+            object["body"] = .object(["request": .string("listparticipants"), "room": room.json])
         case .keepalive:
             object["janus"] = .string("keepalive")
         case .destroy:
@@ -90,7 +112,8 @@ public enum JanusRequest: Sendable, Equatable {
         }
         if self != .create, let session { object["session_id"] = .int(session) }
         switch self {
-        case .join, .publish, .leave: if let handle { object["handle_id"] = .int(handle) }
+        case .join, .publish, .leave, .subscribe, .start, .listParticipants:
+            if let handle { object["handle_id"] = .int(handle) }
         case .create, .attach, .keepalive, .destroy: break
         }
         return JSONValue.object(object).text

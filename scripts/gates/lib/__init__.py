@@ -13,4 +13,6 @@ here and never from another suite.
   chromium   WHIPReceiver: the Chromium WHIP bridge and headless Chromium on its receiver page
   devtools   Browser: headless Chromium on a room's invite link, driven through DevTools (aiohttp)
   room       Server (sharectl serve), Participant (sharectl share --room or watch)
+  janus      Janus (Debian's janus with its VideoRoom, on j0's 127.0.0.2), JanusViewer (Chromium with janus.js);
+             scripts/gates/janus_check.py proves them by hand with an aiortc publisher
 """

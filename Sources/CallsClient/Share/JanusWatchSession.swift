@@ -1,0 +1,186 @@
+import CallMedia
+import Foundation
+import GLibLoop
+import ShareCore
+import Signalling
+import WebRTCTransport
+
+/// `sharectl watch --janus URL --janus-room ID`: subscribes to a publisher of an existing Janus
+/// VideoRoom (the first one, or the one named), answers Janus's offer with every candidate in it,
+/// and decodes what comes: its video and audio counted each second (`Figures`).
+///
+/// An actor for its control state; packets and decoding run on the peer connection's threads.
+public actor JanusWatchSession {
+    public struct Options: Sendable {
+        public var target: JanusTarget
+        /// Watch the publisher with this display name (nil: the first there).
+        public var publisher: String?
+        /// How long to wait for a publisher to appear.
+        public var waitForPublisher: Duration = .seconds(30)
+        public var loopbackOnly = false
+        /// Interfaces or addresses to offer host candidates on besides 127.0.0.1.
+        public var iceInterfaces: [String] = []
+        public var connectTimeout: Duration = .seconds(20)
+
+        public init(target: JanusTarget) { self.target = target }
+    }
+
+    /// One second of what was received.
+    public struct Figures: Sendable, Equatable {
+        public var t: Double = 0
+        public var publisher = ""
+        public var state = ""
+        public var pair: String?
+        public var codec: String?
+        public var width = 0
+        public var height = 0
+        public var framesDecoded = 0
+        public var keyframesDecoded = 0
+        public var fps: Double = 0
+        public var videoKbps = 0
+        public var packetsLost = 0
+        public var nacksSent = 0
+        public var plisSent = 0
+        public var audioFramesDecoded = 0
+        public var audioLevelDbfs: Double?
+
+        public init() {}
+
+        /// The status line: `Watching Ann: 1280×720 at 30 fps, 1,204 kbit/s (H264); audio -20 dBFS`.
+        public var statusLine: String {
+            let video =
+                framesDecoded == 0
+                ? "no picture yet"
+                : "\(width)×\(height) at \(Int(fps.rounded())) fps, \(videoKbps) kbit/s (\(codec ?? "?"))"
+            let audio = audioFramesDecoded == 0 ? "no audio" : "audio \(Int((audioLevelDbfs ?? -127).rounded())) dBFS"
+            return "Watching \(publisher): \(video); \(audio); \(framesDecoded) frames decoded, lost \(packetsLost), "
+                + "NACKs \(nacksSent), PLIs \(plisSent)"
+        }
+
+        /// The `--stats-json` line.
+        public var jsonLine: String {
+            var video: [String: Any] = [
+                "framesDecoded": framesDecoded, "keyframesDecoded": keyframesDecoded, "width": width,
+                "height": height, "fps": (fps * 10).rounded() / 10, "bitrateKbps": videoKbps,
+                "packetsLost": packetsLost, "nacksSent": nacksSent, "plisSent": plisSent
+            ]
+            if let codec { video["codec"] = codec }
+            var audio: [String: Any] = ["framesDecoded": audioFramesDecoded]
+            if let audioLevelDbfs { audio["levelDbfs"] = (audioLevelDbfs * 10).rounded() / 10 }
+            var connection: [String: Any] = ["state": state]
+            if let pair { connection["pair"] = pair }
+            let line: [String: Any] = [
+                "t": (t * 1000).rounded() / 1000, "publisher": publisher, "video": video, "audio": audio,
+                "connection": connection
+            ]
+            guard let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) else {
+                return "{}"
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    private let options: Options
+    private let loop: GLibLoop
+    private let logger: Logger
+    private var connection: PeerConnection?
+    private var subscriber: JanusSubscriber?
+    private var started: Int64 = 0
+    private var previous: (t: Double, frames: Int, bytes: Int)?
+
+    public init(options: Options, loop: GLibLoop, logger: Logger) {
+        self.options = options
+        self.loop = loop
+        self.logger = logger
+    }
+
+    /// Subscribes and connects; throws a one-line reason, with anything started taken down.
+    /// Returns the publisher's name (or id).
+    @discardableResult
+    public func start() async throws -> String {
+        let subscriber = try JanusSubscriber(target: options.target, loop: loop, logger: logger)
+        self.subscriber = subscriber
+        let offer = try await subscriber.subscribe(display: options.publisher, wait: options.waitForPublisher)
+        var configuration = PeerConnection.Configuration(
+            loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
+        configuration.iceOptions = []  // the answer carries every candidate
+        configuration.ice.allowedInterfaces = options.iceInterfaces
+        let connection: PeerConnection
+        do {
+            connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)
+        } catch {
+            await subscriber.stop()
+            throw error
+        }
+        self.connection = connection
+        do {
+            do {
+                try await connection.setRemoteDescription(offer, type: .offer)
+            } catch .notSDP(let reason) {
+                throw Failure(description: "Janus: its offer is not valid SDP: \(reason)")
+            } catch {
+                throw Failure(description: "Janus: its offer: \(error)")
+            }
+            let answer = try await connection.createAnswer()
+            try await subscriber.start(answer: answer)
+            try await connection.waitUntilConnected()
+        } catch {
+            await stop()
+            throw error
+        }
+        started = Clocks.monotonicMicros()
+        let publisher = await subscriber.publisher
+        return publisher.map { $0.display ?? String($0.id) } ?? "?"
+    }
+
+    /// Why the watch cannot go on: the connection failed, or Janus ended the subscription.
+    public func endReason() async -> String? {
+        if let connection, case .failed(let reason) = connection.state { return reason }
+        return await subscriber?.ended()
+    }
+
+    /// The figures of the moment (rates against the previous call).
+    public func figures() async -> Figures {
+        var figures = Figures()
+        guard let connection else { return figures }
+        let statistics = await connection.statistics()
+        figures.t = Double(Clocks.monotonicMicros() - started) / 1_000_000
+        let publisher = await subscriber?.publisher
+        figures.publisher = publisher.map { $0.display ?? String($0.id) } ?? "?"
+        figures.state = statistics.transport.state.description
+        figures.pair = statistics.transport.selectedPair
+        if let video = statistics.transceiver(.video), let received = video.received {
+            figures.codec = video.codec?.rawValue
+            figures.width = received.width
+            figures.height = received.height
+            figures.framesDecoded = received.framesDecoded
+            figures.keyframesDecoded = received.keyframesDecoded
+            figures.packetsLost = received.packetsLost
+            figures.nacksSent = received.nacksSent
+            figures.plisSent = received.plisSent
+            if let previous, figures.t > previous.t {
+                let elapsed = figures.t - previous.t
+                figures.fps = Double(received.framesDecoded - previous.frames) / elapsed
+                figures.videoKbps = Int(Double(received.bytes - previous.bytes) * 8 / elapsed / 1000)
+            }
+            previous = (figures.t, received.framesDecoded, received.bytes)
+        }
+        if let audio = statistics.transceiver(.audio)?.received {
+            figures.audioFramesDecoded = audio.audioFramesDecoded
+            figures.audioLevelDbfs = audio.audioLevelDbfs
+        }
+        return figures
+    }
+
+    /// Leaves the subscription and closes the connection.
+    public func stop() async {
+        await subscriber?.stop()
+        subscriber = nil
+        await connection?.close()
+        connection = nil
+    }
+}
