@@ -39,3 +39,10 @@ echo
 # link's rate by hand; 24 runs of BENCH_LINK_SECONDS (20) each, about 12 minutes.
 SHARECTL="$PWD/.build/release/sharectl" unshare -n bash -c \
     'ip link set lo up && exec .venv/bin/python scripts/bench_links.py --seconds "$1"' _ "${BENCH_LINK_SECONDS:-20}"
+
+echo
+# One synthetic 1920x1080 30 fps screen watched by 1, 2, 4 and 8 built-in viewers, in a sharectl
+# serve room (the mesh: one encoder per viewer) and through a Janus VideoRoom (one encoder); the
+# sharer's CPU, peak RSS and uplink, the viewers' fps, the machine's load. About 4 minutes.
+SHARECTL="$PWD/.build/release/sharectl" unshare -n env SHARECTL_IN_NETNS=1 \
+    .venv/bin/python scripts/bench_audience.py --seconds "${BENCH_AUDIENCE_SECONDS:-10}"

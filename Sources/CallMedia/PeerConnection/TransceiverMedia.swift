@@ -266,6 +266,8 @@ package final class TransceiverMedia: Sendable {
             if isRTX {
                 r.rtxPackets += 1
                 r.remoteRTXSSRC = packet.ssrc
+                // Padding only (a sender's bandwidth probe): nothing to unwrap.
+                if packet.payload.isEmpty, packet.paddingSize > 0 { return false }
                 guard let media = r.reception?.ssrc, !packet.payload.isEmpty,
                     let original = try? RTX.unwrap(
                         packet, originalSSRC: media, originalPayloadType: negotiated.payloadType)
