@@ -133,6 +133,7 @@ public actor JanusWatchSession {
             throw error
         }
         started = Clocks.monotonicMicros()
+        previous = (0, 0, 0)  // the first second's rates count from the connection
         let publisher = await subscriber.publisher
         return publisher.map { $0.display ?? String($0.id) } ?? "?"
     }
