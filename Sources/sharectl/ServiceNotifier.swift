@@ -65,6 +65,11 @@ struct ServiceHealth: Sendable, Equatable {
         if stats.connection.state != "connected" {
             return (.unhealthy("the connection is \(stats.connection.state)"), becameReady)
         }
+        // Nothing left and the capture delivered nothing either: say where it stopped (the
+        // capture's own verdict above waits 2 s, for a still screen's repeats).
+        if capturedSilentLines >= 1 {
+            return (.unhealthy("the screen's capture delivered no frame for \(capturedSilentLines) s"), becameReady)
+        }
         return (.unhealthy("no frame sent in the last second"), becameReady)
     }
 }

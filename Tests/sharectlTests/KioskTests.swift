@@ -123,6 +123,10 @@ import Testing
             health.observe(line(sent: 62, captured: 60)).verdict
                 == .unhealthy("the screen's capture delivered no frame for 2 s"))
         #expect(health.observe(line(sent: 90, captured: 75)).verdict == .healthy, "restarted")
+        // Nothing sent and nothing captured in the same second: the capture is named at once.
+        #expect(
+            health.observe(line(sent: 90, captured: 75)).verdict
+                == .unhealthy("the screen's capture delivered no frame for 1 s"))
         // The camera alone has no screen capture to judge.
         var camera = ServiceHealth()
         var alone = line(sent: 5, captured: 0)
