@@ -114,6 +114,9 @@ import Testing
         } catch {
             #expect("\(error)" == "Janus sent a malformed message: no \"janus\" kind: '{\"x\": 1}'")
         }
+        // What Janus says reaches a terminal: its reasons come escaped, as every network string does.
+        let hostile = try? JanusReply.parse(#"{"janus":"error","error":{"code":1,"reason":"a\u202Eb\u001B[2J"}}"#)
+        #expect(hostile?.error?.reason == "a\\u{202E}b\\u{1B}[2J")
         let huge = "{\"janus\":\"event\",\"x\":\"" + String(repeating: "a", count: 300_000) + "\"}"
         #expect(throws: JanusProtocolError.self) { try JanusReply.parse(huge) }
     }

@@ -12,6 +12,7 @@
 // detached, timeout) concern the session or the handle.
 import Foundation
 import RoomProtocol
+import ShareCore
 
 /// A room of a Janus VideoRoom: numeric (the default) or a string when the server runs with
 /// `string_ids`.
@@ -155,7 +156,7 @@ public struct JanusReply: Sendable, Equatable {
     /// The plugin's own error in an event (`error_code`, `error`), if it gave one.
     public var pluginError: JanusError? {
         guard let data = pluginData, let code = data["error_code"].flatMap(Self.integer) else { return nil }
-        return JanusError(code: code, reason: data["error"]?.stringValue ?? "no reason given")
+        return JanusError(code: code, reason: escapedForLog(data["error"]?.stringValue ?? "no reason given"))
     }
 
     /// Reads one text frame. Anything that is not a JSON object with a string `janus` is
@@ -175,7 +176,8 @@ public struct JanusReply: Sendable, Equatable {
         reply.id = object["data"]?["id"].flatMap(integer)
         if let error = object["error"]?.objectValue {
             reply.error = JanusError(
-                code: error["code"].flatMap(integer) ?? 0, reason: error["reason"]?.stringValue ?? "no reason given")
+                code: error["code"].flatMap(integer) ?? 0,
+                reason: escapedForLog(error["reason"]?.stringValue ?? "no reason given"))
         }
         reply.pluginData = object["plugindata"]?["data"]?.objectValue
         if let jsep = object["jsep"]?.objectValue, let type = jsep["type"]?.stringValue,
@@ -183,7 +185,7 @@ public struct JanusReply: Sendable, Equatable {
         {
             reply.jsep = JSEP(type: type, sdp: sdp)
         }
-        reply.reason = object["reason"]?.stringValue
+        reply.reason = object["reason"]?.stringValue.map { escapedForLog($0) }
         return reply
     }
 
@@ -197,9 +199,9 @@ public struct JanusReply: Sendable, Equatable {
     }
 
     static func excerpt(_ text: String) -> String {
-        let cut = text.prefix(80)
-        let escaped = cut.unicodeScalars.map { $0.value < 0x20 ? " " : String($0) }.joined()
-        return "'\(escaped)\(text.count > 80 ? "…" : "")'"
+        // One line: C0 controls read as spaces; the rest is the project's log escaping.
+        let flat = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 ? " " : $0 }))
+        return "'\(escapedForLog(flat, limit: 80))'"
     }
 }
 

@@ -174,7 +174,7 @@ public actor JanusSubscriber {
             guard entry["publisher"]?.boolValue == true, let id = entry["id"].flatMap(JanusReply.integer) else {
                 return nil
             }
-            return Publisher(id: id, display: entry["display"]?.stringValue)
+            return Publisher(id: id, display: entry["display"]?.stringValue.map { escapedForLog($0, limit: 64) })
         }
     }
 }
