@@ -53,6 +53,27 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         /// Keyframes made at two thirds of the size because the receiver asked again after two
         /// keyframes within 2 s (they did not get through). Nil in lines of older builds.
         public var smallerKeyframes: Int?
+        /// A simulcast screen's layers, best first; nil without simulcast. The counts above are
+        /// every layer's packets and bytes; size, frames and encoder figures are the best layer's.
+        public var layers: [Layer]?
+
+        public init() {}
+    }
+
+    /// One simulcast layer of the screen over the last second.
+    public struct Layer: Sendable, Codable, Equatable {
+        /// The layer's RID (h, m, l) and whether it is sent now (off when the estimate cannot carry it).
+        public var rid = ""
+        public var active = true
+        public var width = 0
+        public var height = 0
+        public var fpsSent = 0.0
+        public var bitrateKbps = 0
+        public var targetKbps = 0
+        public var framesSent = 0
+        public var keyframes = 0
+        public var nacksReceived = 0
+        public var rtxSent = 0
 
         public init() {}
     }

@@ -106,6 +106,11 @@ enum CommandTables {
             .value("janus-room", "ID", "the Janus VideoRoom to publish into"),
             .value("pin", "PIN", "the Janus room's PIN, if it has one"),
             .value("display", "NAME", default: "sharectl", "your name in the Janus room"),
+            .flag(
+                "simulcast",
+                "send the screen as three layers (full, half, a quarter of the size) for an SFU to choose from; the default with --janus"
+            ),
+            .flag("no-simulcast", "send the screen as one stream into Janus"),
             .value(
                 "ice-interface", "NAME|ADDRESS", repeatable: true,
                 "offer host candidates on this interface or address besides 127.0.0.1 (default: every interface that is up)"
@@ -214,6 +219,10 @@ enum CommandTables {
             .value("pin", "PIN", "the Janus room's PIN, if it has one"),
             .value(
                 "publisher", "NAME", "in a Janus room: watch the publisher with this display name (default: the first)"),
+            .value(
+                "substream", "N",
+                "in a Janus room: of a simulcast publisher's layers, watch this one (0 the smallest, 2 the largest; default: the largest)"
+            ),
             .value(
                 "ice-interface", "NAME|ADDRESS", repeatable: true,
                 "offer host candidates on this interface or address besides 127.0.0.1 (default: every interface that is up)"

@@ -21,7 +21,18 @@ enum ShareCommand {
             throw Arguments.UsageError(
                 description: "--source none sends the camera alone: add --camera auto|DEVICE|synthetic:NAME")
         }
-        if SecretArguments.wantsRoom(arguments) { return try await RoomShareCommand.run(arguments, logger: logger) }
+        if arguments.has("simulcast"), arguments.has("no-simulcast") {
+            throw Arguments.UsageError(description: "--simulcast and --no-simulcast contradict each other: give one")
+        }
+        if SecretArguments.wantsRoom(arguments) {
+            for flag in ["simulcast", "no-simulcast"] where arguments.has(flag) {
+                throw Arguments.UsageError(
+                    description:
+                        "--\(flag) is for --janus and --whip: a room of sharectl serve sends each viewer its own stream"
+                )
+            }
+            return try await RoomShareCommand.run(arguments, logger: logger)
+        }
         if arguments.value("camera") == "synthetic" {
             throw Arguments.UsageError(
                 description: "--camera synthetic is a room call's test pattern; over WHIP name a "
@@ -43,6 +54,7 @@ enum ShareCommand {
         var options = WHIPShareSession.Options(
             endpoint: endpoint, token: janus == nil ? try SecretArguments.whipToken(arguments) : nil)
         options.janus = janus
+        options.simulcast = janus != nil ? !arguments.has("no-simulcast") : arguments.has("simulcast")
         options.iceInterfaces = arguments.values("ice-interface")
         if let codec = arguments.value("codec") {
             guard let parsed = VideoCodec(argument: codec) else {

@@ -11,7 +11,7 @@ import Signalling
 enum WatchCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         if arguments.value("janus") != nil { return try await JanusWatchCommand.run(arguments, logger: logger) }
-        for option in ["janus-room", "pin", "publisher"] where arguments.value(option) != nil {
+        for option in ["janus-room", "pin", "publisher", "substream"] where arguments.value(option) != nil {
             throw Arguments.UsageError(description: "--\(option) is for a Janus room: add --janus URL --janus-room ID")
         }
         guard let invite = try SecretArguments.roomLink(arguments, positional: arguments.positional.first) else {
@@ -37,6 +37,13 @@ enum JanusWatchCommand {
         let target = try ShareCommand.janusTarget(arguments, display: nil)!
         var options = JanusWatchSession.Options(target: target)
         options.publisher = arguments.value("publisher")
+        if arguments.value("substream") != nil {
+            let substream = try arguments.int("substream")
+            guard (0...2).contains(substream) else {
+                throw Arguments.UsageError(description: "--substream is 0 (the smallest layer), 1 or 2 (the largest)")
+            }
+            options.substream = substream
+        }
         options.iceInterfaces = arguments.values("ice-interface")
         let duration = try arguments.double("duration")
         let output = try RoomRun.openStats(arguments.value("stats-json")).map(StatsOutput.init)

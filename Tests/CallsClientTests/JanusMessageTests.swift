@@ -89,6 +89,12 @@ import Testing
                     "request": .string("join"), "ptype": .string("subscriber"), "room": .int(5), "pin": .string("x"),
                     "streams": .array([.object(["feed": .int(77)])])
                 ]))
+        // A simulcast publisher's smallest layer.
+        let small = try #require(
+            JSONValue.parse(
+                JanusRequest.subscribe(room: .number(5), pin: nil, feeds: [77], substream: 0).text(
+                    transaction: "t", session: 1, handle: 2)))
+        #expect(small["body"]?["streams"] == .array([.object(["feed": .int(77), "substream": .int(0)])]))
         let start = try #require(
             JSONValue.parse(JanusRequest.start(answer: "v=0").text(transaction: "t", session: 1, handle: 2)))
         #expect(start["jsep"]?["type"] == .string("answer") && start["body"]?["request"] == .string("start"))

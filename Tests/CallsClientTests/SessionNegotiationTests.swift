@@ -42,3 +42,46 @@ import Testing
         }
     }
 }
+
+/// Which simulcast layers an answer took (RFC 8853 §5.3): ours it lists in `a=simulcast:recv`,
+/// in our order, with the RID extension kept; fewer than two is one stream.
+@Suite struct SimulcastNegotiationTests {
+    static func section(_ lines: [String]) throws -> MediaDescription {
+        let text =
+            "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 0.0.0.0\r\n"
+            + "a=mid:0\r\na=rtpmap:96 VP8/90000\r\n" + lines.map { $0 + "\r\n" }.joined()
+        return try #require(try SessionDescription.parse(text).media.first)
+    }
+
+    static let offer = [
+        "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", "a=rid:h send", "a=rid:m send", "a=rid:l send",
+        "a=simulcast:send h;m;l"
+    ]
+
+    @Test func theAnswersLayersInOurOrder() throws {
+        let offered = try Self.section(Self.offer)
+        let answer = try Self.section([
+            "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", "a=rid:l recv", "a=rid:h recv",
+            "a=simulcast:recv l;~h"
+        ])
+        #expect(SessionNegotiation.simulcastRIDs(offered: offered, answer: answer) == ["h", "l"])
+        let all = try Self.section([
+            "a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", "a=simulcast:recv h;m;l"
+        ])
+        #expect(SessionNegotiation.simulcastRIDs(offered: offered, answer: all) == ["h", "m", "l"])
+    }
+
+    @Test func withoutSimulcastOrTheRIDExtensionItIsOneStream() throws {
+        let offered = try Self.section(Self.offer)
+        for lines in [
+            [String](),  // an endpoint that knows no simulcast
+            ["a=simulcast:recv h;m;l"],  // no RID extension: layers cannot be told apart
+            ["a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", "a=simulcast:recv h"],  // one layer
+            ["a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", "a=simulcast:recv x;y"],  // not ours
+            ["a=extmap:4 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", "a=simulcast:recv h;h"]  // malformed
+        ] {
+            let answer = try Self.section(lines)
+            #expect(SessionNegotiation.simulcastRIDs(offered: offered, answer: answer).isEmpty, "\(lines)")
+        }
+    }
+}

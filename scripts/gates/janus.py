@@ -3,12 +3,23 @@
 with Janus's own API. The last line is "N passed, N failed".
 
   existing-janus   a room with a pin, made over Janus's HTTP API; `share --janus … --janus-room`
-                   publishes the synthetic 1280x720 screen and the tone for 14 s; headless Chromium
-                   (janus.js from Debian's libjs-janus-gateway) and `watch --janus` both subscribe
-                   to it. Each decodes at least 150 frames of the screen and hears audio; the
+                   publishes the synthetic 1280x720 screen as simulcast (three layers: h, m, l)
+                   and the tone for 14 s; headless Chromium (janus.js from Debian's
+                   libjs-janus-gateway) and `watch --janus` both subscribe to it (Janus gives them
+                   the largest layer there is). Each decodes at least 150 frames of the screen and
+                   hears audio; a second `watch --janus --substream 0` decodes at least 100 frames
+                   of the smallest layer, at the l layer's size, smaller than the others'. The
+                   share's stats list the three layers, and at least two of them sent frames. The
                    share exits 0 and, once it has ended, the room lists no publisher (it left).
                    A watcher with the wrong pin is refused at once (Janus checks a subscriber's
                    pin only when there is a publisher to subscribe to).
+  simulcast-loss   5 % of every UDP datagram lost at random (nftables, on the way in): `share --janus`
+                   publishes the 1280x720 screen as simulcast for 12 s, `watch --janus
+                   --substream 0` watches the smallest layer for 8 s. The watcher decodes at least
+                   15 fps (median of its seconds after the first two) at the l layer's size; Janus
+                   asked for retransmissions on the l layer and they were sent on its RTX stream
+                   (the layer's NACKs received and RTX sent both above 0), and every layer that
+                   received NACKs sent retransmissions.
   janus-refusals   a wrong pin, a room that does not exist, a Janus that is not there and an
                    address that is not a WebSocket: each ends at once with exit 1 (2 for the
                    address) and one line saying what Janus refused, never a crash or a hang.
@@ -22,6 +33,7 @@ import subprocess
 import sys
 
 from lib.janus import Janus, JanusViewer
+from lib.network import clear_drops, drop_udp
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.ports import free_port
 from lib.processes import stop
@@ -52,6 +64,12 @@ def existing_janus():
         viewer = JanusViewer(name, janus, room, PIN)
         page_up = viewer.open()
         stats = os.path.join(WORK, f"{name}.watch.jsonl")
+        small_stats = os.path.join(WORK, f"{name}.watch-small.jsonl")
+        small_log = open(os.path.join(WORK, f"{name}.watch-small.log"), "w")
+        small = subprocess.Popen(
+            [SHARECTL, "watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher", "Ann",
+             "--substream", "0", "--ice-interface", "j0", "--duration", "8", "--stats-json", small_stats],
+            stdout=small_log, stderr=subprocess.STDOUT, cwd=ROOT)
         watch = run("watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher", "Ann",
                     "--ice-interface", "j0", "--duration", "8", "--stats-json", stats)
         # Janus checks a subscriber's pin when it subscribes, so only with a publisher there.
@@ -62,7 +80,14 @@ def existing_janus():
         last = lines[-1] if lines else {}
         watched = last.get("video", {})
         heard = last.get("audio", {}).get("framesDecoded", 0)
+        small_code = small.wait(timeout=30)
+        small_lines = [json.loads(line) for line in open(small_stats) if line.strip()] if os.path.exists(small_stats) else []
+        small_video = small_lines[-1].get("video", {}) if small_lines else {}
         code = share.wait(timeout=40)
+        shared = [json.loads(line) for line in open(os.path.join(WORK, f"{name}.share.jsonl")) if line.strip()]
+        layers = shared[-1].get("video", {}).get("layers") or [] if shared else []
+        lowest = next((layer for line in reversed(shared) for layer in line["video"].get("layers") or []
+                       if layer["rid"] == "l" and layer["width"]), {})
         browser, browser_audio = viewer.video(), viewer.audio()
         left = wait_for(lambda: not janus.publishers(room, PIN), 5)
     finally:
@@ -74,18 +99,71 @@ def existing_janus():
     ok = (page_up and code == 0 and watch.returncode == 0 and browser.get("framesDecoded", 0) >= 150
           and browser_audio.get("packetsReceived", 0) > 0 and watched.get("framesDecoded", 0) >= 150
           and heard > 0 and last.get("publisher") == "Ann" and left and wrong_pin.returncode == 1
-          and len(refused) == 1 and "wrong pin" in refused[0])
+          and len(refused) == 1 and "wrong pin" in refused[0]
+          and [layer["rid"] for layer in layers] == ["h", "m", "l"]
+          and sum(1 for layer in layers if layer["framesSent"] > 0) >= 2
+          and small_code == 0 and small_video.get("framesDecoded", 0) >= 100
+          and small_video.get("width") == lowest.get("width")
+          and small_video.get("width", 0) < min(watched.get("width") or 0, browser.get("frameWidth") or 0))
     record(name, ok,
            f"share exit {code}; Chromium decoded {browser.get('framesDecoded', 0)} frames at "
            f"{browser.get('frameWidth')}x{browser.get('frameHeight')} ({browser.get('codec')}), "
            f"{browser_audio.get('packetsReceived', 0)} audio packets; watch exit {watch.returncode}, decoded "
            f"{watched.get('framesDecoded', 0)} frames at {watched.get('width')}x{watched.get('height')}, "
            f"{heard} audio frames, publisher {last.get('publisher')!r}; room empty after: {left}; a watcher with "
-           f"the wrong pin: exit {wrong_pin.returncode} {refused!r}")
+           f"the wrong pin: exit {wrong_pin.returncode} {refused!r}; layers at the end "
+           f"{[(layer['rid'], layer['active'], layer['width'], layer['framesSent']) for layer in layers]}; "
+           f"watch --substream 0: exit {small_code}, decoded {small_video.get('framesDecoded', 0)} frames at "
+           f"{small_video.get('width')}x{small_video.get('height')} (the l layer: {lowest.get('width')} wide)")
     if not ok:
         print(watch.stdout[-1500:], watch.stderr[-1500:])
         print(open(os.path.join(WORK, f"{name}.share.log")).read()[-2000:])
         print(json.dumps(viewer.page() if viewer else {})[-1500:])
+
+
+def simulcast_loss():
+    name = "simulcast-loss"
+    janus = Janus(name)
+    janus.start()
+    share = None
+    try:
+        room = janus.create_room(pin=PIN)
+        drop_udp(5)
+        shared_path = os.path.join(WORK, f"{name}.share.jsonl")
+        log = open(os.path.join(WORK, f"{name}.share.log"), "w")
+        share = subprocess.Popen(
+            [SHARECTL, "share", "--source", "synthetic", "--janus", janus.ws_url, "--janus-room", str(room),
+             "--pin", PIN, "--display", "Ann", "--ice-interface", "j0", "--size", "1280x720", "--duration", "12",
+             "--no-audio", "--stats-json", shared_path],
+            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        stats = os.path.join(WORK, f"{name}.watch.jsonl")
+        watch = run("watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher", "Ann",
+                    "--substream", "0", "--ice-interface", "j0", "--duration", "8", "--stats-json", stats)
+        code = share.wait(timeout=40)
+    finally:
+        clear_drops()
+        if share and share.poll() is None:
+            stop(share)
+        janus.stop()
+    lines = [json.loads(line) for line in open(stats) if line.strip()] if os.path.exists(stats) else []
+    decoding = sorted(line["video"]["fps"] for line in lines[2:] if "video" in line)
+    median = decoding[len(decoding) // 2] if decoding else 0
+    watched = lines[-1].get("video", {}) if lines else {}
+    shared = [json.loads(line) for line in open(shared_path) if line.strip()] if os.path.exists(shared_path) else []
+    layers = {layer["rid"]: layer for layer in (shared[-1]["video"].get("layers") or [] if shared else [])}
+    lowest = layers.get("l", {})
+    sizes = {layer["width"] for line in shared for layer in line["video"].get("layers") or [] if layer["rid"] == "l"}
+    ok = (code == 0 and watch.returncode == 0 and median >= 15 and watched.get("width") in sizes
+          and lowest.get("nacksReceived", 0) > 0 and lowest.get("rtxSent", 0) > 0
+          and all(layer["rtxSent"] > 0 for layer in layers.values() if layer["nacksReceived"] > 0))
+    record(name, ok,
+           f"share exit {code}; watch --substream 0: exit {watch.returncode}, median {median:.1f} fps, decoded "
+           f"{watched.get('framesDecoded', 0)} frames at {watched.get('width')}x{watched.get('height')} (the l "
+           f"layer's widths: {sorted(sizes)}), NACKs sent {watched.get('nacksSent')}; layers (NACKs received, RTX "
+           f"sent): {[(rid, layer['nacksReceived'], layer['rtxSent']) for rid, layer in layers.items()]}")
+    if not ok:
+        print(watch.stdout[-1500:], watch.stderr[-1500:])
+        print(open(os.path.join(WORK, f"{name}.share.log")).read()[-2000:])
 
 
 def janus_refusals():
@@ -119,7 +197,7 @@ def janus_refusals():
            + f" — failed: {[what for what, ok in checks.items() if not ok]}")
 
 
-GATES = [("existing-janus", existing_janus), ("janus-refusals", janus_refusals)]
+GATES = [("existing-janus", existing_janus), ("simulcast-loss", simulcast_loss), ("janus-refusals", janus_refusals)]
 
 def main():
     chosen = choose("janus", [name for name, _ in GATES])

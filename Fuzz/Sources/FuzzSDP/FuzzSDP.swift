@@ -1,6 +1,7 @@
 // libFuzzer target for SDPWire: any text either fails to parse with an SDPError, or parses to a
 // description that serializes to text which parses back to the same value (and the same text).
-// Answering it and reading it as a trickled candidate must not crash either.
+// Answering it, reading it as a trickled candidate, and reading its sections' simulcast lines
+// (a=rid, a=simulcast) must not crash either; what those read writes back as it read.
 import SDPWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -23,6 +24,17 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     precondition(reparsed == description, "parse → serialize → parse changed the description")
     precondition(reparsed.serialize() == written, "serialize is not stable")
+
+    for section in description.media {
+        for rid in section.rids {
+            precondition((try? RIDDescription(sdpValue: rid.sdpValue)) == rid, "a=rid round trip changed it")
+        }
+        if let simulcast = section.simulcast, !simulcast.sdpValue.isEmpty {
+            precondition(
+                (try? SimulcastDescription(sdpValue: simulcast.sdpValue)) == simulcast,
+                "a=simulcast round trip changed it")
+        }
+    }
 
     let transport = LocalTransport(
         iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",

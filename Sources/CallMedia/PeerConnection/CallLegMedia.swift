@@ -165,12 +165,15 @@ final class CallLegMedia: Sendable {
         var packets: [RTCPPacket] = []
         var reporting: [TransceiverMedia] = []
         for media in medias {
-            guard let sender = media.sender, let report = sender.senderReport(nowMicros: now, ntp: ntp) else {
-                continue
+            // One report per stream: a simulcast screen's layers each have theirs.
+            var reported = false
+            for sender in media.senders {
+                guard let report = sender.senderReport(nowMicros: now, ntp: ntp) else { continue }
+                packets.append(.senderReport(report))
+                packets.append(.sourceDescription(SourceDescription(source: sender.configuration.ssrc, cname: cname)))
+                reported = true
             }
-            packets.append(.senderReport(report))
-            packets.append(.sourceDescription(SourceDescription(source: sender.configuration.ssrc, cname: cname)))
-            reporting.append(media)
+            if reported { reporting.append(media) }
         }
         if !packets.isEmpty, let bytes = try? RTCPCompound.serialize(packets), transport.sendRTCP(bytes) {
             for media in reporting { media.rtcp?.senderReportSent(compactNTP: ntp.compact, nowMicros: now) }

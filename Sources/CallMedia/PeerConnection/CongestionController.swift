@@ -167,7 +167,7 @@ final class CongestionController: Sendable {
     func statistics(medias: [TransceiverMedia], nowMicros: Int64) -> CongestionStatistics {
         let estimate = estimator.withLock { $0.snapshot(nowMicros: nowMicros) }
         let pacing = pacer.snapshot()
-        let senders = medias.compactMap(\.sender)
+        let senders = medias.flatMap(\.senders)
         return CongestionStatistics(
             targetBitrate: estimate.targetBitrate, limitedBy: estimate.limitedBy, estimate: estimate,
             rtxSent: senders.reduce(0) { $0 + $1.counters.rtxPacketsSent },

@@ -47,15 +47,43 @@ extension PeerConnection {
         -> (PeerConnectionStatistics.Sent, PeerConnectionStatistics.Feedback?)
     {
         var sent = PeerConnectionStatistics.Sent()
-        let c = sender.counters
-        sent.packets = c.packetsSent
-        sent.framesSent = c.framesSent
-        sent.bytes = c.bytesSent
-        sent.rtxPackets = c.rtxPacketsSent
-        sent.sendFailures = c.sendFailures
-        sent.rtxRefused = c.rtxRefused
-        sent.rtxTooSoon = sender.history.counters.tooSoon
-        if let encoder = media.encoder {
+        // A simulcast screen's frame and encoder figures are its best layer's that is on.
+        let encoders = media.encoders
+        let shown = encoders.firstIndex(where: \.isActive) ?? 0
+        sent.framesSent = (shown < media.senders.count ? media.senders[shown] : sender).counters.framesSent
+        for stream in media.senders {
+            let c = stream.counters
+            sent.packets += c.packetsSent
+            sent.bytes += c.bytesSent
+            sent.rtxPackets += c.rtxPacketsSent
+            sent.sendFailures += c.sendFailures
+            sent.rtxRefused += c.rtxRefused
+            sent.rtxTooSoon += stream.history.counters.tooSoon
+        }
+        let rids = media.layerRIDs
+        if !rids.isEmpty {
+            for (index, stream) in media.senders.enumerated() where index < rids.count {
+                var layer = PeerConnectionStatistics.Layer()
+                let c = stream.counters
+                layer.rid = rids[index]
+                layer.packets = c.packetsSent
+                layer.bytes = c.bytesSent
+                layer.rtxPackets = c.rtxPacketsSent
+                layer.nacksReceived = c.nacksReceived
+                layer.framesSent = c.framesSent
+                if index < encoders.count {
+                    let e = encoders[index].counters
+                    layer.active = e.active
+                    layer.width = e.width
+                    layer.height = e.height
+                    layer.framesEncoded = e.framesEncoded
+                    layer.keyframes = e.keyframes
+                    layer.targetBitrate = e.targetBitrate
+                }
+                sent.layers.append(layer)
+            }
+        }
+        if let encoder = shown < encoders.count ? encoders[shown] : nil {
             let e = encoder.counters
             sent.framesEncoded = e.framesEncoded
             sent.keyframesEncoded = e.keyframes

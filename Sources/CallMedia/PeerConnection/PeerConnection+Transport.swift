@@ -133,8 +133,14 @@ extension PeerConnection {
                     rtxPayloadType: settled.rtxPayloadType, extensions: settled.extensions, feedback: settled.feedback,
                     sendSSRC: sends ? transceiver.localSSRC : nil,
                     sendRTXSSRC: sends && settled.rtxPayloadType != nil ? transceiver.localRTXSSRC : nil,
-                    remoteSSRC: settled.remoteSSRC, remoteRTXSSRC: settled.remoteRTXSSRC),
+                    remoteSSRC: settled.remoteSSRC, remoteRTXSSRC: settled.remoteRTXSSRC,
+                    simulcastRIDs: sends ? settled.simulcastRIDs : []),
                 media: media)
+            if sends, transceiver.simulcastRIDs.count > 1, settled.simulcastRIDs.isEmpty {
+                logger.notice(
+                    "the answer did not take simulcast for mid \(mid): one stream goes out, not \(transceiver.simulcastRIDs.count) layers",
+                    ["rtp.mid": mid])
+            }
             midExtension = midExtension ?? settled.extensions.mid
             if settled.direction.receives {
                 entries.append(
@@ -158,6 +164,7 @@ extension PeerConnection {
     static func sameMedia(_ a: SessionNegotiation.Media, _ b: SessionNegotiation.Media) -> Bool {
         a.direction == b.direction && a.codec == b.codec && a.payloadType == b.payloadType
             && a.rtxPayloadType == b.rtxPayloadType && a.extensions == b.extensions
+            && a.simulcastRIDs == b.simulcastRIDs
             && (a.remoteSSRC == b.remoteSSRC || a.remoteSSRC == nil || b.remoteSSRC == nil)
     }
 

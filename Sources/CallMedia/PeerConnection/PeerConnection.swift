@@ -126,13 +126,17 @@ public actor PeerConnection {
 
     /// Adds a transceiver: before the first offer or answer, or later for a renegotiation (the
     /// next `createOffer` adds its section). `trackID` names what it sends in `a=msid`.
+    /// `simulcast` (video that sends): the layers' RIDs, best first (`Transceiver.screenLayers`),
+    /// offered with `a=rid` and `a=simulcast`; an answer that takes fewer than two gets one stream.
     @discardableResult
     public func addTransceiver(
         kind: Transceiver.Kind, direction: MediaDirection,
-        trackID: String? = nil
+        trackID: String? = nil, simulcast: [String] = []
     ) throws(PeerConnectionError) -> Transceiver {
         try requireOpen()
-        let transceiver = Transceiver(index: transceivers.count, kind: kind, direction: direction, trackID: trackID)
+        let transceiver = Transceiver(
+            index: transceivers.count, kind: kind, direction: direction, trackID: trackID,
+            simulcastRIDs: direction.sends ? simulcast : [])
         transceivers.append(transceiver)
         return transceiver
     }
@@ -468,7 +472,7 @@ public actor PeerConnection {
     /// Changes the send policy of a sending video transceiver from its next frame; nothing is
     /// renegotiated.
     public func setPolicy(_ policy: ScreenSendPolicy, on transceiver: Transceiver) {
-        transceiver.media?.encoder?.setPolicy(policy)
+        for encoder in transceiver.media?.encoders ?? [] { encoder.setPolicy(policy) }
     }
 
     /// New limits for a sending video transceiver's encoder from its next frame: a camera capped
@@ -527,7 +531,7 @@ public actor PeerConnection {
 
     /// Asks the encoder of a sending video transceiver for a keyframe (the watchdog's first rung).
     public func requestKeyframe(on transceiver: Transceiver) {
-        transceiver.media?.encoder?.requestKeyframe()
+        for encoder in transceiver.media?.encoders ?? [] { encoder.requestKeyframe() }
     }
 
     // MARK: Close
@@ -556,7 +560,8 @@ public actor PeerConnection {
         guard transceiver.direction.sends else { return nil }
         return LocalTrack(
             streamID: configuration.streamID, trackID: transceiver.trackID,
-            ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname)
+            ssrc: transceiver.localSSRC, rtxSSRC: transceiver.localRTXSSRC, cname: configuration.cname,
+            rids: transceiver.simulcastRIDs)
     }
 
     static func origin() -> Origin {

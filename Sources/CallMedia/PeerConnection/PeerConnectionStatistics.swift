@@ -4,7 +4,26 @@ import WebRTCTransport
 /// A snapshot of one peer connection's figures (`PeerConnection.statistics()`): counts since the
 /// start, read from the media threads' counters; rates are the reader's business.
 public struct PeerConnectionStatistics: Sendable {
+    /// One simulcast layer of a screen we send.
+    public struct Layer: Sendable, Equatable {
+        public var rid = ""
+        public var active = true
+        public var width = 0
+        public var height = 0
+        public var framesEncoded = 0
+        public var framesSent = 0
+        public var keyframes = 0
+        public var packets = 0
+        public var bytes = 0
+        public var rtxPackets = 0
+        public var nacksReceived = 0
+        public var targetBitrate = 0
+    }
+
     public struct Sent: Sendable, Equatable {
+        /// A simulcast screen's layers, best first (empty without simulcast). The figures above
+        /// count every layer's packets and bytes; the encoder's are the best layer's.
+        public var layers: [Layer] = []
         public var packets = 0
         public var bytes = 0
         public var rtxPackets = 0

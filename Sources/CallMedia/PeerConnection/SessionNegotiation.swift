@@ -42,6 +42,9 @@ public struct SessionNegotiation: Sendable {
         /// The SSRCs the peer announced for this section (`a=ssrc`, `a=ssrc-group:FID`), if any.
         public var remoteSSRC: UInt32?
         public var remoteRTXSSRC: UInt32?
+        /// The simulcast layers we send, best first, by RID: those of our offer's `a=simulcast:send`
+        /// the answer's `a=simulcast:recv` took, with the RID extension negotiated. Empty: one stream.
+        public var simulcastRIDs: [String] = []
 
         public var videoCodec: VideoCodec? { codec == .h264 ? .h264 : codec == .vp8 ? .vp8 : nil }
     }
@@ -157,6 +160,9 @@ public struct SessionNegotiation: Sendable {
                         remoteSSRC: remoteSSRC, remoteRTXSSRC: remoteRTX)
                     break
                 }
+                if weOffered, direction.sends {
+                    chosen?.simulcastRIDs = Self.simulcastRIDs(offered: offered, answer: section)
+                }
                 guard let chosen else {
                     throw Failure(
                         description:
@@ -179,6 +185,18 @@ public struct SessionNegotiation: Sendable {
         return SessionNegotiation(transport: transport, media: media)
     }
 
+    /// Our offered simulcast layers the answer receives, in our order (RFC 8853 §5.3: an answer
+    /// lists the streams it takes in `a=simulcast:recv`). None unless at least two are taken and
+    /// the answer keeps the RID extension, without which a layer's packets cannot be told apart.
+    static func simulcastRIDs(offered: MediaDescription, answer: MediaDescription) -> [String] {
+        guard let ours = offered.simulcast?.send, ours.count > 1, let theirs = answer.simulcast?.recv,
+            HeaderExtensionIDs(answer.extensions).rid != nil
+        else { return [] }
+        let taken = Set(theirs.map(\.rid))
+        let rids = ours.map(\.rid).filter { taken.contains($0) }
+        return rids.count > 1 ? rids : []
+    }
+
     /// The media SSRC and its RTX SSRC a section announces (FID group first, else its first SSRC).
     static func announcedSSRCs(_ section: MediaDescription) -> (UInt32?, UInt32?) {
         if let fid = section.ssrcGroups.first(where: { $0.semantics == "FID" }), fid.ssrcs.count >= 2 {
@@ -193,11 +211,19 @@ public struct HeaderExtensionIDs: Sendable, Equatable {
     public var mid: UInt8?
     public var absSendTime: UInt8?
     public var transportSequence: UInt8?
+    /// A simulcast layer's RID on its packets and on its retransmissions.
+    public var rid: UInt8?
+    public var repairedRID: UInt8?
 
-    public init(mid: UInt8? = nil, absSendTime: UInt8? = nil, transportSequence: UInt8? = nil) {
+    public init(
+        mid: UInt8? = nil, absSendTime: UInt8? = nil, transportSequence: UInt8? = nil, rid: UInt8? = nil,
+        repairedRID: UInt8? = nil
+    ) {
         self.mid = mid
         self.absSendTime = absSendTime
         self.transportSequence = transportSequence
+        self.rid = rid
+        self.repairedRID = repairedRID
     }
 
     init(_ maps: [ExtensionMap]) {
@@ -206,11 +232,15 @@ public struct HeaderExtensionIDs: Sendable, Equatable {
         }
         self.init(
             mid: id(ExtensionMap.sdesMid), absSendTime: id(ExtensionMap.absSendTime),
-            transportSequence: id(ExtensionMap.transportWideCC))
+            transportSequence: id(ExtensionMap.transportWideCC), rid: id(ExtensionMap.rtpStreamID),
+            repairedRID: id(ExtensionMap.repairedRTPStreamID))
     }
 
-    /// What a send stream on section `mid` stamps.
-    func sendExtensions(mid value: String) -> SendExtensions {
-        SendExtensions(mid: mid.map { ($0, value) }, absSendTimeID: absSendTime, transportSequenceID: transportSequence)
+    /// What a send stream on section `mid` stamps; a simulcast layer's also carry its `rid`.
+    func sendExtensions(mid value: String, rid layer: String? = nil) -> SendExtensions {
+        SendExtensions(
+            mid: mid.map { ($0, value) }, absSendTimeID: absSendTime, transportSequenceID: transportSequence,
+            rid: layer.flatMap { layer in rid.map { ($0, layer) } },
+            repairedRID: layer.flatMap { layer in repairedRID.map { ($0, layer) } })
     }
 }

@@ -30,9 +30,14 @@ public final class Transceiver: Sendable, CustomStringConvertible {
         /// The SSRCs the peer announced for what it sends us, if it announced any.
         public var remoteSSRC: UInt32?
         public var remoteRTXSSRC: UInt32?
+        /// The simulcast layers the answer took, best first (empty: one stream).
+        public var simulcastRIDs: [String] = []
 
         public var videoCodec: VideoCodec? { codec == .h264 ? .h264 : codec == .vp8 ? .vp8 : nil }
     }
+
+    /// A screen's three simulcast layers: full, half and a quarter of the size.
+    public static let screenLayers = ["h", "m", "l"]
 
     /// Position among the connection's transceivers.
     public let index: Int
@@ -42,9 +47,12 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     public var direction: MediaDirection { state.withLock { $0.direction } }
     /// The track id written into `a=msid` when this transceiver sends (e.g. "camera", "screen").
     public let trackID: String
-    /// The SSRCs written into our description for what we send.
+    /// The SSRCs written into our description for what we send (a simulcast section's best layer).
     let localSSRC: UInt32
     let localRTXSSRC: UInt32?
+    /// The RIDs of the simulcast layers this transceiver offers to send, best first (empty: one
+    /// stream). Video only.
+    public let simulcastRIDs: [String]
     private let state:
         Locked<(mid: String?, negotiated: Negotiated?, media: TransceiverMedia?, direction: MediaDirection)>
     /// Where the next sender on our SSRCs carries on numbering, once a sender has stopped (a
@@ -52,9 +60,10 @@ public final class Transceiver: Sendable, CustomStringConvertible {
     /// numbers from elsewhere would be refused by SRTP about half the time (an index it passed).
     private let sequences = Locked<(media: UInt16, rtx: UInt16)?>(nil)
 
-    init(index: Int, kind: Kind, direction: MediaDirection, trackID: String? = nil) {
+    init(index: Int, kind: Kind, direction: MediaDirection, trackID: String? = nil, simulcastRIDs: [String] = []) {
         self.index = index
         self.kind = kind
+        self.simulcastRIDs = kind == .video && simulcastRIDs.count > 1 ? simulcastRIDs : []
         self.trackID = trackID ?? (kind == .video ? "screen" : "audio")
         state = Locked((nil, nil, nil, direction))
         localSSRC = .random(in: 1...UInt32.max)

@@ -37,8 +37,11 @@ package final class TransceiverMedia: Sendable {
 
     private struct Sending: Sendable {
         var source: (any VideoFrameSource)?
-        var queue: FrameQueue?
-        var encoder: VideoEncodingThread?
+        /// One queue and one encoder per layer (one for a stream without simulcast), best first.
+        var queues: [FrameQueue] = []
+        var encoders: [VideoEncodingThread] = []
+        /// A simulcast screen's split of its target over the layers.
+        var allocation: SimulcastAllocation?
         /// The bitrate the encoder was last told (the congestion controller's share) and the most
         /// it was configured with.
         var bitrate = 0
@@ -50,6 +53,9 @@ package final class TransceiverMedia: Sendable {
 
     let negotiated: SessionNegotiation.Media
     let kind: Transceiver.Kind
+    /// What we send on: the stream, or a simulcast screen's layers best first.
+    let senders: [RTPStreamSender]
+    /// The stream (a simulcast screen's best layer).
     let sender: RTPStreamSender?
     let rtcp: RTCPReceiver?
     /// Time from an honoured PLI/FIR to the keyframe that answered it.
@@ -78,23 +84,32 @@ package final class TransceiverMedia: Sendable {
         receivesWithNACK = Self.asksForRetransmissions(negotiated, kind: kind)
         counters.nacks = receivesWithNACK ? NACKGenerator() : nil
         receiving = Locked(counters)
-        let sendingSender: RTPStreamSender?
+        var senders: [RTPStreamSender] = []
         if negotiated.direction.sends {
             let isVideo = kind == .video
-            let sender = RTPStreamSender(
-                configuration: .init(
-                    ssrc: localSSRC, payloadType: negotiated.payloadType,
-                    clockRate: Int(negotiated.codec.clockRate),
-                    rtx: isVideo ? zip2(localRTXSSRC, negotiated.rtxPayloadType) : nil,
-                    extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid),
-                    keepsHistory: isVideo),
-                firstSequence: continuing?.media ?? .random(in: 0...0x7FFF),
-                firstRTXSequence: continuing?.rtx ?? .random(in: 0...0x7FFF),
-                writer: writer)
-            sendingSender = sender
-        } else {
-            sendingSender = nil
+            // A simulcast screen's lower layers take SSRCs of their own each time (the section
+            // announces none: their packets name their layer by RID).
+            let rids: [String?] = isVideo && negotiated.simulcastRIDs.count > 1 ? negotiated.simulcastRIDs : [nil]
+            for (index, rid) in rids.enumerated() {
+                let ssrc = index == 0 ? localSSRC : .random(in: 1...UInt32.max)
+                let rtxSSRC = index == 0 ? localRTXSSRC : .random(in: 1...UInt32.max)
+                senders.append(
+                    RTPStreamSender(
+                        configuration: .init(
+                            ssrc: ssrc, payloadType: negotiated.payloadType,
+                            clockRate: Int(negotiated.codec.clockRate),
+                            rtx: isVideo ? zip2(rtxSSRC, negotiated.rtxPayloadType) : nil,
+                            extensions: negotiated.extensions.sendExtensions(mid: negotiated.mid, rid: rid),
+                            keepsHistory: isVideo),
+                        firstSequence: index == 0
+                            ? continuing?.media ?? .random(in: 0...0x7FFF) : .random(in: 0...0x7FFF),
+                        firstRTXSequence: index == 0
+                            ? continuing?.rtx ?? .random(in: 0...0x7FFF) : .random(in: 0...0x7FFF),
+                        writer: writer))
+            }
         }
+        self.senders = senders
+        let sendingSender = senders.first
         sender = sendingSender
         if negotiated.direction.receives {
             if kind == .video, let codec = negotiated.videoCodec {
@@ -114,13 +129,13 @@ package final class TransceiverMedia: Sendable {
         }
         // The RTCP receiver's keyframe requests reach the encoder attached later.
         let box = sending
-        if let sendingSender {
+        if sendingSender != nil {
             let response = keyframeResponse
             rtcp = RTCPReceiver(
-                video: kind == .video ? sendingSender : nil,
+                video: kind == .video ? senders : [],
                 audioSSRC: kind == .audio ? localSSRC : nil
-            ) { ask in
-                let encoder = box.withLock { $0.encoder }
+            ) { ask, layer in
+                let encoder = box.withLock { $0.encoders.indices.contains(layer) ? $0.encoders[layer] : nil }
                 if encoder != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
                 switch ask {
                 case .keyframe: encoder?.requestKeyframe()
@@ -135,44 +150,74 @@ package final class TransceiverMedia: Sendable {
     // MARK: Sending
 
     /// Attaches a frame source: encoder thread, payloader and this stream's sender. Started at once
-    /// when the connection is up, else when it comes up.
+    /// when the connection is up, else when it comes up. A simulcast section gets one encoder per
+    /// layer (full, half and a quarter of the size), fed the same captured frames, each writing to
+    /// its layer's sender; the target is split over them (`SimulcastAllocation`).
     func attachVideo(_ source: any VideoFrameSource, settings: VideoEncodingThread.Settings) throws(PeerConnectionError)
     {
-        guard kind == .video, let sender, let codec = negotiated.videoCodec else {
+        guard kind == .video, !senders.isEmpty, let codec = negotiated.videoCodec else {
             throw .notSending("this transceiver does not send video")
         }
-        let queue = FrameQueue()
-        let payloader = Locked(VideoPayloader(codec: codec))
-        let clock = RTPClock(rate: 90_000)
         let logger = self.logger
         let response = keyframeResponse
         var settings = settings
         // Congestion control sets the target from its first second on; until then the encoder
         // starts where the estimate starts.
         settings.startBitrate = settings.startBitrate ?? CongestionController.startVideoBitrate
-        let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
-            do {
-                let units = try payloader.withLock { try $0.payload(frame) }
-                sender.send(
-                    units, timestamp: clock.timestamp(forMicros: captureMicros), nowMicros: Clocks.monotonicMicros())
-                if frame.isKeyframe { response.keyframeSent(nowMicros: Clocks.monotonicMicros()) }
-            } catch {
-                logger.warning("a frame could not be packetized: \(error)")
+        var allocation: SimulcastAllocation?
+        var layerRates: [Int?] = [settings.initialTarget]
+        if senders.count > 1 {
+            var split = SimulcastAllocation.screen(rids: negotiated.simulcastRIDs, maxBitrate: settings.bitrate)
+            layerRates = split.allocate(settings.initialTarget, nowMicros: Clocks.monotonicMicros())
+            allocation = split
+        }
+        var queues: [FrameQueue] = []
+        var encoders: [VideoEncodingThread] = []
+        for (index, sender) in senders.enumerated() {
+            let queue = FrameQueue()
+            let payloader = Locked(VideoPayloader(codec: codec))
+            let clock = RTPClock(rate: 90_000)
+            var layer = settings
+            if let allocation {
+                layer.sizeDivisor = allocation.layers[index].divisor
+                layer.bitrate = allocation.layers[index].maxBitrate
+                layer.startBitrate = layerRates[index] ?? allocation.layers[index].minBitrate
             }
+            let encoder = VideoEncodingThread(queue: queue, settings: layer, logger: logger) { frame, captureMicros in
+                do {
+                    let units = try payloader.withLock { try $0.payload(frame) }
+                    sender.send(
+                        units, timestamp: clock.timestamp(forMicros: captureMicros),
+                        nowMicros: Clocks.monotonicMicros())
+                    if frame.isKeyframe { response.keyframeSent(nowMicros: Clocks.monotonicMicros()) }
+                } catch {
+                    logger.warning("a frame could not be packetized: \(error)")
+                }
+            }
+            if layerRates[index] == nil { encoder.setActive(false) }
+            queues.append(queue)
+            encoders.append(encoder)
         }
         let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
-            guard s.encoder == nil else { throw .notSending("a video source is already attached") }
+            guard s.encoders.isEmpty else { throw .notSending("a video source is already attached") }
             s.source = source
-            s.queue = queue
-            s.encoder = encoder
+            s.queues = queues
+            s.encoders = encoders
+            s.allocation = allocation
             s.bitrate = settings.initialTarget
             s.maximumBitrate = settings.bitrate
             return s.started
         }
         if startNow {
-            encoder.start()
-            source.start { queue.push($0) }
+            for encoder in encoders { encoder.start() }
+            source.start(deliver: Self.fanOut(queues))
         }
+    }
+
+    /// Each captured frame to every layer's queue.
+    private static func fanOut(_ queues: [FrameQueue]) -> @Sendable (VideoFrame) -> Void {
+        if queues.count == 1 { return { [queue = queues[0]] in queue.push($0) } }
+        return { frame in for queue in queues { queue.push(frame) } }
     }
 
     /// Attaches an audio source (the tone, a microphone) through the Opus send thread, at
@@ -195,28 +240,28 @@ package final class TransceiverMedia: Sendable {
     func startSending() {
         let started = sending.withLock {
             s -> (
-                source: (any VideoFrameSource)?, queue: FrameQueue?, encoder: VideoEncodingThread?,
+                source: (any VideoFrameSource)?, queues: [FrameQueue], encoders: [VideoEncodingThread],
                 audio: AudioSendThread?
             )? in
             guard !s.started, !s.stopped else { return nil }
             s.started = true
-            return (s.source, s.queue, s.encoder, s.audio)
+            return (s.source, s.queues, s.encoders, s.audio)
         }
-        guard let (source, queue, encoder, audio) = started else { return }
-        encoder?.start()
+        guard let (source, queues, encoders, audio) = started else { return }
+        for encoder in encoders { encoder.start() }
         do { try audio?.start() } catch { logger.error("audio could not start: \(error)") }
-        if let source, let queue { source.start { queue.push($0) } }
+        if let source, !queues.isEmpty { source.start(deliver: Self.fanOut(queues)) }
     }
 
     /// Stops the source, the encoder and the audio thread; they do not start again.
     func stopSending() {
-        let (source, encoder, audio) = sending.withLock { s in
+        let (source, encoders, audio) = sending.withLock { s in
             s.started = false
             s.stopped = true
-            return (s.source, s.encoder, s.audio)
+            return (s.source, s.encoders, s.audio)
         }
         source?.stop()
-        encoder?.stop()
+        for encoder in encoders { encoder.stop() }
         audio?.stop()
     }
 
@@ -226,9 +271,14 @@ package final class TransceiverMedia: Sendable {
         audioReceiver?.stop()
     }
 
-    package var encoder: VideoEncodingThread? { sending.withLock { $0.encoder } }
+    /// The encoder (a simulcast screen's best layer's).
+    package var encoder: VideoEncodingThread? { sending.withLock { $0.encoders.first } }
+    /// Every layer's encoder, best first (one without simulcast).
+    package var encoders: [VideoEncodingThread] { sending.withLock { $0.encoders } }
+    /// The simulcast layers' RIDs, best first (empty: one stream).
+    var layerRIDs: [String] { senders.count > 1 ? negotiated.simulcastRIDs : [] }
     var audioSender: AudioSendThread? { sending.withLock { $0.audio } }
-    var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queue?.counters } }
+    var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queues.first?.counters } }
     var targetBitrate: Int { sending.withLock { $0.bitrate } }
     var maximumBitrate: Int { sending.withLock { $0.maximumBitrate } }
 
@@ -239,21 +289,36 @@ package final class TransceiverMedia: Sendable {
         let encoder = sending.withLock { s -> VideoEncodingThread? in
             s.maximumBitrate = maxBitrate
             s.bitrate = min(s.bitrate, maxBitrate)
-            return s.encoder
+            return s.encoders.count == 1 ? s.encoders.first : nil
         }
         encoder?.setLimits(maxBitrate: maxBitrate, maxLongSide: maxLongSide)
     }
 
     /// The congestion controller's share for this encoder; passed on when it moved by `step` or more.
+    /// A simulcast screen splits it over its layers each time (a layer may be switched off or
+    /// come back), and passes on each layer's rate that moved by `step`.
     func applyTargetBitrate(_ bitsPerSecond: Int, step: Double) {
-        let encoder = sending.withLock { s -> VideoEncodingThread? in
-            guard let encoder = s.encoder, s.bitrate > 0,
-                abs(Double(bitsPerSecond - s.bitrate)) >= step * Double(s.bitrate)
-            else { return nil }
+        let now = Clocks.monotonicMicros()
+        let changes = sending.withLock { s -> [(VideoEncodingThread, Int?)] in
+            guard !s.encoders.isEmpty, s.bitrate > 0 else { return [] }
+            if var allocation = s.allocation {
+                s.bitrate = bitsPerSecond
+                let rates = allocation.allocate(bitsPerSecond, nowMicros: now)
+                s.allocation = allocation
+                return Array(zip(s.encoders, rates))
+            }
+            guard abs(Double(bitsPerSecond - s.bitrate)) >= step * Double(s.bitrate) else { return [] }
             s.bitrate = bitsPerSecond
-            return encoder
+            return [(s.encoders[0], bitsPerSecond)]
         }
-        encoder?.setBitrate(bitsPerSecond)
+        for (encoder, rate) in changes {
+            guard let rate else {
+                encoder.setActive(false)
+                continue
+            }
+            encoder.setBitrate(rate)
+            encoder.setActive(true)
+        }
     }
 
     // MARK: Receiving

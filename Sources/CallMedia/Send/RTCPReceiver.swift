@@ -35,16 +35,20 @@ public final class RTCPReceiver: Sendable {
 
     private struct State {
         var figures = Figures()
-        var lastKeyframeMicros: Int64?
-        var keyframesAnswered: [Int64] = []
+        /// Per layer (0 for a stream without simulcast): the last keyframe asked, and those of
+        /// the last two seconds.
+        var lastKeyframeMicros: [Int: Int64] = [:]
+        var keyframesAnswered: [Int: [Int64]] = [:]
         var lastFIRSequence: [UInt32: UInt8] = [:]
         var heard = false
     }
 
-    private let video: RTPStreamSender?
-    private let videoSSRCs: Set<UInt32>
+    /// The video streams we send: one, or a simulcast screen's layers, best first.
+    private let video: [RTPStreamSender]
+    /// Each video SSRC (media and RTX) and the layer it belongs to.
+    private let videoLayers: [UInt32: Int]
     private let audioSSRC: UInt32?
-    private let requestKeyframe: @Sendable (KeyframeAsk) -> Void
+    private let requestKeyframe: @Sendable (KeyframeAsk, _ layer: Int) -> Void
     private let state = Locked(State())
     /// Our sender reports' compact NTP times, for RTT from LSR/DLSR (RFC 3550 §6.4.1).
     private let sentReports = Locked<[UInt32: Int64]>([:])
@@ -62,18 +66,31 @@ public final class RTCPReceiver: Sendable {
         case keyframeDidNotGetThrough
     }
 
+    /// `video`: the streams we send, one or a simulcast screen's layers (best first); a PLI, FIR
+    /// or NACK goes to the layer whose SSRC it names, and `requestKeyframe` hears which.
     public init(
-        video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable (KeyframeAsk) -> Void
+        video: [RTPStreamSender], audioSSRC: UInt32?,
+        requestKeyframe: @escaping @Sendable (KeyframeAsk, _ layer: Int) -> Void
     ) {
         self.video = video
-        var ssrcs: Set<UInt32> = []
-        if let video {
-            ssrcs.insert(video.configuration.ssrc); if let rtx = video.configuration.rtx { ssrcs.insert(rtx.ssrc) }
+        var layers: [UInt32: Int] = [:]
+        for (index, sender) in video.enumerated() {
+            layers[sender.configuration.ssrc] = index
+            if let rtx = sender.configuration.rtx { layers[rtx.ssrc] = index }
         }
-        videoSSRCs = ssrcs
+        videoLayers = layers
         self.audioSSRC = audioSSRC
         self.requestKeyframe = requestKeyframe
     }
+
+    /// One video stream (or none).
+    public convenience init(
+        video: RTPStreamSender?, audioSSRC: UInt32?, requestKeyframe: @escaping @Sendable (KeyframeAsk) -> Void
+    ) {
+        self.init(video: video.map { [$0] } ?? [], audioSSRC: audioSSRC) { ask, _ in requestKeyframe(ask) }
+    }
+
+    private var videoSSRCs: Dictionary<UInt32, Int>.Keys { videoLayers.keys }
 
     /// Remember that a sender report with this compact NTP time left at `nowMicros`.
     public func senderReportSent(compactNTP: UInt32, nowMicros: Int64) {
@@ -98,11 +115,13 @@ public final class RTCPReceiver: Sendable {
         firstHeard(packets, nowMicros: nowMicros)
         for packet in packets {
             switch packet {
-            case .pictureLossIndication(let pli) where videoSSRCs.contains(pli.mediaSSRC):
+            case .pictureLossIndication(let pli):
+                guard let layer = videoLayers[pli.mediaSSRC] else { continue }
                 state.withLock { $0.figures.pli += 1 }
-                keyframe(nowMicros: nowMicros)
+                keyframe(layer: layer, nowMicros: nowMicros)
             case .fullIntraRequest(let fir):
-                for entry in fir.entries where videoSSRCs.contains(entry.ssrc) {
+                for entry in fir.entries {
+                    guard let layer = videoLayers[entry.ssrc] else { continue }
                     // A FIR repeated with the same sequence number is one request (RFC 5104 §4.3.1.2).
                     let isNew = state.withLock { s -> Bool in
                         defer { s.lastFIRSequence[entry.ssrc] = entry.sequenceNumber }
@@ -110,13 +129,15 @@ public final class RTCPReceiver: Sendable {
                     }
                     if isNew {
                         state.withLock { $0.figures.fir += 1 }
-                        keyframe(nowMicros: nowMicros)
+                        keyframe(layer: layer, nowMicros: nowMicros)
                     }
                 }
-            case .genericNACK(let nack) where videoSSRCs.contains(nack.mediaSSRC):
+            case .genericNACK(let nack):
+                guard let layer = videoLayers[nack.mediaSSRC], video[layer].configuration.ssrc == nack.mediaSSRC
+                else { continue }
                 state.withLock { $0.figures.nacks += 1 }
                 let rtt = state.withLock { $0.figures.rttMs }.map { Int64($0 * 1000) }
-                video?.retransmit(nack.lostSequenceNumbers, nowMicros: nowMicros, rttMicros: rtt)
+                video[layer].retransmit(nack.lostSequenceNumbers, nowMicros: nowMicros, rttMicros: rtt)
             case .receiverReport(let rr):
                 apply(rr.reports, nowMicros: nowMicros)
             case .senderReport(let sr):
@@ -129,13 +150,13 @@ public final class RTCPReceiver: Sendable {
         }
     }
 
-    /// The receiver's first RTCP: a keyframe, unless this very compound asks for one.
+    /// The receiver's first RTCP: a keyframe on every layer, unless this very compound asks for one.
     private func firstHeard(_ packets: [RTCPPacket], nowMicros: Int64) {
-        guard video != nil else { return }
+        guard !video.isEmpty else { return }
         let asks = packets.contains { packet in
             switch packet {
-            case .pictureLossIndication(let pli): return videoSSRCs.contains(pli.mediaSSRC)
-            case .fullIntraRequest(let fir): return fir.entries.contains { videoSSRCs.contains($0.ssrc) }
+            case .pictureLossIndication(let pli): return videoLayers[pli.mediaSSRC] != nil
+            case .fullIntraRequest(let fir): return fir.entries.contains { videoLayers[$0.ssrc] != nil }
             default: return false
             }
         }
@@ -144,27 +165,30 @@ public final class RTCPReceiver: Sendable {
             s.heard = true
             guard !asks else { return false }
             // A request right after it waits out the usual 300 ms; it is not one of the receiver's.
-            s.lastKeyframeMicros = nowMicros
+            for layer in video.indices { s.lastKeyframeMicros[layer] = nowMicros }
             s.figures.keyframeOnFirstReport = true
             return true
         }
-        if first { requestKeyframe(.keyframe) }
+        if first { for layer in video.indices { requestKeyframe(.keyframe, layer) } }
     }
 
-    private func keyframe(nowMicros: Int64) {
+    /// A receiver's request for `layer`, within that layer's own rate limit.
+    private func keyframe(layer: Int, nowMicros: Int64) {
         let ask = state.withLock { s -> KeyframeAsk? in
             // The first request always goes (subtracting from a `.min` sentinel overflowed and trapped).
-            s.keyframesAnswered.removeAll { nowMicros - $0 > 2_000_000 }
-            let interval = s.keyframesAnswered.count >= 2 ? Self.repeatedKeyframeInterval : Self.keyframeInterval
-            if let last = s.lastKeyframeMicros, nowMicros - last < interval { return nil }
-            let again = s.keyframesAnswered.count >= 2
-            s.lastKeyframeMicros = nowMicros
-            s.keyframesAnswered.append(nowMicros)
+            var answered = s.keyframesAnswered[layer] ?? []
+            answered.removeAll { nowMicros - $0 > 2_000_000 }
+            defer { s.keyframesAnswered[layer] = answered }
+            let interval = answered.count >= 2 ? Self.repeatedKeyframeInterval : Self.keyframeInterval
+            if let last = s.lastKeyframeMicros[layer], nowMicros - last < interval { return nil }
+            let again = answered.count >= 2
+            s.lastKeyframeMicros[layer] = nowMicros
+            answered.append(nowMicros)
             s.figures.keyframesAsked += 1
             if again { s.figures.smallerKeyframesAsked += 1 }
             return again ? .keyframeDidNotGetThrough : .keyframe
         }
-        if let ask { requestKeyframe(ask) }
+        if let ask { requestKeyframe(ask, layer) }
     }
 
     private func apply(_ reports: [ReceptionReport], nowMicros: Int64) {

@@ -15,6 +15,9 @@ public actor JanusWatchSession {
         public var target: JanusTarget
         /// Watch the publisher with this display name (nil: the first there).
         public var publisher: String?
+        /// Of a simulcast publisher's layers, this one (0 the smallest, 2 the largest; nil: the
+        /// largest there is).
+        public var substream: Int?
         /// How long to wait for a publisher to appear.
         public var waitForPublisher: Duration = .seconds(30)
         public var loopbackOnly = false
@@ -104,7 +107,8 @@ public actor JanusWatchSession {
     public func start() async throws -> String {
         let subscriber = try JanusSubscriber(target: options.target, loop: loop, logger: logger)
         self.subscriber = subscriber
-        let offer = try await subscriber.subscribe(display: options.publisher, wait: options.waitForPublisher)
+        let offer = try await subscriber.subscribe(
+            display: options.publisher, wait: options.waitForPublisher, substream: options.substream)
         var configuration = PeerConnection.Configuration(
             loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
         configuration.iceOptions = []  // the answer carries every candidate

@@ -26,14 +26,24 @@ extension ShareStatsLine {
         if video.nacksReceived > 0 { second += ", NACKs \(video.nacksReceived), RTX \(video.rtxSent)" }
         if let audio { second += String(format: ", audio %.0f dBFS", audio.levelDbfs) }
         if let watchdog { second += ", " + watchdog.statusText(now: t) }
+        var lines = [first, second]
+        // `  layers: h 1280×720 at 30 fps 1.1 Mbit/s, m 640×360 at 30 fps 420 kbit/s, l off`
+        if let layers = video.layers, !layers.isEmpty {
+            lines.append(
+                "  layers: "
+                    + layers.map { layer in
+                        layer.active
+                            ? "\(layer.rid) \(layer.width)×\(layer.height) at \(Int(layer.fpsSent.rounded())) fps \(Self.rate(kbps: layer.bitrateKbps))"
+                            : "\(layer.rid) off"
+                    }.joined(separator: ", "))
+        }
         guard let camera, video.content == "screen", camera.framesSent > 0 || !camera.device.isEmpty else {
-            return [first, second]
+            return lines
         }
         // `Camera: 480×360 at 30 fps, 420 kbit/s, capped beside the screen (Synthetic cam)`
         let cap = camera.capped ? ", capped beside the screen" : ""
         let device = camera.device.isEmpty ? "" : " (\(camera.device))"
-        return [
-            first, second,
+        return lines + [
             "Camera: \(camera.width)×\(camera.height) at \(Int(camera.fpsSent.rounded())) fps, "
                 + "\(Self.rate(kbps: camera.bitrateKbps))\(cap)\(device)"
         ]

@@ -55,9 +55,11 @@ final class ShareWatchdogLink: WatchdogProbe, WatchdogEffector {
         case .requestKeyframe:
             await connection.requestKeyframe(on: video)
         case .freshEncoder(_, let scale):
-            video.media?.encoder?.rebuildEncoder(scale: scale, forSeconds: Self.scaledSeconds)
+            for encoder in video.media?.encoders ?? [] {
+                encoder.rebuildEncoder(scale: scale, forSeconds: Self.scaledSeconds)
+            }
         case .restoreScale:
-            video.media?.encoder?.rebuildEncoder()
+            for encoder in video.media?.encoders ?? [] { encoder.rebuildEncoder() }
         case .newTransceiver, .rebuild, .shareAgain:
             throw Refused(
                 description: "a WHIP session keeps the sections of its first answer; stop and share again to start anew"

@@ -26,6 +26,9 @@ public actor WHIPShareSession {
         public var token: String?
         /// Publish into this Janus VideoRoom instead of the WHIP endpoint.
         public var janus: JanusTarget?
+        /// Send the screen as three simulcast layers (full, half and a quarter of the size), each
+        /// with its own encoder, SSRC and RTX; an endpoint whose answer does not take them gets one.
+        public var simulcast = false
         /// Offer only this codec (nil offers H.264 first, then VP8).
         public var codec: VideoCodec?
         public var width = 1920
@@ -83,6 +86,7 @@ public actor WHIPShareSession {
     private let logger: Logger
     private var running: Running?
     private var previousVideoBytes = 0
+    private var previousLayerBytes: [String: Int] = [:]
     private var previousCameraBytes = 0
     private var previousAudioBytes = 0
 
@@ -227,7 +231,7 @@ public actor WHIPShareSession {
         do {
             video = try await connection.addTransceiver(
                 kind: .video, direction: .sendonly,
-                trackID: options.screen ? "screen" : "camera")
+                trackID: options.screen ? "screen" : "camera", simulcast: screenLayers)
             camera =
                 options.screen && options.camera != nil
                 ? try await connection.addTransceiver(kind: .video, direction: .sendonly, trackID: "camera") : nil
@@ -271,7 +275,8 @@ public actor WHIPShareSession {
         let answer: String
         do {
             video = try await connection.addTransceiver(
-                kind: .video, direction: .sendonly, trackID: options.screen ? "screen" : "camera")
+                kind: .video, direction: .sendonly, trackID: options.screen ? "screen" : "camera",
+                simulcast: screenLayers)
             camera =
                 options.screen && options.camera != nil
                 ? try await connection.addTransceiver(kind: .video, direction: .sendonly, trackID: "camera") : nil
@@ -294,6 +299,9 @@ public actor WHIPShareSession {
             throw error
         }
     }
+
+    /// The screen's simulcast layers when asked for (a camera alone goes as one stream).
+    private var screenLayers: [String] { options.simulcast && options.screen ? Transceiver.screenLayers : [] }
 
     /// The endpoint's servers as ICE configuration: TURN entries need a username and credential;
     /// `turns:` becomes TLS, which the ICE agent says it cannot use.
@@ -420,6 +428,26 @@ public actor WHIPShareSession {
             stats.video.smallerKeyframes = sent.smallerKeyframes
             stats.video.bitrateKbps = Int(Double(sent.bytes - previousVideoBytes) * 8 / elapsed / 1000)
             previousVideoBytes = sent.bytes
+            if !sent.layers.isEmpty {
+                stats.video.layers = sent.layers.map { figures in
+                    var layer = ShareStats.Layer()
+                    layer.rid = figures.rid
+                    layer.active = figures.active
+                    layer.width = figures.width
+                    layer.height = figures.height
+                    layer.framesSent = figures.framesSent
+                    layer.keyframes = figures.keyframes
+                    layer.nacksReceived = figures.nacksReceived
+                    layer.rtxSent = figures.rtxPackets
+                    layer.targetKbps = figures.targetBitrate / 1000
+                    let before = previous?.video.layers?.first { $0.rid == figures.rid }
+                    layer.fpsSent = Double(figures.framesSent - (before?.framesSent ?? 0)) / elapsed
+                    layer.bitrateKbps = Int(
+                        Double(figures.bytes - (previousLayerBytes[figures.rid] ?? 0)) * 8 / elapsed / 1000)
+                    previousLayerBytes[figures.rid] = figures.bytes
+                    return layer
+                }
+            }
             stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
             stats.video.fpsSent = Double(stats.video.framesSent - (previous?.video.framesSent ?? 0)) / elapsed
         }

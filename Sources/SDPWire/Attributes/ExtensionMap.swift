@@ -20,6 +20,9 @@ public struct ExtensionMap: Hashable, Sendable {
     public static let absSendTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
     public static let transportWideCC = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
     public static let sdesMid = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    /// The RID of a simulcast layer's packets, and of its retransmissions (RFC 8852).
+    public static let rtpStreamID = "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
+    public static let repairedRTPStreamID = "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id"
 
     init(sdpValue value: Substring) throws(SDPError) {
         let parts = fields(value)

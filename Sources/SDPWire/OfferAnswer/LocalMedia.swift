@@ -33,6 +33,8 @@ public struct LocalTransport: Hashable, Sendable {
 }
 
 /// A track we send: its ids for `a=msid` and its SSRCs for `a=ssrc` and `a=ssrc-group:FID`.
+/// A simulcast track names its layers' RIDs instead (best first): `a=rid` and `a=simulcast`, and
+/// no `a=ssrc` lines, as browsers write it; its packets say their layer in the RID extension.
 public struct LocalTrack: Hashable, Sendable {
     public var streamID: String
     public var trackID: String
@@ -40,13 +42,18 @@ public struct LocalTrack: Hashable, Sendable {
     /// The RTX SSRC; written only when RTX is negotiated.
     public var rtxSSRC: UInt32?
     public var cname: String
+    /// Simulcast layers' RIDs, best first; empty for one stream.
+    public var rids: [String]
 
-    public init(streamID: String, trackID: String, ssrc: UInt32, rtxSSRC: UInt32? = nil, cname: String) {
+    public init(
+        streamID: String, trackID: String, ssrc: UInt32, rtxSSRC: UInt32? = nil, cname: String, rids: [String] = []
+    ) {
         self.streamID = streamID
         self.trackID = trackID
         self.ssrc = ssrc
         self.rtxSSRC = rtxSSRC
         self.cname = cname
+        self.rids = rids
     }
 }
 
@@ -73,6 +80,12 @@ extension MediaDescription {
     mutating func applyLocalTrack(_ track: LocalTrack, rtx: Bool) {
         let msid = MediaStreamID(streamID: track.streamID, trackID: track.trackID)
         msids = [msid]
+        guard track.rids.count < 2 else {
+            ssrcGroups = []
+            ssrcs = []
+            applySimulcast(sending: track.rids)
+            return
+        }
         var ssrcList = [track.ssrc]
         if rtx, let rtxSSRC = track.rtxSSRC {
             ssrcList.append(rtxSSRC)

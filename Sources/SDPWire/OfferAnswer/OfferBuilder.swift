@@ -4,7 +4,8 @@ import RTPWire
 /// with rtcp-mux, reduced-size RTCP and the header extensions we use.
 ///
 /// Payload types are given from 96 up in preference order (H.264 96, its RTX 97, VP8 98, RTX 99);
-/// Opus is 111 as in browsers. Extension ids: sdes:mid 1, abs-send-time 2, transport-cc 3.
+/// Opus is 111 as in browsers. Extension ids: sdes:mid 1, abs-send-time 2, transport-cc 3, and for
+/// a simulcast video track rtp-stream-id 4 and repaired-rtp-stream-id 5.
 public struct OfferBuilder: Hashable, Sendable {
     public var capabilities: CodecCapabilities
     public var transport: LocalTransport
@@ -32,7 +33,8 @@ public struct OfferBuilder: Hashable, Sendable {
 
     /// Header extension ids this offer uses.
     static let extensionIDs: [String: UInt16] = [
-        ExtensionMap.sdesMid: 1, ExtensionMap.absSendTime: 2, ExtensionMap.transportWideCC: 3
+        ExtensionMap.sdesMid: 1, ExtensionMap.absSendTime: 2, ExtensionMap.transportWideCC: 3,
+        ExtensionMap.rtpStreamID: 4, ExtensionMap.repairedRTPStreamID: 5
     ]
 
     public func offer() -> SessionDescription {
@@ -45,9 +47,13 @@ public struct OfferBuilder: Hashable, Sendable {
             guard let direction else { continue }
             let payloads = kind == .video ? videoPayloads() : audioPayloads()
             guard !payloads.isEmpty else { continue }
+            let simulcast = direction.sends && (track?.rids.count ?? 0) > 1
+            let uris =
+                capabilities.headerExtensions
+                + (simulcast ? [ExtensionMap.rtpStreamID, ExtensionMap.repairedRTPStreamID] : [])
             var section = MediaDescription(
                 kind: kind, formats: payloads.map { String($0.payloadType) }, mid: String(sections.count),
-                extensions: capabilities.headerExtensions.compactMap { uri in
+                extensions: uris.compactMap { uri in
                     OfferBuilder.extensionIDs[uri].map { ExtensionMap(id: $0, uri: uri) }
                 },
                 direction: direction, rtcpMux: true, rtcpReducedSize: true, payloads: payloads)

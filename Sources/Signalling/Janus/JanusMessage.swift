@@ -57,8 +57,9 @@ public enum JanusRequest: Sendable, Equatable {
     case publish(offer: String)
     case leave
     /// Subscribes to these publishers (Janus's multistream `join` as subscriber); Janus answers
-    /// with its offer.
-    case subscribe(room: JanusRoom, pin: String?, feeds: [Int])
+    /// with its offer. `substream`: of a simulcast publisher's layers, this one (0 the smallest,
+    /// 2 the largest; nil: the largest there is).
+    case subscribe(room: JanusRoom, pin: String?, feeds: [Int], substream: Int? = nil)
     /// Starts a subscription with our answer.
     case start(answer: String)
     /// The room's participants, publishers among them (answered at once, as `success`).
@@ -91,11 +92,16 @@ public enum JanusRequest: Sendable, Equatable {
         case .leave:
             object["janus"] = .string("message")
             object["body"] = .object(["request": .string("leave")])
-        case .subscribe(let room, let pin, let feeds):
+        case .subscribe(let room, let pin, let feeds, let substream):
             object["janus"] = .string("message")
             var body: [String: JSONValue] = [
                 "request": .string("join"), "ptype": .string("subscriber"), "room": room.json,
-                "streams": .array(feeds.map { .object(["feed": .int($0)]) })
+                "streams": .array(
+                    feeds.map { feed in
+                        .object(
+                            ["feed": .int(feed)].merging(substream.map { ["substream": .int($0)] } ?? [:]) { a, _ in a }
+                        )
+                    })
             ]
             if let pin { body["pin"] = .string(pin) }
             object["body"] = .object(body)

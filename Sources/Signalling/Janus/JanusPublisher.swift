@@ -115,16 +115,19 @@ public actor JanusSubscriber {
 
     /// Waits up to `wait` for a publisher in the room (named `display`, if given), subscribes to
     /// it and returns Janus's offer. On a failure the session is destroyed again.
-    public func subscribe(display: String? = nil, wait: Duration = .seconds(30)) async throws(Failure) -> String {
+    /// `substream` picks a simulcast publisher's layer (0 the smallest; nil: the largest).
+    public func subscribe(display: String? = nil, wait: Duration = .seconds(30), substream: Int? = nil)
+        async throws(Failure) -> String
+    {
         do {
-            return try await findAndSubscribe(display: display, wait: wait)
+            return try await findAndSubscribe(display: display, wait: wait, substream: substream)
         } catch {
             await session.close()
             throw error
         }
     }
 
-    private func findAndSubscribe(display: String?, wait: Duration) async throws(Failure) -> String {
+    private func findAndSubscribe(display: String?, wait: Duration, substream: Int?) async throws(Failure) -> String {
         let place = "Janus at \(redactedURL(target.url))"
         try await session.open()
         let handle = try await session.attach()
@@ -148,7 +151,7 @@ public actor JanusSubscriber {
         }
         publisher = found
         let attached = try await session.send(
-            .subscribe(room: target.room, pin: target.pin, feeds: [found!.id]), on: handle,
+            .subscribe(room: target.room, pin: target.pin, feeds: [found!.id], substream: substream), on: handle,
             what: "subscribing to \(found!.display ?? String(found!.id))")
         guard let jsep = attached.jsep, jsep.type == "offer" else {
             throw Failure(description: "\(place): subscribing: its reply carries no SDP offer")

@@ -27,12 +27,16 @@ public final class VideoEncodingThread: Sendable {
         /// lost the only keyframe recovers; many WHIP ingest servers want a regular GOP). Nil: none
         /// but the encoder's own (every 300 frames) and those asked for.
         public var keyframeIntervalMicros: Int64?
+        /// A simulcast layer's size against the source: 1 (full), 2 (half), 4 (a quarter), before
+        /// `maxLongSide` and the policy's own steps.
+        public var sizeDivisor: Int
 
         public init(
             factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
             policy: ScreenSendPolicy = .balanced, startBitrate: Int? = nil,
-            keyframeIntervalMicros: Int64? = Settings.defaultKeyframeIntervalMicros
+            keyframeIntervalMicros: Int64? = Settings.defaultKeyframeIntervalMicros, sizeDivisor: Int = 1
         ) {
+            self.sizeDivisor = max(1, sizeDivisor)
             self.factory = factory
             self.bitrate = bitrate
             self.maxLongSide = maxLongSide
@@ -77,6 +81,9 @@ public final class VideoEncodingThread: Sendable {
         public var framesDroppedForRate = 0
         /// Keyframes made because the keyframe interval had passed.
         public var periodicKeyframes = 0
+        /// False while switched off (a simulcast layer the estimate cannot carry): frames are
+        /// taken and nothing is encoded.
+        public var active = true
     }
 
     public typealias Output = @Sendable (EncodedFrame, _ captureMicros: Int64) -> Void
@@ -105,6 +112,8 @@ public final class VideoEncodingThread: Sendable {
         /// Fault injection (drills and tests): frames are taken but nothing comes out, as from a
         /// wedged encoder, until a fresh encoder is made.
         var stalled = false
+        /// Switched off (`setActive`): frames are taken and dropped.
+        var paused = false
     }
 
     public init(queue: FrameQueue, settings: Settings, logger: Logger, output: @escaping Output) {
@@ -195,6 +204,21 @@ public final class VideoEncodingThread: Sendable {
         control.withLock { ($0.settings.bitrate, $0.settings.maxLongSide) }
     }
 
+    /// Switches the encoder off (frames are taken and dropped; a simulcast layer the estimate
+    /// cannot carry) or on again, from a keyframe.
+    public func setActive(_ on: Bool) {
+        let changed = control.withLock { c -> Bool in
+            guard c.paused == on else { return false }
+            c.paused = !on
+            if on { c.keyframeWanted = true }
+            return true
+        }
+        guard changed else { return }
+        stats.withLock { $0.active = on }
+    }
+
+    public var isActive: Bool { control.withLock { !$0.paused } }
+
     /// A new policy from the next frame (no renegotiation: only size, rate and bitrate change).
     public func setPolicy(_ policy: ScreenSendPolicy) {
         control.withLock { $0.settings.policy = policy }
@@ -245,6 +269,11 @@ public final class VideoEncodingThread: Sendable {
                 isRepeat = true
             }
             guard let frame else { continue }
+            if control.withLock({ $0.paused }) {
+                if !isRepeat { stats.withLock { $0.framesIn += 1 } }
+                last = nil
+                continue
+            }
             let (settings, target, keyframe, rebuild, reduced, stalled) = control.withLock { c in
                 if let r = c.reducedScale, r.expired(now: Clocks.monotonicMicros()) {
                     c.reducedScale = nil; c.rebuild = true
@@ -264,7 +293,7 @@ public final class VideoEncodingThread: Sendable {
                 lastLongSide = settings.maxLongSide
             }
             let sourceLong = max(frame.width, frame.height)
-            let fittedLong = min(sourceLong, settings.maxLongSide)
+            let fittedLong = min(sourceLong / settings.sizeDivisor, settings.maxLongSide)
             let sourceWidth = sourceLong > fittedLong ? frame.width * fittedLong / sourceLong : frame.width
             let sourceHeight = sourceLong > fittedLong ? frame.height * fittedLong / sourceLong : frame.height
             var decision = shaper.update(

@@ -1,27 +1,51 @@
 import RTPWire
 import ShareCore
 
-/// The header extensions a stream stamps, by the ids the remote description gave them.
+/// The header extensions a stream stamps, by the ids the remote description gave them. A
+/// simulcast layer's packets carry its RID (`rid`); its retransmissions carry it as the repaired
+/// RID (`repairedRID`) instead (RFC 8852 §3).
 public struct SendExtensions: Sendable, Hashable {
     public var mid: (id: UInt8, value: String)?
     public var absSendTimeID: UInt8?
     public var transportSequenceID: UInt8?
+    public var rid: (id: UInt8, value: String)?
+    public var repairedRID: (id: UInt8, value: String)?
 
-    public init(mid: (id: UInt8, value: String)? = nil, absSendTimeID: UInt8? = nil, transportSequenceID: UInt8? = nil)
-    {
+    public init(
+        mid: (id: UInt8, value: String)? = nil, absSendTimeID: UInt8? = nil, transportSequenceID: UInt8? = nil,
+        rid: (id: UInt8, value: String)? = nil, repairedRID: (id: UInt8, value: String)? = nil
+    ) {
         self.mid = mid
         self.absSendTimeID = absSendTimeID
         self.transportSequenceID = transportSequenceID
+        self.rid = rid
+        self.repairedRID = repairedRID
+    }
+
+    /// What a retransmission on the RTX stream stamps: the repaired RID in place of the RID.
+    public var forRepair: SendExtensions {
+        var repair = self
+        repair.rid = nil
+        return repair
+    }
+
+    /// What a media packet stamps: the RID, not the repaired RID.
+    public var forMedia: SendExtensions {
+        var media = self
+        media.repairedRID = nil
+        return media
     }
 
     public static func == (a: Self, b: Self) -> Bool {
         a.mid?.id == b.mid?.id && a.mid?.value == b.mid?.value && a.absSendTimeID == b.absSendTimeID
-            && a.transportSequenceID == b.transportSequenceID
+            && a.transportSequenceID == b.transportSequenceID && a.rid?.id == b.rid?.id
+            && a.rid?.value == b.rid?.value && a.repairedRID?.id == b.repairedRID?.id
+            && a.repairedRID?.value == b.repairedRID?.value
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(mid?.id); hasher.combine(mid?.value); hasher.combine(absSendTimeID);
-        hasher.combine(transportSequenceID)
+        hasher.combine(transportSequenceID); hasher.combine(rid?.value); hasher.combine(repairedRID?.value)
     }
 }
 
@@ -131,7 +155,8 @@ public final class RTPStreamSender: Sendable {
                 marker: unit.marker, payloadType: configuration.payloadType, sequenceNumber: sequence,
                 timestamp: timestamp, ssrc: configuration.ssrc, payload: unit.payload)
             if configuration.keepsHistory { history.store(packet, sentMicros: nowMicros) }
-            let outgoing = OutgoingPacket(packet: packet, priority: priority, extensions: configuration.extensions)
+            let outgoing = OutgoingPacket(
+                packet: packet, priority: priority, extensions: configuration.extensions.forMedia)
             let ok = writer(outgoing, nowMicros)
             state.withLock { s in
                 if ok {
@@ -167,8 +192,11 @@ public final class RTPStreamSender: Sendable {
             } else {
                 packet = original
             }
+            // On the RTX stream a layer's RID goes as the repaired RID; resent as itself, as the RID.
             let outgoing = OutgoingPacket(
-                packet: packet, priority: .retransmission, extensions: configuration.extensions)
+                packet: packet, priority: .retransmission,
+                extensions: configuration.rtx == nil
+                    ? configuration.extensions.forMedia : configuration.extensions.forRepair)
             guard writer(outgoing, nowMicros) else {
                 state.withLock { $0.counters.rtxRefused += 1 }
                 continue

@@ -9,7 +9,8 @@ public final class TransportSequenceCounter: Sendable {
     public func take() -> UInt16 { next.wrappingAdd(1, ordering: .relaxed).oldValue }
 }
 
-/// The last send stage: stamps what belongs to the moment a packet leaves — MID, abs-send-time
+/// The last send stage: stamps what belongs to the moment a packet leaves — MID (and a simulcast
+/// layer's RID or repaired RID), abs-send-time
 /// and the transport-wide sequence number — serializes it and writes the bytes (to SRTP and ICE).
 /// The congestion controller hears of every packet with the time and size it left (the sent
 /// rate), and its transport-wide number when it has one, since feedback is matched by send time —
@@ -27,6 +28,10 @@ public enum TransportStamp {
             var elements: [HeaderExtensionElement] = []
             let ext = outgoing.extensions
             if let mid = ext.mid { elements.append(HeaderExtensionElement(id: mid.id, data: Array(mid.value.utf8))) }
+            if let rid = ext.rid { elements.append(HeaderExtensionElement(id: rid.id, data: Array(rid.value.utf8))) }
+            if let rid = ext.repairedRID {
+                elements.append(HeaderExtensionElement(id: rid.id, data: Array(rid.value.utf8)))
+            }
             if let id = ext.absSendTimeID {
                 elements.append(
                     HeaderExtensionElement(
