@@ -16,8 +16,10 @@ import Testing
         sharerOptions.screenHeight = 180
         sharerOptions.framesPerSecond = 15
         sharerOptions.loopbackOnly = true
+        sharerOptions.welcomeTimeout = .seconds(60)  // a hang guard: the run shares two cores
         var viewerOptions = CallSession.Options(invite: invite, name: "Vi")
         viewerOptions.loopbackOnly = true
+        viewerOptions.welcomeTimeout = .seconds(60)  // a hang guard: the run shares two cores
         let sharer = try CallSession(options: sharerOptions, loop: room.loop, logger: .disabled)
         let viewer = try CallSession(options: viewerOptions, loop: room.loop, logger: .disabled)
         try await sharer.start()

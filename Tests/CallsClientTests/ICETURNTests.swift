@@ -2,6 +2,7 @@ import CallsClient
 import Foundation
 import GLibLoop
 import ShareCore
+import TestSupport
 import Testing
 @testable import CallMedia
 @testable import Signalling
@@ -14,7 +15,8 @@ import Testing
         .enabled(if: TURNServerProcess.isInstalled, "coturn's turnserver is not installed"),
         arguments: [ICEAgent.TURNServer.Transport.udp, .tcp])
     func relayOnlyAgentConnectsThroughTURN(transport: ICEAgent.TURNServer.Transport) async throws {
-        let turn = try TURNServerProcess()
+        // Its start polls the listener for up to 10 s: on a thread of its own, not the pool's.
+        let turn = try await onPlainThread { try TURNServerProcess() }
         defer { turn.stop() }
         let loop = GLibLoop(name: "ice-turn-\(transport.rawValue)")
         defer { loop.stop() }

@@ -75,7 +75,7 @@ import Testing
     // MARK: 2. Per-socket output, caps, pongs
 
     @Test func aParticipantThatStopsReadingIsClosed() async throws {
-        var limits = RoomLimits()
+        var limits = RoomLimits.underTest
         limits.maxSocketOutputBytes = 1024 * 1024
         let running = try await TestRoomServer.start(limits: limits)
         let reader = try await joined(running, "Slow", receiveBuffer: 16 * 1024)  // p1, never reads again
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func aPeerThatNeverAnswersPingsIsClosed() async throws {
-        var limits = RoomLimits()
+        var limits = RoomLimits.underTest
         limits.keepaliveInterval = .seconds(1)
         limits.pongTimeout = .seconds(2)
         let running = try await TestRoomServer.start(limits: limits)
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func socketsFromOneAddressAreCapped() async throws {
-        var limits = RoomLimits()
+        var limits = RoomLimits.underTest
         limits.maxSocketsPerAddress = 2
         let running = try await TestRoomServer.start(limits: limits)
         let heads = try await onPlainThread { () -> [String] in
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func roomsAreCapped() async throws {
-        var limits = RoomLimits()
+        var limits = RoomLimits.underTest
         limits.maxRooms = 2
         let running = try await TestRoomServer.start(limits: limits)
         _ = try await running.server.addRoom(named: "second")

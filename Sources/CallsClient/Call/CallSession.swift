@@ -83,6 +83,8 @@ public actor CallSession {
         public var audioBitrate = AudioSendThread.defaultBitrate
         public var codec: VideoCodec?
         public var loopbackOnly = false
+        /// How long `start()` waits for the room's welcome once its socket is open.
+        public var welcomeTimeout: Duration = .seconds(10)
 
         public init(invite: String, name: String) {
             self.invite = invite
@@ -254,9 +256,12 @@ public actor CallSession {
             startScreen()
         }
         try await openSocket()
-        _ = await answered.wait(upTo: .seconds(10))
+        _ = await answered.wait(upTo: options.welcomeTimeout)
         if myID == nil, let error = errors.first { throw Failure(description: "the room refused us: \(error)") }
-        guard myID != nil else { throw Failure(description: "the room did not welcome us within 10 s") }
+        guard myID != nil else {
+            throw Failure(
+                description: "the room did not welcome us within \(options.welcomeTimeout.components.seconds) s")
+        }
     }
 
     /// The session, held weakly by its own driver: a session let go without `stop()` ends it.

@@ -15,7 +15,7 @@ public struct TestRoomServer: Sendable {
     public let invite: String
 
     public static func start(
-        room: String = "test", limits: RoomLimits = RoomLimits(), allowedOrigins: [String] = [],
+        room: String = "test", limits: RoomLimits = .underTest, allowedOrigins: [String] = [],
         stateFile: String? = nil, logger: Logger = .disabled
     ) async throws -> TestRoomServer {
         let client = try ClientFiles.bundled()
@@ -38,5 +38,15 @@ public struct TestRoomServer: Sendable {
     public func stop() async {
         await server.stop()
         loop.stop()
+    }
+}
+
+extension RoomLimits {
+    /// The server's limits with a join timeout that only guards against hangs: the whole test run
+    /// shares two cores, and a client's join has once arrived more than 10 s after its socket.
+    public static var underTest: RoomLimits {
+        var limits = RoomLimits()
+        limits.joinTimeout = .seconds(60)
+        return limits
     }
 }
