@@ -39,6 +39,7 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
 The gates run in this order on one call; naming some runs the ones before them too.
 """
 import asyncio
+import json
 import math
 import os
 import signal
@@ -341,6 +342,14 @@ async def gate_udp_outage(call):
            f"connections while UDP was dropped: {failed}; after it flowed again: {states}; connections renewed "
            f"(Ana, Cy, Bo) {renewed_before}→{renewed}; "
            + ", ".join(f"{k} {before[k]}→{outage_end[k]}→{now[k]}" for k in before))
+    if not ok:
+        # What each side of the pairs that did not come back knew at the end, for whoever reads this.
+        print("Ana's last line of Bo:", json.dumps(call.ana.peer("Bo"))[-2000:])
+        print("Ana's last line of Cy:", json.dumps(call.ana.peer("Cy"))[-1000:])
+        bo = await call.bo.state()
+        print("Bo's page of Ana:", json.dumps(await call.bo.peer("Ana"))[-2000:])
+        print("Bo's page, its last events:", json.dumps((bo.get("events") or [])[-25:])[-3000:])
+        print("Ana's output, its end:", call.ana.output()[-3000:])
 
 
 async def gate_share_off(call):
