@@ -95,6 +95,17 @@ import Testing
                 JanusRequest.subscribe(room: .number(5), pin: nil, feeds: [77], substream: 0).text(
                     transaction: "t", session: 1, handle: 2)))
         #expect(small["body"]?["streams"] == .array([.object(["feed": .int(77), "substream": .int(0)])]))
+        // Another layer of the subscribed video, later.
+        let layer = try #require(
+            JSONValue.parse(
+                JanusRequest.configure(mid: "0", substream: 1).text(transaction: "t", session: 1, handle: 2)))
+        #expect(
+            layer["body"]
+                == .object([
+                    "request": .string("configure"),
+                    "streams": .array([.object(["mid": .string("0"), "substream": .int(1)])])
+                ]))
+        #expect(layer["handle_id"] == .int(2) && layer["session_id"] == .int(1))
         let start = try #require(
             JSONValue.parse(JanusRequest.start(answer: "v=0").text(transaction: "t", session: 1, handle: 2)))
         #expect(start["jsep"]?["type"] == .string("answer") && start["body"]?["request"] == .string("start"))

@@ -4,13 +4,17 @@ with Janus's own API. The last line is "N passed, N failed".
 
   existing-janus   a room with a pin, made over Janus's HTTP API; `share --janus … --janus-room`
                    publishes the synthetic 1280x720 screen as simulcast (three layers: h, m, l)
-                   and the tone for 14 s; headless Chromium (janus.js from Debian's
+                   and the tone for 22 s; headless Chromium (janus.js from Debian's
                    libjs-janus-gateway) and `watch --janus` both subscribe to it (Janus gives them
                    the largest layer there is). Each decodes at least 150 frames of the screen and
-                   hears audio; a second `watch --janus --substream 0` decodes at least 100 frames
-                   of the smallest layer, at the l layer's size, smaller than the others'. The
-                   share's stats list the three layers, and at least two of them sent frames. The
-                   share exits 0 and, once it has ended, the room lists no publisher (it left).
+                   hears audio, and the watcher asks for the largest layer throughout. A second
+                   `watch --janus` has its downlink capped at 400 kbit/s once connected (an htb
+                   class on lo for its ICE port, a 40-packet queue): over its last 5 s it asks for
+                   the smallest layer (its own layer rule, from loss, freezes and queuing delay),
+                   decodes at least 15 fps (median) at the l layer's size, smaller than what the
+                   others decode. The share's stats list the three layers, and at least two of them
+                   sent frames. The share exits 0 and, once it has ended, the room lists no
+                   publisher (it left).
                    A watcher with the wrong pin is refused at once (Janus checks a subscriber's
                    pin only when there is a publisher to subscribe to).
   simulcast-loss   5 % of every UDP datagram lost at random (nftables, on the way in): `share --janus`
@@ -32,11 +36,12 @@ too: `--ice-interface j0`.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
 from lib.janus import Janus, JanusViewer
-from lib.network import clear_drops, drop_udp
+from lib.network import clear_drops, drop_udp, sh
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.ports import free_port
 from lib.processes import stop
@@ -50,76 +55,114 @@ def run(*args, timeout=60):
     return subprocess.run([SHARECTL, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
+def cap_downlink(port, kbit):
+    """What reaches UDP port `port` on 127.0.0.2 (one peer's side of its ICE pair with Janus)
+    through a `kbit` htb class with a short queue on lo; everything else unshaped."""
+    sh("tc qdisc replace dev lo root handle 1: htb default 10")
+    sh("tc class replace dev lo parent 1: classid 1:10 htb rate 10gbit")
+    sh(f"tc class replace dev lo parent 1: classid 1:20 htb rate {kbit}kbit ceil {kbit}kbit burst 16k")
+    sh("tc qdisc replace dev lo parent 1:20 handle 20: pfifo limit 40")
+    sh(f"tc filter replace dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.2/32 "
+       f"match ip dport {port} 0xffff flowid 1:20")
+
+
+def uncap_downlink():
+    subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
+
+
+def local_port(stats_path):
+    """The local port of a watcher's ICE pair on 127.0.0.2, from its stats file (None before)."""
+    try:
+        for line in reversed(open(stats_path).read().splitlines()):
+            match = re.match(r"127\.0\.0\.2:(\d+) ", json.loads(line).get("connection", {}).get("pair") or "")
+            if match:
+                return int(match.group(1))
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def existing_janus():
     name = "existing-janus"
     janus = Janus(name)
     janus.start()
     viewer = None
     share = None
+    watchers = []
     try:
         room = janus.create_room(pin=PIN)
         log = open(os.path.join(WORK, f"{name}.share.log"), "w")
         share = subprocess.Popen(
             [SHARECTL, "share", "--source", "synthetic", "--janus", janus.ws_url, "--janus-room", str(room),
-             "--pin", PIN, "--display", "Ann", "--ice-interface", "j0", "--size", "1280x720", "--duration", "14",
+             "--pin", PIN, "--display", "Ann", "--ice-interface", "j0", "--size", "1280x720", "--duration", "22",
              "--stats-json", os.path.join(WORK, f"{name}.share.jsonl")],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         viewer = JanusViewer(name, janus, room, PIN)
         page_up = viewer.open()
         stats = os.path.join(WORK, f"{name}.watch.jsonl")
-        small_stats = os.path.join(WORK, f"{name}.watch-small.jsonl")
-        small_log = open(os.path.join(WORK, f"{name}.watch-small.log"), "w")
-        small = subprocess.Popen(
-            [SHARECTL, "watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher", "Ann",
-             "--substream", "0", "--ice-interface", "j0", "--duration", "8", "--stats-json", small_stats],
-            stdout=small_log, stderr=subprocess.STDOUT, cwd=ROOT)
-        watch = run("watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher", "Ann",
-                    "--ice-interface", "j0", "--duration", "8", "--stats-json", stats)
+        capped_stats = os.path.join(WORK, f"{name}.watch-capped.jsonl")
+        for path in (stats, capped_stats):
+            watchers.append(subprocess.Popen(
+                [SHARECTL, "watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher",
+                 "Ann", "--ice-interface", "j0", "--duration", "18", "--stats-json", path, "--verbose"],
+                stdout=open(path.replace(".jsonl", ".log"), "w"), stderr=subprocess.STDOUT, cwd=ROOT))
+        # The second watcher's downlink capped once its pair (and so its port) is known.
+        capped_port = wait_for(lambda: local_port(capped_stats), 15)
+        if capped_port:
+            cap_downlink(capped_port, 400)
         # Janus checks a subscriber's pin when it subscribes, so only with a publisher there.
         wrong_pin = run("watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", "0000",
                         "--duration", "3")
         refused = [line for line in wrong_pin.stderr.splitlines() if line.startswith("sharectl:")]
+        codes = [process.wait(timeout=40) for process in watchers]
         lines = [json.loads(line) for line in open(stats) if line.strip()] if os.path.exists(stats) else []
         last = lines[-1] if lines else {}
         watched = last.get("video", {})
         heard = last.get("audio", {}).get("framesDecoded", 0)
-        small_code = small.wait(timeout=30)
-        small_lines = [json.loads(line) for line in open(small_stats) if line.strip()] if os.path.exists(small_stats) else []
-        small_video = small_lines[-1].get("video", {}) if small_lines else {}
+        capped = ([json.loads(line) for line in open(capped_stats) if line.strip()]
+                  if os.path.exists(capped_stats) else [])
+        capped_end = [line["video"] for line in capped[-5:] if "video" in line]
+        capped_fps = sorted(video.get("fps", 0) for video in capped_end)
         code = share.wait(timeout=40)
-        shared = [json.loads(line) for line in open(os.path.join(WORK, f"{name}.share.jsonl")) if line.strip()]
-        layers = shared[-1].get("video", {}).get("layers") or [] if shared else []
-        lowest = next((layer for line in reversed(shared) for layer in line["video"].get("layers") or []
-                       if layer["rid"] == "l" and layer["width"]), {})
         browser, browser_audio = viewer.video(), viewer.audio()
         left = wait_for(lambda: not janus.publishers(room, PIN), 5)
+        shared = [json.loads(line) for line in open(os.path.join(WORK, f"{name}.share.jsonl")) if line.strip()]
+        layers = shared[-1].get("video", {}).get("layers") or [] if shared else []
+        widths = {rid: {layer["width"] for line in shared for layer in line["video"].get("layers") or []
+                        if layer["rid"] == rid and layer["width"]} for rid in ("h", "m", "l")}
     finally:
-        if share and share.poll() is None:
-            stop(share)
+        uncap_downlink()
+        for process in [share, *watchers]:
+            if process and process.poll() is None:
+                stop(process)
         if viewer:
             viewer.close()
         janus.stop()
-    ok = (page_up and code == 0 and watch.returncode == 0 and browser.get("framesDecoded", 0) >= 150
+    capped_ok = (capped_port is not None and len(capped_end) == 5 and all(video.get("layer") == 0 for video in capped_end)
+                 and capped_fps[2] >= 15 and capped_end[-1].get("width") in widths["l"])
+    ok = (page_up and code == 0 and codes == [0, 0] and browser.get("framesDecoded", 0) >= 150
           and browser_audio.get("packetsReceived", 0) > 0 and watched.get("framesDecoded", 0) >= 150
           and heard > 0 and last.get("publisher") == "Ann" and left and wrong_pin.returncode == 1
           and len(refused) == 1 and "wrong pin" in refused[0]
           and [layer["rid"] for layer in layers] == ["h", "m", "l"]
           and sum(1 for layer in layers if layer["framesSent"] > 0) >= 2
-          and small_code == 0 and small_video.get("framesDecoded", 0) >= 100
-          and small_video.get("width") == lowest.get("width")
-          and small_video.get("width", 0) < min(watched.get("width") or 0, browser.get("frameWidth") or 0))
+          and all(line.get("video", {}).get("layer") == 2 for line in lines)
+          and capped_ok and capped_end[-1].get("width", 0) < min(watched.get("width") or 0,
+                                                                   browser.get("frameWidth") or 0))
     record(name, ok,
-           f"share exit {code}; Chromium decoded {browser.get('framesDecoded', 0)} frames at "
-           f"{browser.get('frameWidth')}x{browser.get('frameHeight')} ({browser.get('codec')}), "
-           f"{browser_audio.get('packetsReceived', 0)} audio packets; watch exit {watch.returncode}, decoded "
-           f"{watched.get('framesDecoded', 0)} frames at {watched.get('width')}x{watched.get('height')}, "
-           f"{heard} audio frames, publisher {last.get('publisher')!r}; room empty after: {left}; a watcher with "
-           f"the wrong pin: exit {wrong_pin.returncode} {refused!r}; layers at the end "
-           f"{[(layer['rid'], layer['active'], layer['width'], layer['framesSent']) for layer in layers]}; "
-           f"watch --substream 0: exit {small_code}, decoded {small_video.get('framesDecoded', 0)} frames at "
-           f"{small_video.get('width')}x{small_video.get('height')} (the l layer: {lowest.get('width')} wide)")
+           f"share exit {code}; Chromium decoded {browser.get('framesDecoded', 0)} frames, at "
+           f"{browser.get('frameWidth')}x{browser.get('frameHeight')} at the end ({browser.get('codec')}), "
+           f"{browser_audio.get('packetsReceived', 0)} audio packets; watch exit {codes[:1]}, decoded "
+           f"{watched.get('framesDecoded', 0)} frames, at {watched.get('width')}x{watched.get('height')} at the end, "
+           f"layers asked {sorted({line.get('video', {}).get('layer') for line in lines}, key=str)}, "
+           f"{heard} audio frames, publisher {last.get('publisher')!r}; the watcher capped at 400 kbit/s (port "
+           f"{capped_port}): exit "
+           f"{codes[1:]}, its last 5 s: layers {[video.get('layer') for video in capped_end]}, fps {capped_fps}, "
+           f"{capped_end[-1].get('width') if capped_end else None} wide (the layers' widths: {widths}); room empty "
+           f"after: {left}; a watcher with the wrong pin: exit {wrong_pin.returncode} {refused!r}; layers at the end "
+           f"{[(layer['rid'], layer['active'], layer['width'], layer['framesSent']) for layer in layers]}")
     if not ok:
-        print(watch.stdout[-1500:], watch.stderr[-1500:])
+        print(open(capped_stats.replace(".jsonl", ".log")).read()[-2500:])
         print(open(os.path.join(WORK, f"{name}.share.log")).read()[-2000:])
         print(json.dumps(viewer.page() if viewer else {})[-1500:])
 

@@ -132,6 +132,7 @@ extension PeerConnection {
         received.rtxPackets = r.rtxPackets
         received.packetsLost = r.reception?.cumulativeLost ?? 0
         received.jitterMs = r.reception?.jitterMilliseconds
+        received.queuingDelayMs = r.delay?.queuingMilliseconds
         received.senderReports = r.senderReports
         received.receiverReportsSent = r.receiverReportsSent
         received.plisSent = r.plisSent

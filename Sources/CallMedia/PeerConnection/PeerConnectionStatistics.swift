@@ -79,6 +79,9 @@ public struct PeerConnectionStatistics: Sendable {
     }
 
     public struct Received: Sendable, Equatable {
+        /// Video: how much the path's queue holds now, from the packets' arrival against their RTP
+        /// times (`ArrivalDelay`).
+        public var queuingDelayMs: Double?
         public var packets = 0
         public var bytes = 0
         public var rtxPackets = 0

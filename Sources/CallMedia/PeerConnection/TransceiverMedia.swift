@@ -26,6 +26,8 @@ package final class TransceiverMedia: Sendable {
         var receiverReportsSent = 0
         var plisSent = 0
         var reception: ReceptionStatistics?
+        /// The queue on the path of the video we receive (`ArrivalDelay`).
+        var delay: ArrivalDelay?
         var remoteRTXSSRC: UInt32?
         var keyframes = KeyframeRequestPolicy()
         /// Video whose section negotiated `nack` (RFC 4585): the missing packets to ask again for.
@@ -348,7 +350,12 @@ package final class TransceiverMedia: Sendable {
             if r.reception?.ssrc != packet.ssrc {
                 r.reception = ReceptionStatistics(ssrc: packet.ssrc, clockRate: Int(negotiated.codec.clockRate))
                 if r.nacks != nil { r.nacks = NACKGenerator() }  // a new stream: nothing of the old is missing
+                r.delay = nil
             }
+            // The stream's first packet starts the delay reading (an announced SSRC has its
+            // reception statistics from the start).
+            if r.delay == nil, kind == .video { r.delay = ArrivalDelay(clockRate: Int(negotiated.codec.clockRate)) }
+            r.delay?.received(timestamp: packet.timestamp, arrivalMicros: nowMicros)
             r.nacks?.received(packet.sequenceNumber, nowMicros: nowMicros)
             r.reception?.received(
                 sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, bytes: size,

@@ -15,8 +15,8 @@ public actor JanusWatchSession {
         public var target: JanusTarget
         /// Watch the publisher with this display name (nil: the first there).
         public var publisher: String?
-        /// Of a simulcast publisher's layers, this one (0 the smallest, 2 the largest; nil: the
-        /// largest there is).
+        /// Of a simulcast publisher's layers, this one (0 the smallest, 2 the largest). Nil: the
+        /// largest at first, then the layer the receive figures carry (`SubscriberLayerRule`).
         public var substream: Int?
         /// How long to wait for a publisher to appear.
         public var waitForPublisher: Duration = .seconds(30)
@@ -46,6 +46,9 @@ public actor JanusWatchSession {
         public var plisSent = 0
         public var audioFramesDecoded = 0
         public var audioLevelDbfs: Double?
+        /// The simulcast layer asked of Janus (0 the smallest), and how much the path's queue holds.
+        public var layer: Int?
+        public var queuingDelayMs: Double?
 
         public init() {}
 
@@ -57,7 +60,7 @@ public actor JanusWatchSession {
                 : "\(width)×\(height) at \(Int(fps.rounded())) fps, \(videoKbps) kbit/s (\(codec ?? "?"))"
             let audio = audioFramesDecoded == 0 ? "no audio" : "audio \(Int((audioLevelDbfs ?? -127).rounded())) dBFS"
             return "Watching \(publisher): \(video); \(audio); \(framesDecoded) frames decoded, lost \(packetsLost), "
-                + "NACKs \(nacksSent), PLIs \(plisSent)"
+                + "NACKs \(nacksSent), PLIs \(plisSent)\(layer.map { ", layer \($0)" } ?? "")"
         }
 
         /// The `--stats-json` line.
@@ -68,6 +71,8 @@ public actor JanusWatchSession {
                 "packetsLost": packetsLost, "nacksSent": nacksSent, "plisSent": plisSent
             ]
             if let codec { video["codec"] = codec }
+            if let layer { video["layer"] = layer }
+            if let queuingDelayMs { video["queuingDelayMs"] = (queuingDelayMs * 10).rounded() / 10 }
             var audio: [String: Any] = ["framesDecoded": audioFramesDecoded]
             if let audioLevelDbfs { audio["levelDbfs"] = (audioLevelDbfs * 10).rounded() / 10 }
             var connection: [String: Any] = ["state": state]
@@ -93,7 +98,9 @@ public actor JanusWatchSession {
     private var connection: PeerConnection?
     private var subscriber: JanusSubscriber?
     private var started: Int64 = 0
-    private var previous: (t: Double, frames: Int, bytes: Int)?
+    private var previous: (t: Double, frames: Int, bytes: Int, packets: Int, lost: Int)?
+    /// Which layer to ask for, unless `Options.substream` fixed one.
+    private var layers: SubscriberLayerRule?
 
     public init(options: Options, loop: GLibLoop, logger: Logger) {
         self.options = options
@@ -137,7 +144,8 @@ public actor JanusWatchSession {
             throw error
         }
         started = Clocks.monotonicMicros()
-        previous = (0, 0, 0)  // the first second's rates count from the connection
+        previous = (0, 0, 0, 0, 0)  // the first second's rates count from the connection
+        layers = options.substream == nil ? SubscriberLayerRule() : nil
         let publisher = await subscriber.publisher
         return publisher.map { $0.display ?? String($0.id) } ?? "?"
     }
@@ -167,18 +175,45 @@ public actor JanusWatchSession {
             figures.packetsLost = received.packetsLost
             figures.nacksSent = received.nacksSent
             figures.plisSent = received.plisSent
+            figures.queuingDelayMs = received.queuingDelayMs
             if let previous, figures.t > previous.t {
                 let elapsed = figures.t - previous.t
                 figures.fps = Double(received.framesDecoded - previous.frames) / elapsed
                 figures.videoKbps = Int(Double(received.bytes - previous.bytes) * 8 / elapsed / 1000)
+                if var rule = layers, let mid = video.mid {
+                    let second = SubscriberLayerRule.Second(
+                        nowMicros: Clocks.monotonicMicros(), packets: received.packets - previous.packets,
+                        lost: received.packetsLost - previous.lost,
+                        framesDecoded: received.framesDecoded - previous.frames,
+                        queuingDelayMs: received.queuingDelayMs)
+                    if let next = rule.update(second) { await ask(layer: next, mid: mid, after: second) }
+                    layers = rule
+                }
             }
-            previous = (figures.t, received.framesDecoded, received.bytes)
+            previous = (figures.t, received.framesDecoded, received.bytes, received.packets, received.packetsLost)
         }
+        figures.layer = layers?.layer ?? options.substream
         if let audio = statistics.transceiver(.audio)?.received {
             figures.audioFramesDecoded = audio.audioFramesDecoded
             figures.audioLevelDbfs = audio.audioLevelDbfs
         }
         return figures
+    }
+
+    /// Asks Janus for `layer`; a refusal is logged, and the rule's choice stands for the next try.
+    private func ask(layer: Int, mid: String, after second: SubscriberLayerRule.Second) async {
+        logger.notice(
+            "asking Janus for simulcast layer \(layer)",
+            [
+                "video.layer": "\(layer)", "video.lost": "\(second.lost)/\(second.packets + second.lost)",
+                "video.frames": "\(second.framesDecoded)",
+                "video.queuingMs": second.queuingDelayMs.map { String(format: "%.0f", $0) } ?? "-"
+            ])
+        do {
+            try await subscriber?.configure(mid: mid, substream: layer)
+        } catch {
+            logger.warning("Janus did not take the layer change: \(error)")
+        }
     }
 
     /// Leaves the subscription and closes the connection.

@@ -62,6 +62,8 @@ public enum JanusRequest: Sendable, Equatable {
     case subscribe(room: JanusRoom, pin: String?, feeds: [Int], substream: Int? = nil)
     /// Starts a subscription with our answer.
     case start(answer: String)
+    /// Asks for another simulcast layer of the subscribed stream `mid` (0 the smallest).
+    case configure(mid: String, substream: Int)
     /// The room's participants, publishers among them (answered at once, as `success`).
     case listParticipants(room: JanusRoom)
     case keepalive
@@ -109,6 +111,12 @@ public enum JanusRequest: Sendable, Equatable {
             object["janus"] = .string("message")
             object["body"] = .object(["request": .string("start")])
             object["jsep"] = .object(["type": .string("answer"), "sdp": .string(answer), "trickle": .bool(false)])
+        case .configure(let mid, let substream):
+            object["janus"] = .string("message")
+            object["body"] = .object([
+                "request": .string("configure"),
+                "streams": .array([.object(["mid": .string(mid), "substream": .int(substream)])])
+            ])
         case .listParticipants(let room):
             object["janus"] = .string("message")
             object["body"] = .object(["request": .string("listparticipants"), "room": room.json])
@@ -119,7 +127,7 @@ public enum JanusRequest: Sendable, Equatable {
         }
         if self != .create, let session { object["session_id"] = .int(session) }
         switch self {
-        case .join, .publish, .leave, .subscribe, .start, .listParticipants:
+        case .join, .publish, .leave, .subscribe, .start, .configure, .listParticipants:
             if let handle { object["handle_id"] = .int(handle) }
         case .create, .attach, .keepalive, .destroy: break
         }

@@ -165,6 +165,13 @@ public actor JanusSubscriber {
         _ = try await session.send(.start(answer: answer), on: handle, what: "starting the subscription")
     }
 
+    /// Asks Janus for another simulcast layer of the subscribed video `mid` (0 the smallest).
+    public func configure(mid: String, substream: Int) async throws(Failure) {
+        guard let handle else { throw Failure(description: "subscribe first") }
+        _ = try await session.send(
+            .configure(mid: mid, substream: substream), on: handle, what: "asking for layer \(substream)")
+    }
+
     public func stop() async {
         if let handle { await session.sendQuietly(.leave, on: handle) }
         await session.close()
