@@ -9,7 +9,8 @@ with Janus's own API. The last line is "N passed, N failed".
                    the largest layer there is). Each decodes at least 150 frames of the screen and
                    hears audio, and the watcher asks for the largest layer throughout. A second
                    `watch --janus` has its downlink capped at 400 kbit/s once connected (an htb
-                   class on lo for its ICE port, a 40-packet queue): over its last 5 s it asks for
+                   class on lo for its ICE port, a 40-packet queue; the filter follows the port
+                   should its pair change, and the class must have carried packets): over its last 5 s it asks for
                    the smallest layer (its own layer rule, from loss, freezes and queuing delay),
                    decodes at least 15 fps (median) at the l layer's size, smaller than what the
                    others decode. The share's stats list the three layers, and at least two of them
@@ -39,6 +40,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 from lib.janus import Janus, JanusViewer
 from lib.network import clear_drops, drop_udp, sh
@@ -55,19 +57,52 @@ def run(*args, timeout=60):
     return subprocess.run([SHARECTL, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
-def cap_downlink(port, kbit):
-    """What reaches UDP port `port` on 127.0.0.2 (one peer's side of its ICE pair with Janus)
-    through a `kbit` htb class with a short queue on lo; everything else unshaped."""
-    sh("tc qdisc replace dev lo root handle 1: htb default 10")
-    sh("tc class replace dev lo parent 1: classid 1:10 htb rate 10gbit")
-    sh(f"tc class replace dev lo parent 1: classid 1:20 htb rate {kbit}kbit ceil {kbit}kbit burst 16k")
-    sh("tc qdisc replace dev lo parent 1:20 handle 20: pfifo limit 40")
-    sh(f"tc filter replace dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.2/32 "
-       f"match ip dport {port} 0xffff flowid 1:20")
+class DownlinkCap:
+    """What reaches one watcher's UDP port on 127.0.0.2 (its side of its ICE pair with Janus) goes
+    through a `kbit` htb class with a 40-packet queue on lo; everything else is unshaped. The port is
+    read from the watcher's stats twice a second and the filter follows it, should its pair change.
+    `report()` says which ports it held and what the class carried and dropped (a cap whose class
+    carried nothing held nothing, and the gate fails saying so)."""
 
+    def __init__(self, stats_path, kbit):
+        self.stats_path = stats_path
+        self.kbit = kbit
+        self.ports = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        sh("tc qdisc replace dev lo root handle 1: htb default 10")
+        sh("tc class replace dev lo parent 1: classid 1:10 htb rate 10gbit")
+        sh(f"tc class replace dev lo parent 1: classid 1:20 htb rate {kbit}kbit ceil {kbit}kbit burst 16k")
+        sh("tc qdisc replace dev lo parent 1:20 handle 20: pfifo limit 40")
+        self.thread.start()
 
-def uncap_downlink():
-    subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
+    def _follow(self):
+        while not self.done.wait(0.5):
+            port = local_port(self.stats_path)
+            if port and (not self.ports or self.ports[-1] != port):
+                subprocess.run(["tc", "filter", "del", "dev", "lo", "parent", "1:", "prio", "1"],
+                               stderr=subprocess.DEVNULL)
+                sh(f"tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.2/32 "
+                   f"match ip dport {port} 0xffff flowid 1:20")
+                self.ports.append(port)
+
+    def carried(self):
+        """(packets, dropped) through the capped class so far."""
+        out = subprocess.run(["tc", "-s", "class", "show", "dev", "lo", "classid", "1:20"], capture_output=True,
+                             text=True).stdout
+        match = re.search(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)", out)
+        return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+    def stop(self):
+        """Stops following, reads the class and removes the shaping; returns `report()`'s text."""
+        self.done.set()
+        self.thread.join(timeout=5)
+        self.packets, self.dropped = self.carried()
+        subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
+
+    def report(self):
+        return (f"ports {self.ports}, {getattr(self, 'packets', 0)} packets through the "
+                f"{self.kbit} kbit/s class, {getattr(self, 'dropped', 0)} dropped")
 
 
 def local_port(stats_path):
@@ -88,6 +123,7 @@ def existing_janus():
     janus.start()
     viewer = None
     share = None
+    cap = None
     watchers = []
     try:
         room = janus.create_room(pin=PIN)
@@ -106,10 +142,8 @@ def existing_janus():
                 [SHARECTL, "watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", PIN, "--publisher",
                  "Ann", "--ice-interface", "j0", "--duration", "18", "--stats-json", path, "--verbose"],
                 stdout=open(path.replace(".jsonl", ".log"), "w"), stderr=subprocess.STDOUT, cwd=ROOT))
-        # The second watcher's downlink capped once its pair (and so its port) is known.
-        capped_port = wait_for(lambda: local_port(capped_stats), 15)
-        if capped_port:
-            cap_downlink(capped_port, 400)
+        # The second watcher's downlink capped from the moment its pair (and so its port) is known.
+        cap = DownlinkCap(capped_stats, 400)
         # Janus checks a subscriber's pin when it subscribes, so only with a publisher there.
         wrong_pin = run("watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", "0000",
                         "--duration", "3")
@@ -131,14 +165,16 @@ def existing_janus():
         widths = {rid: {layer["width"] for line in shared for layer in line["video"].get("layers") or []
                         if layer["rid"] == rid and layer["width"]} for rid in ("h", "m", "l")}
     finally:
-        uncap_downlink()
+        if cap:
+            cap.stop()
         for process in [share, *watchers]:
             if process and process.poll() is None:
                 stop(process)
         if viewer:
             viewer.close()
         janus.stop()
-    capped_ok = (capped_port is not None and len(capped_end) == 5 and all(video.get("layer") == 0 for video in capped_end)
+    held = bool(cap and cap.ports and cap.packets > 0)
+    capped_ok = (held and len(capped_end) == 5 and all(video.get("layer") == 0 for video in capped_end)
                  and capped_fps[2] >= 15 and capped_end[-1].get("width") in widths["l"])
     ok = (page_up and code == 0 and codes == [0, 0] and browser.get("framesDecoded", 0) >= 150
           and browser_audio.get("packetsReceived", 0) > 0 and watched.get("framesDecoded", 0) >= 150
@@ -155,8 +191,8 @@ def existing_janus():
            f"{browser_audio.get('packetsReceived', 0)} audio packets; watch exit {codes[:1]}, decoded "
            f"{watched.get('framesDecoded', 0)} frames, at {watched.get('width')}x{watched.get('height')} at the end, "
            f"layers asked {sorted({line.get('video', {}).get('layer') for line in lines}, key=str)}, "
-           f"{heard} audio frames, publisher {last.get('publisher')!r}; the watcher capped at 400 kbit/s (port "
-           f"{capped_port}): exit "
+           f"{heard} audio frames, publisher {last.get('publisher')!r}; the watcher capped at 400 kbit/s "
+           f"({cap.report() if cap else 'no cap'}): exit "
            f"{codes[1:]}, its last 5 s: layers {[video.get('layer') for video in capped_end]}, fps {capped_fps}, "
            f"{capped_end[-1].get('width') if capped_end else None} wide (the layers' widths: {widths}); room empty "
            f"after: {left}; a watcher with the wrong pin: exit {wrong_pin.returncode} {refused!r}; layers at the end "
