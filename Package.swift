@@ -133,7 +133,7 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: swift6),
         .testTarget(name: "ShareCoreTests", dependencies: ["ShareCore"], swiftSettings: swift6),
-        .testTarget(name: "StatsLineTests", dependencies: ["StatsLine"], swiftSettings: swift6),
+        .testTarget(name: "StatsLineTests", dependencies: ["StatsLine", "TestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "GLibLoopTests", dependencies: ["GLibLoop", "ShareCore", "TestSupport"], swiftSettings: swift6),
         .testTarget(

@@ -14,10 +14,12 @@ public struct StatsLineError: Error, Equatable, CustomStringConvertible {
     public var description: String { "stats line: \(field) is \(reason), which JSON cannot hold" }
 }
 
-/// Either command's line, told apart by its fields: a call line has `peers` and `signalling`.
+/// Any command's line, told apart by its fields: a call line has `peers` and `signalling`, a
+/// Janus watcher's has `publisher`.
 public enum AnyStatsLine: Sendable, Equatable, Decodable {
     case share(ShareStatsLine)
     case call(CallStatsLine)
+    case janusWatch(JanusWatchStatsLine)
 
     private struct Key: CodingKey {
         var stringValue: String
@@ -30,6 +32,8 @@ public enum AnyStatsLine: Sendable, Equatable, Decodable {
         let keys = try decoder.container(keyedBy: Key.self)
         if keys.contains(Key(stringValue: "peers")) || keys.contains(Key(stringValue: "signalling")) {
             self = .call(try CallStatsLine(from: decoder))
+        } else if keys.contains(Key(stringValue: "publisher")) {
+            self = .janusWatch(try JanusWatchStatsLine(from: decoder))
         } else {
             self = .share(try ShareStatsLine(from: decoder))
         }

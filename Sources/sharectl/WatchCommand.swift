@@ -69,7 +69,7 @@ enum JanusWatchCommand {
             try? await Task.sleep(for: .seconds(1))
             let figures = await session.figures()
             say(figures.statusLine)
-            output?.write(figures.jsonLine)
+            output?.write(figures.jsonLine { StandardError.write("sharectl: --stats-json: \($0)\n") })
             if let reason = await session.endReason() {
                 failure = reason
                 break

@@ -47,6 +47,7 @@ from lib.network import clear_drops, drop_udp, sh
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.ports import free_port
 from lib.processes import stop
+from lib.stats import read_stats
 from lib.suite import choose, finish, record, run_gates
 from lib.waits import wait_for
 
@@ -55,6 +56,12 @@ PIN = "4711"
 
 def run(*args, timeout=60):
     return subprocess.run([SHARECTL, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def lines_of(path, kind):
+    """Every line of a --stats-json file, each checked against docs/stats.schema.json's `kind`
+    part (a line that does not fit fails the gate); none when the file is missing."""
+    return read_stats(path, kind) if os.path.exists(path) else []
 
 
 class DownlinkCap:
@@ -149,18 +156,17 @@ def existing_janus():
                         "--duration", "3")
         refused = [line for line in wrong_pin.stderr.splitlines() if line.startswith("sharectl:")]
         codes = [process.wait(timeout=40) for process in watchers]
-        lines = [json.loads(line) for line in open(stats) if line.strip()] if os.path.exists(stats) else []
+        lines = lines_of(stats, "janusWatch")
         last = lines[-1] if lines else {}
         watched = last.get("video", {})
         heard = last.get("audio", {}).get("framesDecoded", 0)
-        capped = ([json.loads(line) for line in open(capped_stats) if line.strip()]
-                  if os.path.exists(capped_stats) else [])
+        capped = lines_of(capped_stats, "janusWatch")
         capped_end = [line["video"] for line in capped[-5:] if "video" in line]
         capped_fps = sorted(video.get("fps", 0) for video in capped_end)
         code = share.wait(timeout=40)
         browser, browser_audio = viewer.video(), viewer.audio()
         left = wait_for(lambda: not janus.publishers(room, PIN), 5)
-        shared = [json.loads(line) for line in open(os.path.join(WORK, f"{name}.share.jsonl")) if line.strip()]
+        shared = lines_of(os.path.join(WORK, f"{name}.share.jsonl"), "share")
         layers = shared[-1].get("video", {}).get("layers") or [] if shared else []
         widths = {rid: {layer["width"] for line in shared for layer in line["video"].get("layers") or []
                         if layer["rid"] == rid and layer["width"]} for rid in ("h", "m", "l")}
@@ -227,11 +233,11 @@ def simulcast_loss():
         if share and share.poll() is None:
             stop(share)
         janus.stop()
-    lines = [json.loads(line) for line in open(stats) if line.strip()] if os.path.exists(stats) else []
+    lines = lines_of(stats, "janusWatch")
     decoding = sorted(line["video"]["fps"] for line in lines[2:] if "video" in line)
     median = decoding[len(decoding) // 2] if decoding else 0
     watched = lines[-1].get("video", {}) if lines else {}
-    shared = [json.loads(line) for line in open(shared_path) if line.strip()] if os.path.exists(shared_path) else []
+    shared = lines_of(shared_path, "share")
     layers = {layer["rid"]: layer for layer in (shared[-1]["video"].get("layers") or [] if shared else [])}
     lowest = layers.get("l", {})
     sizes = {layer["width"] for line in shared for layer in line["video"].get("layers") or [] if layer["rid"] == "l"}

@@ -3,6 +3,7 @@ import Foundation
 import GLibLoop
 import ShareCore
 import Signalling
+import StatsLine
 import WebRTCTransport
 
 /// `sharectl watch --janus URL --janus-room ID`: subscribes to a publisher of an existing Janus
@@ -63,28 +64,36 @@ public actor JanusWatchSession {
                 + "NACKs \(nacksSent), PLIs \(plisSent)\(layer.map { ", layer \($0)" } ?? "")"
         }
 
-        /// The `--stats-json` line.
-        public var jsonLine: String {
-            var video: [String: Any] = [
-                "framesDecoded": framesDecoded, "keyframesDecoded": keyframesDecoded, "width": width,
-                "height": height, "fps": (fps * 10).rounded() / 10, "bitrateKbps": videoKbps,
-                "packetsLost": packetsLost, "nacksSent": nacksSent, "plisSent": plisSent
-            ]
-            if let codec { video["codec"] = codec }
-            if let layer { video["layer"] = layer }
-            if let queuingDelayMs { video["queuingDelayMs"] = (queuingDelayMs * 10).rounded() / 10 }
-            var audio: [String: Any] = ["framesDecoded": audioFramesDecoded]
-            if let audioLevelDbfs { audio["levelDbfs"] = (audioLevelDbfs * 10).rounded() / 10 }
-            var connection: [String: Any] = ["state": state]
-            if let pair { connection["pair"] = pair }
-            let line: [String: Any] = [
-                "t": (t * 1000).rounded() / 1000, "publisher": publisher, "video": video, "audio": audio,
-                "connection": connection
-            ]
-            guard let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) else {
-                return "{}"
-            }
-            return String(decoding: data, as: UTF8.self)
+        /// The `--stats-json` line (`#/$defs/janusWatch` of docs/stats.schema.json).
+        public var statsLine: JanusWatchStatsLine {
+            var line = JanusWatchStatsLine()
+            line.t = (t * 1000).rounded() / 1000
+            line.publisher = publisher
+            line.video.framesDecoded = framesDecoded
+            line.video.keyframesDecoded = keyframesDecoded
+            line.video.width = width
+            line.video.height = height
+            line.video.fps = (fps * 10).rounded() / 10
+            line.video.bitrateKbps = videoKbps
+            line.video.packetsLost = packetsLost
+            line.video.nacksSent = nacksSent
+            line.video.plisSent = plisSent
+            line.video.codec = codec
+            line.video.layer = layer
+            line.video.queuingDelayMs = queuingDelayMs.map { ($0 * 10).rounded() / 10 }
+            line.audio.framesDecoded = audioFramesDecoded
+            line.audio.levelDbfs = audioLevelDbfs.map { ($0 * 10).rounded() / 10 }
+            line.connection.state = state
+            line.connection.pair = pair
+            return line
+        }
+
+        /// The line as JSON; a number JSON cannot hold is written as the nearest it can, and
+        /// `complain` is told which.
+        public func jsonLine(complain: (String) -> Void) -> String {
+            let (json, clamped) = StatsLineJSON.encodeClamping(statsLine)
+            if let clamped { complain(clamped.description) }
+            return json
         }
     }
 

@@ -135,7 +135,8 @@ public enum StatsFile {
         switch try? StatsLineJSON.decode(line) {
         case .share(let share): return StatsSample(share)
         case .call(let call): return StatsSample(call)
-        case nil: return try olderSample(from: line)
+        // A Janus watcher's line: read by the fields it shares with the others (t, video).
+        case .janusWatch, nil: return try olderSample(from: line)
         }
     }
 

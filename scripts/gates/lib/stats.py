@@ -1,6 +1,7 @@
 """--stats-json files, read one JSON object a line, every line checked against
 docs/stats.schema.json. `kind` says which command wrote the file: "share" (`sharectl share
---whip`) or "call" (`sharectl share --room`, `sharectl watch`); it names the schema's part.
+--whip`, `--janus`), "call" (`sharectl share --room`, `sharectl watch`) or "janusWatch" (`sharectl
+watch --janus`); it names the schema's part.
 
 A line that is not JSON raises ValueError, as json.loads does (a reader polling a file may meet a
 last line still being written). A line that is JSON but does not fit the schema raises
@@ -12,7 +13,7 @@ import os
 from .paths import ROOT
 
 SCHEMA = os.path.join(ROOT, "docs", "stats.schema.json")
-KINDS = ("share", "call")
+KINDS = ("share", "call", "janusWatch")
 _validators = {}
 _fitting = set()  # (kind, line text) already checked
 
