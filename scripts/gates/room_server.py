@@ -20,6 +20,11 @@ Each gate prints PASS or FAIL with the figures it judged; the last line is "N pa
                   screenStalled in its media reports and Ana hears it; frames again clear it.
   share-off       Ana stops sharing: Bo's stage empties (no frozen last frame, no stall report);
                   she shares again and Bo decodes her screen on the stage once more.
+  renew-glare     both pages make their connection to each other anew at the same instant, as
+                  each would after it failed: the two new offers cross, and Bo (the larger id)
+                  drops his and answers Ana's. On the new connection each decodes the other's
+                  camera again and Bo Ana's screen. Tried up to three times until the offers
+                  did cross (Ana's page says it kept its own offer); never crossing is a failure.
   tls             a second server with --tls-cert/--tls-key (a certificate openssl makes for the
                   gate): its link is https, the page loads over HTTPS and a participant joins over WSS.
 
@@ -368,6 +373,37 @@ async def gate_share_off(call):
                      f"{(again or {}).get('ana_at_bo', {}).get('screen', {}).get('framesDecoded')} on the stage after")
 
 
+async def gate_renew_glare(call):
+    name = "renew-glare"
+    tries = []
+    f = None
+    crossed = False
+    for _ in range(3):
+        start = await figures(call.ana, call.bo)
+        since = max(e.get("t", 0) for who in ("ana", "bo") for e in start[who].get("events", []) or [{}])
+        said = await asyncio.gather(call.ana.evaluate("window.sharectlDebug.renew('Bo')"),
+                                    call.bo.evaluate("window.sharectlDebug.renew('Ana')"))
+
+        async def back():
+            now = await figures(call.ana, call.bo)
+            ok = (now["ana_cam_at_bo"] > 30 and now["bo_cam_at_ana"] > 30 and now["ana_screen_at_bo"] > 30
+                  and now["ana_at_bo"].get("connectionState") == "connected"
+                  and now["bo_at_ana"].get("connectionState") == "connected")
+            return now if ok else None
+
+        f = await wait_for_async(back, 30) or await figures(call.ana, call.bo)
+        kinds = {who: [e.get("kind") for e in f[who].get("events", []) if e.get("t", 0) > since] for who in ("ana", "bo")}
+        crossed = "glare-kept-own-offer" in kinds["ana"]
+        tries.append(f"said {said}, crossed: {crossed}, Ana's events {kinds['ana']}, Bo's {kinds['bo']}")
+        if crossed:
+            break
+    ok = crossed and f["ana_cam_at_bo"] > 30 and f["bo_cam_at_ana"] > 30 and f["ana_screen_at_bo"] > 30
+    record(name, ok, f"{len(tries)} tries ({'; '.join(tries)}); on the new connection Bo decodes Ana's camera "
+                     f"{f['ana_cam_at_bo']} frames and her screen {f['ana_screen_at_bo']}, Ana Bo's camera "
+                     f"{f['bo_cam_at_ana']}; connections ({f['bo_at_ana'].get('connectionState')}, "
+                     f"{f['ana_at_bo'].get('connectionState')})")
+
+
 async def gate_tls(call):
     """A second server with --tls-cert/--tls-key: the page over HTTPS, a participant over WSS."""
     name = "tls"
@@ -400,14 +436,16 @@ async def gate_tls(call):
         stop(server, grace=GRACE)
 
 
-NAMES = ["call", "bad-token", "flood", "signalling-cut", "server-restart", "stall-report", "share-off", "tls"]
+NAMES = ["call", "bad-token", "flood", "signalling-cut", "server-restart", "stall-report", "share-off", "renew-glare",
+         "tls"]
 
 
 async def main():
     chosen = choose("room_server", NAMES)
     gates = [("call", gate_call), ("bad-token", gate_bad_token), ("flood", gate_flood),
              ("signalling-cut", gate_cut), ("server-restart", gate_restart),
-             ("stall-report", gate_stall_report), ("share-off", gate_share_off), ("tls", gate_tls)]
+             ("stall-report", gate_stall_report), ("share-off", gate_share_off),
+             ("renew-glare", gate_renew_glare), ("tls", gate_tls)]
     call = Call()
     try:
         try:

@@ -28,6 +28,11 @@ extension CallSession {
         let generation = socketGeneration
         self.socket = socket
         signallingUp = true
+        if let since = signallingDownSince {
+            // The figure `ReconnectRule` judged by: "Reconnecting…" only when this reaches 4 s.
+            let seconds = String(format: "%.2f", since.duration(to: .now).inSeconds)
+            logger.notice("signalling: connected again after \(seconds) s")
+        }
         signallingDownSince = nil
         retry.succeeded()
         socket.send(RoomMessage.join(name: options.name, resume: resumeKey).text)

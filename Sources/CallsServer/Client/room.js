@@ -345,10 +345,18 @@
     }
 
     // The answerer's own audio and camera go on the first audio and video m-lines of the offer.
+    // Ours that are on no m-line are from an offer of ours that lost glare and was rolled back:
+    // an offer never takes over a transceiver made by addTransceiver, so they are stopped (else
+    // the camera stays on them and never reaches the m-line the other side receives on).
     attachLocal() {
-      if (!localStream) return;
       for (const kind of ['audio', 'video']) {
-        const transceiver = this.pc.getTransceivers().find((t) => t.receiver.track.kind === kind && t !== this.screenTx);
+        const ofKind = this.pc.getTransceivers().filter((t) => t.receiver.track.kind === kind && t !== this.screenTx);
+        const transceiver = ofKind.find((t) => t.mid !== null);
+        for (const orphan of ofKind.filter((t) => t.mid === null && t.direction !== 'stopped')) {
+          orphan.stop();
+          note('glare-orphan-stopped', { id: this.id, media: kind });
+        }
+        if (!localStream) continue;
         const track = localStream.getTracks().find((t) => t.kind === kind);
         if (!transceiver || !track || transceiver.sender.track) continue;
         transceiver.direction = 'sendrecv';
@@ -481,17 +489,25 @@
       const byMid = new Map();
       let audio = null;
       const ours = this.screenTx && this.screenTx.mid;
+      const camera = this.cameraTransceiver();
+      let cameraOut = null;
       stats.forEach((report) => {
         if (report.type === 'outbound-rtp' && ours != null && String(report.mid) === String(ours)) {
           // What left for them of our screen: the ladder's counters (they start again on a new section).
           this.screenSent = { mid: String(ours), frames: report.framesSent || 0, keyframes: report.keyFramesEncoded || 0 };
         }
+        if (report.type === 'outbound-rtp' && camera && String(report.mid) === String(camera.mid)) cameraOut = report;
         if (report.type !== 'inbound-rtp') return;
         if (report.kind === 'audio') audio = report;
         else if (report.mid != null) byMid.set(String(report.mid), report);
       });
-      const camera = this.cameraTransceiver();
       const cameraStats = camera && byMid.get(String(camera.mid));
+      // What left for them of our camera, and how the section stands (for whoever diagnoses a dark tile).
+      this.info.cameraSent = camera ? {
+        mid: camera.mid, direction: camera.currentDirection, track: !!camera.sender.track,
+        frames: cameraOut ? cameraOut.framesSent || 0 : 0, keyframes: cameraOut ? cameraOut.keyFramesEncoded || 0 : 0,
+        pli: cameraOut ? cameraOut.pliCount || 0 : 0, nack: cameraOut ? cameraOut.nackCount || 0 : 0,
+      } : null;
       this.info.camera = {
         framesDecoded: cameraStats ? cameraStats.framesDecoded || 0 : 0,
         width: cameraStats ? cameraStats.frameWidth || 0 : 0,
@@ -845,6 +861,14 @@
         if (peer.screenTx) await peer.screenTx.sender.replaceTrack(hold ? null : track);
       }
       note('screen-held', { hold });
+    },
+    // Make the connection to `name` anew from our side and offer it at once, as after it failed.
+    // Asked of both sides together, the two new offers cross (glare on fresh connections).
+    renew(name) {
+      const peer = [...peers.values()].find((p) => p.name === name);
+      if (!peer) return `no one called ${name} is in the call`;
+      renewPeer(peer, 'asked by a test', true);
+      return 'renewed';
     },
   };
 
