@@ -169,6 +169,58 @@ import Testing
         #expect(report.contains("Connection states: connected 6 samples"))
     }
 
+    /// A Janus watcher's file (`watch --janus --stats-json`): reported as what arrived and was
+    /// decoded, with where the picture stood still and the layers asked for; no sender's figures.
+    @Test func aJanusWatchersFileIsReportedAsWhatItDecoded() throws {
+        // Frames by second: none at 1 s, moving to 5 s, standing until 9 s, moving, standing from 11 s to the end (14 s).
+        let frames = [0, 10, 25, 40, 55, 55, 55, 55, 70, 85, 100, 100, 100, 100]
+        func line(_ index: Int) -> String {
+            var watch = JanusWatchStatsLine()
+            watch.t = Double(index + 1)
+            watch.publisher = "ana"
+            watch.video.framesDecoded = frames[index]
+            watch.video.keyframesDecoded = index == 0 ? 0 : (index < 8 ? 1 : 2)
+            watch.video.fps = index == 0 ? 0 : Double(frames[index] - frames[index - 1])
+            watch.video.bitrateKbps = 400 + index * 10
+            watch.video.packetsLost = index
+            watch.video.nacksSent = index / 2
+            watch.video.plisSent = index / 7
+            watch.video.layer = index < 5 ? 2 : 0
+            watch.video.queuingDelayMs = Double(index * 5)
+            if index > 0 {
+                watch.video.codec = "VP8"
+                watch.video.width = index < 5 ? 1280 : 320
+                watch.video.height = index < 5 ? 720 : 180
+            }
+            watch.audio.framesDecoded = index * 50
+            watch.connection.state = "connected"
+            watch.connection.pair = "127.0.0.2:1 host <-> 127.0.0.2:2 host udp"
+            return try! StatsLineJSON.encode(watch)
+        }
+        let contents = try StatsFile.parse(frames.indices.map(line).joined(separator: "\n"))
+        let diagnosis = ShareDiagnosis(source: "watch.jsonl", contents: contents)
+        #expect(diagnosis.isWatch)
+        #expect(diagnosis.standstills == [.init(from: 5, to: 9), .init(from: 11, to: nil)])
+        let report = diagnosis.report
+        #expect(
+            report.contains("Watch of ana through Janus: 13.0 s of statistics (t 1.0 to 14.0 s), 14 samples"),
+            "\(report)")
+        #expect(report.contains("Video: VP8, 1280×720, then 320×180"))
+        #expect(
+            report.contains("Peers: 1\n  Janus — last connected, direct, 127.0.0.2:1 host <-> 127.0.0.2:2 host udp"))
+        #expect(report.contains("Frame rate decoded: min 0.0, median 5.0, max 15.0 fps"))
+        #expect(report.contains("Bitrate received: min 400, median 465, max 530 kbit/s"))
+        #expect(report.contains("Frames decoded: 100 (2 keyframes); packets lost 13, NACKs sent 6, PLIs sent 1"))
+        #expect(report.contains("First frame: by t 2.0 s"))
+        #expect(report.contains("Stood still 2 times for 2 s or more: t 5.0–9.0 s, t 11.0–the end (still standing)"))
+        #expect(report.contains("Layer asked: 2 from t 1.0 s, 0 from t 6.0 s (0 the smallest)"))
+        #expect(report.contains("Queuing delay: min 0, median ") && report.contains(", max 65 ms"))
+        #expect(report.contains("Audio: 650 frames decoded"))
+        #expect(report.contains("Watchdog: none on a watcher"))
+        #expect(!report.contains("Frame rate encoded") && !report.contains("Share:"), "no sender's figures")
+        try Self.expectWellFormed(ShareTimelinePlot(diagnosis).svg)
+    }
+
     /// A share line of this build, read as `ShareStatsLine`: the first lines, before the encoder
     /// runs, hold defaults that are not figures.
     @Test func aShareLineOfThisBuildIsRead() throws {

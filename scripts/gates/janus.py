@@ -16,6 +16,8 @@ with Janus's own API. The last line is "N passed, N failed".
                    others decode. The share's stats list the three layers, and at least two of them
                    sent frames. The share exits 0 and, once it has ended, the room lists no
                    publisher (it left).
+                   `sharectl diagnose` on the capped watcher's file reports a watch of Ann, the
+                   frames decoded its last line's, and 0 as the last layer asked.
                    A watcher with the wrong pin is refused at once (Janus checks a subscriber's
                    pin only when there is a publisher to subscribe to).
   simulcast-loss   5 % of every UDP datagram lost at random (nftables, on the way in): `share --janus`
@@ -179,6 +181,15 @@ def existing_janus():
         if viewer:
             viewer.close()
         janus.stop()
+    # `sharectl diagnose` on the capped watcher's file: a receiver's report, its figures the file's.
+    out = os.path.join(WORK, f"{name}.watch-capped.diagnose")
+    diagnosed = run("diagnose", capped_stats, "--out", out)
+    report = open(os.path.join(out, "report.txt")).read() if diagnosed.returncode == 0 else ""
+    decoded = re.search(r"Frames decoded: (\d+) ", report)
+    asked = re.search(r"Layer asked: (.*) \(0 the smallest\)", report)
+    diagnose_ok = (bool(capped) and "Watch of Ann through Janus" in report and decoded is not None
+                   and int(decoded.group(1)) == capped[-1]["video"]["framesDecoded"]
+                   and asked is not None and asked.group(1).split(", ")[-1].startswith("0 from t"))
     held = bool(cap and cap.ports and cap.packets > 0)
     capped_ok = (held and len(capped_end) == 5 and all(video.get("layer") == 0 for video in capped_end)
                  and capped_fps[2] >= 15 and capped_end[-1].get("width") in widths["l"])
@@ -189,7 +200,7 @@ def existing_janus():
           and [layer["rid"] for layer in layers] == ["h", "m", "l"]
           and sum(1 for layer in layers if layer["framesSent"] > 0) >= 2
           and all(line.get("video", {}).get("layer") == 2 for line in lines)
-          and capped_ok and capped_end[-1].get("width", 0) < min(watched.get("width") or 0,
+          and capped_ok and diagnose_ok and capped_end[-1].get("width", 0) < min(watched.get("width") or 0,
                                                                    browser.get("frameWidth") or 0))
     record(name, ok,
            f"share exit {code}; Chromium decoded {browser.get('framesDecoded', 0)} frames, at "
@@ -201,7 +212,11 @@ def existing_janus():
            f"({cap.report() if cap else 'no cap'}): exit "
            f"{codes[1:]}, its last 5 s: layers {[video.get('layer') for video in capped_end]}, fps {capped_fps}, "
            f"{capped_end[-1].get('width') if capped_end else None} wide (the layers' widths: {widths}); room empty "
-           f"after: {left}; a watcher with the wrong pin: exit {wrong_pin.returncode} {refused!r}; layers at the end "
+           f"after: {left}; diagnose of its file: exit {diagnosed.returncode}, "
+           f"{report.splitlines()[2] if len(report.splitlines()) > 2 else None!r}, frames decoded "
+           f"{decoded.group(1) if decoded else None} (the file's {capped[-1]['video']['framesDecoded'] if capped else None}), "
+           f"layers asked {asked.group(1) if asked else None!r}; a watcher with the wrong pin: exit "
+           f"{wrong_pin.returncode} {refused!r}; layers at the end "
            f"{[(layer['rid'], layer['active'], layer['width'], layer['framesSent']) for layer in layers]}")
     if not ok:
         print(open(capped_stats.replace(".jsonl", ".log")).read()[-2500:])

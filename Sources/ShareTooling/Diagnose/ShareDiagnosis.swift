@@ -43,10 +43,12 @@ public struct ShareDiagnosis: Sendable {
         var lines: [String] = []
         lines.append("sharectl diagnose: \(source)")
         lines.append("")
-        let first = samples.first!, last = samples.last!
+        let last = samples.last!
         let duration = end - start
         lines.append(
-            "Share: \(Self.fixed(duration, 1)) s of statistics (t \(Self.fixed(start, 1)) to \(Self.fixed(end, 1)) s), \(samples.count) samples"
+            isWatch
+                ? watchHeading
+                : "Share: \(Self.fixed(duration, 1)) s of statistics (t \(Self.fixed(start, 1)) to \(Self.fixed(end, 1)) s), \(samples.count) samples"
         )
         let video = samples.last { $0.codec != nil } ?? last
         var format: [String] = []
@@ -68,6 +70,46 @@ public struct ShareDiagnosis: Sendable {
             lines.append("  \(peer)" + (detail.isEmpty ? "" : " — " + detail.joined(separator: ", ")))
         }
         lines.append("")
+        lines += isWatch ? receivedLines : sentLines
+        let states = Dictionary(grouping: samples.flatMap { $0.connections.compactMap(\.state) }, by: { $0 }).mapValues(
+            \.count)
+        if !states.isEmpty {
+            lines.append(
+                "Connection states: "
+                    + states.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value) samples" }.joined(
+                        separator: ", "))
+        }
+        lines.append("")
+        let watchdogSeen = samples.contains { $0.watchdog != nil }
+        if !watchdogSeen {
+            lines.append(
+                isWatch
+                    ? "Watchdog: none on a watcher (the publisher's statistics have its steps)"
+                    : "Watchdog: not in the statistics (this share ran without it)")
+        } else {
+            let rungs = Self.distinct(samples.compactMap { $0.watchdog?.rung }.filter { $0 != "none" })
+            let final = last.watchdog.map { "\($0.state ?? "?") at \($0.rung ?? "?")" } ?? "?"
+            lines.append(
+                "Watchdog: \(steps.count) steps; rungs reached: \(rungs.isEmpty ? "none" : rungs.joined(separator: ", ")); at the end \(final)"
+            )
+            for step in steps {
+                let subject = step.subject.map { " \($0)" } ?? ""
+                lines.append("  t=\(Self.fixed(step.t, 1)) s  \(step.action)\(subject): \(step.reason)")
+            }
+            if let gap = Self.missedSteps(samples) { lines.append("  (\(gap))") }
+        }
+        if !notes.isEmpty {
+            lines.append("")
+            lines.append("Notes:")
+            lines += notes.map { "  \($0)" }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A sender's rates against its target, RTT, loss, what limited it, its keyframes.
+    var sentLines: [String] {
+        let last = samples.last!
+        var lines: [String] = []
         lines.append(Self.line("Frame rate encoded", samples.compactMap(\.fpsEncoded), unit: "fps", digits: 1))
         lines.append(Self.line("Frame rate sent", samples.compactMap(\.fpsSent), unit: "fps", digits: 1))
         lines.append(Self.line("Bitrate", samples.compactMap(\.bitrateKbps), unit: "kbit/s", digits: 0))
@@ -93,37 +135,7 @@ public struct ShareDiagnosis: Sendable {
             if let nacks = last.nacksReceived { text += ", NACKs \(nacks)" }
             lines.append(text)
         }
-        let states = Dictionary(grouping: samples.flatMap { $0.connections.compactMap(\.state) }, by: { $0 }).mapValues(
-            \.count)
-        if !states.isEmpty {
-            lines.append(
-                "Connection states: "
-                    + states.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value) samples" }.joined(
-                        separator: ", "))
-        }
-        lines.append("")
-        let watchdogSeen = samples.contains { $0.watchdog != nil }
-        if !watchdogSeen {
-            lines.append("Watchdog: not in the statistics (this share ran without it)")
-        } else {
-            let rungs = Self.distinct(samples.compactMap { $0.watchdog?.rung }.filter { $0 != "none" })
-            let final = last.watchdog.map { "\($0.state ?? "?") at \($0.rung ?? "?")" } ?? "?"
-            lines.append(
-                "Watchdog: \(steps.count) steps; rungs reached: \(rungs.isEmpty ? "none" : rungs.joined(separator: ", ")); at the end \(final)"
-            )
-            for step in steps {
-                let subject = step.subject.map { " \($0)" } ?? ""
-                lines.append("  t=\(Self.fixed(step.t, 1)) s  \(step.action)\(subject): \(step.reason)")
-            }
-            if let gap = Self.missedSteps(samples) { lines.append("  (\(gap))") }
-        }
-        if !notes.isEmpty {
-            lines.append("")
-            lines.append("Notes:")
-            lines += notes.map { "  \($0)" }
-        }
-        _ = first
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// Steps numbered past what the file shows (more in one second than `recent` keeps).

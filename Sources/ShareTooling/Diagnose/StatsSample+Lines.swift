@@ -65,6 +65,39 @@ extension StatsSample {
     }
 }
 
+extension StatsSample {
+    /// A Janus watcher's second: what arrived from the publisher and was decoded, over the one
+    /// connection to Janus. A watcher encodes nothing and runs no watchdog.
+    public init(_ line: JanusWatchStatsLine) {
+        self.init(t: line.t)
+        let video = line.video
+        codec = video.codec
+        if video.width > 0, video.height > 0 {
+            width = video.width
+            height = video.height
+        }
+        if line.connection.pair != nil || line.connection.state != "new" {
+            connections = [
+                Connection(
+                    peer: "Janus", state: line.connection.state, pair: line.connection.pair,
+                    relayed: line.connection.pair.map { $0.contains("relay") }, rttMs: nil, fractionLost: nil)
+            ]
+        }
+        var received = Received(publisher: line.publisher)
+        received.framesDecoded = video.framesDecoded
+        received.keyframesDecoded = video.keyframesDecoded
+        received.fps = video.fps
+        received.bitrateKbps = Double(video.bitrateKbps)
+        received.packetsLost = video.packetsLost
+        received.nacksSent = video.nacksSent
+        received.plisSent = video.plisSent
+        received.layer = video.layer
+        received.queuingDelayMs = video.queuingDelayMs
+        received.audioFramesDecoded = line.audio.framesDecoded
+        self.received = received
+    }
+}
+
 extension StatsSample.Watchdog {
     /// `recent` and `lastStep`, each step once.
     init(_ status: WatchdogStatus) {

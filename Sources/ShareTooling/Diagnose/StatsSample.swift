@@ -23,8 +23,27 @@ public struct StatsSample: Sendable, Equatable {
     public var nacksReceived: Int?
     public var connections: [Connection] = []
     public var watchdog: Watchdog?
+    /// What a watcher decoded (`watch --janus`); nil on a sender's line.
+    public var received: Received?
 
     public init(t: Double) { self.t = t }
+
+    /// A watcher's second: the publisher's video as it arrived and was decoded here.
+    public struct Received: Sendable, Equatable {
+        public var publisher: String
+        public var framesDecoded = 0
+        public var keyframesDecoded = 0
+        public var fps: Double = 0
+        public var bitrateKbps: Double = 0
+        public var packetsLost = 0
+        public var nacksSent = 0
+        public var plisSent = 0
+        public var layer: Int?
+        public var queuingDelayMs: Double?
+        public var audioFramesDecoded = 0
+
+        public init(publisher: String) { self.publisher = publisher }
+    }
 
     public struct Connection: Sendable, Equatable {
         /// The person or endpoint (`peer`, `name` or `id` in the file), else the candidate pair.
@@ -135,8 +154,8 @@ public enum StatsFile {
         switch try? StatsLineJSON.decode(line) {
         case .share(let share): return StatsSample(share)
         case .call(let call): return StatsSample(call)
-        // A Janus watcher's line: read by the fields it shares with the others (t, video).
-        case .janusWatch, nil: return try olderSample(from: line)
+        case .janusWatch(let watch): return StatsSample(watch)
+        case nil: return try olderSample(from: line)
         }
     }
 
