@@ -93,6 +93,45 @@ import VideoSend
         await b.close()
     }
 
+    /// Two connections made anew at the same moment (both failed, both renew): the two first
+    /// offers cross, B (the larger id) rolls its back and answers A's. B's own audio and camera
+    /// must go onto A's offer's sections, not stay on transceivers the rollback left without a
+    /// section (Chromium's addTransceiver ones do: the browser client stops those, see room.js
+    /// attachLocal), so each decodes the other's camera.
+    @Test func freshConnectionsWhoseFirstOffersCrossCarryBothCameras() async throws {
+        let loop = GLibLoop(name: "pc-fresh-glare")
+        defer { loop.stop() }
+        let a = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true), logger: .disabled)
+        let b = try PeerConnection(loop: loop, configuration: .init(loopbackOnly: true), logger: .disabled)
+        var cameras: [Transceiver] = []
+        for pc in [a, b] {
+            _ = try await pc.addTransceiver(kind: .audio, direction: .sendrecv)
+            cameras.append(try await pc.addTransceiver(kind: .video, direction: .sendrecv, trackID: "camera"))
+        }
+        _ = try await b.createOffer()
+        let offer = try await a.createOffer()
+        await b.rollback()
+        try await b.setRemoteDescription(offer, type: .offer)
+        let answer = try await b.createAnswer()
+        try await a.setRemoteDescription(answer, type: .answer)
+        #expect(await b.allTransceivers.count == 2, "B's own two took A's sections; none was added beside them")
+        #expect(cameras[1].mid != nil && cameras[1].mid == cameras[0].mid)
+        #expect(cameras[1].negotiated?.direction == .sendrecv, "B sends its camera on A's camera section")
+        for (pc, camera) in zip([a, b], cameras) {
+            try await pc.attachVideoSource(
+                SyntheticScreenSource(width: 320, height: 180, framesPerSecond: 15), to: camera,
+                bitrate: 300_000, framesPerSecond: 15, policy: .detail)
+        }
+        try await a.waitUntilConnected()
+        try await b.waitUntilConnected()
+        try await until("each decodes the other's camera") {
+            let sa = await a.statistics(), sb = await b.statistics()
+            return [sa, sb].allSatisfy { ($0.transceiver(.video)?.received?.framesDecoded ?? 0) >= 5 }
+        }
+        await a.close()
+        await b.close()
+    }
+
     /// A screen stopped and shared again on its old section keeps its SSRC, so its sender must
     /// carry on numbering where the last one stopped: a new random start falls behind the old one
     /// about half the time, and SRTP refuses every packet of such a stream (the viewer saw nothing
