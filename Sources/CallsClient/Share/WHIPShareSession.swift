@@ -87,6 +87,10 @@ public actor WHIPShareSession {
     private var running: Running?
     private var previousVideoBytes = 0
     private var previousLayerBytes: [String: Int] = [:]
+    /// Each layer's frames encoded and sent at the last sample: the screen's own figures are the
+    /// best active layer's, and when another layer becomes that one (the top layer back on) its
+    /// rates count from its own last figures, not the other layer's.
+    private var previousLayerFrames: [String: (encoded: Int, sent: Int)] = [:]
     private var previousCameraBytes = 0
     private var previousAudioBytes = 0
 
@@ -448,8 +452,15 @@ public actor WHIPShareSession {
                     return layer
                 }
             }
-            stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
-            stats.video.fpsSent = Double(stats.video.framesSent - (previous?.video.framesSent ?? 0)) / elapsed
+            if let shown = sent.layers.first(where: \.active) ?? sent.layers.first {
+                let before = previousLayerFrames[shown.rid] ?? (0, 0)
+                stats.video.fpsEncoded = Double(max(0, shown.framesEncoded - before.encoded)) / elapsed
+                stats.video.fpsSent = Double(max(0, shown.framesSent - before.sent)) / elapsed
+                for layer in sent.layers { previousLayerFrames[layer.rid] = (layer.framesEncoded, layer.framesSent) }
+            } else {
+                stats.video.fpsEncoded = Double(sent.framesEncoded - (previous?.video.framesEncoded ?? 0)) / elapsed
+                stats.video.fpsSent = Double(stats.video.framesSent - (previous?.video.framesSent ?? 0)) / elapsed
+            }
         }
         if let camera = running.camera, let entry = figures.transceivers.first(where: { $0.mid == camera.mid }),
             let sent = entry.sent, sent.encoder != nil
