@@ -8,7 +8,8 @@ import WebRTCTransport
 
 /// `sharectl watch --janus URL --janus-room ID`: subscribes to a publisher of an existing Janus
 /// VideoRoom (the first one, or the one named), answers Janus's offer with every candidate in it,
-/// and decodes what comes: its video and audio counted each second (`Figures`).
+/// and decodes what comes: its video and audio counted each second (`figures()`, a
+/// `JanusWatchStatsLine`).
 ///
 /// An actor for its control state; packets and decoding run on the peer connection's threads.
 public actor JanusWatchSession {
@@ -27,74 +28,6 @@ public actor JanusWatchSession {
         public var connectTimeout: Duration = .seconds(20)
 
         public init(target: JanusTarget) { self.target = target }
-    }
-
-    /// One second of what was received.
-    public struct Figures: Sendable, Equatable {
-        public var t: Double = 0
-        public var publisher = ""
-        public var state = ""
-        public var pair: String?
-        public var codec: String?
-        public var width = 0
-        public var height = 0
-        public var framesDecoded = 0
-        public var keyframesDecoded = 0
-        public var fps: Double = 0
-        public var videoKbps = 0
-        public var packetsLost = 0
-        public var nacksSent = 0
-        public var plisSent = 0
-        public var audioFramesDecoded = 0
-        public var audioLevelDbfs: Double?
-        /// The simulcast layer asked of Janus (0 the smallest), and how much the path's queue holds.
-        public var layer: Int?
-        public var queuingDelayMs: Double?
-
-        public init() {}
-
-        /// The status line: `Watching Ann: 1280×720 at 30 fps, 1,204 kbit/s (H264); audio -20 dBFS`.
-        public var statusLine: String {
-            let video =
-                framesDecoded == 0
-                ? "no picture yet"
-                : "\(width)×\(height) at \(Int(fps.rounded())) fps, \(videoKbps) kbit/s (\(codec ?? "?"))"
-            let audio = audioFramesDecoded == 0 ? "no audio" : "audio \(Int((audioLevelDbfs ?? -127).rounded())) dBFS"
-            return "Watching \(publisher): \(video); \(audio); \(framesDecoded) frames decoded, lost \(packetsLost), "
-                + "NACKs \(nacksSent), PLIs \(plisSent)\(layer.map { ", layer \($0)" } ?? "")"
-        }
-
-        /// The `--stats-json` line (`#/$defs/janusWatch` of docs/stats.schema.json).
-        public var statsLine: JanusWatchStatsLine {
-            var line = JanusWatchStatsLine()
-            line.t = (t * 1000).rounded() / 1000
-            line.publisher = publisher
-            line.video.framesDecoded = framesDecoded
-            line.video.keyframesDecoded = keyframesDecoded
-            line.video.width = width
-            line.video.height = height
-            line.video.fps = (fps * 10).rounded() / 10
-            line.video.bitrateKbps = videoKbps
-            line.video.packetsLost = packetsLost
-            line.video.nacksSent = nacksSent
-            line.video.plisSent = plisSent
-            line.video.codec = codec
-            line.video.layer = layer
-            line.video.queuingDelayMs = queuingDelayMs.map { ($0 * 10).rounded() / 10 }
-            line.audio.framesDecoded = audioFramesDecoded
-            line.audio.levelDbfs = audioLevelDbfs.map { ($0 * 10).rounded() / 10 }
-            line.connection.state = state
-            line.connection.pair = pair
-            return line
-        }
-
-        /// The line as JSON; a number JSON cannot hold is written as the nearest it can, and
-        /// `complain` is told which.
-        public func jsonLine(complain: (String) -> Void) -> String {
-            let (json, clamped) = StatsLineJSON.encodeClamping(statsLine)
-            if let clamped { complain(clamped.description) }
-            return json
-        }
     }
 
     public struct Failure: Error, CustomStringConvertible, Sendable {
@@ -165,30 +98,32 @@ public actor JanusWatchSession {
         return await subscriber?.ended()
     }
 
-    /// The figures of the moment (rates against the previous call).
-    public func figures() async -> Figures {
-        var figures = Figures()
-        guard let connection else { return figures }
+    /// The figures of the moment (rates against the previous call), as the `--stats-json` line
+    /// (`#/$defs/janusWatch` of docs/stats.schema.json) says them.
+    public func figures() async -> JanusWatchStatsLine {
+        var line = JanusWatchStatsLine()
+        guard let connection else { return line }
         let statistics = await connection.statistics()
-        figures.t = Double(Clocks.monotonicMicros() - started) / 1_000_000
+        let t = Double(Clocks.monotonicMicros() - started) / 1_000_000
+        line.t = (t * 1000).rounded() / 1000
         let publisher = await subscriber?.publisher
-        figures.publisher = publisher.map { $0.display ?? String($0.id) } ?? "?"
-        figures.state = statistics.transport.state.description
-        figures.pair = statistics.transport.selectedPair
+        line.publisher = publisher.map { $0.display ?? String($0.id) } ?? "?"
+        line.connection.state = statistics.transport.state.description
+        line.connection.pair = statistics.transport.selectedPair
         if let video = statistics.transceiver(.video), let received = video.received {
-            figures.codec = video.codec?.rawValue
-            figures.width = received.width
-            figures.height = received.height
-            figures.framesDecoded = received.framesDecoded
-            figures.keyframesDecoded = received.keyframesDecoded
-            figures.packetsLost = received.packetsLost
-            figures.nacksSent = received.nacksSent
-            figures.plisSent = received.plisSent
-            figures.queuingDelayMs = received.queuingDelayMs
-            if let previous, figures.t > previous.t {
-                let elapsed = figures.t - previous.t
-                figures.fps = Double(received.framesDecoded - previous.frames) / elapsed
-                figures.videoKbps = Int(Double(received.bytes - previous.bytes) * 8 / elapsed / 1000)
+            line.video.codec = video.codec?.rawValue
+            line.video.width = received.width
+            line.video.height = received.height
+            line.video.framesDecoded = received.framesDecoded
+            line.video.keyframesDecoded = received.keyframesDecoded
+            line.video.packetsLost = received.packetsLost
+            line.video.nacksSent = received.nacksSent
+            line.video.plisSent = received.plisSent
+            line.video.queuingDelayMs = received.queuingDelayMs.map { ($0 * 10).rounded() / 10 }
+            if let previous, t > previous.t {
+                let elapsed = t - previous.t
+                line.video.fps = (Double(received.framesDecoded - previous.frames) / elapsed * 10).rounded() / 10
+                line.video.bitrateKbps = Int(Double(received.bytes - previous.bytes) * 8 / elapsed / 1000)
                 if var rule = layers, let mid = video.mid {
                     let second = SubscriberLayerRule.Second(
                         nowMicros: Clocks.monotonicMicros(), packets: received.packets - previous.packets,
@@ -199,14 +134,14 @@ public actor JanusWatchSession {
                     layers = rule
                 }
             }
-            previous = (figures.t, received.framesDecoded, received.bytes, received.packets, received.packetsLost)
+            previous = (t, received.framesDecoded, received.bytes, received.packets, received.packetsLost)
         }
-        figures.layer = layers?.layer ?? options.substream
+        line.video.layer = layers?.layer ?? options.substream
         if let audio = statistics.transceiver(.audio)?.received {
-            figures.audioFramesDecoded = audio.audioFramesDecoded
-            figures.audioLevelDbfs = audio.audioLevelDbfs
+            line.audio.framesDecoded = audio.audioFramesDecoded
+            line.audio.levelDbfs = audio.audioLevelDbfs.map { ($0 * 10).rounded() / 10 }
         }
-        return figures
+        return line
     }
 
     /// Asks Janus for `layer`; a refusal is logged, and the rule's choice stands for the next try.
@@ -231,5 +166,28 @@ public actor JanusWatchSession {
         subscriber = nil
         await connection?.close()
         connection = nil
+    }
+}
+
+extension JanusWatchStatsLine {
+    /// The status line: `Watching Ann: 1280×720 at 30 fps, 1,204 kbit/s (H264); audio -20 dBFS`.
+    public var statusLine: String {
+        let picture =
+            video.framesDecoded == 0
+            ? "no picture yet"
+            : "\(video.width)×\(video.height) at \(Int(video.fps.rounded())) fps, \(video.bitrateKbps) kbit/s (\(video.codec ?? "?"))"
+        let sound =
+            audio.framesDecoded == 0 ? "no audio" : "audio \(Int((audio.levelDbfs ?? -127).rounded())) dBFS"
+        return
+            "Watching \(publisher): \(picture); \(sound); \(video.framesDecoded) frames decoded, lost \(video.packetsLost), "
+            + "NACKs \(video.nacksSent), PLIs \(video.plisSent)\(video.layer.map { ", layer \($0)" } ?? "")"
+    }
+
+    /// The line as JSON; a number JSON cannot hold is written as the nearest it can, and
+    /// `complain` is told which.
+    public func jsonLine(complain: (String) -> Void) -> String {
+        let (json, clamped) = StatsLineJSON.encodeClamping(self)
+        if let clamped { complain(clamped.description) }
+        return json
     }
 }
