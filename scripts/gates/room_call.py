@@ -33,7 +33,7 @@ prints PASS or FAIL with the figures it judged; the last line is "N passed, N fa
                   30 s with nothing heard from the peer), at most 65 s, and 3 s more, while the
                   signalling (TCP) stays up. Once UDP flows again each failed connection is made
                   anew (the smaller id offers after 2 s, the other after 15 s) and Bo and Cy
-                  decode Ana's screen, Ana Bo's and Cy's cameras again.
+                  decode Ana's screen, Ana Bo's and Cy's cameras, and Cy Bo's camera again.
   share-off       Ana stops sharing (SIGUSR1): Bo's screen view goes (not frozen on the last
                   frame, no stall reported) and Cy's too, while Ana's camera and audio go on.
 
@@ -214,6 +214,8 @@ async def readings(call, ana_line=None, cy_line=None):
         "Ana←Bo camera": frames(call.ana.peer("Bo", ana_line).get("camera")),
         "Cy←Ana screen": frames(call.cy.peer("Ana", cy_line).get("screen")),
         "Ana←Cy camera": frames(call.ana.peer("Cy", ana_line).get("camera")),
+        # sharectl as the larger id (the side that gives way in glare) against Chromium.
+        "Cy←Bo camera": frames(call.cy.peer("Bo", cy_line).get("camera")),
     }
 
 
