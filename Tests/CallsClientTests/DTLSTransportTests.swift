@@ -402,3 +402,45 @@ final class DTLSPair {
         #expect(pair.client.state == .connected)
     }
 }
+
+extension DTLSTransportTests {
+    /// The server's final flight lost on its first way: the server sends it again on its own
+    /// (`finalFlightRepeats`), so the client finishes without waiting out its retransmission timer
+    /// (it sends nothing more), and a copy arriving after that is dropped as a duplicate.
+    @Test func aServerSendsItsFinalFlightAgainSoALostOneCostsNoClientTimer() throws {
+        let pair = try DTLSPair(handshakeTimeout: Self.noDeadline)
+        var dropped = 0
+        pair.wire.passToClient = { [unowned pair] _, _ in
+            guard pair.server.state == .connected, dropped < 1_000 else { return true }
+            dropped += 1
+            return false
+        }
+        pair.handshake()
+        #expect(pair.server.state == .connected && pair.client.state == .connecting)
+        #expect(dropped > 0)
+        let lost = dropped
+        dropped = 1_000
+        #expect(pair.server.repeatsFinalFlight)
+        let clientSent = pair.wire.sentToServer
+        let start = ContinuousClock.now
+        // The first call after the handshake starts the count; nothing is due before 200 ms.
+        pair.server.handleTimeout(now: start)
+        pair.server.handleTimeout(now: start + .milliseconds(199))
+        #expect(pair.wire.toClient.isEmpty)
+        #expect(pair.server.nextTimeout(now: start) == start + .milliseconds(200))
+        pair.server.handleTimeout(now: start + .milliseconds(200))
+        #expect(pair.wire.toClient.count == lost)
+        pair.pump()
+        #expect(pair.client.state == .connected)
+        #expect(pair.client.srtpKeys == pair.server.srtpKeys)
+        #expect(pair.wire.sentToServer == clientSent, "the client retransmitted its flight")
+        // The second copy reaches a client that already has the first: nothing changes.
+        pair.server.handleTimeout(now: start + .milliseconds(600))
+        #expect(!pair.server.repeatsFinalFlight)
+        #expect(pair.wire.toClient.count == lost)
+        pair.pump()
+        #expect(pair.client.state == .connected && pair.server.state == .connected)
+        #expect(pair.client.srtpKeys == pair.server.srtpKeys)
+        #expect(pair.server.nextTimeout(now: start + .seconds(1)) == nil)
+    }
+}

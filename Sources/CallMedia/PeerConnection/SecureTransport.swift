@@ -114,11 +114,12 @@ public final class SecureTransport: Sendable {
             transport.onStateChange = { [weak self] state in self?.dtlsStateChanged(state) }
             dtls.value = transport
         }
-        // Drive DTLS retransmissions and its handshake timeout from the loop.
+        // Drive DTLS retransmissions, its handshake timeout and a server's repeated final flight
+        // from the loop.
         let repeating = loop.repeating(every: .milliseconds(50)) { [weak self] in
             guard let self, let transport = self.dtls.value else { return false }
             transport.handleTimeout(now: .now)
-            return transport.state == .connecting || transport.state == .new
+            return transport.state == .connecting || transport.state == .new || transport.repeatsFinalFlight
         }
         timer.withLock { $0 = repeating }
         // The DTLS client speaks first, once ICE has a pair; the server waits for its ClientHello.

@@ -33,6 +33,13 @@ public final class DTLSTransport {
         public var initialRetransmitTimeout: Duration = .seconds(1)
         /// How long the handshake may take, from `start(now:)` (or the first `handleTimeout(now:)`).
         public var handshakeTimeout: Duration = .seconds(30)
+        /// A server sends its final flight (ChangeCipherSpec, Finished) again this long after the
+        /// handshake completed, counted from the first `handleTimeout(now:)` after it. A lost final
+        /// flight otherwise costs the client its retransmission timer — 1 s, then 2 and 4 s if our
+        /// answer is lost again: on 10 % loss a WHIP endpoint decrypted nothing for 7 s — while
+        /// every packet we send meanwhile is undecryptable to it. A copy that arrives after the
+        /// first is a duplicate record, which the client's replay check drops.
+        public var finalFlightRepeats: [Duration] = [.milliseconds(200), .milliseconds(600)]
 
         public init(role: DTLSRole, remoteFingerprints: [DTLSFingerprint]) {
             self.role = role
@@ -94,6 +101,11 @@ public final class DTLSTransport {
     private var verificationFailure: DTLSError?
     /// The last fatal alert the peer sent.
     private var receivedAlert: String?
+    /// A server's final flight as it first left, kept to send again (`finalFlightRepeats`), and
+    /// when the repeats count from (set by the first `handleTimeout(now:)` after the handshake).
+    private var finalFlight: [[UInt8]] = []
+    private var finalFlightRepeatsLeft: [Duration] = []
+    private var finalFlightSentAt: ContinuousClock.Instant?
 
     /// Sets up the transport; nothing is sent until `start(now:)` (or, for a server, the first datagram).
     public init(
@@ -169,9 +181,16 @@ public final class DTLSTransport {
         drain()
     }
 
+    /// A server's final flight is still to be sent again: the owner keeps calling
+    /// `handleTimeout(now:)` after the handshake until this is false.
+    public var repeatsFinalFlight: Bool { state == .connected && !finalFlightRepeatsLeft.isEmpty }
+
     /// When `handleTimeout(now:)` should next be called, or nil when no retransmission is pending.
     public func nextTimeout(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard state == .connecting || state == .connected else { return nil }
+        if repeatsFinalFlight, let delay = finalFlightRepeatsLeft.first {
+            return finalFlightSentAt.map { $0 + delay } ?? now
+        }
         var left = timeval()
         guard CShareSSL_DTLSv1_get_timeout(ssl, &left) == 1 else {
             // No retransmission timer; while connecting the handshake deadline still stands.
@@ -199,6 +218,10 @@ public final class DTLSTransport {
                 return
             }
         }
+        if repeatsFinalFlight {
+            repeatFinalFlightIfDue(now: now)
+            return
+        }
         OpenSSLErrorQueue.clear()
         let result = CShareSSL_DTLSv1_handle_timeout(ssl)
         if result < 0 {
@@ -210,6 +233,24 @@ public final class DTLSTransport {
         }
         if result > 0 { logger.debug("DTLS flight retransmitted") }
         drain()
+    }
+
+    /// Sends the final flight again once its next repeat is due (the first call only starts the count).
+    private func repeatFinalFlightIfDue(now: ContinuousClock.Instant) {
+        guard let sentAt = finalFlightSentAt else {
+            finalFlightSentAt = now
+            return
+        }
+        guard let delay = finalFlightRepeatsLeft.first, now >= sentAt + delay else { return }
+        finalFlightRepeatsLeft.removeFirst()
+        logger.debug(
+            "DTLS final flight sent again",
+            ["dtls.datagrams": "\(finalFlight.count)", "dtls.after": "\(delay)"])
+        for datagram in finalFlight {
+            datagramsSent += 1
+            send(datagram)
+        }
+        if finalFlightRepeatsLeft.isEmpty { finalFlight = [] }
     }
 
     /// Ends the connection: a connected transport sends close_notify first. Idempotent.
@@ -269,6 +310,11 @@ public final class DTLSTransport {
         OpenSSLErrorQueue.clear()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
+            if configuration.role == .server, !outbox.isEmpty {
+                // What this call wrote is the server's final flight.
+                finalFlight = outbox
+                finalFlightRepeatsLeft = configuration.finalFlightRepeats
+            }
             finishHandshake()
             if state == .connected { readRecords() }
             return
