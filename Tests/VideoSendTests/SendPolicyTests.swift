@@ -184,3 +184,19 @@ extension SendPolicyTests {
         #expect(d.limit == .cpu)
     }
 }
+
+extension SendPolicyTests {
+    /// A larger size waiting out `upHold` is held back by the target (it has not carried that size
+    /// long enough), not by the machine: the status line must not send someone looking at the CPU.
+    @Test func aSizeWaitingOutTheHoldIsNotSaidToBeCPU() {
+        var shaper = SendShaper(policy: .balanced)
+        // A fast machine: 2 ms a megapixel.
+        for _ in 0..<50 { shaper.measured(encodeMicros: 4_147, width: 1920, height: 1080) }
+        #expect(decide(.balanced, kbps: 1300, at: 0, shaper: &shaper).shape.width == 1440)
+        let waiting = decide(.balanced, kbps: 4000, at: 2, shaper: &shaper)
+        #expect(waiting.shape.width == 1440)
+        #expect(waiting.limit == .bandwidth)
+        let risen = decide(.balanced, kbps: 4000, at: 7, shaper: &shaper)
+        #expect(risen.shape.width == 1920 && risen.limit == .none)
+    }
+}

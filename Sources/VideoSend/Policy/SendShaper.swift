@@ -134,6 +134,8 @@ public struct SendShaper: Sendable {
         let linkOnly = wantedIndex(
             width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling,
             countingCPU: false)
+        // The machine wants a smaller size than the link alone would (judged before any hold).
+        let machineWantsSmaller = wanted > linkOnly
         if afreshPending {
             // The size the link and the machine carry now, at once, holds waived.
             afreshPending = false
@@ -186,9 +188,11 @@ public struct SendShaper: Sendable {
         case .detail: rate = bandwidthRate
         }
         // Smaller or slower than the policy's best: the link's doing, unless the link alone would
-        // have allowed more, when the machine is what holds it back.
+        // have allowed more and the machine wants it smaller, when the machine is what holds it
+        // back. (A size under what the link allows while a larger one waits out `upHold` is the
+        // target's doing: it has not carried the larger one long enough.)
         var limit: SendLimit = .none
-        if scaleIndex > linkOnly {
+        if scaleIndex > linkOnly && machineWantsSmaller {
             limit = .cpu
         } else if scaleIndex > 0 || bandwidthRate < ceiling {
             limit = .bandwidth
