@@ -89,10 +89,15 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         /// Retransmissions' share of the link (smoothed), taken off the encoders' targets.
         public var repairKbps = 0
         /// Without transport-wide feedback: the report-based estimate's last step ("increase",
-        /// "hold", "application-limited", "decrease (loss)", "decrease (delay)", "decrease (REMB)").
+        /// "hold", "application-limited", "decrease (loss)", "decrease (delay)", "decrease (REMB)",
+        /// "probing", "probe delivered", "probe stopped (loss|queue|no report)").
         public var action: String?
         public var rembKbps: Int?
         public var lossFraction: Double?
+        /// A bandwidth probe under way: the rate padding tops the link up to.
+        public var probeKbps: Int?
+        /// Padding sent in all (probes), in bytes.
+        public var paddingBytes: Int?
 
         public init() {}
     }

@@ -66,3 +66,33 @@ import VideoSend
         #expect(sender.counters.rtxPacketsSent == 1 && sender.counters.nacksReceived == 1)
     }
 }
+
+extension RetransmissionHistoryTests {
+    /// Padding for a probe: padding-only packets on the RTX stream, numbered after its
+    /// retransmissions, with the last media timestamp; none without RTX.
+    @Test func paddingIsPaddingOnlyPacketsOnTheRTXStream() throws {
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 1, payloadType: 96, clockRate: 90_000, rtx: (ssrc: 2, payloadType: 97)),
+            firstSequence: 100, firstRTXSequence: 500
+        ) { _, _ in true }
+        sender.send([RTPPayloadUnit(payload: [1, 2, 3], marker: true)], timestamp: 9, nowMicros: 0)
+        let padding = sender.paddingPackets(bytes: 1000)
+        #expect(padding.count == 4)
+        #expect(padding.map(\.packet.sequenceNumber) == [500, 501, 502, 503])
+        let total = padding.reduce(0) { $0 + $1.size }
+        #expect(total >= 1000 && total < 1000 + 12 + 24 + 255)
+        for outgoing in padding {
+            let parsed = try RTPPacket.parse(try outgoing.packet.serialize())
+            #expect(parsed.ssrc == 2 && parsed.payloadType == 97 && parsed.timestamp == 9)
+            #expect(parsed.payload.isEmpty && parsed.paddingSize > 0)
+        }
+        #expect(sender.counters.paddingPacketsSent == 4 && sender.counters.paddingBytesSent == total)
+        #expect(sender.counters.rtxPacketsSent == 0, "padding is not counted as retransmission")
+        // The next retransmission continues the RTX numbering.
+        #expect(sender.retransmit([100], nowMicros: 50_000) == 1)
+        #expect(sender.nextSequenceNumbers.rtx == 505)
+
+        let plain = RTPStreamSender(configuration: .init(ssrc: 3, payloadType: 96, clockRate: 90_000)) { _, _ in true }
+        #expect(plain.paddingPackets(bytes: 1000).isEmpty)
+    }
+}

@@ -22,7 +22,7 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
   pipewire-node   `--source pipewire:NODE` on a test PipeWire source whose buffers carry a crop
                   region and every tenth a corrupted flag: aiortc decodes the cropped 960x540,
                   >= 90% of the frames captured; the corrupted ones are skipped.
-  full-hd         (opt-in: runs only when named) the output at 1920x1080, moving content, an unattended share to aiortc (no
+  full-hd         the output at 1920x1080, moving content, an unattended share to aiortc (no
                   transport-wide feedback) on a clean link: aiortc decodes 1920 wide at >= 25 fps
                   over 8-14 s; then nothing draws, and the still desktop's repeats decode at
                   1920x1080 (>= 0.5 fps over 17-23 s). The output gets its size back after.
@@ -713,20 +713,13 @@ def no_portal(stack):
         stack.start_portal()
 
 
-NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "room", "room-browser",
-         "resize",
-         "resize-whip", "portal-back", "backend-restart", "pipewire-restart", "reconnect-portal", "session-closed",
-         "no-portal", "teardown"]
-
-
-# Run only when named (scripts/gates/run.sh portal:full-hd): it does not pass on this machine yet.
-OPT_IN = ["full-hd"]
+NAMES = ["sources", "moving", "token-reuse", "static", "stale-token", "restart", "pipewire-node", "full-hd", "room",
+         "room-browser", "resize", "resize-whip", "portal-back", "backend-restart", "pipewire-restart",
+         "reconnect-portal", "session-closed", "no-portal", "teardown"]
 
 
 def main():
-    chosen = choose("portal", NAMES + OPT_IN)
-    if len([a for a in sys.argv[1:] if a != "--check"]) == 0:
-        chosen -= set(OPT_IN)
+    chosen = choose("portal", NAMES)
     stack = PortalStack(WORK)
     pids = []
     if os.path.exists(TOKEN):

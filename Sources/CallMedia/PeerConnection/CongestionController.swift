@@ -97,6 +97,7 @@ final class CongestionController: Sendable {
         let target = estimator.withLock { $0.targetBitrate(nowMicros: nowMicros) }
         pacer.setTargetBitrate(target)
         let last = split.withLock { $0 }
+        updatePadding(medias: last.medias, nowMicros: nowMicros)
         if !last.medias.isEmpty, Double(target) < Double(last.target) * (1 - Self.encoderStep) {
             apply(target: target, to: last.medias, nowMicros: nowMicros, measureRepair: false)
         }
@@ -114,14 +115,29 @@ final class CongestionController: Sendable {
         let reserve = hasAudio ? Self.audioReserve : 0
         let maximum = video.reduce(0) { $0 + $1.maximumBitrate }
         let feedback = medias.compactMap { $0.rtcp?.figures }
+        let wantMore = video.contains { $0.encoders.contains { $0.counters.limit == .bandwidth } }
         let target = estimator.withLock { e -> Int in
             if maximum > 0 { e.setMaximumBitrate(maximum + reserve) }
+            e.setEncodersWantMore(wantMore)
             if let rtt = feedback.compactMap(\.rttMs).first { e.roundTrip(milliseconds: rtt) }
             return e.targetBitrate(nowMicros: nowMicros)
         }
         pacer.setTargetBitrate(target)
+        updatePadding(medias: medias, nowMicros: nowMicros)
         logger.debug("congestion", Self.metadata(statistics(medias: medias, nowMicros: nowMicros)))
         apply(target: target, to: medias, nowMicros: nowMicros, measureRepair: true)
+    }
+
+    /// A probe of the estimate's running: the pacer tops the link up to its rate with padding on
+    /// the first video stream that has RTX (a receiver drops RTX padding); otherwise no padding.
+    private func updatePadding(medias: [TransceiverMedia], nowMicros: Int64) {
+        let probe = estimator.withLock { $0.probeBitrate(nowMicros: nowMicros) }
+        guard let probe, let stream = medias.lazy.flatMap(\.senders).first(where: { $0.configuration.rtx != nil })
+        else {
+            pacer.setPadding(bitsPerSecond: 0, source: nil)
+            return
+        }
+        pacer.setPadding(bitsPerSecond: probe) { [weak stream] bytes in stream?.paddingPackets(bytes: bytes) ?? [] }
     }
 
     /// Splits what is left of `target` after the audio and the repair over the video encoders in
@@ -160,7 +176,9 @@ final class CongestionController: Sendable {
             "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)",
             "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
             "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",
-            "cc.sendFailures": "\(c.pacer.sendFailures)"
+            "cc.sendFailures": "\(c.pacer.sendFailures)",
+            "cc.probeKbps": e.probeBitrate.map { "\($0 / 1000)" } ?? "-",
+            "cc.paddingBytes": "\(c.pacer.counters.paddingBytes)"
         ]
     }
 

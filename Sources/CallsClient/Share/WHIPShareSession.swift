@@ -515,6 +515,9 @@ public actor WHIPShareSession {
             congestion.action = c.estimate.reportAction
             congestion.rembKbps = c.estimate.rembBitrate.map { $0 / 1000 }
             congestion.lossFraction = c.estimate.lossFraction
+            congestion.probeKbps = c.estimate.probeBitrate.map { $0 / 1000 }
+            let padding = c.pacer.counters.paddingBytes
+            congestion.paddingBytes = padding > 0 ? padding : nil
             stats.congestion = congestion
         }
         return stats

@@ -61,6 +61,9 @@ public struct BandwidthEstimator: Sendable {
         public var reportAction: String?
         /// What left over the last second, every stream and retransmission.
         public var sentBitrate: Int
+        /// The rate a bandwidth probe tops the link up to with padding now (without
+        /// transport-wide feedback, while the sender is application-limited).
+        public var probeBitrate: Int?
     }
 
     public private(set) var configuration: Configuration
@@ -96,6 +99,10 @@ public struct BandwidthEstimator: Sendable {
     public mutating func setMaximumBitrate(_ bitsPerSecond: Int) {
         configuration.maximumBitrate = max(configuration.minimumBitrate, bitsPerSecond)
     }
+
+    /// The encoders say whether the target holds them under their best size or frame rate (a
+    /// probe for a higher estimate is worth its padding only then).
+    public mutating func setEncodersWantMore(_ wantMore: Bool) { reports.encodersWantMore = wantMore }
 
     /// The encoder side says whether it is what holds the rate down.
     public mutating func setLimitedByCPU(_ limited: Bool) { limitedByCPU = limited }
@@ -158,6 +165,12 @@ public struct BandwidthEstimator: Sendable {
         return remb.bitrate
     }
 
+    /// The rate the pacer tops the link up to with padding now: a probe of the report-based
+    /// estimate's (`ReportBasedEstimate`), never while transport-wide feedback sets the rate.
+    public func probeBitrate(nowMicros: Int64) -> Int? {
+        hasFeedback(nowMicros: nowMicros) ? nil : reports.probeBitrate(nowMicros: nowMicros)
+    }
+
     public func targetBitrate(nowMicros: Int64) -> Int {
         let remb = currentREMB(nowMicros: nowMicros)
         var target: Int
@@ -200,6 +213,7 @@ public struct BandwidthEstimator: Sendable {
             lossFraction: twcc ? loss.lastFraction : lastReportFraction,
             rttMs: rttMicros.map { Double($0) / 1000 }, feedbackMessages: feedbackMessages,
             packetsReported: packetsReported, packetsLostReported: packetsLostReported, inputs: inputs,
-            reportAction: twcc ? nil : reports.lastAction, sentBitrate: sent.bitsPerSecond(nowMicros: nowMicros))
+            reportAction: twcc ? nil : reports.lastAction, sentBitrate: sent.bitsPerSecond(nowMicros: nowMicros),
+            probeBitrate: probeBitrate(nowMicros: nowMicros))
     }
 }

@@ -30,7 +30,19 @@ import Foundation
 ///   seconds before loss);
 /// - while the sender is application-limited (it sent under `applicationLimited` of the
 ///   estimate: a still or cheap screen) it holds. Sending little is not a reason to lower the
-///   estimate, and the estimate is not raised on a rate that was never tried.
+///   estimate, and the estimate is not raised on a rate that was never tried — so it probes: the
+///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time, 2 ×
+///   after), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
+///   2 % of the packets lost, no queue showing in the round trip): the link carried it, and the
+///   estimate becomes what was sent over that second; the next probe follows at once while the
+///   sender stays application-limited, up to the maximum, until one raises it by under a quarter
+///   (then none for `probeRestMicros`); and only while the encoders say the target holds them
+///   under their best (`encodersWantMore`). Loss or a queue: the probe stops, the
+///   estimate holds (the congestion was the padding's, and it ends with it), and no probe comes
+///   for `probeBackoffMicros`, doubling to a minute. A cheap screen on a clean link gets a target
+///   its full size needs within a few seconds instead of staying at the start rate (the target
+///   follows what the content sends, the size follows the target); a still screen at its full
+///   size whose repeats cost nothing stops probing at the maximum.
 ///
 /// A REMB counts only once the round trip confirms it: when a queue shows (the round trip over
 /// its least by `holdQueueMicros`) or the loss is heavy, and the REMB is below what we send, the
@@ -58,6 +70,21 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     public static let increaseQueueMicros: Int64 = 8_000
     /// Loss this heavy lowers the estimate even at a steady round trip.
     public static let heavyLoss = 0.25
+    /// The first probe tops the link up to this many times the estimate; later ones to `probeStep`.
+    public static let firstProbeStep = 3.0
+    public static let probeStep = 2.0
+    /// A probe is judged by the first report at least this long after it began (a report covers
+    /// about a second: most of it is then the probe's).
+    public static let probeJudgedAfterMicros: Int64 = 700_000
+    /// A probe no report has judged stops after this long (the receiver stopped reporting).
+    public static let probeLongestMicros: Int64 = 3_000_000
+    /// After a probe that found congestion, none for this long; it doubles each time, to a minute.
+    public static let probeBackoffMicros: Int64 = 10_000_000
+    /// A delivered probe that raised the estimate by less than this starts no next one: the
+    /// estimate has come as far as the padding could take it.
+    public static let probeGrowth = 1.25
+    /// After probing has come as far as it could, none for this long.
+    public static let probeRestMicros: Int64 = 30_000_000
 
     public private(set) var estimate: Int
     /// True once anything lowered the estimate: the start's fast increase is over.
@@ -70,6 +97,18 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     private var lastDecreaseMicros: Int64?
     private var remb: Int?
     private var recentFractions: [Double] = []
+    /// The probe under way: the rate the padding tops the link up to, and since when.
+    private struct Probe: Sendable, Equatable {
+        var bitrate: Int
+        var startedMicros: Int64
+    }
+    private var probe: Probe?
+    private var probesDelivered = 0
+    private var probesFailed = 0
+    private var probeBlockedUntilMicros: Int64 = 0
+    /// The encoders say the target holds them under their best size or frame rate: only then is a
+    /// higher estimate worth a probe (a still screen at its full size would pad for nothing).
+    public var encodersWantMore = true
 
     public init(startBitrate: Int) { estimate = startBitrate }
 
@@ -94,7 +133,12 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         // A REMB under what we send, once the round trip shows congestion: the receiver's figure.
         let confirmed = remb.flatMap { $0 < sentBitrate ? Double($0) : nil }
         let queueing = queue > Self.holdQueueMicros
-        if fractionLost > Self.heavyLoss || (fractionLost > 0.10 && queueing) {
+        let queueStarting = queue > max(Self.increaseQueueMicros, (leastRTTMicros ?? 0) / 5)
+        if let running = probe {
+            judge(
+                running, fractionLost: fractionLostReported, queueing: queueStarting, sentBitrate: sentBitrate,
+                bounds: bounds, nowMicros: nowMicros)
+        } else if fractionLost > Self.heavyLoss || (fractionLost > 0.10 && queueing) {
             let step = Double(estimate) * (1 - 0.5 * fractionLost)
             decrease(to: min(step, confirmed ?? step), why: "decrease (loss)", rtt: round, now: nowMicros)
         } else if queue > Self.queueMicros {
@@ -110,7 +154,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             lastAction = "hold"
         } else if Double(sentBitrate) < Self.applicationLimited * Double(estimate) {
             lastAction = "application-limited"
-        } else if queue > max(Self.increaseQueueMicros, (leastRTTMicros ?? 0) / 5) {
+            if fractionLost < 0.02, !queueStarting { startProbe(bounds: bounds, nowMicros: nowMicros) }
+        } else if queueStarting {
             lastAction = "hold"
         } else {
             // Loss at a steady round trip is the path's: only the slow increase through it.
@@ -120,6 +165,53 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             lastAction = "increase"
         }
         estimate = min(max(estimate, bounds.lowerBound), bounds.upperBound)
+    }
+
+    /// The rate the pacer tops the link up to with padding now, while a probe runs.
+    public func probeBitrate(nowMicros: Int64) -> Int? {
+        guard let probe, nowMicros - probe.startedMicros < Self.probeLongestMicros else { return nil }
+        return probe.bitrate
+    }
+
+    private mutating func startProbe(bounds: ClosedRange<Int>, nowMicros: Int64) {
+        guard encodersWantMore, nowMicros >= probeBlockedUntilMicros, estimate < bounds.upperBound else { return }
+        let step = probesDelivered == 0 ? Self.firstProbeStep : Self.probeStep
+        probe = Probe(bitrate: min(bounds.upperBound, Int(Double(estimate) * step)), startedMicros: nowMicros)
+        lastAction = "probing"
+    }
+
+    /// A report while a probe runs: loss or a queue ends it (the estimate holds); clean, once it
+    /// has run long enough, the estimate takes what was sent, and the next probe starts at once
+    /// while it keeps paying (a quarter more each time) and the encoders want more.
+    private mutating func judge(
+        _ running: Probe, fractionLost: Double, queueing: Bool, sentBitrate: Int,
+        bounds: ClosedRange<Int>, nowMicros: Int64
+    ) {
+        let lasted = nowMicros - running.startedMicros
+        if fractionLost >= 0.02 || queueing || lasted >= Self.probeLongestMicros {
+            probe = nil
+            probesFailed += 1
+            let backoff = min(Self.probeBackoffMicros << min(probesFailed - 1, 3), 60_000_000)
+            probeBlockedUntilMicros = nowMicros + backoff
+            lastAction = "probe stopped (\(fractionLost >= 0.02 ? "loss" : queueing ? "queue" : "no report"))"
+            return
+        }
+        guard lasted >= Self.probeJudgedAfterMicros else {
+            lastAction = "probing"
+            return
+        }
+        probe = nil
+        probesDelivered += 1
+        let before = estimate
+        estimate = max(estimate, min(running.bitrate, sentBitrate))
+        lastAction = "probe delivered"
+        guard Double(estimate) >= Double(before) * Self.probeGrowth else {
+            probeBlockedUntilMicros = nowMicros + Self.probeRestMicros
+            return
+        }
+        guard encodersWantMore, estimate < bounds.upperBound, nowMicros >= probeBlockedUntilMicros else { return }
+        probe = Probe(
+            bitrate: min(bounds.upperBound, Int(Double(estimate) * Self.probeStep)), startedMicros: nowMicros)
     }
 
     /// The median of up to three fractions (of two, their mean).

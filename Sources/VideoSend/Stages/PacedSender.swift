@@ -24,6 +24,8 @@ public final class PacedSender: Sendable {
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let failures = Atomic<Int>(0)
+    /// Makes padding packets of about the bytes asked (a stream's RTX padding); none: no padding.
+    private let paddingSource = Locked<(@Sendable (Int) -> [OutgoingPacket])?>(nil)
 
     public init(
         targetBitrate: Int, configuration: Pacer<OutgoingPacket>.Configuration = .init(),
@@ -46,6 +48,14 @@ public final class PacedSender: Sendable {
     }
 
     public func setTargetBitrate(_ bitsPerSecond: Int) { pacer.withLock { $0.setTargetBitrate(bitsPerSecond) } }
+
+    /// Tops the link up to `bitsPerSecond` with padding from `source` while nothing waits (a
+    /// bandwidth probe); 0 or no source stops it.
+    public func setPadding(bitsPerSecond: Int, source: (@Sendable (Int) -> [OutgoingPacket])?) {
+        paddingSource.withLock { $0 = source }
+        pacer.withLock { $0.setPaddingBitrate(source == nil ? 0 : bitsPerSecond) }
+        if bitsPerSecond > 0 { wake.signal() }
+    }
 
     public func snapshot() -> Snapshot {
         let now = clock()
@@ -75,12 +85,18 @@ public final class PacedSender: Sendable {
     private func run() {
         while running.load(ordering: .acquiring) {
             let now = clock()
-            let (packets, wait) = pacer.withLock { p in
-                (p.release(nowMicros: now), p.microsUntilNextRelease(nowMicros: now))
+            let (packets, wait, padding) = pacer.withLock { p in
+                let released = p.release(nowMicros: now)
+                return (released, p.microsUntilNextRelease(nowMicros: now), p.paddingDue(nowMicros: now))
             }
             for packet in packets where !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
+            if padding > 0, let source = paddingSource.withLock({ $0 }) {
+                for packet in source(padding) where !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
+            }
             if let wait {
                 if wait > 0 { _ = wake.wait(timeout: .now() + .microseconds(Int(min(wait, 2_000)))) }
+            } else if pacer.withLock({ $0.paddingBitrate > 0 }) {
+                _ = wake.wait(timeout: .now() + .milliseconds(2))
             } else {
                 _ = wake.wait(timeout: .now() + .milliseconds(100))
             }

@@ -16,6 +16,10 @@
 /// it is refused and counted (`retransmissionsRefused`): on a link that drops a tenth of what it
 /// is sent, answering every NACK at once is what turns loss into a storm that takes the link
 /// down with it. The receiver asks again, or asks for a keyframe.
+///
+/// Padding: while `paddingBitrate` is set (a bandwidth probe), an empty queue is topped up to that
+/// rate with padding, counting what the queues released against it; `paddingDue` says how many
+/// bytes of it may leave now.
 public struct Pacer<Packet: Sendable>: Sendable {
     public enum Priority: Int, Sendable, CaseIterable { case audio = 0, retransmission = 1, video = 2 }
 
@@ -27,6 +31,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var maximumPackets = 4096
         public var retransmissionShare = 0.25
         public var retransmissionBurstMicros: Int64 = 250_000
+        /// Padding leaves in pieces of at least this much (about one padding-only packet).
+        public var paddingPiece = 200
         public init() {}
     }
 
@@ -39,6 +45,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var retransmissionsRefused = 0
         /// Bytes of retransmissions taken into the queue (what repair costs the link).
         public var retransmissionBytes = 0
+        /// Bytes of padding let out (`paddingDue`).
+        public var paddingBytes = 0
     }
 
     private struct Entry {
@@ -57,6 +65,10 @@ public struct Pacer<Packet: Sendable>: Sendable {
     private var lastMicros: Int64?
     private var retransmissionBytes: Double?
     private var retransmissionMicros: Int64 = 0
+    /// The rate an empty queue is topped up to with padding; 0: none.
+    public private(set) var paddingBitrate = 0
+    private var paddingBudgetBytes = 0.0
+    private var paddingMicros: Int64?
 
     public init(targetBitrate: Int, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -64,6 +76,35 @@ public struct Pacer<Packet: Sendable>: Sendable {
     }
 
     public mutating func setTargetBitrate(_ bitsPerSecond: Int) { targetBitrate = max(bitsPerSecond, 1) }
+
+    /// Tops an idle queue up to `bitsPerSecond` with padding (0 stops it).
+    public mutating func setPaddingBitrate(_ bitsPerSecond: Int) {
+        if bitsPerSecond <= 0 {
+            paddingBudgetBytes = 0
+            paddingMicros = nil
+        }
+        paddingBitrate = max(0, bitsPerSecond)
+    }
+
+    /// Bytes of padding that may leave now: the padding rate's earnings since the last call, less
+    /// what the queues released meanwhile (at most 100 ms of it saved, at most a second's worth of
+    /// debt), a burst's worth at a time; nothing while packets wait or under `paddingPiece`. What
+    /// it returns is counted as sent.
+    public mutating func paddingDue(nowMicros: Int64) -> Int {
+        guard paddingBitrate > 0 else { return 0 }
+        let rate = Double(paddingBitrate)
+        let burst = max(rate * Double(configuration.burstMicros) / 8_000_000, Double(configuration.paddingPiece))
+        if let last = paddingMicros {
+            paddingBudgetBytes += rate * Double(max(0, nowMicros - last)) / 8_000_000
+        }
+        paddingBudgetBytes = min(max(paddingBudgetBytes, -rate / 8), max(rate / 80, burst))
+        paddingMicros = nowMicros
+        guard queuedPackets == 0, paddingBudgetBytes >= Double(configuration.paddingPiece) else { return 0 }
+        let bytes = Int(min(paddingBudgetBytes, burst))
+        paddingBudgetBytes -= Double(bytes)
+        counters.paddingBytes += bytes
+        return bytes
+    }
 
     public var queuedPackets: Int { (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] } }
     public var queuedByteCount: Int { queuedBytes }
@@ -127,6 +168,7 @@ public struct Pacer<Packet: Sendable>: Sendable {
             }
             queuedBytes -= entry.size
             budgetBytes -= Double(entry.size)
+            if paddingBitrate > 0 { paddingBudgetBytes -= Double(entry.size) }
             counters.released += 1
             counters.bytesReleased += entry.size
             out.append(entry.packet)

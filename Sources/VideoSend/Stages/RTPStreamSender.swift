@@ -95,6 +95,9 @@ public final class RTPStreamSender: Sendable {
         public var rtxRefused = 0
         public var sendFailures = 0
         public var nacksReceived = 0
+        /// Padding-only packets made on the RTX stream (bandwidth probes), and their bytes.
+        public var paddingPacketsSent = 0
+        public var paddingBytesSent = 0
     }
 
     private struct State {
@@ -207,6 +210,38 @@ public final class RTPStreamSender: Sendable {
             sent += 1
         }
         return sent
+    }
+
+    /// Padding-only packets on the RTX stream, about `bytes` in all, for the pacer to send now (a
+    /// bandwidth probe): RTX numbering, the last media timestamp, no payload, the padding bit. A
+    /// receiver counts them in the RTX stream's report and drops them (RFC 4588 §4: an RTX packet
+    /// with no original header is padding). None without RTX: padding on the media stream would
+    /// take the media's sequence numbers.
+    public func paddingPackets(bytes: Int) -> [OutgoingPacket] {
+        guard let rtx = configuration.rtx, bytes > 0 else { return [] }
+        var left = bytes
+        var packets: [OutgoingPacket] = []
+        while left > 0 {
+            let padding = UInt8(clamping: max(left, 1))
+            let (rtxSequence, timestamp) = state.withLock { s -> (UInt16, UInt32) in
+                defer { s.rtxSequence &+= 1 }
+                return (s.rtxSequence, s.lastTimestamp ?? 0)
+            }
+            let packet = RTPPacket(
+                marker: false, payloadType: rtx.payloadType, sequenceNumber: rtxSequence, timestamp: timestamp,
+                ssrc: rtx.ssrc, payload: [], paddingSize: padding)
+            var outgoing = OutgoingPacket(
+                packet: packet, priority: .retransmission, extensions: configuration.extensions.forRepair)
+            outgoing.size += Int(padding)
+            packets.append(outgoing)
+            left -= outgoing.size
+        }
+        let total = packets.reduce(0) { $0 + $1.size }
+        state.withLock {
+            $0.counters.paddingPacketsSent += packets.count
+            $0.counters.paddingBytesSent += total
+        }
+        return packets
     }
 
     /// The sender report for this stream at `nowMicros` (monotonic) and `ntp` (wall clock), with

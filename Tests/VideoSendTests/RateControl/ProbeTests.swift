@@ -1,0 +1,153 @@
+import RTPWire
+import Testing
+@testable import VideoSend
+
+/// Bandwidth probes without transport-wide feedback: an application-limited sender (a cheap
+/// screen) tops the link up with padding, and the receiver reports judge it. The whole estimator
+/// against a tail-drop bottleneck (`SimulatedLink`, a 100 ms queue as the gates' tbf), a sender
+/// whose content costs `content` bit/s at most, padding at the estimator's probe rate, and one
+/// receiver report a second with the fraction lost and the round trip.
+@Suite struct ProbeTests {
+    struct Second {
+        var target: Int
+        var sent: Int
+        var padding: Int
+        var lossFraction: Double
+        var probe: Int?
+        var action: String?
+    }
+
+    static func simulate(
+        capacity: Int, content: Int, seconds: Int, wantMore: Bool = true, maximum: Int = 4_000_000
+    ) -> [Second] {
+        var estimator = BandwidthEstimator()
+        estimator.setMaximumBitrate(maximum)
+        estimator.setEncodersWantMore(wantMore)
+        var link = SimulatedLink(capacity: capacity)
+        link.queueLimitMicros = 100_000
+        var seconds_: [Second] = []
+        var now: Int64 = 0
+        var (mediaCredit, paddingCredit) = (0.0, 0.0)
+        var (sentBits, paddingBits, packets, lost) = (0, 0, 0, 0)
+        while now < Int64(seconds) * 1_000_000 {
+            let target = estimator.targetBitrate(nowMicros: now)
+            let media = min(target, content)
+            mediaCredit += Double(media) * 0.005 / 8
+            var sentNow = 0
+            func send(_ size: Int) {
+                estimator.packetSent(sequence: nil, size: size, nowMicros: now)
+                sentBits += size * 8
+                sentNow += size
+                packets += 1
+                if link.send(size: size, nowMicros: now) == nil { lost += 1 }
+            }
+            while mediaCredit >= 1200 {
+                mediaCredit -= 1200
+                send(1200)
+            }
+            if let probe = estimator.probeBitrate(nowMicros: now) {
+                // The pacer tops the link up to the probe's rate with ~255-byte padding packets.
+                paddingCredit += Double(probe) * 0.005 / 8 - Double(sentNow)
+                paddingCredit = max(paddingCredit, -Double(probe) / 8)
+                while paddingCredit >= 290 {
+                    paddingCredit -= 290
+                    send(290)
+                    paddingBits += 290 * 8
+                }
+            } else {
+                paddingCredit = 0
+            }
+            now += 5_000
+            if now % 1_000_000 == 0 {
+                let rtt = 2 * link.propagationMicros + link.queueDelayMicros(nowMicros: now)
+                estimator.roundTrip(milliseconds: Double(rtt) / 1000)
+                let fraction = packets > 0 ? Double(lost) / Double(packets) : 0
+                estimator.receiverReport(fractionLost: fraction, nowMicros: now)
+                let snapshot = estimator.snapshot(nowMicros: now)
+                seconds_.append(
+                    Second(
+                        target: estimator.targetBitrate(nowMicros: now), sent: sentBits, padding: paddingBits,
+                        lossFraction: fraction, probe: snapshot.probeBitrate, action: snapshot.reportAction))
+                (sentBits, paddingBits, packets, lost) = (0, 0, 0, 0)
+            }
+        }
+        return seconds_
+    }
+
+    /// A cheap screen (150 kbit/s) on a clean, fast link: without probes the target stays at the
+    /// 300 kbit/s start (the sender never uses it, so nothing shows the link carries more) and the
+    /// size follows it down. With them it comes near the maximum in a few seconds, and the padding
+    /// stops there; while the encoders still want more, the next probe comes 30 s later.
+    @Test func aCheapScreenOnAFastLinkProbesUpToTheMaximumAndStops() {
+        let run = Self.simulate(capacity: 50_000_000, content: 150_000, seconds: 45)
+        let reached = run.firstIndex { $0.target >= 3_000_000 }
+        #expect(reached != nil && reached! <= 6, "\(run.map(\.target))")
+        let padded = run.prefix(30).filter { $0.padding > 0 }.count
+        #expect(padded <= 6, "padding in \(padded) of the first 30 seconds")
+        #expect(run[8..<30].allSatisfy { $0.padding == 0 && $0.probe == nil })
+        #expect(run.allSatisfy { $0.lossFraction == 0 })
+        #expect(run.last!.target >= 3_000_000, "the estimate holds while the sender is application-limited")
+        let later = run.indices.filter { $0 >= 30 && run[$0].padding > 0 }
+        #expect(later.count <= 2, "one probe after the rest: \(later)")
+    }
+
+    /// The same screen on a 1.5 Mbit/s tail-drop link: the probe past the link finds a queue or
+    /// loss and stops; the estimate holds under the link, and the next probe waits 10 s.
+    @Test func aProbePastACappedLinkStopsAndTheEstimateStaysUnderIt() {
+        let run = Self.simulate(capacity: 1_500_000, content: 150_000, seconds: 30)
+        #expect(run.allSatisfy { $0.target <= 1_500_000 }, "\(run.map(\.target))")
+        #expect(run.contains { $0.target >= 800_000 }, "the 900 kbit/s probe was delivered: \(run.map(\.target))")
+        #expect(run.contains { $0.action?.hasPrefix("probe stopped") == true }, "\(run.compactMap(\.action))")
+        // Padding runs in bursts at most, far apart: never two failed probes within 10 s.
+        let stops = run.indices.filter { run[$0].action?.hasPrefix("probe stopped") == true }
+        for (a, b) in zip(stops, stops.dropFirst()) { #expect(b - a >= 10, "probes stopped at \(stops)") }
+        let padded = run.filter { $0.padding > 0 }.count
+        #expect(padded <= 10, "padding in \(padded) of 30 seconds")
+    }
+
+    /// Encoders at their best (a still screen at full size): a higher estimate would not be used,
+    /// and no padding is sent for it.
+    @Test func noProbeWhileTheEncodersWantNoMore() {
+        let run = Self.simulate(capacity: 50_000_000, content: 50_000, seconds: 20, wantMore: false)
+        #expect(run.allSatisfy { $0.padding == 0 && $0.probe == nil })
+        #expect(run.last!.target == 300_000)
+    }
+
+    /// A probe no report judges (the receiver stopped reporting) stops on its own.
+    @Test func aProbeNoReportJudgesStops() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        estimate.report(
+            fractionLost: 0, rttMicros: 20_000, sentBitrate: 50_000, bounds: 100_000...4_000_000,
+            nowMicros: 1_000_000)
+        #expect(estimate.probeBitrate(nowMicros: 1_000_000) == 900_000)
+        #expect(estimate.probeBitrate(nowMicros: 3_900_000) == 900_000)
+        #expect(estimate.probeBitrate(nowMicros: 4_000_000) == nil)
+    }
+}
+
+extension PacerTests {
+    /// Padding tops an idle pacer up to its rate, counting what the queues released against it,
+    /// and leaves nothing while packets wait.
+    @Test func paddingTopsAnIdleQueueUpToItsRate() {
+        var pacer = Pacer<Int>(targetBitrate: 300_000)
+        pacer.setPaddingBitrate(1_000_000)
+        var padding = 0
+        var now: Int64 = 0
+        _ = pacer.paddingDue(nowMicros: now)
+        while now < 1_000_000 {
+            now += 2_000
+            if now == 500_000 {
+                // 20 kB of media at once: padding waits until it has left and is counted in.
+                for i in 0..<20 { pacer.enqueue(i, size: 1000, priority: .video, nowMicros: now) }
+                #expect(pacer.paddingDue(nowMicros: now) == 0)
+            }
+            _ = pacer.release(nowMicros: now)
+            padding += pacer.paddingDue(nowMicros: now)
+        }
+        // 1 Mbit/s for a second is 125 kB: 105 kB of padding beside the 20 kB of media.
+        #expect(padding > 100_000 && padding < 108_000, "\(padding) bytes of padding")
+        #expect(pacer.counters.paddingBytes == padding)
+        pacer.setPaddingBitrate(0)
+        #expect(pacer.paddingDue(nowMicros: now + 100_000) == 0)
+    }
+}
