@@ -18,13 +18,15 @@ import Testing
     }
 
     static func simulate(
-        capacity: Int, content: Int, seconds: Int, wantMore: Bool = true, maximum: Int = 4_000_000
+        capacity: Int, content: Int, seconds: Int, randomLoss: Double = 0, wantMore: Bool = true,
+        maximum: Int = 4_000_000
     ) -> [Second] {
         var estimator = BandwidthEstimator()
         estimator.setMaximumBitrate(maximum)
         estimator.setEncodersWantMore(wantMore)
         var link = SimulatedLink(capacity: capacity)
         link.queueLimitMicros = 100_000
+        link.randomLoss = randomLoss
         var seconds_: [Second] = []
         var now: Int64 = 0
         var (mediaCredit, paddingCredit) = (0.0, 0.0)

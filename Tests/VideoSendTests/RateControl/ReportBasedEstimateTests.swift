@@ -160,40 +160,11 @@ import Testing
         var lossFractions: [Double] = []
     }
 
+    /// A sender whose content fills any target (`ProbeTests.simulate` with no content limit: it
+    /// is never application-limited, so it never probes).
     static func simulate(capacity: Int, randomLoss: Double = 0, seconds: Int) -> Result {
-        var estimator = BandwidthEstimator()
-        estimator.setMaximumBitrate(4_000_000)
-        var link = SimulatedLink(capacity: capacity)
-        link.queueLimitMicros = 100_000
-        link.randomLoss = randomLoss
-        var result = Result()
-        var now: Int64 = 0
-        var credit = 0.0
-        var sentBits = 0
-        var (packets, lost) = (0, 0)
-        while now < Int64(seconds) * 1_000_000 {
-            let target = estimator.targetBitrate(nowMicros: now)
-            credit += Double(target) * 0.005 / 8
-            while credit >= 1200 {
-                credit -= 1200
-                estimator.packetSent(sequence: nil, size: 1200, nowMicros: now)
-                sentBits += 9600
-                packets += 1
-                if link.send(size: 1200, nowMicros: now) == nil { lost += 1 }
-            }
-            now += 5_000
-            if now % 1_000_000 == 0 {
-                let rtt = 2 * link.propagationMicros + link.queueDelayMicros(nowMicros: now)
-                estimator.roundTrip(milliseconds: Double(rtt) / 1000)
-                let fraction = packets > 0 ? Double(lost) / Double(packets) : 0
-                estimator.receiverReport(fractionLost: fraction, nowMicros: now)
-                result.targets.append(estimator.targetBitrate(nowMicros: now))
-                result.sent.append(sentBits)
-                result.lossFractions.append(fraction)
-                (packets, lost, sentBits) = (0, 0, 0)
-            }
-        }
-        return result
+        let run = ProbeTests.simulate(capacity: capacity, content: .max, seconds: seconds, randomLoss: randomLoss)
+        return Result(targets: run.map(\.target), sent: run.map(\.sent), lossFractions: run.map(\.lossFraction))
     }
 
     @Test func aCappedLinkIsFilledWithoutRunningFarOverIt() {
