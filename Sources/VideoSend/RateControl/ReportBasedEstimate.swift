@@ -31,15 +31,17 @@ import Foundation
 /// - while the sender is application-limited (it sent under `applicationLimited` of the
 ///   estimate: a still or cheap screen) it holds. Sending little is not a reason to lower the
 ///   estimate, and the estimate is not raised on a rate that was never tried — so it probes: the
-///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time, 2 ×
-///   after), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
+///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time, 1.5 ×
+///   after; the first once two reports in a row found the sender application-limited, not at a
+///   share's start), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
 ///   2 % of the packets lost, no queue showing in the round trip): the link carried it, and the
 ///   estimate becomes what was sent over that second; the next probe follows at once while the
 ///   sender stays application-limited, up to the maximum, until one raises it by under a quarter
 ///   (then none for `probeRestMicros`); and only while the encoders say the target holds them
 ///   under their best (`encodersWantMore`). Loss or a queue: the probe stops, the
-///   estimate holds (the congestion was the padding's, and it ends with it), and no probe comes
-///   for `probeBackoffMicros`, doubling to a minute. A cheap screen on a clean link gets a target
+///   estimate holds (the congestion was the padding's, and it ends with it), no probe comes
+///   for `probeBackoffMicros`, doubling to a minute, and for a minute none goes past 0.85 × the
+///   rate that failed. A cheap screen on a clean link gets a target
 ///   its full size needs within a few seconds instead of staying at the start rate (the target
 ///   follows what the content sends, the size follows the target); a still screen at its full
 ///   size whose repeats cost nothing stops probing at the maximum.
@@ -72,7 +74,9 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     public static let heavyLoss = 0.25
     /// The first probe tops the link up to this many times the estimate; later ones to `probeStep`.
     public static let firstProbeStep = 3.0
-    public static let probeStep = 2.0
+    /// Each next probe: half again the estimate. (At 2 × a probe past a 1.5 Mbit/s link sent
+    /// 1.76 Mbit/s for a second and lost half of it.)
+    public static let probeStep = 1.5
     /// A probe is judged by the first report at least this long after it began (a report covers
     /// about a second: most of it is then the probe's).
     public static let probeJudgedAfterMicros: Int64 = 700_000
@@ -85,6 +89,9 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     public static let probeGrowth = 1.25
     /// After probing has come as far as it could, none for this long.
     public static let probeRestMicros: Int64 = 30_000_000
+    /// A probe that found congestion at a rate: later ones stay under this much of it, this long.
+    public static let probeCeilingFraction = 0.85
+    public static let probeCeilingMicros: Int64 = 60_000_000
 
     public private(set) var estimate: Int
     /// True once anything lowered the estimate: the start's fast increase is over.
@@ -97,7 +104,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     private var lastDecreaseMicros: Int64?
     private var remb: Int?
     private var recentFractions: [Double] = []
-    /// The probe under way: the rate the padding tops the link up to, and since when.
+    /// A probe: the rate the padding tops the link up to, and since when (for `probeCeiling`, the
+    /// rate a probe found congestion under and when).
     private struct Probe: Sendable, Equatable {
         var bitrate: Int
         var startedMicros: Int64
@@ -106,6 +114,12 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     private var probesDelivered = 0
     private var probesFailed = 0
     private var probeBlockedUntilMicros: Int64 = 0
+    /// Reports in a row that found the sender application-limited: a probe waits for two, so a
+    /// share's first second (the encoder starting, a keyframe, then its first frames) is not taken
+    /// for cheap content.
+    private var applicationLimitedReports = 0
+    /// The last probe that found congestion: later probes stay under it for `probeCeilingMicros`.
+    private var probeCeiling: Probe?
     /// The encoders say the target holds them under their best size or frame rate: only then is a
     /// higher estimate worth a probe (a still screen at its full size would pad for nothing).
     public var encodersWantMore = true
@@ -134,6 +148,9 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         let confirmed = remb.flatMap { $0 < sentBitrate ? Double($0) : nil }
         let queueing = queue > Self.holdQueueMicros
         let queueStarting = queue > max(Self.increaseQueueMicros, (leastRTTMicros ?? 0) / 5)
+        if probe == nil, Double(sentBitrate) >= Self.applicationLimited * Double(estimate) {
+            applicationLimitedReports = 0
+        }
         if let running = probe {
             judge(
                 running, fractionLost: fractionLostReported, queueing: queueStarting, sentBitrate: sentBitrate,
@@ -154,7 +171,11 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             lastAction = "hold"
         } else if Double(sentBitrate) < Self.applicationLimited * Double(estimate) {
             lastAction = "application-limited"
-            if fractionLost < 0.02, !queueStarting { startProbe(bounds: bounds, nowMicros: nowMicros) }
+            applicationLimitedReports += 1
+            if applicationLimitedReports >= 2, fractionLost < 0.02, !queueStarting {
+                startProbe(bounds: bounds, nowMicros: nowMicros)
+                if probe != nil { lastAction = "probing" }
+            }
         } else if queueStarting {
             lastAction = "hold"
         } else {
@@ -173,11 +194,21 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         return probe.bitrate
     }
 
-    private mutating func startProbe(bounds: ClosedRange<Int>, nowMicros: Int64) {
-        guard encodersWantMore, nowMicros >= probeBlockedUntilMicros, estimate < bounds.upperBound else { return }
-        let step = probesDelivered == 0 ? Self.firstProbeStep : Self.probeStep
-        probe = Probe(bitrate: min(bounds.upperBound, Int(Double(estimate) * step)), startedMicros: nowMicros)
-        lastAction = "probing"
+    private mutating func startProbe(bounds: ClosedRange<Int>, nowMicros: Int64, step: Double? = nil) {
+        guard encodersWantMore, nowMicros >= probeBlockedUntilMicros else { return }
+        var highest = bounds.upperBound
+        if let ceiling = probeCeiling {
+            if nowMicros < ceiling.startedMicros + Self.probeCeilingMicros {
+                highest = min(highest, ceiling.bitrate)
+            } else {
+                probeCeiling = nil
+            }
+        }
+        let bitrate = min(
+            highest, Int(Double(estimate) * (step ?? (probesDelivered == 0 ? Self.firstProbeStep : Self.probeStep))))
+        // Not worth its padding: under a quarter over the estimate.
+        guard Double(bitrate) >= Double(estimate) * Self.probeGrowth else { return }
+        probe = Probe(bitrate: bitrate, startedMicros: nowMicros)
     }
 
     /// A report while a probe runs: loss or a queue ends it (the estimate holds); clean, once it
@@ -191,6 +222,10 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         if fractionLost >= 0.02 || queueing || lasted >= Self.probeLongestMicros {
             probe = nil
             probesFailed += 1
+            if lasted < Self.probeLongestMicros {
+                let below = Int(Double(running.bitrate) * Self.probeCeilingFraction)
+                probeCeiling = Probe(bitrate: min(below, probeCeiling?.bitrate ?? below), startedMicros: nowMicros)
+            }
             let backoff = min(Self.probeBackoffMicros << min(probesFailed - 1, 3), 60_000_000)
             probeBlockedUntilMicros = nowMicros + backoff
             lastAction = "probe stopped (\(fractionLost >= 0.02 ? "loss" : queueing ? "queue" : "no report"))"
@@ -209,9 +244,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             probeBlockedUntilMicros = nowMicros + Self.probeRestMicros
             return
         }
-        guard encodersWantMore, estimate < bounds.upperBound, nowMicros >= probeBlockedUntilMicros else { return }
-        probe = Probe(
-            bitrate: min(bounds.upperBound, Int(Double(estimate) * Self.probeStep)), startedMicros: nowMicros)
+        startProbe(bounds: bounds, nowMicros: nowMicros, step: Self.probeStep)
     }
 
     /// The median of up to three fractions (of two, their mean).
