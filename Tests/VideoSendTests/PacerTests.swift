@@ -100,7 +100,7 @@ import Testing
     @Test func stampsTheTransportNumberAndSendTimeWhenThePacketLeaves() throws {
         let sent = LockedList<(UInt16?, Int, Int64)>()
         let wire = LockedList<[UInt8]>()
-        let writer = TransportStamp.writer(sequence: TransportSequenceCounter(), sent: { sent.append(($0, $1, $2)) }) {
+        let writer = TransportStamp.writer(sequence: TransportSequenceCounter(), sent: { sent.append(($0, $1, $3)) }) {
             wire.append($0)
             return true
         }

@@ -144,7 +144,8 @@ final class CallLegMedia: Sendable {
             routing.withLock { $0.counters.rtcpMalformed += 1 }
             return
         }
-        congestion.receive(packets, rttMs: medias.lazy.compactMap { $0.rtcp?.figures.rttMs }.first, nowMicros: now)
+        congestion.receive(
+            packets, medias: medias, rttMs: medias.lazy.compactMap { $0.rtcp?.figures.rttMs }.first, nowMicros: now)
         for case .senderReport(let report) in packets {
             for media in medias where media.senderReportReceived(report, nowMicros: now) { break }
         }

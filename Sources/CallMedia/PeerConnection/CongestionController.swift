@@ -41,8 +41,10 @@ final class CongestionController: Sendable {
         self.estimator = estimator
         let stamp = TransportStamp.writer(
             sequence: transportSequence,
-            sent: { sequence, size, now in
-                estimator.withLock { $0.packetSent(sequence: sequence, size: size, nowMicros: now) }
+            sent: { sequence, size, cluster, now in
+                estimator.withLock {
+                    $0.packetSent(sequence: sequence, size: size, probeCluster: cluster, nowMicros: now)
+                }
             }, next: send)
         pacer = PacedSender(targetBitrate: configuration.startBitrate, next: stamp)
     }
@@ -67,7 +69,7 @@ final class CongestionController: Sendable {
 
     /// Feedback from one RTCP compound (loop thread); `rttMs` is the round trip the streams' RTCP
     /// receivers have measured (from this compound's reports too).
-    func receive(_ packets: [RTCPPacket], rttMs: Double? = nil, nowMicros: Int64) {
+    func receive(_ packets: [RTCPPacket], medias: [TransceiverMedia] = [], rttMs: Double? = nil, nowMicros: Int64) {
         var changed = false
         if let rttMs { estimator.withLock { $0.roundTrip(milliseconds: rttMs) } }
         for packet in packets {
@@ -98,6 +100,7 @@ final class CongestionController: Sendable {
         pacer.setTargetBitrate(target)
         let last = split.withLock { $0 }
         updatePadding(medias: last.medias, nowMicros: nowMicros)
+        startProbeClusters(medias: medias.isEmpty ? last.medias : medias, nowMicros: nowMicros)
         if !last.medias.isEmpty, Double(target) < Double(last.target) * (1 - Self.encoderStep) {
             apply(target: target, to: last.medias, nowMicros: nowMicros, measureRepair: false)
         }
@@ -124,6 +127,7 @@ final class CongestionController: Sendable {
         }
         pacer.setTargetBitrate(target)
         updatePadding(medias: medias, nowMicros: nowMicros)
+        startProbeClusters(medias: medias, nowMicros: nowMicros)
         logger.debug("congestion", Self.metadata(statistics(medias: medias, nowMicros: nowMicros)))
         apply(target: target, to: medias, nowMicros: nowMicros, measureRepair: true)
     }
@@ -138,6 +142,16 @@ final class CongestionController: Sendable {
             return
         }
         pacer.setPadding(bitsPerSecond: probe) { [weak stream] bytes in stream?.paddingPackets(bytes: bytes) ?? [] }
+    }
+
+    /// The estimate's probe clusters, when it has some, go to the pacer, topped up with padding on
+    /// the first video stream that has RTX (none without one: they wait in the estimate).
+    private func startProbeClusters(medias: [TransceiverMedia], nowMicros: Int64) {
+        guard let stream = medias.lazy.flatMap(\.senders).first(where: { $0.configuration.rtx != nil }) else { return }
+        let clusters = estimator.withLock { $0.takeProbeClusters(nowMicros: nowMicros) }
+        guard !clusters.isEmpty else { return }
+        logger.debug("probe clusters: \(clusters.map { "\($0.bitrate / 1000) kbit/s" }.joined(separator: ", "))")
+        pacer.startProbeClusters(clusters) { [weak stream] bytes in stream?.paddingPackets(bytes: bytes) ?? [] }
     }
 
     /// Splits what is left of `target` after the audio and the repair over the video encoders in

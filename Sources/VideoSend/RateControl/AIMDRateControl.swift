@@ -94,6 +94,20 @@ public struct AIMDRateControl: Sendable {
         return estimate
     }
 
+    /// A bandwidth probe showed `bitsPerSecond` delivered: the estimate starts from there. When
+    /// the probe found the bottleneck (`atCapacity`), that is the link's capacity: the start phase
+    /// ends and increases are additive near it, as after a decrease.
+    public mutating func setEstimate(
+        _ bitsPerSecond: Int, atCapacity: Bool, bounds: ClosedRange<Int>, nowMicros: Int64
+    ) {
+        estimate = min(max(bitsPerSecond, bounds.lowerBound), bounds.upperBound)
+        if atCapacity {
+            noteCapacity(Double(estimate))
+            inStartPhase = false
+        }
+        lastChangeMicros = nowMicros
+    }
+
     private mutating func noteCapacity(_ sample: Double) {
         guard let mean = linkCapacity else {
             linkCapacity = sample

@@ -22,8 +22,10 @@ public enum LimitReason: String, Sendable, Equatable {
 ///
 /// The start bitrate is 300 kbit/s, as libwebrtc starts: under nearly every uplink, so the first
 /// seconds do not flood a slow one with loss and retransmissions. With feedback the start phase
-/// ramps 50 % a second (2.5 Mbit/s in about 5 s); without it, 15 % a second until the first sign
-/// of congestion.
+/// is probed as soon as feedback arrives (`StartupProbes`: two 60 ms clusters at 3 × and 6 × the
+/// start, more past them while they are delivered), and the estimate takes what the probes show
+/// delivered; from there it ramps 50 % a second until the first overuse. Without feedback it is
+/// `ReportBasedEstimate`'s, which probes with padding while the sender is application-limited.
 ///
 /// A value: every input carries `nowMicros`; no clock is read.
 public struct BandwidthEstimator: Sendable {
@@ -57,7 +59,8 @@ public struct BandwidthEstimator: Sendable {
         public var packetsLostReported: Int
         /// What moves the estimate now: "twcc", "remb", "loss" (receiver reports).
         public var inputs: [String]
-        /// The report-based estimate's last step (without transport-wide feedback).
+        /// The estimate's last step: without transport-wide feedback the report-based estimate's;
+        /// with it, the start-up probes' ("probe 1800 kbit/s delivered 1425").
         public var reportAction: String?
         /// What left over the last second, every stream and retransmission.
         public var sentBitrate: Int
@@ -74,6 +77,7 @@ public struct BandwidthEstimator: Sendable {
     private var loss = LossBasedControl()
     private var remb: (bitrate: Int, atMicros: Int64)?
     private var reports: ReportBasedEstimate
+    private var startup = StartupProbes()
     private var sent = SentRate()
     private var lastFeedbackMicros: Int64?
     private var lastOveruseMicros: Int64?
@@ -107,10 +111,24 @@ public struct BandwidthEstimator: Sendable {
     /// The encoder side says whether it is what holds the rate down.
     public mutating func setLimitedByCPU(_ limited: Bool) { limitedByCPU = limited }
 
-    /// Every packet as it leaves; `sequence` is its transport-wide number when it has one.
-    public mutating func packetSent(sequence: UInt16?, size: Int, nowMicros: Int64) {
-        if let sequence { adapter.packetSent(sequence: sequence, size: size, nowMicros: nowMicros) }
+    /// Every packet as it leaves; `sequence` is its transport-wide number when it has one,
+    /// `probeCluster` the probe cluster it is part of.
+    public mutating func packetSent(sequence: UInt16?, size: Int, probeCluster: Int? = nil, nowMicros: Int64) {
+        if let sequence {
+            let unwrapped = adapter.packetSent(sequence: sequence, size: size, nowMicros: nowMicros)
+            if let probeCluster {
+                startup.packetSent(cluster: probeCluster, sequence: unwrapped, size: size, nowMicros: nowMicros)
+            }
+        }
         sent.add(bytes: size, nowMicros: nowMicros)
+    }
+
+    /// Probe clusters for the pacer to send now (each handed out once): the start-up probes, once
+    /// transport-wide feedback arrives.
+    public mutating func takeProbeClusters(nowMicros: Int64) -> [ProbeCluster] {
+        startup.tick(nowMicros: nowMicros)
+        guard hasFeedback(nowMicros: nowMicros) else { return [] }
+        return startup.take(nowMicros: nowMicros)
     }
 
     /// Transport-wide feedback arrives and has not lapsed.
@@ -134,6 +152,13 @@ public struct BandwidthEstimator: Sendable {
         rateControl.update(
             usage: usage, acknowledged: acknowledged.bitsPerSecond, sent: acknowledged.sentBitsPerSecond,
             rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
+        startup.begin(estimate: rateControl.estimate, maximum: bounds.upperBound)
+        if let delivered = startup.feedback(packets, maximum: bounds.upperBound, nowMicros: nowMicros),
+            usage != .overusing, delivered.bitrate > rateControl.estimate || delivered.atCapacity
+        {
+            rateControl.setEstimate(
+                delivered.bitrate, atCapacity: delivered.atCapacity, bounds: bounds, nowMicros: nowMicros)
+        }
         // A queue within the last two seconds: loss now may be ours (the bottleneck's drops).
         let queueing = lastOveruseMicros.map { nowMicros - $0 <= 2_000_000 } ?? false
         loss.report(
@@ -213,7 +238,8 @@ public struct BandwidthEstimator: Sendable {
             lossFraction: twcc ? loss.lastFraction : lastReportFraction,
             rttMs: rttMicros.map { Double($0) / 1000 }, feedbackMessages: feedbackMessages,
             packetsReported: packetsReported, packetsLostReported: packetsLostReported, inputs: inputs,
-            reportAction: twcc ? nil : reports.lastAction, sentBitrate: sent.bitsPerSecond(nowMicros: nowMicros),
+            reportAction: twcc ? startup.lastAction : reports.lastAction,
+            sentBitrate: sent.bitsPerSecond(nowMicros: nowMicros),
             probeBitrate: probeBitrate(nowMicros: nowMicros))
     }
 }

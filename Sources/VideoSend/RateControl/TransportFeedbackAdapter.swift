@@ -27,8 +27,10 @@ public struct TransportFeedbackAdapter: Sendable {
 
     public init() {}
 
-    /// The packet with transport-wide sequence number `sequence` left now with `size` bytes.
-    public mutating func packetSent(sequence: UInt16, size: Int, nowMicros: Int64) {
+    /// The packet with transport-wide sequence number `sequence` left now with `size` bytes;
+    /// returns the number unwrapped.
+    @discardableResult
+    public mutating func packetSent(sequence: UInt16, size: Int, nowMicros: Int64) -> Int64 {
         let unwrapped = Self.unwrap(sequence, near: lastSentSequence)
         lastSentSequence = unwrapped
         sent[unwrapped] = Sent(sendMicros: nowMicros, size: size)
@@ -39,6 +41,7 @@ public struct TransportFeedbackAdapter: Sendable {
             sent[first] = nil
             oldest = first + 1
         }
+        return unwrapped
     }
 
     public var packetsAwaitingFeedback: Int { sent.count }

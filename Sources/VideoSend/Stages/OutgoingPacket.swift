@@ -9,6 +9,8 @@ public struct OutgoingPacket: Sendable {
     public var extensions: SendExtensions
     /// The serialized size, near enough for pacing (the transport stamps add a few bytes).
     public var size: Int
+    /// The bandwidth probe cluster it leaves in (`ProbeCluster.id`), set by the pacer.
+    public var probeCluster: Int?
 
     public init(packet: RTPPacket, priority: Pacer<OutgoingPacket>.Priority, extensions: SendExtensions) {
         self.packet = packet

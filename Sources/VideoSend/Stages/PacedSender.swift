@@ -26,6 +26,9 @@ public final class PacedSender: Sendable {
     private let failures = Atomic<Int>(0)
     /// Makes padding packets of about the bytes asked (a stream's RTX padding); none: no padding.
     private let paddingSource = Locked<(@Sendable (Int) -> [OutgoingPacket])?>(nil)
+    /// Makes the padding of probe clusters (kept apart: a bandwidth probe's padding stops and
+    /// starts on its own).
+    private let clusterSource = Locked<(@Sendable (Int) -> [OutgoingPacket])?>(nil)
 
     public init(
         targetBitrate: Int, configuration: Pacer<OutgoingPacket>.Configuration = .init(),
@@ -57,6 +60,14 @@ public final class PacedSender: Sendable {
         if bitsPerSecond > 0 { wake.signal() }
     }
 
+    /// Sends probe clusters, topped up with padding from `source`, after any still running.
+    public func startProbeClusters(_ clusters: [ProbeCluster], source: @escaping @Sendable (Int) -> [OutgoingPacket]) {
+        guard !clusters.isEmpty else { return }
+        clusterSource.withLock { $0 = source }
+        pacer.withLock { $0.startProbeClusters(clusters) }
+        wake.signal()
+    }
+
     public func snapshot() -> Snapshot {
         let now = clock()
         let failed = failures.load(ordering: .relaxed)
@@ -86,16 +97,24 @@ public final class PacedSender: Sendable {
         while running.load(ordering: .acquiring) {
             let now = clock()
             let (packets, wait, padding) = pacer.withLock { p in
-                let released = p.release(nowMicros: now)
-                return (released, p.microsUntilNextRelease(nowMicros: now), p.paddingDue(nowMicros: now))
+                let released = p.releaseTagged(nowMicros: now)
+                return (released, p.microsUntilNextRelease(nowMicros: now), p.paddingDueTagged(nowMicros: now))
             }
-            for packet in packets where !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
-            if padding > 0, let source = paddingSource.withLock({ $0 }) {
-                for packet in source(padding) where !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
+            for (packet, cluster) in packets {
+                var packet = packet
+                packet.probeCluster = cluster
+                if !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
+            }
+            let source = padding.cluster == nil ? paddingSource.withLock({ $0 }) : clusterSource.withLock({ $0 })
+            if padding.bytes > 0, let source {
+                for var packet in source(padding.bytes) {
+                    packet.probeCluster = padding.cluster
+                    if !next(packet, clock()) { failures.add(1, ordering: .relaxed) }
+                }
             }
             if let wait {
                 if wait > 0 { _ = wake.wait(timeout: .now() + .microseconds(Int(min(wait, 2_000)))) }
-            } else if pacer.withLock({ $0.paddingBitrate > 0 }) {
+            } else if pacer.withLock({ $0.paddingBitrate > 0 || $0.activeCluster != nil }) {
                 _ = wake.wait(timeout: .now() + .milliseconds(2))
             } else {
                 _ = wake.wait(timeout: .now() + .milliseconds(100))

@@ -20,6 +20,10 @@
 /// Padding: while `paddingBitrate` is set (a bandwidth probe), an empty queue is topped up to that
 /// rate with padding, counting what the queues released against it; `paddingDue` says how many
 /// bytes of it may leave now.
+///
+/// Probe clusters (`startProbeClusters`): one after the other, each sends at its rate — the queue
+/// paced at least that fast, an empty one topped up with padding — until its bytes have left;
+/// `releaseTagged` and `paddingDueTagged` say which cluster each packet belongs to.
 public struct Pacer<Packet: Sendable>: Sendable {
     public enum Priority: Int, Sendable, CaseIterable { case audio = 0, retransmission = 1, video = 2 }
 
@@ -69,6 +73,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
     public private(set) var paddingBitrate = 0
     private var paddingBudgetBytes = 0.0
     private var paddingMicros: Int64?
+    private var clusters: [ProbeCluster] = []
+    private var clusterBytesLeft = 0
 
     public init(targetBitrate: Int, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -86,24 +92,52 @@ public struct Pacer<Packet: Sendable>: Sendable {
         paddingBitrate = max(0, bitsPerSecond)
     }
 
+    /// Sends `clusters` one after the other, after any still running.
+    public mutating func startProbeClusters(_ more: [ProbeCluster]) {
+        if clusters.isEmpty, let first = more.first { clusterBytesLeft = first.bytes }
+        clusters += more
+    }
+
+    /// The probe cluster running now.
+    public var activeCluster: ProbeCluster? { clusters.first }
+
+    private mutating func clusterSent(_ bytes: Int) {
+        guard !clusters.isEmpty else { return }
+        clusterBytesLeft -= bytes
+        guard clusterBytesLeft <= 0 else { return }
+        clusters.removeFirst()
+        clusterBytesLeft = clusters.first?.bytes ?? 0
+        // The next cluster (or the plain padding rate) starts from nothing saved.
+        paddingBudgetBytes = 0
+    }
+
+    /// The rate an empty queue is topped up to now: a cluster's, or the padding rate.
+    private var effectivePaddingBitrate: Int { max(paddingBitrate, clusters.first?.bitrate ?? 0) }
+
+    public mutating func paddingDue(nowMicros: Int64) -> Int { paddingDueTagged(nowMicros: nowMicros).bytes }
+
     /// Bytes of padding that may leave now: the padding rate's earnings since the last call, less
     /// what the queues released meanwhile (at most 100 ms of it saved, at most a second's worth of
     /// debt), a burst's worth at a time; nothing while packets wait or under `paddingPiece`. What
-    /// it returns is counted as sent.
-    public mutating func paddingDue(nowMicros: Int64) -> Int {
-        guard paddingBitrate > 0 else { return 0 }
-        let rate = Double(paddingBitrate)
+    /// it returns is counted as sent; `cluster`: the probe cluster it belongs to.
+    public mutating func paddingDueTagged(nowMicros: Int64) -> (bytes: Int, cluster: Int?) {
+        let effective = effectivePaddingBitrate
+        guard effective > 0 else { return (0, nil) }
+        let rate = Double(effective)
         let burst = max(rate * Double(configuration.burstMicros) / 8_000_000, Double(configuration.paddingPiece))
         if let last = paddingMicros {
             paddingBudgetBytes += rate * Double(max(0, nowMicros - last)) / 8_000_000
         }
         paddingBudgetBytes = min(max(paddingBudgetBytes, -rate / 8), max(rate / 80, burst))
         paddingMicros = nowMicros
-        guard queuedPackets == 0, paddingBudgetBytes >= Double(configuration.paddingPiece) else { return 0 }
-        let bytes = Int(min(paddingBudgetBytes, burst))
+        guard queuedPackets == 0, paddingBudgetBytes >= Double(configuration.paddingPiece) else { return (0, nil) }
+        let cluster = clusters.first
+        var bytes = Int(min(paddingBudgetBytes, burst))
+        if cluster != nil { bytes = min(bytes, max(clusterBytesLeft, configuration.paddingPiece)) }
         paddingBudgetBytes -= Double(bytes)
         counters.paddingBytes += bytes
-        return bytes
+        clusterSent(bytes)
+        return (bytes, cluster?.id)
     }
 
     public var queuedPackets: Int { (0..<3).reduce(0) { $0 + queues[$1].count - heads[$1] } }
@@ -112,7 +146,7 @@ public struct Pacer<Packet: Sendable>: Sendable {
     /// The pacing rate now: 2.5 × target, or faster when the queue would otherwise not be empty
     /// by the time its oldest packet has waited `maximumQueueMicros`.
     public func pacingBitrate(nowMicros: Int64) -> Double {
-        let paced = configuration.pacingFactor * Double(targetBitrate)
+        let paced = max(configuration.pacingFactor * Double(targetBitrate), Double(clusters.first?.bitrate ?? 0))
         guard queuedBytes > 0 else { return paced }
         let remaining = max(configuration.maximumQueueMicros - queueDelayMicros(nowMicros: nowMicros), 1_000)
         return max(paced, Double(queuedBytes) * 8 * 1_000_000 / Double(remaining))
@@ -147,7 +181,10 @@ public struct Pacer<Packet: Sendable>: Sendable {
     }
 
     /// The packets that may leave now, in order.
-    public mutating func release(nowMicros: Int64) -> [Packet] {
+    public mutating func release(nowMicros: Int64) -> [Packet] { releaseTagged(nowMicros: nowMicros).map(\.packet) }
+
+    /// The packets that may leave now, in order, each with the probe cluster it is part of.
+    public mutating func releaseTagged(nowMicros: Int64) -> [(packet: Packet, cluster: Int?)] {
         let rate = pacingBitrate(nowMicros: nowMicros)
         let cap = rate * Double(configuration.burstMicros) / 8_000_000
         if let last = lastMicros {
@@ -157,7 +194,7 @@ public struct Pacer<Packet: Sendable>: Sendable {
             budgetBytes = cap
         }
         lastMicros = nowMicros
-        var out: [Packet] = []
+        var out: [(packet: Packet, cluster: Int?)] = []
         while let q = nextQueue() {
             if q != Priority.audio.rawValue, budgetBytes <= 0 { break }
             let entry = queues[q][heads[q]]
@@ -168,10 +205,12 @@ public struct Pacer<Packet: Sendable>: Sendable {
             }
             queuedBytes -= entry.size
             budgetBytes -= Double(entry.size)
-            if paddingBitrate > 0 { paddingBudgetBytes -= Double(entry.size) }
+            if effectivePaddingBitrate > 0 { paddingBudgetBytes -= Double(entry.size) }
             counters.released += 1
             counters.bytesReleased += entry.size
-            out.append(entry.packet)
+            let cluster = clusters.first?.id
+            clusterSent(entry.size)
+            out.append((entry.packet, cluster))
         }
         // An empty queue keeps no debt beyond one burst and no credit beyond one burst.
         if queuedPackets == 0 { budgetBytes = max(budgetBytes, -cap) }

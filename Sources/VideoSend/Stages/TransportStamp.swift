@@ -17,7 +17,10 @@ public final class TransportSequenceCounter: Sendable {
 /// also when the socket refused it (a full buffer, a firewall): the number is spent, the receiver
 /// reports it missing, and that is loss.
 public enum TransportStamp {
-    public typealias Sent = @Sendable (_ transportSequence: UInt16?, _ size: Int, _ nowMicros: Int64) -> Void
+    public typealias Sent =
+        @Sendable (
+            _ transportSequence: UInt16?, _ size: Int, _ probeCluster: Int?, _ nowMicros: Int64
+        ) -> Void
 
     public static func writer(
         sequence counter: TransportSequenceCounter?, sent: Sent? = nil,
@@ -46,7 +49,7 @@ public enum TransportStamp {
             if !elements.isEmpty { try? packet.setHeaderExtensionElements(elements) }
             guard let bytes = try? packet.serialize() else { return false }
             let ok = next(bytes)
-            sent?(transportSequence, bytes.count, nowMicros)
+            sent?(transportSequence, bytes.count, outgoing.probeCluster, nowMicros)
             return ok
         }
     }

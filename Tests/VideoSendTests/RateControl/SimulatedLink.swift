@@ -12,14 +12,31 @@ struct SimulatedLink {
     var queueLimitMicros: Int64 = 200_000
     var randomLoss = 0.0
     var generator = SplitMix64(seed: 7)
+    /// A token bucket in front of the queue (`tc tbf` burst): an idle link lets this many bytes
+    /// through at once, at the line's rate, before the queue drains at `capacity`.
+    var bucketBytes = 0
     private(set) var busyUntilMicros: Int64 = 0
     private(set) var tailDrops = 0
+    private var tokens = 0.0
+    private var tokensMicros: Int64 = 0
 
     init(capacity: Int) { self.capacity = capacity }
 
     /// The arrival time of a packet of `size` bytes sent at `nowMicros`, or nil when it is lost.
     mutating func send(size: Int, nowMicros: Int64) -> Int64? {
         if randomLoss > 0, Double(generator.next() % 1_000_000) / 1_000_000 < randomLoss { return nil }
+        if bucketBytes > 0 {
+            if busyUntilMicros <= nowMicros {
+                let earned = Double(capacity) * Double(nowMicros - max(tokensMicros, busyUntilMicros)) / 8_000_000
+                tokens = min(Double(bucketBytes), tokens + earned)
+            }
+            tokensMicros = nowMicros
+            if busyUntilMicros <= nowMicros, tokens >= Double(size) {
+                tokens -= Double(size)
+                return nowMicros + propagationMicros
+            }
+            tokens = 0
+        }
         let start = max(nowMicros, busyUntilMicros)
         if start - nowMicros > queueLimitMicros {
             tailDrops += 1
@@ -53,6 +70,12 @@ struct LinkSimulation {
     /// Keyframe-like bursts on top: every `everyMicros`, `bytes` more, paced at 2.5 × the target.
     var burst: (everyMicros: Int64, bytes: Int)?
     private var burstBacklog = 0.0
+    /// Sends the estimate's probe clusters (`takeProbeClusters`) as the pacer would: at the
+    /// cluster's rate, in 1200-byte packets tagged with its id, until its bytes have left.
+    var sendsProbeClusters = false
+    private var clusters: [ProbeCluster] = []
+    private var clusterLeft = 0
+    private var clusterCredit = 0.0
 
     init(estimator: BandwidthEstimator = BandwidthEstimator(), capacity: Int) {
         self.estimator = estimator
@@ -82,9 +105,28 @@ struct LinkSimulation {
             burstBacklog -= paced
             credit += paced
         }
+        if sendsProbeClusters {
+            let taken = estimator.takeProbeClusters(nowMicros: nowMicros)
+            if clusters.isEmpty, let first = taken.first { clusterLeft = first.bytes }
+            clusters += taken
+        }
+        if let cluster = clusters.first {
+            clusterCredit += Double(cluster.bitrate) * 0.005 / 8
+            credit = max(credit, clusterCredit)
+        }
         while credit >= 1200 {
             credit -= 1200
-            estimator.packetSent(sequence: sequence, size: 1200, nowMicros: nowMicros)
+            let cluster = clusters.first
+            if cluster != nil {
+                clusterCredit -= 1200
+                clusterLeft -= 1200
+                if clusterLeft <= 0 {
+                    clusters.removeFirst()
+                    clusterLeft = clusters.first?.bytes ?? 0
+                    clusterCredit = 0
+                }
+            }
+            estimator.packetSent(sequence: sequence, size: 1200, probeCluster: cluster?.id, nowMicros: nowMicros)
             pending.append((sequence, link.send(size: 1200, nowMicros: nowMicros), nowMicros))
             sequence &+= 1
         }

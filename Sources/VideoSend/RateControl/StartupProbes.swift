@@ -1,0 +1,206 @@
+/// One bandwidth probe cluster: for a moment the pacer sends at `bitrate` — the queued media
+/// first, topped up with padding — until `bytes` have left, and every packet of it carries `id` to
+/// the transport stamp, so the estimate can tell the cluster's packets in the feedback.
+public struct ProbeCluster: Sendable, Equatable {
+    public var id: Int
+    public var bitrate: Int
+    public var bytes: Int
+
+    public init(id: Int, bitrate: Int, bytes: Int) {
+        self.id = id
+        self.bitrate = bitrate
+        self.bytes = bytes
+    }
+}
+
+/// Start-up probing with transport-wide feedback, in the manner of libwebrtc's `ProbeController`
+/// and `ProbeBitrateEstimator`: the estimate starts at 300 kbit/s, and as soon as feedback shows it
+/// arrives, two short clusters go out at 3 × and 6 × that rate (60 ms each: a few kilobytes, which
+/// a shallow bottleneck queue holds). What the feedback shows of a cluster is its delivered rate:
+///
+/// - the send rate is its bytes (less the last packet's) over the time its packets took to leave;
+///   the receive rate that of its second half's arrivals (a shaper's bucket lets the first
+///   kilobytes through at the line's rate);
+/// - the result is the lesser of the two; where the link took the cluster more slowly than it was
+///   sent (receive under 0.9 × send: the probe found the bottleneck), 0.95 × the receive rate;
+/// - a cluster of which under 80 % of the packets arrived, of under 5 packets, or that arrived more
+///   than twice as fast as it left (measurement noise), shows nothing.
+///
+/// A result above the estimate becomes the estimate at once (`BandwidthEstimator`), and so does one
+/// that found the bottleneck, even under an earlier cluster's (which a shaper's bucket passed whole
+/// and so overstated). When the last
+/// cluster was delivered whole (it reached 70 % of its rate and no cluster found the bottleneck),
+/// the link is probed again at twice the result, until the maximum. Probing ends once a cluster
+/// finds the bottleneck or falls under 70 %, at the maximum, after `maximumClusters`, or when a
+/// cluster brings no result within `resultTimeoutMicros`. (Probing past a cluster that found the
+/// bottleneck, as libwebrtc's 70 % rule alone would, only fills the link's queue: the delay-based
+/// detector then sees overuse and takes the estimate down again.) Only the start is probed:
+/// later the delay-based control climbs from a known capacity.
+///
+/// A value: every input carries `nowMicros`.
+public struct StartupProbes: Sendable {
+    public struct Configuration: Sendable {
+        public var factors = [3.0, 6.0]
+        /// How long a cluster lasts at its rate (its size: this long at the rate).
+        public var clusterMicros: Int64 = 60_000
+        public var minimumPackets = 5
+        public var minimumReceivedFraction = 0.8
+        /// A result that reached this fraction of its cluster's rate is probed past again.
+        public var continueFraction = 0.7
+        public var maximumClusters = 6
+        public var resultTimeoutMicros: Int64 = 1_000_000
+        public init() {}
+    }
+
+    public enum State: String, Sendable { case waiting, probing, done }
+
+    struct Record {
+        var cluster: ProbeCluster
+        var sent: [(sequence: Int64, size: Int, sendMicros: Int64)] = []
+        var takenMicros: Int64
+        var lastSendMicros: Int64?
+        var reported: [Int64: (size: Int, sendMicros: Int64, arrivalMicros: Int64?)] = [:]
+    }
+
+    public let configuration: Configuration
+    public private(set) var state = State.waiting
+    /// The last result, bits per second.
+    public private(set) var lastResult: Int?
+    /// The last step, for the statistics ("probe 900 kbit/s delivered 880", …).
+    public private(set) var lastAction: String?
+    /// Why probing ended.
+    public private(set) var endReason: String?
+    private var planned: [ProbeCluster] = []
+    /// A cluster the link took more slowly than it was sent: no probe past it.
+    private var linkFound = false
+    private var records: [Int: Record] = [:]
+    private var nextID = 1
+    private var clustersSent = 0
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Feedback arrives for the first time: plans the first clusters (once).
+    public mutating func begin(estimate: Int, maximum: Int) {
+        guard state == .waiting else { return }
+        state = .probing
+        for factor in configuration.factors { plan(bitrate: Int(Double(estimate) * factor), maximum: maximum) }
+        if planned.isEmpty { finish("the estimate starts at the maximum") }
+    }
+
+    private mutating func plan(bitrate wanted: Int, maximum: Int) {
+        guard clustersSent + planned.count < configuration.maximumClusters else { return }
+        let bitrate = min(wanted, maximum)
+        guard planned.last.map({ bitrate > $0.bitrate }) ?? true else { return }
+        let bytes = max(Int(Int64(bitrate) * configuration.clusterMicros / 8_000_000), configuration.minimumPackets * 250)
+        planned.append(ProbeCluster(id: nextID, bitrate: bitrate, bytes: bytes))
+        nextID += 1
+    }
+
+    /// The clusters to send now (each handed out once).
+    public mutating func take(nowMicros: Int64) -> [ProbeCluster] {
+        defer { planned.removeAll() }
+        for cluster in planned { records[cluster.id] = Record(cluster: cluster, takenMicros: nowMicros) }
+        clustersSent += planned.count
+        return planned
+    }
+
+    /// A packet of cluster `cluster` left (its transport-wide number unwrapped).
+    public mutating func packetSent(cluster: Int, sequence: Int64, size: Int, nowMicros: Int64) {
+        guard records[cluster] != nil else { return }
+        records[cluster]!.sent.append((sequence, size, nowMicros))
+        records[cluster]!.lastSendMicros = nowMicros
+    }
+
+    /// Transport-wide feedback: the clusters it completes are measured. Returns the best result
+    /// this feedback brought, to raise the estimate with, and whether a cluster found the
+    /// bottleneck (then the result is the link's capacity).
+    public mutating func feedback(_ packets: [PacketFeedback], maximum: Int, nowMicros: Int64) -> (
+        bitrate: Int, atCapacity: Bool
+    )? {
+        guard state == .probing, !records.isEmpty else { return nil }
+        var best: (bitrate: Int, atCapacity: Bool)?
+        let newest = packets.map(\.sequence).max()
+        for id in records.keys.sorted() {
+            guard var record = records[id], let first = record.sent.first?.sequence,
+                let last = record.sent.last?.sequence
+            else { continue }
+            for packet in packets where (first...last).contains(packet.sequence) {
+                record.reported[packet.sequence] = (packet.size, packet.sendMicros, packet.arrivalMicros)
+            }
+            records[id] = record
+            // Complete once feedback reaches past the cluster's last packet (later clusters and
+            // media follow it), or timed out.
+            let complete = newest.map { $0 > last } ?? false
+            let timedOut = nowMicros - (record.lastSendMicros ?? nowMicros) > configuration.resultTimeoutMicros
+            guard complete || timedOut else { continue }
+            records[id] = nil
+            guard let (result, saturated) = Self.measurement(record, configuration: configuration) else {
+                lastAction = "probe \(record.cluster.bitrate / 1000) kbit/s showed nothing"
+                continue
+            }
+            lastResult = result
+            lastAction = "probe \(record.cluster.bitrate / 1000) kbit/s delivered \(result / 1000)"
+            if result > best?.bitrate ?? 0 { best = (result, saturated) }
+            if saturated { linkFound = true }
+            let reachedCluster = Double(result) >= configuration.continueFraction * Double(record.cluster.bitrate)
+            if records.isEmpty, planned.isEmpty {
+                if reachedCluster, !linkFound, record.cluster.bitrate < maximum {
+                    plan(bitrate: 2 * result, maximum: maximum)
+                }
+                if planned.isEmpty {
+                    finish(linkFound || !reachedCluster ? "the link is found" : "the maximum or the cluster limit")
+                }
+            }
+        }
+        if records.isEmpty, planned.isEmpty, state == .probing { finish("no cluster showed the link") }
+        return best
+    }
+
+    /// Clusters with no result `resultTimeoutMicros` after their last packet left (or after they
+    /// were handed out, when none did) are given up; with none left, probing ends.
+    public mutating func tick(nowMicros: Int64) {
+        guard state == .probing, planned.isEmpty, !records.isEmpty else { return }
+        records = records.filter { nowMicros - ($0.value.lastSendMicros ?? $0.value.takenMicros) <= configuration.resultTimeoutMicros }
+        if records.isEmpty { finish("no result within \(configuration.resultTimeoutMicros / 1000) ms") }
+    }
+
+    private mutating func finish(_ why: String) {
+        state = .done
+        endReason = why
+    }
+
+    /// The delivered rate a cluster's feedback shows, or nil when it shows nothing.
+    static func measure(_ record: Record, configuration: Configuration) -> Int? {
+        measurement(record, configuration: configuration)?.bitrate
+    }
+
+    /// The delivered rate, and whether the link took the cluster more slowly than it was sent
+    /// (`saturated`: the probe found the bottleneck).
+    static func measurement(_ record: Record, configuration: Configuration) -> (bitrate: Int, saturated: Bool)? {
+        let sent = record.sent.sorted { $0.sendMicros < $1.sendMicros }
+        guard sent.count >= configuration.minimumPackets, let firstSend = sent.first, let lastSend = sent.last
+        else { return nil }
+        let arrived = record.reported.values.compactMap { r in r.arrivalMicros.map { (at: $0, size: r.size) } }
+            .sorted { $0.at < $1.at }
+        guard arrived.count >= configuration.minimumPackets,
+            Double(arrived.count) >= configuration.minimumReceivedFraction * Double(sent.count),
+            let lastArrival = arrived.last
+        else { return nil }
+        // The receive rate over the cluster's second half: a shaper with a bucket (`tc tbf`
+        // burst) lets the first few kilobytes through at the line's rate, and only what comes
+        // after them shows the rate it drains at.
+        let from = arrived.count >= 2 * configuration.minimumPackets ? arrived.count / 2 : 0
+        let sendSpan = lastSend.sendMicros - firstSend.sendMicros
+        let receiveSpan = lastArrival.at - arrived[from].at
+        guard sendSpan > 0, receiveSpan > 0, sendSpan <= 1_000_000, receiveSpan <= 1_000_000 else { return nil }
+        let sentBytes = sent.reduce(0) { $0 + $1.size } - lastSend.size
+        let receivedBytes = arrived[(from + 1)...].reduce(0) { $0 + $1.size }
+        let sendRate = Double(sentBytes) * 8_000_000 / Double(sendSpan)
+        let receiveRate = Double(receivedBytes) * 8_000_000 / Double(receiveSpan)
+        guard receiveRate <= 2 * sendRate else { return nil }
+        if receiveRate < 0.9 * sendRate { return (Int(0.95 * receiveRate), true) }
+        return (Int(min(sendRate, receiveRate)), false)
+    }
+}

@@ -1,0 +1,162 @@
+import RTPWire
+import Testing
+@testable import VideoSend
+
+/// Start-up probing with transport-wide feedback (`StartupProbes`), alone and inside the estimate
+/// against `LinkSimulation` (simulated time on a manual clock, not wall time).
+@Suite struct StartupProbeTests {
+    /// A cluster of `count` packets of `size` bytes sent `sendGap` apart, arriving `arrivalGap`
+    /// apart (nil: lost at those indices).
+    static func record(
+        count: Int, size: Int = 1000, sendGap: Int64, arrivalGap: Int64, lost: Set<Int> = []
+    ) -> StartupProbes.Record {
+        var record = StartupProbes.Record(cluster: ProbeCluster(id: 1, bitrate: 0, bytes: 0), takenMicros: 0)
+        for i in 0..<count {
+            let send = Int64(i) * sendGap
+            record.sent.append((Int64(i), size, send))
+            record.reported[Int64(i)] = (size, send, lost.contains(i) ? nil : 20_000 + Int64(i) * arrivalGap)
+        }
+        return record
+    }
+
+    @Test func aClusterTheLinkTookMoreSlowlyShowsTheLinksRate() {
+        // 1000-byte packets sent every 4 ms (2 Mbit/s), arriving every 5.33 ms (1.5 Mbit/s).
+        let result = StartupProbes.measure(
+            Self.record(count: 12, sendGap: 4_000, arrivalGap: 5_333), configuration: .init())
+        #expect(result != nil)
+        // 0.95 × the receive rate: the probe found the bottleneck.
+        #expect(abs(Double(result ?? 0) - 0.95 * 1_500_000) < 20_000, "\(String(describing: result))")
+    }
+
+    @Test func aClusterTheLinkCarriedWholeShowsItsSendRate() {
+        let result = StartupProbes.measure(
+            Self.record(count: 12, sendGap: 4_000, arrivalGap: 4_000), configuration: .init())
+        #expect(abs(Double(result ?? 0) - 2_000_000) < 20_000, "\(String(describing: result))")
+    }
+
+    @Test func aClusterMostlyLostOrTooSmallOrImplausiblyFastShowsNothing() {
+        let lossy = Self.record(count: 10, sendGap: 4_000, arrivalGap: 4_000, lost: [1, 3, 5])
+        #expect(StartupProbes.measure(lossy, configuration: .init()) == nil)
+        let small = Self.record(count: 4, sendGap: 4_000, arrivalGap: 4_000)
+        #expect(StartupProbes.measure(small, configuration: .init()) == nil)
+        // Arriving three times as fast as it left: the receiver's clock or a batch, not the link.
+        let bunched = Self.record(count: 10, sendGap: 6_000, arrivalGap: 2_000)
+        #expect(StartupProbes.measure(bunched, configuration: .init()) == nil)
+    }
+
+    @Test func probesAreHandedOutOnceAfterTheFirstFeedbackAtThreeAndSixTimesTheStart() {
+        var probes = StartupProbes()
+        #expect(probes.take(nowMicros: 0).isEmpty)
+        probes.begin(estimate: 300_000, maximum: 2_540_000)
+        let clusters = probes.take(nowMicros: 0)
+        #expect(clusters.map(\.bitrate) == [900_000, 1_800_000])
+        // 60 ms at the rate.
+        #expect(clusters.map(\.bytes) == [6_750, 13_500])
+        probes.begin(estimate: 300_000, maximum: 2_540_000)
+        #expect(probes.take(nowMicros: 0).isEmpty)
+        #expect(probes.state == .probing)
+    }
+
+    @Test func clustersWithNoPacketsAreGivenUpAfterTheTimeout() {
+        var probes = StartupProbes()
+        probes.begin(estimate: 300_000, maximum: 2_540_000)
+        _ = probes.take(nowMicros: 0)
+        probes.tick(nowMicros: 500_000)
+        #expect(probes.state == .probing)
+        probes.tick(nowMicros: 1_100_000)
+        #expect(probes.state == .done)
+        #expect(probes.endReason?.contains("no result") == true)
+    }
+
+    /// Before: the estimate climbed 50 % a second from 300 kbit/s. With the probes it takes what
+    /// the link carries within a second, and the queue the probes left stays short.
+    @Test func onACappedLinkTheProbesFindTheRateWithinASecond() {
+        var probed = LinkSimulation(capacity: 1_500_000)
+        probed.sendsProbeClusters = true
+        probed.run(seconds: 1)
+        let target = probed.estimator.targetBitrate(nowMicros: probed.nowMicros)
+        #expect(target >= 1_300_000 && target <= 1_500_000, "target \(target) after 1 s")
+        #expect(probed.maxQueueMillis(lastSeconds: 1) < 100, "queue \(probed.maxQueueMillis(lastSeconds: 1)) ms")
+        var plain = LinkSimulation(capacity: 1_500_000)
+        plain.run(seconds: 1)
+        #expect(plain.estimator.targetBitrate(nowMicros: plain.nowMicros) < 600_000)
+        // And it settles as before.
+        probed.run(seconds: 19)
+        let mean = probed.meanTarget(lastSeconds: 10)
+        #expect(mean > 0.7 * 1_500_000 && mean < 1.1 * 1_500_000, "mean target \(mean)")
+        #expect(probed.maxQueueMillis(lastSeconds: 10) < 150)
+    }
+
+    /// A shaper's bucket (4 kB, as the gates' `tc tbf … burst 32kbit`) passes the first kilobytes
+    /// of a cluster at the line's rate; the cluster's second half still shows the link.
+    @Test func aShapersBucketDoesNotMakeAProbeOverstateTheLink() {
+        var sim = LinkSimulation(capacity: 1_500_000)
+        sim.link.bucketBytes = 4_000
+        sim.sendsProbeClusters = true
+        sim.run(seconds: 1)
+        let highest = sim.targets.map(\.bitrate).max() ?? 0
+        let target = sim.estimator.targetBitrate(nowMicros: sim.nowMicros)
+        #expect(target >= 1_200_000 && highest <= 1_500_000, "target \(target), highest \(highest)")
+    }
+
+    @Test func onASlowLinkTheProbesNeverSetTheEstimateAboveIt() {
+        var sim = LinkSimulation(capacity: 600_000)
+        sim.sendsProbeClusters = true
+        sim.run(seconds: 1)
+        // What the probes found is the link, less 5 %: from there the increase is additive.
+        let target = sim.estimator.targetBitrate(nowMicros: sim.nowMicros)
+        let highest = sim.targets.map(\.bitrate).max() ?? 0
+        #expect(target >= 450_000 && highest <= 600_000, "target \(target), highest \(highest)")
+        let action = sim.estimator.snapshot(nowMicros: sim.nowMicros).reportAction ?? ""
+        #expect(action.hasPrefix("probe 1800 kbit/s delivered"), "\(action)")
+    }
+
+    @Test func onAWideLinkTheProbesGoOnToTheMaximum() {
+        var sim = LinkSimulation(capacity: 20_000_000)
+        sim.sendsProbeClusters = true
+        sim.run(seconds: 1)
+        // 900 and 1800 kbit/s delivered, then 3600 asked, capped at the maximum (2540).
+        #expect(sim.estimator.targetBitrate(nowMicros: sim.nowMicros) == sim.estimator.configuration.maximumBitrate)
+    }
+}
+
+extension PacerTests {
+    /// A cluster runs at its rate until its bytes have left, queued media first; every packet and
+    /// every padding piece of it is tagged with its id; the next cluster follows, then nothing.
+    @Test func probeClustersRunAtTheirRateUntilTheirBytesHaveLeft() {
+        var pacer = Pacer<Int>(targetBitrate: 300_000)
+        pacer.startProbeClusters([
+            ProbeCluster(id: 1, bitrate: 900_000, bytes: 4_500), ProbeCluster(id: 2, bitrate: 1_800_000, bytes: 9_000)
+        ])
+        pacer.enqueue(0, size: 1000, priority: .video, nowMicros: 0)
+        var bytes: [Int: Int] = [:]
+        var lastTagged: [Int: Int64] = [:]
+        var untagged = 0
+        var now: Int64 = 0
+        while now < 200_000 {
+            for (_, cluster) in pacer.releaseTagged(nowMicros: now) {
+                if let cluster {
+                    bytes[cluster, default: 0] += 1000
+                    lastTagged[cluster] = now
+                } else {
+                    untagged += 1
+                }
+            }
+            let padding = pacer.paddingDueTagged(nowMicros: now)
+            if let cluster = padding.cluster {
+                bytes[cluster, default: 0] += padding.bytes
+                lastTagged[cluster] = now
+            } else {
+                #expect(padding.bytes == 0)
+            }
+            now += 2_000
+        }
+        #expect(untagged == 0)
+        #expect((4_500...4_800).contains(bytes[1] ?? 0), "\(bytes)")
+        #expect((9_000...9_300).contains(bytes[2] ?? 0), "\(bytes)")
+        // 4.5 kB at 900 kbit/s is 40 ms; 9 kB at 1.8 Mbit/s another 40.
+        #expect((30_000...50_000).contains(lastTagged[1] ?? 0), "\(lastTagged)")
+        #expect((70_000...95_000).contains(lastTagged[2] ?? 0), "\(lastTagged)")
+        #expect(pacer.activeCluster == nil)
+    }
+}
