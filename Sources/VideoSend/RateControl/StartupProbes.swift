@@ -93,7 +93,8 @@ public struct StartupProbes: Sendable {
         guard clustersSent + planned.count < configuration.maximumClusters else { return }
         let bitrate = min(wanted, maximum)
         guard planned.last.map({ bitrate > $0.bitrate }) ?? true else { return }
-        let bytes = max(Int(Int64(bitrate) * configuration.clusterMicros / 8_000_000), configuration.minimumPackets * 250)
+        let bytes = max(
+            Int(Int64(bitrate) * configuration.clusterMicros / 8_000_000), configuration.minimumPackets * 250)
         planned.append(ProbeCluster(id: nextID, bitrate: bitrate, bytes: bytes))
         nextID += 1
     }
@@ -162,7 +163,9 @@ public struct StartupProbes: Sendable {
     /// were handed out, when none did) are given up; with none left, probing ends.
     public mutating func tick(nowMicros: Int64) {
         guard state == .probing, planned.isEmpty, !records.isEmpty else { return }
-        records = records.filter { nowMicros - ($0.value.lastSendMicros ?? $0.value.takenMicros) <= configuration.resultTimeoutMicros }
+        records = records.filter {
+            nowMicros - ($0.value.lastSendMicros ?? $0.value.takenMicros) <= configuration.resultTimeoutMicros
+        }
         if records.isEmpty { finish("no result within \(configuration.resultTimeoutMicros / 1000) ms") }
     }
 
