@@ -1,18 +1,3 @@
-/// One bandwidth probe cluster: for a moment the pacer sends at `bitrate` — the queued media
-/// first, topped up with padding — until `bytes` have left, and every packet of it carries `id` to
-/// the transport stamp, so the estimate can tell the cluster's packets in the feedback.
-public struct ProbeCluster: Sendable, Equatable {
-    public var id: Int
-    public var bitrate: Int
-    public var bytes: Int
-
-    public init(id: Int, bitrate: Int, bytes: Int) {
-        self.id = id
-        self.bitrate = bitrate
-        self.bytes = bytes
-    }
-}
-
 /// Start-up probing with transport-wide feedback, in the manner of libwebrtc's `ProbeController`
 /// and `ProbeBitrateEstimator`: the estimate starts at 300 kbit/s, and as soon as feedback shows it
 /// arrives, two short clusters go out at 3 × and 6 × that rate (60 ms each: a few kilobytes, which

@@ -1,0 +1,1 @@
+../../../Sources/VideoSend/Stages/ProbeCluster.swift
