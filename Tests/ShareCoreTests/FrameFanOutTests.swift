@@ -237,3 +237,30 @@ private final class ManualFrames: VideoFrameSource {
         for _ in 0..<times { deliver?(frame) }
     }
 }
+
+extension FrameFanOutTests {
+    /// Several branches: each frame carries one `FrameConversions` for all of them; one branch
+    /// alone gets the frame as it came.
+    @Test func framesToSeveralBranchesShareOneConversionTable() async throws {
+        let source = FloodSource()
+        let fanOut = FrameFanOut(source, running: .betweenStartAndStop)
+        let tables = Locked<[ObjectIdentifier?]>([])
+        let first = fanOut.branch()
+        first.start { frame in tables.withLock { $0.append(frame.conversions.map(ObjectIdentifier.init)) } }
+        fanOut.start()
+        #expect(waitUntil { tables.withLock { $0.count } > 10 })
+        #expect(tables.withLock { $0.allSatisfy { $0 == nil } }, "one branch: nothing to share")
+        let second = Locked<[ObjectIdentifier?]>([])
+        let other = fanOut.branch()
+        other.start { frame in second.withLock { $0.append(frame.conversions.map(ObjectIdentifier.init)) } }
+        #expect(waitUntil { second.withLock { $0.count } > 10 })
+        fanOut.stop()
+        let seen = second.withLock { $0 }
+        #expect(seen.allSatisfy { $0 != nil })
+        // The same table reached the first branch with the same frame.
+        let firstTables = Set(tables.withLock { $0 }.compactMap { $0 })
+        #expect(seen.compactMap { $0 }.contains { firstTables.contains($0) })
+        first.stop()
+        other.stop()
+    }
+}

@@ -216,10 +216,13 @@ package final class TransceiverMedia: Sendable {
         }
     }
 
-    /// Each captured frame to every layer's queue.
+    /// Each captured frame to every layer's queue (converted once for all of them).
     private static func fanOut(_ queues: [FrameQueue]) -> @Sendable (VideoFrame) -> Void {
         if queues.count == 1 { return { [queue = queues[0]] in queue.push($0) } }
-        return { frame in for queue in queues { queue.push(frame) } }
+        return { frame in
+            let shared = frame.sharingConversions()
+            for queue in queues { queue.push(shared) }
+        }
     }
 
     /// Attaches an audio source (the tone, a microphone) through the Opus send thread, at

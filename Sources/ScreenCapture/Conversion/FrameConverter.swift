@@ -98,6 +98,24 @@ public enum FrameConverter {
             captureMicros: frame.captureMicros, sequence: frame.sequence)
     }
 
+    /// `frame` as I420 at `width`×`height`: converted, and scaled when the size differs. A frame
+    /// handed to several encoders carries `FrameConversions`: then each picture is made once, by
+    /// the first encoder that asks, and shared.
+    public static func i420(_ frame: VideoFrame, width: Int, height: Int) throws(ConversionError) -> VideoFrame {
+        guard let shared = frame.conversions else {
+            let full = try toI420(frame)
+            guard full.width != width || full.height != height else { return full }
+            return try scaleI420(full, width: width, height: height)
+        }
+        let full = try shared.picture(width: frame.width, height: frame.height) {
+            () throws(ConversionError) -> VideoFrame in try toI420(frame)
+        }
+        guard full.width != width || full.height != height else { return full }
+        return try shared.picture(width: width, height: height) { () throws(ConversionError) -> VideoFrame in
+            try scaleI420(full, width: width, height: height)
+        }
+    }
+
     /// Scales an I420 frame to `width`×`height` (box filter: sharp enough for text, cheap).
     public static func scaleI420(_ frame: VideoFrame, width: Int, height: Int) throws(ConversionError) -> VideoFrame {
         guard frame.format == .i420, frame.planes.count == 3, width > 0, height > 0 else {

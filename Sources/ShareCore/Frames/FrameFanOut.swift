@@ -85,7 +85,10 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
     }
 
     private func deliver(_ frame: VideoFrame) {
-        for branch in branches.withLock({ Array($0.values) }) { branch.deliver(frame) }
+        let all = branches.withLock { Array($0.values) }
+        // Several encoders: one conversion of the frame for all of them.
+        let frame = all.count > 1 ? frame.sharingConversions() : frame
+        for branch in all { branch.deliver(frame) }
     }
 
     private func attach(_ branch: Branch) {

@@ -35,6 +35,8 @@ public struct VideoFrame: Sendable {
     public var captureMicros: Int64
     /// The source's own frame counter.
     public var sequence: UInt64
+    /// Its converted pictures, shared by the encoders it is handed to (set by the fan-outs).
+    public var conversions: FrameConversions?
 
     public init(
         format: PixelFormat, width: Int, height: Int, planes: [Plane], captureMicros: Int64 = 0,

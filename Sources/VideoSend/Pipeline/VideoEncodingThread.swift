@@ -332,11 +332,9 @@ public final class VideoEncodingThread: Sendable {
                 if isRepeat, let held = last, held.picture.width == width, held.picture.height == height {
                     picture = held.picture
                 } else {
-                    picture = try FrameConverter.toI420(frame)
+                    // Shared with the other encoders this frame went to (simulcast layers, connections).
+                    picture = try FrameConverter.i420(frame, width: width, height: height)
                     converted = Clocks.monotonicMicros()
-                    if picture.width != width || picture.height != height {
-                        picture = try FrameConverter.scaleI420(picture, width: width, height: height)
-                    }
                 }
                 guard let i420 = I420Frame(picture) else {
                     throw EncoderError(codec: codec.rawValue, "conversion gave no I420 picture")
