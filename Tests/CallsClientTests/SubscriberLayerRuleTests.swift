@@ -120,3 +120,65 @@ import Testing
         #expect(delay.queuingMilliseconds == 0)
     }
 }
+
+extension SubscriberLayerRuleTests {
+    /// Marbles with what arrived: `H` good at 450 kbit/s, `M` good at 300, `L` good at 150, `Q` a
+    /// 200 ms queue with 300 kbit/s arriving (the link's most), `F` frozen (not the link's doing).
+    static func carried(_ marbles: String, from start: Int = 0, rule: inout SubscriberLayerRule) -> String {
+        marbles.enumerated().map { index, mark in
+            let now = Int64(start + index + 1) * 1_000_000
+            let second: SubscriberLayerRule.Second =
+                switch mark {
+                case "H":
+                    .init(
+                        nowMicros: now, packets: 100, lost: 0, framesDecoded: 30, queuingDelayMs: 5, receivedKbps: 450)
+                case "M":
+                    .init(
+                        nowMicros: now, packets: 100, lost: 0, framesDecoded: 30, queuingDelayMs: 5, receivedKbps: 300)
+                case "Q":
+                    .init(
+                        nowMicros: now, packets: 100, lost: 0, framesDecoded: 30, queuingDelayMs: 200, receivedKbps: 300
+                    )
+                case "F":
+                    .init(nowMicros: now, packets: 40, lost: 0, framesDecoded: 0, queuingDelayMs: 5, receivedKbps: 100)
+                default:
+                    .init(
+                        nowMicros: now, packets: 100, lost: 0, framesDecoded: 30, queuingDelayMs: 5, receivedKbps: 150)
+                }
+            _ = rule.update(second)
+            return String(rule.layer)
+        }.joined()
+    }
+
+    /// A viewer whose link carries 300 kbit/s: the 1/2 layer overfilled it, so after stepping down
+    /// to the 1/4 layer the rule does not try it again after 8 good seconds, only once a minute has
+    /// passed since the link failed; without the figures (older callers) it tries after 8 s.
+    @Test func aLayerThatOverfilledTheLinkIsNotTriedAgainForAMinute() {
+        var rule = SubscriberLayerRule(layer: 1)
+        // On the 1/2 layer, two queued seconds at 300 kbit/s: down to 0; the link carried 300.
+        let down = Self.carried("MQQ", rule: &rule)
+        #expect(down == "110")
+        #expect(rule.capacity?.kbps == 300)
+        // 30 good seconds on the 1/4 layer: no step up (the 1/2 layer needed 300, 90 % of it is 270).
+        #expect(
+            Self.carried(String(repeating: "L", count: 30), from: 3, rule: &rule) == String(repeating: "0", count: 30))
+        // A minute after the failure (at second 3), the 1/2 layer is tried again.
+        let later = Self.carried(String(repeating: "L", count: 32), from: 33, rule: &rule)
+        #expect(later.contains("1"), "\(later)")
+        #expect(later.firstIndex(of: "1").map { later.distance(from: later.startIndex, to: $0) + 34 } ?? 0 >= 63)
+        var blind = SubscriberLayerRule(layer: 1)
+        #expect(Self.run("gqqgggggggggg", rule: &blind) == "1100000000001", "without figures: after 8 s")
+    }
+
+    /// A layer that fits well under what the link carried is tried after the usual 8 s.
+    @Test func aLayerWellUnderTheLinksMostIsTriedAfterTheHold() {
+        var rule = SubscriberLayerRule(layer: 2)
+        // The full layer at 450 overfills a link that carries 300 at most: down to 1.
+        #expect(Self.carried("HQQ", rule: &rule) == "221")
+        // The 1/2 layer arrives at 150, then freezes (the decoder's doing, not the link's): down to 0.
+        #expect(Self.carried("LLLF", from: 3, rule: &rule) == "1110")
+        #expect(rule.capacity?.kbps == 300)
+        // The 1/2 layer needed 150, under 90 % of 300: tried after the 8 s hold, as without figures.
+        #expect(Self.carried(String(repeating: "L", count: 11), from: 7, rule: &rule) == "00000000011")
+    }
+}

@@ -129,7 +129,7 @@ public actor JanusWatchSession {
                         nowMicros: Clocks.monotonicMicros(), packets: received.packets - previous.packets,
                         lost: received.packetsLost - previous.lost,
                         framesDecoded: received.framesDecoded - previous.frames,
-                        queuingDelayMs: received.queuingDelayMs)
+                        queuingDelayMs: received.queuingDelayMs, receivedKbps: line.video.bitrateKbps)
                     if let next = rule.update(second) { await ask(layer: next, mid: mid, after: second) }
                     layers = rule
                 }
