@@ -2,11 +2,14 @@
 """`make bench`'s audience table: what one sharer costs as its audience grows (figures, not a gate).
 
 One synthetic 1920x1080 30 fps screen (`share --size 1920x1080 --fps 30 --bitrate 2000 --no-audio`,
-H.264) watched by 1, 2, 4 and 8 built-in viewers (`sharectl watch`), in two modes:
+H.264) watched by 1, 2, 4 and 8 built-in viewers (`sharectl watch`), in three modes:
   mesh   a `sharectl serve` room: the sharer (`share --room`) has one connection and one encoder per
          viewer; viewers `watch URL`.
   janus  a Janus VideoRoom (Debian's janus, lib/janus.py, on j0's 127.0.0.2): the sharer publishes
-         once (`share --janus … --ice-interface j0`), Janus forwards to each `watch --janus …`.
+         once (`share --janus … --no-simulcast --ice-interface j0`), Janus forwards to each
+         `watch --janus …`.
+  simulcast  the same with three layers (full, 1/2, 1/4: three encoders from one capture and one
+         conversion); each viewer chooses its layer.
 Each cell starts afresh (server, sharer, viewers), waits until every viewer decodes (at most 30 s),
 lets it settle --settle (5) s, then measures --seconds (10) s:
   sharer CPU   utime+stime from /proc/PID/stat over the window, in cores (1.00 = one core busy);
@@ -29,7 +32,7 @@ small machine compete with it for the same cores: the figures say how it went he
 
 Inside a network namespace with only loopback (it enters one itself, as scripts/gates/run.sh does):
     python3 scripts/bench_audience.py [--viewers 1,2,4,8] [--seconds 10] [--settle 5]
-                                      [--modes mesh,janus] [--json PATH]
+                                      [--modes mesh,janus,simulcast] [--json PATH]
 SHARECTL names the binary (default .build/release/sharectl); logs and stats files go to
 GATE_WORK (default /tmp/sharectl-bench-audience), emptied first.
 """
@@ -59,7 +62,7 @@ from lib.processes import start, stop  # noqa: E402
 from lib.room import Server  # noqa: E402
 from lib.waits import wait_for  # noqa: E402
 
-MODES = ("mesh", "janus")
+MODES = ("mesh", "janus", "simulcast")
 PIN = "4711"
 SHARER = "sharer"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -160,9 +163,10 @@ class Cell:
             raise RuntimeError(f"janus did not start (see {self.server.log_path})")
         self.room = self.server.create_room(pin=PIN, publishers=1)
         janus = ["--janus", self.server.ws_url, "--janus-room", str(self.room), "--pin", PIN, "--ice-interface", "j0"]
-        # One layer, as the table in the README was measured; simulcast (the default into Janus)
-        # is three encoders and a row of its own still to measure.
-        self.sharer = start([SHARECTL, "share", "--source", "synthetic", *janus, "--display", SHARER, "--no-simulcast",
+        # janus: one layer; simulcast (the default into Janus): three layers, three encoders fed
+        # from one capture and one conversion, and the viewers take the full layer.
+        layers = [] if self.mode == "simulcast" else ["--no-simulcast"]
+        self.sharer = start([SHARECTL, "share", "--source", "synthetic", *janus, "--display", SHARER, *layers,
                              *self.common()],
                             os.path.join(WORK, f"{self.name}.share.log"))
         if not wait_for(lambda: self.sharer.poll() is not None or self.server.publishers(self.room, PIN), 20):
@@ -178,7 +182,7 @@ class Cell:
         """What a viewer's stats line says of the sharer's screen ({} before it does)."""
         if not line:
             return {}
-        if self.mode == "janus":
+        if self.mode != "mesh":
             return line.get("video") or {}
         for peer in line.get("peers") or []:
             if peer.get("name") == SHARER:
@@ -333,14 +337,14 @@ def table(rows):
     for row in rows:
         if row.get("sharerCores") is not None:
             base.setdefault(row["mode"], row)  # rows come in order of audience size
-    header = (f"{'mode':5} {'viewers':>7} {'sharer CPU':>10} {'×first':>6} {'RSS MiB':>7} {'uplink kbit/s':>13} "
+    header = (f"{'mode':9} {'viewers':>7} {'sharer CPU':>10} {'×first':>6} {'RSS MiB':>7} {'uplink kbit/s':>13} "
               f"{'encoders':>8} {'sent':>14} {'limited by':>13} {'viewers saw':>16} {'viewer fps min/med':>18} "
               f"{'server CPU':>10} "
               f"{'ours':>5} {'busy':>5}")
     out = [header]
     for row in rows:
         if "error" in row:
-            out.append(f"{row['mode']:5} {row['viewers']:7} (no figures: {row['error']})")
+            out.append(f"{row['mode']:9} {row['viewers']:7} (no figures: {row['error']})")
             continue
         first = base.get(row["mode"])
         ratio = None
@@ -348,7 +352,7 @@ def table(rows):
             ratio = row["sharerCores"] / first["sharerCores"]
         sent = (f"{row['sentWidth']}x{row['sentHeight']}@{row['sentFps'] or 0:.0f}" if row.get("sentWidth") else "—")
         encoders = f"{row['streams']} ({row['encodersMade']})" if "streams" in row else "—"
-        out.append(f"{row['mode']:5} {row['viewers']:7} {show(row['sharerCores'], '{:.2f}'):>10} "
+        out.append(f"{row['mode']:9} {row['viewers']:7} {show(row['sharerCores'], '{:.2f}'):>10} "
                    f"{show(ratio, '{:.2f}x'):>6} {show(row['sharerRssMiB'], '{:.0f}'):>7} "
                    f"{show(row.get('uplinkKbps'), '{:,.0f}'):>13} {encoders:>8} "
                    f"{sent:>14} {row.get('limitedBy', '—'):>13} {','.join(row['viewerSizes']):>16} "
@@ -382,14 +386,15 @@ def main():
     parser.add_argument("--viewers", default="1,2,4,8", help="audience sizes, comma-separated (default 1,2,4,8)")
     parser.add_argument("--seconds", type=float, default=10, help="the measured window (default 10)")
     parser.add_argument("--settle", type=float, default=5, help="seconds after every viewer decodes (default 5)")
-    parser.add_argument("--modes", default="mesh,janus", help="mesh, janus or both (default mesh,janus)")
+    parser.add_argument("--modes", default="mesh,janus,simulcast",
+                        help="mesh, janus and/or simulcast (Janus with three layers), comma-separated (default all)")
     parser.add_argument("--bitrate", type=int, default=2000, help="the sharer's --bitrate, kbit/s (default 2000)")
     parser.add_argument("--json", help="write the rows and the summary here as JSON")
     args = parser.parse_args()
     viewers = sorted({int(v) for v in args.viewers.split(",") if v.strip()})
     modes = [m for m in MODES if m in args.modes.split(",")]  # mesh first: janus leaves j0 in the namespace
     if not viewers or min(viewers) < 1 or not modes or set(args.modes.split(",")) - set(MODES):
-        parser.error("--viewers takes numbers of 1 or more, --modes mesh and/or janus")
+        parser.error("--viewers takes numbers of 1 or more, --modes mesh, janus and/or simulcast")
     if not os.access(SHARECTL, os.X_OK):
         parser.error(f"no sharectl at {SHARECTL} (swift build -c release, or set SHARECTL)")
     signal.signal(signal.SIGTERM, on_term)

@@ -93,8 +93,9 @@ class Session:
         self.done.set()
         try:
             janus_call(f"{self.base}/{self.session}", {"janus": "destroy"})
-        except (OSError, RuntimeError):
-            pass
+            print(f"Janus session {self.session} destroyed (Janus answered success)", flush=True)
+        except (OSError, RuntimeError) as error:
+            print(f"Janus session {self.session} not destroyed: {error}", flush=True)
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -54,6 +55,10 @@ def add_j0():
 def _disabled(kind):
     names = {os.path.basename(path) for path in glob.glob(os.path.join(LIBDIR, kind, "*.so"))}
     return ",".join(sorted(names - WANTED[kind]))
+
+
+class JanusGone(RuntimeError):
+    """Janus's API cannot be reached because the process has exited."""
 
 
 class JanusError(RuntimeError):
@@ -146,8 +151,15 @@ admin: {{ admin_ws = false, admin_wss = false }}
         An answer {"janus": "error"} raises JanusError."""
         body = json.dumps({"transaction": uuid.uuid4().hex[:12], **message}).encode()
         request = urllib.request.Request(self.http_url + path, body, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=5) as response:
-            answer = json.load(response)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                answer = json.load(response)
+        except urllib.error.URLError as error:
+            code = self.process.poll() if self.process else None
+            if code is not None:
+                how = f"signal {-code}" if code < 0 else f"exit {code}"
+                raise JanusGone(f"janus has exited ({how}); its log: {self.log_path}") from error
+            raise
         if answer.get("janus") == "error":
             raise JanusError(f"janus: {message.get('janus')}: {answer.get('error')}")
         return answer

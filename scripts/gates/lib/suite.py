@@ -5,6 +5,7 @@ A suite's arguments name some of its gates (none: all of them). A name the suite
 an error: exit 2, naming the suite's gates. `--check NAME…` only checks the names (run.sh asks
 every suite before it runs any). A suite in which no gate ran fails."""
 import sys
+import traceback
 
 results = []
 
@@ -57,6 +58,7 @@ def run_gates(gates, chosen):
             record(name, False, str(reason))
         except Exception as error:
             record_broken(name, error)
+            traceback.print_exc(file=sys.stdout)  # where it broke, for whoever reads the log
 
 
 def finish():
