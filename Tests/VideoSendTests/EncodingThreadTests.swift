@@ -162,3 +162,34 @@ extension EncodingThreadTests {
         #expect(after.width == 852)
     }
 }
+
+extension EncodingThreadTests {
+    /// A simulcast layer's encoder is given no more than its size needs (`maxBitsPerPixel` at the
+    /// frame rate sent, 10 fps at least), and the whole target when that is less; without the
+    /// setting it takes the whole target.
+    @Test func aLayerIsGivenNoMoreThanItsSizeNeeds() async throws {
+        func run(maxBitsPerPixel: Double?, target: Int) async throws -> VideoEncodingThread.Counters {
+            let queue = FrameQueue()
+            var settings = VideoEncodingThread.Settings(
+                factory: VideoEncoderFactory(codec: .h264), bitrate: 4_000_000, maxLongSide: 1920, policy: .motion)
+            settings.maxBitsPerPixel = maxBitsPerPixel
+            let thread = VideoEncodingThread(queue: queue, settings: settings, logger: .disabled) { _, _ in }
+            thread.start()
+            thread.setBitrate(target)
+            var screen = LiveFrames(SyntheticScreen(width: 640, height: 360, framesPerSecond: 30), into: queue)
+            try await screen.feed(10)
+            try? await until("five frames encoded") { thread.counters.framesEncoded >= 5 }
+            thread.stop()
+            return thread.counters
+        }
+        let capped = try await run(maxBitsPerPixel: 0.12, target: 3_000_000)
+        #expect(capped.width == 640 && capped.height == 360)
+        // 0.12 × 640 × 360 × the frame rate sent (motion: 30).
+        let expected = Int(0.12 * Double(640 * 360 * max(10, capped.frameRate)))
+        #expect(capped.targetBitrate == expected, "\(capped.targetBitrate) at \(capped.frameRate) fps")
+        let under = try await run(maxBitsPerPixel: 0.12, target: 400_000)
+        #expect(under.targetBitrate == 400_000, "a target under the cap is the encoder's")
+        let whole = try await run(maxBitsPerPixel: nil, target: 3_000_000)
+        #expect(whole.targetBitrate == 3_000_000)
+    }
+}

@@ -30,6 +30,12 @@ public final class VideoEncodingThread: Sendable {
         /// A simulcast layer's size against the source: 1 (full), 2 (half), 4 (a quarter), before
         /// `maxLongSide` and the policy's own steps.
         public var sizeDivisor: Int
+        /// The most the encoder is given for its size: bits per pixel at the frame rate sent, 10 fps
+        /// at least (nil: the whole target). Simulcast layers have it, as libwebrtc bounds each layer by its
+        /// resolution: a layer the machine made smaller, or a share smaller than the stream's
+        /// maximum was set for, does not spend megabits on a small picture (every packet more is
+        /// one more to lose and repair).
+        public var maxBitsPerPixel: Double?
 
         public init(
             factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
@@ -304,6 +310,15 @@ public final class VideoEncodingThread: Sendable {
                     width: decision.shape.width,
                     height: decision.shape.height)
             }
+            // What the encoder is given: the target, or less where the size needs less. (The shaper
+            // judges sizes against the whole target.)
+            let rate =
+                settings.maxBitsPerPixel.map { bitsPerPixel in
+                    // At 10 fps or more: a detail share's few frames each carry more.
+                    let pixels = Double(
+                        decision.shape.width * decision.shape.height * max(10, decision.shape.frameRate))
+                    return min(target, max(Self.lowestEncoderRate, Int(bitsPerPixel * pixels)))
+                } ?? target
             if !isRepeat {
                 stats.withLock { $0.framesIn += 1 }
                 // Let frames through at the policy's rate: a credit of frames that fills with time.
@@ -318,7 +333,7 @@ public final class VideoEncodingThread: Sendable {
                     continue
                 }
                 credit = max(0, credit - 1)
-                guard keyframe || overshoot.allows(target: target, now: now) else {
+                guard keyframe || overshoot.allows(target: rate, now: now) else {
                     stats.withLock { $0.framesDroppedForRate += 1 }
                     continue
                 }
@@ -340,7 +355,7 @@ public final class VideoEncodingThread: Sendable {
                     throw EncoderError(codec: codec.rawValue, "conversion gave no I420 picture")
                 }
                 if rebuild || encoder == nil || encoder?.width != width || encoder?.height != height {
-                    encoder = try settings.factory.make(width: width, height: height, bitrate: target)
+                    encoder = try settings.factory.make(width: width, height: height, bitrate: rate)
                     // Making an encoder is not a frame's cost.
                     let made = Clocks.monotonicMicros()
                     began += made - converted
@@ -350,17 +365,17 @@ public final class VideoEncodingThread: Sendable {
                         "encoder ready",
                         [
                             "video.encoder": implementation, "video.size": "\(width)x\(height)",
-                            "video.targetKbps": "\(target / 1000)", "video.policy": settings.policy.rawValue
+                            "video.targetKbps": "\(rate / 1000)", "video.policy": settings.policy.rawValue
                         ])
                 }
-                try encoder?.setRate(bitrate: target, frameRate: decision.shape.frameRate)
+                try encoder?.setRate(bitrate: rate, frameRate: decision.shape.frameRate)
                 if keyframe || periodic { encoder?.forceKeyframe() }
                 guard let encoded = try encoder?.encode(i420, timestamp90kHz: frame.captureMicros * 9 / 100) else {
                     continue
                 }
                 let done = Clocks.monotonicMicros()
                 let cost = done - began
-                overshoot.encoded(bytes: encoded.bytes.count, target: target, now: done)
+                overshoot.encoded(bytes: encoded.bytes.count, target: rate, now: done)
                 if encoded.isKeyframe { keyframeClock?.keyframe(at: done) }
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
                 if !encoded.isKeyframe {
@@ -386,7 +401,7 @@ public final class VideoEncodingThread: Sendable {
                     s.width = width
                     s.height = height
                     s.frameRate = frameRate
-                    s.targetBitrate = target
+                    s.targetBitrate = rate
                     s.policy = settings.policy
                     s.limit = decision.limit
                     s.encodeMicros = s.encodeMicros == 0 ? Double(cost) : s.encodeMicros * 0.9 + Double(cost) * 0.1
@@ -403,6 +418,9 @@ public final class VideoEncodingThread: Sendable {
         }
         finished.signal()
     }
+
+    /// The least an encoder is given under `maxBitsPerPixel`.
+    static let lowestEncoderRate = 30_000
 
     /// The frame's size fitted inside `maxLongSide`, kept even for 4:2:0.
     static func size(for frame: VideoFrame, maxLongSide: Int) -> (Int, Int) {
