@@ -28,6 +28,7 @@ public actor JanusPublisher {
 
     public let target: JanusTarget
     private let session: JanusSession
+    private let logger: Logger
     private var handle: Int?
     /// This publisher's id in the room, once joined.
     public private(set) var publisherID: Int?
@@ -36,6 +37,7 @@ public actor JanusPublisher {
         throws(Failure)
     {
         self.target = target
+        self.logger = logger
         session = try JanusSession(url: target.url, loop: loop, logger: logger, timeout: timeout)
     }
 
@@ -77,10 +79,20 @@ public actor JanusPublisher {
         return jsep.sdp
     }
 
-    /// Leaves the room and destroys the session (each at most 2 s).
+    /// Leaves the room and destroys the session (each at most 2 s), and says whether Janus
+    /// answered both (a share that Janus did not see leave stays listed until its session times
+    /// out, 60 s later).
     public func stop() async {
-        if let handle { await session.sendQuietly(.leave, on: handle) }
-        await session.close()
+        let left = if let handle { await session.sendQuietly(.leave, on: handle) } else { false }
+        let destroyed = await session.close()
+        let room = "room \(target.room) of Janus at \(redactedURL(target.url))"
+        if left && destroyed {
+            logger.notice("left \(room): Janus answered the leave and destroyed the session")
+        } else {
+            logger.warning(
+                "leaving \(room): Janus answered \(left ? "the leave but not the destroy" : destroyed ? "the destroy but not the leave" : "neither the leave nor the destroy")"
+            )
+        }
     }
 }
 

@@ -95,17 +95,20 @@ public actor JanusSession {
     public func isWebRTCUp(handle: Int) -> Bool { webrtcUp.contains(handle) }
 
     /// Sends `request` on `handle` without failing: at most 2 s, for endings (`leave`).
-    public func sendQuietly(_ request: JanusRequest, on handle: Int) async {
-        guard socket != nil, ended == nil, handleEnds[handle] == nil else { return }
-        _ = try? await self.request(request, handle: handle, event: true, within: .seconds(2))
+    @discardableResult
+    public func sendQuietly(_ request: JanusRequest, on handle: Int) async -> Bool {
+        guard socket != nil, ended == nil, handleEnds[handle] == nil else { return false }
+        return (try? await self.request(request, handle: handle, event: true, within: .seconds(2))) != nil
     }
 
-    /// Destroys the session (at most 2 s) and closes the socket.
-    public func close() async {
+    /// Destroys the session (at most 2 s) and closes the socket; whether Janus answered the destroy.
+    @discardableResult
+    public func close() async -> Bool {
         keepalive?.cancel()
         keepalive = nil
+        var destroyed = false
         if let socket, ended == nil, session != nil {
-            _ = try? await request(.destroy, handle: nil, within: .seconds(2))
+            destroyed = (try? await request(.destroy, handle: nil, within: .seconds(2))) != nil
             socket.close()
         } else {
             socket?.close()
@@ -114,6 +117,7 @@ public actor JanusSession {
         reader?.cancel()
         reader = nil
         failPending("the Janus session was closed")
+        return destroyed
     }
 
     // MARK: - Requests
