@@ -141,6 +141,19 @@ def local_port(stats_path):
     return None
 
 
+def room_left(janus, room, log_name, answered, what):
+    """(the room lists no publisher, what to add to the verdict). Janus 1.1.2 now and then dies
+    tearing down a session (a race of its own): then the room is empty by Janus's own answer to
+    the leave or destroy, which `log_name` (in WORK) shows as `answered`, and the verdict says
+    that Janus died."""
+    try:
+        return wait_for(lambda: not janus.publishers(room, PIN), 5), ""
+    except JanusGone as error:
+        with open(os.path.join(WORK, log_name)) as log:
+            left = answered in log.read()
+        return left, f"; then {error} (after answering {what}: {left})"
+
+
 def existing_janus():
     name = "existing-janus"
     janus = Janus(name)
@@ -183,15 +196,8 @@ def existing_janus():
         capped_fps = sorted(video.get("fps", 0) for video in capped_end)
         code = share.wait(timeout=40)
         browser, browser_audio = viewer.video(), viewer.audio()
-        gone = ""
-        try:
-            left = wait_for(lambda: not janus.publishers(room, PIN), 5)
-        except JanusGone as error:
-            # Janus 1.1.2 now and then dies tearing down a session (a race of its own): the share
-            # then says whether Janus answered its leave and the session's destroy.
-            with open(os.path.join(WORK, f"{name}.share.log")) as share_log:
-                left = "Janus answered the leave and destroyed the session" in share_log.read()
-            gone = f"; then {error} (after answering the share's leave and destroy: {left})"
+        left, gone = room_left(janus, room, f"{name}.share.log",
+                               "Janus answered the leave and destroyed the session", "the share's leave and destroy")
         shared = lines_of(os.path.join(WORK, f"{name}.share.jsonl"), "share")
         layers = shared[-1].get("video", {}).get("layers") or [] if shared else []
         widths = {rid: {layer["width"] for line in shared for layer in line["video"].get("layers") or []
@@ -353,16 +359,8 @@ def whip_simulcast():
                 stdout=open(path.replace(".jsonl", ".log"), "w"), stderr=subprocess.STDOUT, cwd=ROOT))
         codes = {substream: process.wait(timeout=40) for substream, (_, process) in watchers.items()}
         code = share.wait(timeout=40)
-        gone = ""
-        try:
-            left = wait_for(lambda: not janus.publishers(room, PIN), 5)
-        except JanusGone as error:
-            # Janus 1.1.2 now and then dies tearing down a session (a race of its own, in the
-            # destroy of the bridge's session): the room is then empty by Janus's own answer to
-            # that destroy, which the bridge logged; the crash is said in the verdict.
-            with open(os.path.join(WORK, f"{name}.whip.log")) as log:
-                left = "destroyed (Janus answered success)" in log.read()
-            gone = f"; then {error} (after answering the WHIP session's destroy: {left})"
+        left, gone = room_left(janus, room, f"{name}.whip.log", "destroyed (Janus answered success)",
+                               "the WHIP session's destroy")
     finally:
         clear_drops()
         for process in [share, *(process for _, process in watchers.values())]:
