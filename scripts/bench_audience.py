@@ -2,9 +2,12 @@
 """`make bench`'s audience table: what one sharer costs as its audience grows (figures, not a gate).
 
 One synthetic 1920x1080 30 fps screen (`share --size 1920x1080 --fps 30 --bitrate 2000 --no-audio`,
-H.264) watched by 1, 2, 4 and 8 built-in viewers (`sharectl watch`), in three modes:
+H.264) watched by 1, 2, 4 and 8 built-in viewers (`sharectl watch`), in four modes:
   mesh   a `sharectl serve` room: the sharer (`share --room`) has one connection and one encoder per
          viewer; viewers `watch URL`.
+  shared the same room with `share --room --simulcast`: one connection per viewer, three layer
+         encoders (full, 1/2, 1/4) shared by all of them, each viewer sent the layer its estimate
+         carries (a layer no one is sent does not run).
   janus  a Janus VideoRoom (Debian's janus, lib/janus.py, on j0's 127.0.0.2): the sharer publishes
          once (`share --janus … --no-simulcast --ice-interface j0`), Janus forwards to each
          `watch --janus …`.
@@ -17,7 +20,8 @@ lets it settle --settle (5) s, then measures --seconds (10) s:
   RSS          the sharer's peak resident set, VmHWM from /proc/PID/status, at the window's end
   uplink       the sharer's own --stats-json: the sum over its peers of video.bitrateKbps (mesh),
                video.bitrateKbps (janus; the JSON also has connection.bytesSent over the window)
-  encoders     the video streams the sharer encodes (one per peer in the mesh) and, in brackets, the
+  encoders     the video streams the sharer encodes (one per peer in the mesh; the layers in use in
+               shared) and, in brackets, the
                encoders it made over the run (encodersMade summed: a new one for each change of size)
   sent         the sharer's picture at the window's end and its encoded fps (the smallest over peers),
                and what limits it: the balanced policy gives up size and rate when the machine or the
@@ -32,7 +36,7 @@ small machine compete with it for the same cores: the figures say how it went he
 
 Inside a network namespace with only loopback (it enters one itself, as scripts/gates/run.sh does):
     python3 scripts/bench_audience.py [--viewers 1,2,4,8] [--seconds 10] [--settle 5]
-                                      [--modes mesh,janus,simulcast] [--json PATH]
+                                      [--modes mesh,shared,janus,simulcast] [--json PATH]
 SHARECTL names the binary (default .build/release/sharectl); logs and stats files go to
 GATE_WORK (default /tmp/sharectl-bench-audience), emptied first.
 """
@@ -62,7 +66,8 @@ from lib.processes import start, stop  # noqa: E402
 from lib.room import Server  # noqa: E402
 from lib.waits import wait_for  # noqa: E402
 
-MODES = ("mesh", "janus", "simulcast")
+MODES = ("mesh", "shared", "janus", "simulcast")
+ROOM_MODES = ("mesh", "shared")
 PIN = "4711"
 SHARER = "sharer"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -145,12 +150,13 @@ class Cell:
                 "--duration", str(self.budget), "--stats-json", self.sharer_stats]
 
     def up(self):
-        if self.mode == "mesh":
+        if self.mode in ROOM_MODES:
             self.server = Server(self.name, state=False, log=os.path.join(WORK, f"{self.name}.serve.log"))
             url = self.server.start()
             env = {**os.environ, "SHARECTL_ROOM_URL": url}  # not on the command line (share warns)
+            layers = ["--simulcast"] if self.mode == "shared" else []
             self.sharer = start([SHARECTL, "share", "--source", "synthetic", "--name", SHARER, "--audio-output", "none",
-                                 *self.common()], os.path.join(WORK, f"{self.name}.share.log"), env=env)
+                                 *layers, *self.common()], os.path.join(WORK, f"{self.name}.share.log"), env=env)
             for i in range(1, self.viewers + 1):
                 stats = os.path.join(WORK, f"{self.name}.v{i}.jsonl")
                 process = start([SHARECTL, "watch", "--name", f"v{i}", "--audio-output", "none", "--no-audio",
@@ -182,7 +188,7 @@ class Cell:
         """What a viewer's stats line says of the sharer's screen ({} before it does)."""
         if not line:
             return {}
-        if self.mode != "mesh":
+        if self.mode not in ROOM_MODES:
             return line.get("video") or {}
         for peer in line.get("peers") or []:
             if peer.get("name") == SHARER:
@@ -236,7 +242,7 @@ def sharer_figures(cell, t0, t1):
     if not lines:
         return {}
     last = lines[-1]
-    if cell.mode == "mesh":
+    if cell.mode in ROOM_MODES:
         def videos(line):
             return [p["video"] for p in line.get("peers") or [] if p.get("video")]
         kbps = statistics.mean(sum(v.get("bitrateKbps", 0) for v in videos(line)) for line in lines)
@@ -244,7 +250,8 @@ def sharer_figures(cell, t0, t1):
         per_peer = [dict(peer=p.get("name"), width=p["video"].get("width"), height=p["video"].get("height"),
                          fps=p["video"].get("fps"), kbps=p["video"].get("bitrateKbps"),
                          framesEncoded=p["video"].get("framesEncoded"), encodersMade=p["video"].get("encodersMade"),
-                         encoder=p["video"].get("encoder"), limitedBy=p["video"].get("limitedBy"))
+                         encoder=p["video"].get("encoder"), limitedBy=p["video"].get("limitedBy"),
+                         layer=p["video"].get("layer"))
                     for p in last.get("peers") or [] if p.get("video")]
         wire = None
     else:
@@ -259,8 +266,13 @@ def sharer_figures(cell, t0, t1):
                     / (last["t"] - first["t"]))
     smallest = min(sent, key=lambda v: (v.get("width") or 0, v.get("fps") or 0), default={})
     limits = sorted({str(v.get("limitedBy")) for v in sent if v.get("limitedBy") not in (None, "", "none")})
-    return dict(uplinkKbps=kbps, wireKbps=wire, streams=len(sent),
-                encodersMade=sum(v.get("encodersMade") or 0 for v in sent),
+    streams, made = len(sent), sum(v.get("encodersMade") or 0 for v in sent)
+    if cell.mode == "shared":  # peers on one layer share its encoder: count each layer once
+        by_layer = {}
+        for v in sent:
+            by_layer[v.get("layer")] = max(by_layer.get(v.get("layer"), 0), v.get("encodersMade") or 0)
+        streams, made = len(by_layer), sum(by_layer.values())
+    return dict(uplinkKbps=kbps, wireKbps=wire, streams=streams, encodersMade=made,
                 encoder=",".join(sorted({str(v.get("encoder")) for v in sent})),
                 sentWidth=smallest.get("width"), sentHeight=smallest.get("height"), sentFps=smallest.get("fps"),
                 limitedBy=",".join(limits) or "none", perPeer=per_peer)
@@ -386,7 +398,7 @@ def main():
     parser.add_argument("--viewers", default="1,2,4,8", help="audience sizes, comma-separated (default 1,2,4,8)")
     parser.add_argument("--seconds", type=float, default=10, help="the measured window (default 10)")
     parser.add_argument("--settle", type=float, default=5, help="seconds after every viewer decodes (default 5)")
-    parser.add_argument("--modes", default="mesh,janus,simulcast",
+    parser.add_argument("--modes", default="mesh,shared,janus,simulcast",
                         help="mesh, janus and/or simulcast (Janus with three layers), comma-separated (default all)")
     parser.add_argument("--bitrate", type=int, default=2000, help="the sharer's --bitrate, kbit/s (default 2000)")
     parser.add_argument("--json", help="write the rows and the summary here as JSON")
@@ -394,7 +406,7 @@ def main():
     viewers = sorted({int(v) for v in args.viewers.split(",") if v.strip()})
     modes = [m for m in MODES if m in args.modes.split(",")]  # mesh first: janus leaves j0 in the namespace
     if not viewers or min(viewers) < 1 or not modes or set(args.modes.split(",")) - set(MODES):
-        parser.error("--viewers takes numbers of 1 or more, --modes mesh, janus and/or simulcast")
+        parser.error("--viewers takes numbers of 1 or more, --modes mesh, shared, janus and/or simulcast")
     if not os.access(SHARECTL, os.X_OK):
         parser.error(f"no sharectl at {SHARECTL} (swift build -c release, or set SHARECTL)")
     signal.signal(signal.SIGTERM, on_term)

@@ -82,6 +82,10 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         public var bitrateKbps = 0
         @Nullable public var limitedBy: String? = nil
         @Nullable public var policy: String? = nil
+        /// Our screen from shared layer encoders (`share --room --simulcast`): the layer this
+        /// participant is sent (`full`, `half`, `quarter`); null when the connection has an
+        /// encoder of its own.
+        @Nullable public var layer: String? = nil
 
         public init(
             framesSent: Int = 0, framesEncoded: Int = 0, width: Int = 0, height: Int = 0, keyframes: Int = 0,

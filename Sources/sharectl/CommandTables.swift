@@ -108,7 +108,7 @@ enum CommandTables {
             .value("display", "NAME", default: "sharectl", "your name in the Janus room"),
             .flag(
                 "simulcast",
-                "send the screen as three layers (full, half, a quarter of the size) for an SFU to choose from; the default with --janus"
+                "send the screen as three layers (full, half, a quarter of the size): for an SFU to choose from (the default with --janus), or in a room each viewer sent the layer its link carries from encoders shared by all"
             ),
             .flag("no-simulcast", "send the screen as one stream into Janus"),
             .value(

@@ -25,12 +25,7 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--simulcast and --no-simulcast contradict each other: give one")
         }
         if SecretArguments.wantsRoom(arguments) {
-            for flag in ["simulcast", "no-simulcast"] where arguments.has(flag) {
-                throw Arguments.UsageError(
-                    description:
-                        "--\(flag) is for --janus and --whip: a room of sharectl serve sends each viewer its own stream"
-                )
-            }
+            // In a room, --simulcast feeds every viewer from three shared layer encoders.
             return try await RoomShareCommand.run(arguments, logger: logger)
         }
         if arguments.value("camera") == "synthetic" {

@@ -57,13 +57,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
 
 from lib.janus import Janus, JanusGone, JanusViewer
-from lib.network import clear_drops, drop_udp, sh
+from lib.network import clear_drops, drop_udp
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.ports import free_port, wait_http
 from lib.processes import start, stop
+from lib.shaping import DownlinkCap
 from lib.stats import read_stats
 from lib.suite import choose, finish, record, run_gates
 from lib.waits import wait_for
@@ -79,54 +79,6 @@ def lines_of(path, kind):
     """Every line of a --stats-json file, each checked against docs/stats.schema.json's `kind`
     part (a line that does not fit fails the gate); none when the file is missing."""
     return read_stats(path, kind) if os.path.exists(path) else []
-
-
-class DownlinkCap:
-    """What reaches one watcher's UDP port on 127.0.0.2 (its side of its ICE pair with Janus) goes
-    through a `kbit` htb class with a 40-packet queue on lo; everything else is unshaped. The port is
-    read from the watcher's stats twice a second and the filter follows it, should its pair change.
-    `report()` says which ports it held and what the class carried and dropped (a cap whose class
-    carried nothing held nothing, and the gate fails saying so)."""
-
-    def __init__(self, stats_path, kbit):
-        self.stats_path = stats_path
-        self.kbit = kbit
-        self.ports = []
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._follow, daemon=True)
-        sh("tc qdisc replace dev lo root handle 1: htb default 10")
-        sh("tc class replace dev lo parent 1: classid 1:10 htb rate 10gbit")
-        sh(f"tc class replace dev lo parent 1: classid 1:20 htb rate {kbit}kbit ceil {kbit}kbit burst 16k")
-        sh("tc qdisc replace dev lo parent 1:20 handle 20: pfifo limit 40")
-        self.thread.start()
-
-    def _follow(self):
-        while not self.done.wait(0.5):
-            port = local_port(self.stats_path)
-            if port and (not self.ports or self.ports[-1] != port):
-                subprocess.run(["tc", "filter", "del", "dev", "lo", "parent", "1:", "prio", "1"],
-                               stderr=subprocess.DEVNULL)
-                sh(f"tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.2/32 "
-                   f"match ip dport {port} 0xffff flowid 1:20")
-                self.ports.append(port)
-
-    def carried(self):
-        """(packets, dropped) through the capped class so far."""
-        out = subprocess.run(["tc", "-s", "class", "show", "dev", "lo", "classid", "1:20"], capture_output=True,
-                             text=True).stdout
-        match = re.search(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)", out)
-        return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-
-    def stop(self):
-        """Stops following, reads the class and removes the shaping; returns `report()`'s text."""
-        self.done.set()
-        self.thread.join(timeout=5)
-        self.packets, self.dropped = self.carried()
-        subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], stderr=subprocess.DEVNULL)
-
-    def report(self):
-        return (f"ports {self.ports}, {getattr(self, 'packets', 0)} packets through the "
-                f"{self.kbit} kbit/s class, {getattr(self, 'dropped', 0)} dropped")
 
 
 def local_port(stats_path):
@@ -181,7 +133,7 @@ def existing_janus():
                  "Ann", "--ice-interface", "j0", "--duration", "18", "--stats-json", path, "--verbose"],
                 stdout=open(path.replace(".jsonl", ".log"), "w"), stderr=subprocess.STDOUT, cwd=ROOT))
         # The second watcher's downlink capped from the moment its pair (and so its port) is known.
-        cap = DownlinkCap(capped_stats, 400)
+        cap = DownlinkCap(400, [("capped watcher", "127.0.0.2", lambda: local_port(capped_stats))])
         # Janus checks a subscriber's pin when it subscribes, so only with a publisher there.
         wrong_pin = run("watch", "--janus", janus.ws_url, "--janus-room", str(room), "--pin", "0000",
                         "--duration", "3")
@@ -220,7 +172,7 @@ def existing_janus():
     diagnose_ok = (bool(capped) and "Watch of Ann through Janus" in report and decoded is not None
                    and int(decoded.group(1)) == capped[-1]["video"]["framesDecoded"]
                    and asked is not None and asked.group(1).split(", ")[-1].startswith("0 from t"))
-    held = bool(cap and cap.ports and cap.packets > 0)
+    held = bool(cap and cap.held("capped watcher"))
     capped_ok = (held and len(capped_end) == 5 and all(video.get("layer") == 0 for video in capped_end)
                  and capped_fps[2] >= 15 and capped_end[-1].get("width") in widths["l"])
     ok = (page_up and code == 0 and codes == [0, 0] and browser.get("framesDecoded", 0) >= 150

@@ -110,6 +110,7 @@ extension PeerConnection {
             sent.keyframeResponseLastMs = response.lastMs
             sent.keyframeResponseMaxMs = response.maxMs
             sent.framesCaptured = media.queueCounters?.pushed ?? 0
+            sent.sharedLayer = media.sharedLayer
         }
         if let audio = media.audioSender {
             let a = audio.snapshot

@@ -469,6 +469,18 @@ public actor PeerConnection {
                 policy: policy, keyframeIntervalMicros: keyframeIntervalMicros))
     }
 
+    /// Sends the screen on a negotiated video transceiver from a mesh's shared layer encoders
+    /// (`SharedLayerEncoders`, of the section's codec): the layer this connection's estimate
+    /// carries goes out on the section's own stream. Starts when the connection is up.
+    package func attachSharedVideo(_ encoders: SharedLayerEncoders, to transceiver: Transceiver)
+        throws(PeerConnectionError)
+    {
+        guard let media = transceiver.media else {
+            throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
+        }
+        try media.attachShared(encoders)
+    }
+
     /// Changes the send policy of a sending video transceiver from its next frame; nothing is
     /// renegotiated.
     public func setPolicy(_ policy: ScreenSendPolicy, on transceiver: Transceiver) {

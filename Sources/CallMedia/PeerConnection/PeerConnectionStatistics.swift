@@ -24,6 +24,9 @@ public struct PeerConnectionStatistics: Sendable {
         /// A simulcast screen's layers, best first (empty without simulcast). The figures above
         /// count every layer's packets and bytes; the encoder's are the best layer's.
         public var layers: [Layer] = []
+        /// A mesh screen from shared layer encoders: the layer this connection is sent (0 the full
+        /// size, 1 half, 2 a quarter); its encoder's figures are that layer's.
+        public var sharedLayer: Int?
         public var packets = 0
         public var bytes = 0
         public var rtxPackets = 0

@@ -49,6 +49,8 @@ package final class TransceiverMedia: Sendable {
         var bitrate = 0
         var maximumBitrate = 0
         var audio: AudioSendThread?
+        /// A mesh screen sent from shared layer encoders: this connection's tap on them.
+        var shared: (encoders: SharedLayerEncoders, tap: SharedLayerTap)?
         var started = false
         var stopped = false
     }
@@ -137,8 +139,17 @@ package final class TransceiverMedia: Sendable {
                 video: kind == .video ? senders : [],
                 audioSSRC: kind == .audio ? localSSRC : nil
             ) { ask, layer in
-                let encoder = box.withLock { $0.encoders.indices.contains(layer) ? $0.encoders[layer] : nil }
-                if encoder != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
+                let (encoder, shared) = box.withLock {
+                    ($0.encoders.indices.contains(layer) ? $0.encoders[layer] : nil, $0.shared)
+                }
+                if encoder != nil || shared != nil { response.requested(nowMicros: Clocks.monotonicMicros()) }
+                if let (encoders, tap) = shared {
+                    switch ask {
+                    case .keyframe: encoders.requestKeyframe(for: tap)
+                    case .keyframeDidNotGetThrough: encoders.keyframeDidNotGetThrough(for: tap)
+                    }
+                    return
+                }
                 switch ask {
                 case .keyframe: encoder?.requestKeyframe()
                 case .keyframeDidNotGetThrough: encoder?.requestSmallerKeyframe()
@@ -217,6 +228,30 @@ package final class TransceiverMedia: Sendable {
         }
     }
 
+    /// Sends the screen from a mesh's shared layer encoders: this connection is sent the layer its
+    /// own estimate carries (`SharedLayerTap`), on its own stream. Starts when the connection is up.
+    func attachShared(_ encoders: SharedLayerEncoders) throws(PeerConnectionError) {
+        guard kind == .video, let sender, let codec = negotiated.videoCodec else {
+            throw .notSending("this transceiver does not send video")
+        }
+        guard codec == encoders.codec else {
+            throw .notSending(
+                "the section negotiated \(codec.rawValue), the shared encoders are \(encoders.codec.rawValue)")
+        }
+        let start = CongestionController.startVideoBitrate
+        let tap = SharedLayerTap(
+            sender: sender, codec: codec, allocation: encoders.allocation, startBitrate: start,
+            response: keyframeResponse, logger: logger)
+        let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
+            guard s.encoders.isEmpty, s.shared == nil else { throw .notSending("a video source is already attached") }
+            s.shared = (encoders, tap)
+            s.bitrate = start
+            s.maximumBitrate = encoders.allocation.layers[0].maxBitrate
+            return s.started
+        }
+        if startNow { encoders.add(tap) }
+    }
+
     /// What a simulcast layer's encoder may spend for its size: 0.12 bits a pixel (960×540 at
     /// 30 fps: 1.9 Mbit/s; 640×360: 830 kbit/s; 320×180: 210 kbit/s), near libwebrtc's simulcast
     /// table with room for a screen's text.
@@ -259,6 +294,7 @@ package final class TransceiverMedia: Sendable {
             return (s.source, s.queues, s.encoders, s.audio)
         }
         guard let (source, queues, encoders, audio) = started else { return }
+        if let (shared, tap) = sending.withLock({ $0.shared }) { shared.add(tap) }
         for encoder in encoders { encoder.start() }
         do { try audio?.start() } catch { logger.error("audio could not start: \(error)") }
         if let source, !queues.isEmpty { source.start(deliver: Self.fanOut(queues)) }
@@ -266,11 +302,12 @@ package final class TransceiverMedia: Sendable {
 
     /// Stops the source, the encoder and the audio thread; they do not start again.
     func stopSending() {
-        let (source, encoders, audio) = sending.withLock { s in
+        let (source, encoders, audio, shared) = sending.withLock { s in
             s.started = false
             s.stopped = true
-            return (s.source, s.encoders, s.audio)
+            return (s.source, s.encoders, s.audio, s.shared)
         }
+        if let (sharedEncoders, tap) = shared { sharedEncoders.remove(tap) }
         source?.stop()
         for encoder in encoders { encoder.stop() }
         audio?.stop()
@@ -282,14 +319,26 @@ package final class TransceiverMedia: Sendable {
         audioReceiver?.stop()
     }
 
-    /// The encoder (a simulcast screen's best layer's).
-    package var encoder: VideoEncodingThread? { sending.withLock { $0.encoders.first } }
-    /// Every layer's encoder, best first (one without simulcast).
-    package var encoders: [VideoEncodingThread] { sending.withLock { $0.encoders } }
+    /// The encoder (a simulcast screen's best layer's; a shared screen's layer this connection is on).
+    package var encoder: VideoEncodingThread? { encoders.first }
+    /// Every layer's encoder, best first (one without simulcast; a shared screen's: the layer this
+    /// connection is sent).
+    package var encoders: [VideoEncodingThread] {
+        sending.withLock { s in
+            guard let (shared, tap) = s.shared else { return s.encoders }
+            return [shared.encoders[tap.layer ?? 0]]
+        }
+    }
+    /// The negotiated video codec (nil for audio).
+    package var videoCodec: VideoCodec? { negotiated.videoCodec }
+    /// A shared screen's layer this connection is sent (0 the full size), nil otherwise.
+    package var sharedLayer: Int? { sending.withLock { $0.shared?.tap.layer } }
     /// The simulcast layers' RIDs, best first (empty: one stream).
     var layerRIDs: [String] { senders.count > 1 ? negotiated.simulcastRIDs : [] }
     var audioSender: AudioSendThread? { sending.withLock { $0.audio } }
-    var queueCounters: FrameQueue.Counters? { sending.withLock { $0.queues.first?.counters } }
+    var queueCounters: FrameQueue.Counters? {
+        sending.withLock { $0.shared?.encoders.queueCounters ?? $0.queues.first?.counters }
+    }
     var targetBitrate: Int { sending.withLock { $0.bitrate } }
     var maximumBitrate: Int { sending.withLock { $0.maximumBitrate } }
 
@@ -310,6 +359,14 @@ package final class TransceiverMedia: Sendable {
     /// come back), and passes on each layer's rate that moved by `step`.
     func applyTargetBitrate(_ bitsPerSecond: Int, step: Double) {
         let now = Clocks.monotonicMicros()
+        if let (shared, tap) = sending.withLock({ s -> (SharedLayerEncoders, SharedLayerTap)? in
+            guard let shared = s.shared else { return nil }
+            s.bitrate = bitsPerSecond
+            return shared
+        }) {
+            shared.setTarget(bitsPerSecond, of: tap)
+            return
+        }
         let changes = sending.withLock { s -> [(VideoEncodingThread, Int?)] in
             guard !s.encoders.isEmpty, s.bitrate > 0 else { return [] }
             if var allocation = s.allocation {

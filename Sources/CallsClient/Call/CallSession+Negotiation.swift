@@ -133,9 +133,13 @@ extension CallSession {
                 await !pc.isSending(on: screen)
             {
                 let fanout = startScreen()
-                try await pc.attachVideoSource(
-                    fanout.branch(), to: screen, bitrate: options.screenBitrate,
-                    framesPerSecond: options.framesPerSecond, maxLongSide: 1920, policy: screenPolicy)
+                if options.sharedLayers, let codec = screen.media?.videoCodec {
+                    try await pc.attachSharedVideo(sharedEncoders(codec, fanout), to: screen)
+                } else {
+                    try await pc.attachVideoSource(
+                        fanout.branch(), to: screen, bitrate: options.screenBitrate,
+                        framesPerSecond: options.framesPerSecond, maxLongSide: 1920, policy: screenPolicy)
+                }
                 participant.screenSince = .now
             }
         } catch {

@@ -39,7 +39,20 @@ extension CallSession {
         return fanout
     }
 
+    /// The shared layer encoders of `codec` (`Options.sharedLayers`), made with the first
+    /// connection that negotiated it.
+    func sharedEncoders(_ codec: VideoCodec, _ fanout: FrameFanOut<SupervisedSource>) -> SharedLayerEncoders {
+        if let existing = sharedEncoders[codec] { return existing }
+        let made = SharedLayerEncoders(
+            codec: codec, source: fanout.branch(), maxBitrate: options.screenBitrate,
+            framesPerSecond: options.framesPerSecond, maxLongSide: 1920, policy: screenPolicy, logger: logger)
+        sharedEncoders[codec] = made
+        return made
+    }
+
     func stopScreen() {
+        for encoders in sharedEncoders.values { encoders.stop() }
+        sharedEncoders = [:]
         watchdogTask?.cancel()
         watchdogTask = nil
         watchdogLink?.detach()
@@ -112,6 +125,7 @@ extension CallSession {
     /// renegotiated); connections made later start with it.
     public func setScreenPolicy(_ policy: ScreenSendPolicy) async -> String {
         screenPolicy = policy
+        for encoders in sharedEncoders.values { encoders.setPolicy(policy) }
         var changed = 0
         for participant in participants.values {
             guard let screen = participant.screen, screen.media?.encoder != nil else { continue }

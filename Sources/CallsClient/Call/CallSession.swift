@@ -82,6 +82,10 @@ public actor CallSession {
         /// The Opus rate of what we send, bit/s (`--audio-bitrate`).
         public var audioBitrate = AudioSendThread.defaultBitrate
         public var codec: VideoCodec?
+        /// The screen from three shared layer encoders (full, 1/2, 1/4 of the size), each
+        /// connection sent the layer its estimate carries, instead of one encoder per connection
+        /// (`share --room --simulcast`): the sender's cost grows with the layers, not the people.
+        public var sharedLayers = false
         public var loopbackOnly = false
         /// How long `start()` waits for the room's welcome once its socket is open.
         public var welcomeTimeout: Duration = .seconds(10)
@@ -195,6 +199,9 @@ public actor CallSession {
     let answered = Latch()
     /// The one capture our screen comes from while sharing, a branch per connection.
     var fanout: FrameFanOut<SupervisedSource>?
+    /// `sharedLayers`: the screen's layer encoders, one set per codec a connection negotiated,
+    /// fed from one branch of the capture while sharing.
+    var sharedEncoders: [VideoCodec: SharedLayerEncoders] = [:]
     var watchdog: ScreenWatchdog<ContinuousClock>?
     var watchdogLink: CallWatchdogLink?
     var watchdogTask: Task<Void, Never>?
