@@ -83,8 +83,8 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         @Nullable public var limitedBy: String? = nil
         @Nullable public var policy: String? = nil
         /// Our screen from shared layer encoders (`share --room --simulcast`): the layer this
-        /// participant is sent (`full`, `half`, `quarter`); null when the connection has an
-        /// encoder of its own.
+        /// participant is sent (`full`, `half`, `quarter`, or `own`: an encoder of its own for a while
+        /// after a rebuild); null in a mesh without shared layers.
         @Nullable public var layer: String? = nil
 
         public init(

@@ -32,7 +32,9 @@ enum ScenarioCommand {
 
     static func summary(_ scenario: Scenario) -> String {
         let people =
-            scenario.start.sharers.map { "\($0.name) shares (\($0.source), \($0.codec), \($0.policy))" }
+            scenario.start.sharers.map {
+                "\($0.name) shares (\($0.source), \($0.codec), \($0.policy)\($0.simulcast ? ", shared layers" : ""))"
+            }
             + scenario.start.viewers.map { "\($0.name) watches (\($0.kind))" }
         let faults = scenario.faults.map { fault in
             "\(fault.kind.rawValue) on \(fault.target) at \(Scenario.Expectation.number(fault.at)) s"

@@ -34,22 +34,29 @@ import VideoSend
         var frameTimestamps: [UInt32] { packets.withLock { $0.filter(\.marker).map(\.timestamp) } }
     }
 
-    func encoders() -> SharedLayerEncoders {
+    func encoders(dedicatedMicros: Int64 = 30_000_000) -> SharedLayerEncoders {
         SharedLayerEncoders(
             codec: .vp8, source: SyntheticScreenSource(width: 640, height: 360, framesPerSecond: 30),
             maxBitrate: 1_500_000, framesPerSecond: 30, maxLongSide: 1920, policy: .balanced,
-            logger: Logger(label: "test", level: .error))
+            logger: Logger(label: "test", level: .error), dedicatedMicros: dedicatedMicros)
     }
 
-    @Test func eachConnectionIsSentTheLayerItsEstimateCarries() async throws {
-        let shared = encoders()
-        defer { shared.stop() }
+    /// Two connections: one whose estimate carries the full size (SSRC 10), one only the quarter
+    /// (SSRC 20).
+    func wideAndNarrow(_ shared: SharedLayerEncoders) -> (wide: Stream, narrow: Stream) {
         let wide = Stream(ssrc: 10, allocation: shared.allocation)
         let narrow = Stream(ssrc: 20, allocation: shared.allocation)
         shared.add(wide.tap)
         shared.add(narrow.tap)
         shared.setTarget(1_200_000, of: wide.tap)
         shared.setTarget(100_000, of: narrow.tap)
+        return (wide, narrow)
+    }
+
+    @Test func eachConnectionIsSentTheLayerItsEstimateCarries() async throws {
+        let shared = encoders()
+        defer { shared.stop() }
+        let (wide, narrow) = wideAndNarrow(shared)
         try await until("both streams carry frames") { wide.framesSent >= 10 && narrow.framesSent >= 10 }
         #expect(wide.tap.layer == 0 && narrow.tap.layer == 2)
         // The full size and the quarter run; the half size, which no one is sent, does not.
@@ -71,12 +78,7 @@ import VideoSend
     @Test func aKeyframeRequestReachesOnlyItsConnectionsLayer() async throws {
         let shared = encoders()
         defer { shared.stop() }
-        let wide = Stream(ssrc: 10, allocation: shared.allocation)
-        let narrow = Stream(ssrc: 20, allocation: shared.allocation)
-        shared.add(wide.tap)
-        shared.add(narrow.tap)
-        shared.setTarget(1_200_000, of: wide.tap)
-        shared.setTarget(100_000, of: narrow.tap)
+        let (wide, narrow) = wideAndNarrow(shared)
         try await until("both streams carry frames") { wide.framesSent >= 5 && narrow.framesSent >= 5 }
         let before = shared.encoders.map(\.counters.keyframeRequests)
         shared.requestKeyframe(for: narrow.tap)
@@ -112,5 +114,64 @@ import VideoSend
         shared.keyframeDidNotGetThrough(for: stream.tap)
         try await until("the half size goes out") { stream.tap.layer == 1 }
         #expect(shared.encoders[1].isActive)
+    }
+
+    /// A rebuild for one person: an encoder of their own (here at two thirds of the size), sent
+    /// from its first keyframe, while the other connection on the same layer keeps the shared one
+    /// untouched (no fresh encoder there); gone with the connection.
+    @Test func aFreshEncoderForOnePersonLeavesTheOthersOnTheLayer() async throws {
+        let shared = encoders()
+        defer { shared.stop() }
+        let ann = Stream(ssrc: 10, allocation: shared.allocation)
+        let ben = Stream(ssrc: 20, allocation: shared.allocation)
+        for stream in [ann, ben] {
+            shared.add(stream.tap)
+            shared.setTarget(1_200_000, of: stream.tap)
+        }
+        try await until("both on the full size") {
+            ann.tap.layer == 0 && ben.tap.layer == 0 && ann.framesSent >= 3 && ben.framesSent >= 3
+        }
+        let made = shared.encoders[0].counters.encodersMade
+        shared.dedicate(ann.tap, scale: 2.0 / 3, forSeconds: 5)
+        try await until("Ann is sent her own encoder's frames") { ann.tap.layer == SharedLayerTap.dedicatedLayer }
+        let own = try #require(shared.encoder(for: ann.tap))
+        #expect(own !== shared.encoders[0])
+        let annBefore = ann.framesSent
+        let benBefore = ben.framesSent
+        try await until("both go on") { ann.framesSent >= annBefore + 5 && ben.framesSent >= benBefore + 5 }
+        // Made at two thirds of the full size's picture; the shared full size goes on as it was.
+        #expect(own.counters.width > 0 && own.counters.width < 640)
+        #expect(shared.encoders[0].counters.encodersMade == made && shared.encoders[0].counters.width == 640)
+        #expect(shared.encoder(for: ben.tap) === shared.encoders[0])
+        // A keyframe request for Ann reaches her own encoder, not the layer.
+        let layerAsked = shared.encoders[0].counters.keyframeRequests
+        shared.requestKeyframe(for: ann.tap)
+        #expect(own.counters.keyframeRequests >= 1 && shared.encoders[0].counters.keyframeRequests == layerAsked)
+        shared.release(ann.tap)
+        try await until("her encoder stops with her connection") { !own.isRunning }
+    }
+
+    /// When its time is up the connection goes back to its layer, at that layer's keyframe, and its
+    /// own encoder stops.
+    @Test func aDedicatedEncoderEndsWithItsTime() async throws {
+        let shared = encoders(dedicatedMicros: 1_000_000)
+        defer { shared.stop() }
+        let ann = Stream(ssrc: 10, allocation: shared.allocation)
+        shared.add(ann.tap)
+        shared.setTarget(1_200_000, of: ann.tap)
+        try await until("on the full size") { ann.tap.layer == 0 && ann.framesSent >= 3 }
+        shared.dedicate(ann.tap, scale: 1, forSeconds: 0)
+        try await until("on her own encoder") { ann.tap.layer == SharedLayerTap.dedicatedLayer }
+        let own = try #require(shared.encoder(for: ann.tap))
+        // The estimate arrives as it does from congestion control: each change a rebalance.
+        try await until("back on the full size") {
+            shared.setTarget(1_200_000, of: ann.tap)
+            return ann.tap.layer == 0
+        }
+        try await until("her own encoder stopped") {
+            shared.setTarget(1_200_000, of: ann.tap)
+            return !own.isRunning
+        }
+        #expect(shared.encoder(for: ann.tap) === shared.encoders[0])
     }
 }

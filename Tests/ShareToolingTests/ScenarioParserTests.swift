@@ -35,7 +35,7 @@ import Testing
     @Test func everyShippedScenarioParses() throws {
         let names = [
             "capture-stall", "encoder-stall", "wedge", "wedge-sticky", "reshare", "camera-unplug", "camera-silent",
-            "link-1500k", "loss-10", "soak", "wedge-browser"
+            "link-1500k", "loss-10", "soak", "wedge-browser", "wedge-shared", "encoder-stall-shared"
         ]
         for name in names {
             let scenario = try ScenarioParser.load(path: Self.scenarios.appendingPathComponent("\(name).json").path)
@@ -204,6 +204,23 @@ import Testing
                     == "x.json: faults[0].target: ana is a browser sharer: a captureStall is put into a sharectl sharer only"
             )
         }
+    }
+
+    /// `"simulcast": true` shares with shared layer encoders; the default is one encoder per
+    /// connection, and anything but true or false is refused.
+    @Test func aSharerMayShareFromSharedLayers() throws {
+        #expect(try parse(Self.minimal).start.sharers[0].simulcast == false)
+        let shared = Self.minimal.replacingOccurrences(
+            of: "\"sharers\": [{ \"name\": \"ana\" }]",
+            with: "\"sharers\": [{ \"name\": \"ana\", \"simulcast\": true }]")
+        #expect(try parse(shared).start.sharers[0].simulcast == true)
+        #expect(
+            error(
+                replacing: "\"sharers\": [{ \"name\": \"ana\" }]",
+                with: "\"sharers\": [{ \"name\": \"ana\", \"simulcast\": \"yes\" }]")
+                == "x.json: start.sharers[0].simulcast: should be true or false")
+        let scenario = try ScenarioParser.load(path: Self.scenarios.appendingPathComponent("wedge-shared.json").path)
+        #expect(scenario.start.sharers[0].simulcast && scenario.start.viewers.count == 2)
     }
 
     @Test func notJSONAtAllSaysSo() {

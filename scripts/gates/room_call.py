@@ -59,7 +59,7 @@ from lib.devtools import Browser as RoomBrowser  # noqa: E402
 from lib.network import clear_drops, drop_udp  # noqa: E402
 from lib.processes import stop  # noqa: E402
 from lib.room import Participant, Server  # noqa: E402
-from lib.suite import choose, finish, record, record_broken  # noqa: E402
+from lib.suite import record, run_call_gates  # noqa: E402
 from lib.waits import wait_for_async  # noqa: E402
 
 
@@ -477,22 +477,5 @@ GATES = [("browser", gate_browser), ("three", gate_three), ("who-hears", gate_wh
          ("long-outage", gate_long_outage), ("udp-outage", gate_udp_outage), ("share-off", gate_share_off)]
 
 
-async def main():
-    chosen = choose("room_call", [name for name, _ in GATES])
-    last = max(i for i, (n, _) in enumerate(GATES) if n in chosen)
-    call = Call()
-    try:
-        for index, (gate_name, gate) in enumerate(GATES[:last + 1]):
-            try:
-                await gate(call)
-            except Exception as error:  # a gate that breaks is a failed gate, with its reason
-                record_broken(gate_name, error)
-                if index < 2:
-                    break  # the later gates need the call
-    finally:
-        await call.close()
-    return finish()
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(run_call_gates("room_call", GATES, Call, needed=2)))

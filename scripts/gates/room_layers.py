@@ -30,7 +30,7 @@ from lib.devtools import GRACE  # noqa: E402
 from lib.devtools import Browser  # noqa: E402
 from lib.room import Participant, Server  # noqa: E402
 from lib.shaping import DownlinkCap  # noqa: E402
-from lib.suite import choose, finish, record, record_broken  # noqa: E402
+from lib.suite import record, run_call_gates  # noqa: E402
 from lib.waits import wait_for_async  # noqa: E402
 
 CAP_KBIT = 400
@@ -153,21 +153,5 @@ async def gate_capped(call):
 GATES = [("shared", gate_shared), ("capped", gate_capped)]
 
 
-async def main():
-    chosen = choose("room_layers", [name for name, _ in GATES])
-    last = max(i for i, (n, _) in enumerate(GATES) if n in chosen)
-    call = Call()
-    try:
-        for index, (gate_name, gate) in enumerate(GATES[:last + 1]):
-            try:
-                await gate(call)
-            except Exception as error:  # a gate that breaks is a failed gate, with its reason
-                record_broken(gate_name, error)
-                break  # the later gate needs the call
-    finally:
-        await call.close()
-    return finish()
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(run_call_gates("room_layers", GATES, Call, needed=1)))

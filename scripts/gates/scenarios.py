@@ -26,6 +26,12 @@ line is "N passed, N failed".
   wedge-browser-sharer-sticky   every new decoder of the viewer wedges too: the browser rebuilds
                   within 20 s, then its share again restores the view or it gives up with the
                   notice within 40 s.
+  wedge-shared    wedge with the sharer's shared layer encoders (`share --room --simulcast`) and
+                  a second viewer on the same layer: the ladder rebuilds for the wedged viewer
+                  alone (its new section starts on an encoder of its own), the other's view
+                  never still over 2 s.
+  encoder-stall-shared   the shared layer encoder both viewers are sent stalls: a fresh encoder
+                  (the layer's) within 15 s and both views back within 20 s.
   reshare         the sharer stops and shares again by hand, twice (the same section sends anew):
                   the view is back within 10 s each time and the ladder takes no step.
   loss-10         10 % of every UDP datagram lost at random on loopback from the start: NACK and
@@ -40,7 +46,8 @@ from lib.paths import ROOT, SHARECTL, WORK
 from lib.suite import choose, finish, record, run_gates
 
 GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser",
-         "wedge-browser-sharer", "wedge-browser-sharer-sticky", "reshare", "loss-10"]
+         "wedge-browser-sharer", "wedge-browser-sharer-sticky", "wedge-shared", "encoder-stall-shared", "reshare",
+         "loss-10"]
 
 
 def run(name):

@@ -472,13 +472,15 @@ public actor PeerConnection {
     /// Sends the screen on a negotiated video transceiver from a mesh's shared layer encoders
     /// (`SharedLayerEncoders`, of the section's codec): the layer this connection's estimate
     /// carries goes out on the section's own stream. Starts when the connection is up.
-    package func attachSharedVideo(_ encoders: SharedLayerEncoders, to transceiver: Transceiver)
+    /// `ownEncoder` (a rebuild for this person): an encoder of its own first, for
+    /// `SharedLayerEncoders.dedicatedMicros`, then its layer.
+    package func attachSharedVideo(_ encoders: SharedLayerEncoders, to transceiver: Transceiver, ownEncoder: Bool)
         throws(PeerConnectionError)
     {
         guard let media = transceiver.media else {
             throw .notSending("the \(transceiver.kind) transceiver was not negotiated to send video")
         }
-        try media.attachShared(encoders)
+        try media.attachShared(encoders, ownEncoder: ownEncoder)
     }
 
     /// Changes the send policy of a sending video transceiver from its next frame; nothing is

@@ -25,7 +25,8 @@ public struct PeerConnectionStatistics: Sendable {
         /// count every layer's packets and bytes; the encoder's are the best layer's.
         public var layers: [Layer] = []
         /// A mesh screen from shared layer encoders: the layer this connection is sent (0 the full
-        /// size, 1 half, 2 a quarter); its encoder's figures are that layer's.
+        /// size, 1 half, 2 a quarter, -1 an encoder of its own after a rebuild); its encoder's figures
+        /// are that encoder's.
         public var sharedLayer: Int?
         public var packets = 0
         public var bytes = 0

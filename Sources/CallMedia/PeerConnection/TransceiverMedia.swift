@@ -51,6 +51,8 @@ package final class TransceiverMedia: Sendable {
         var audio: AudioSendThread?
         /// A mesh screen sent from shared layer encoders: this connection's tap on them.
         var shared: (encoders: SharedLayerEncoders, tap: SharedLayerTap)?
+        /// The tap starts on an encoder of its own (a rebuild for this person).
+        var ownEncoderFirst = false
         var started = false
         var stopped = false
     }
@@ -230,7 +232,8 @@ package final class TransceiverMedia: Sendable {
 
     /// Sends the screen from a mesh's shared layer encoders: this connection is sent the layer its
     /// own estimate carries (`SharedLayerTap`), on its own stream. Starts when the connection is up.
-    func attachShared(_ encoders: SharedLayerEncoders) throws(PeerConnectionError) {
+    /// `ownEncoder`: an encoder of its own first, for a while (`SharedLayerEncoders.dedicate`).
+    func attachShared(_ encoders: SharedLayerEncoders, ownEncoder: Bool = false) throws(PeerConnectionError) {
         guard kind == .video, let sender, let codec = negotiated.videoCodec else {
             throw .notSending("this transceiver does not send video")
         }
@@ -245,11 +248,17 @@ package final class TransceiverMedia: Sendable {
         let startNow = try sending.withLock { s throws(PeerConnectionError) -> Bool in
             guard s.encoders.isEmpty, s.shared == nil else { throw .notSending("a video source is already attached") }
             s.shared = (encoders, tap)
+            s.ownEncoderFirst = ownEncoder
             s.bitrate = start
             s.maximumBitrate = encoders.allocation.layers[0].maxBitrate
             return s.started
         }
-        if startNow { encoders.add(tap) }
+        if startNow { Self.startShared(encoders, tap, ownEncoder: ownEncoder) }
+    }
+
+    private static func startShared(_ encoders: SharedLayerEncoders, _ tap: SharedLayerTap, ownEncoder: Bool) {
+        encoders.add(tap)
+        if ownEncoder { encoders.dedicate(tap, scale: 1, forSeconds: 0) }
     }
 
     /// What a simulcast layer's encoder may spend for its size: 0.12 bits a pixel (960×540 at
@@ -294,7 +303,10 @@ package final class TransceiverMedia: Sendable {
             return (s.source, s.queues, s.encoders, s.audio)
         }
         guard let (source, queues, encoders, audio) = started else { return }
-        if let (shared, tap) = sending.withLock({ $0.shared }) { shared.add(tap) }
+        if let (shared, tap, own) = sending.withLock({ s in s.shared.map { ($0.encoders, $0.tap, s.ownEncoderFirst) } })
+        {
+            Self.startShared(shared, tap, ownEncoder: own)
+        }
         for encoder in encoders { encoder.start() }
         do { try audio?.start() } catch { logger.error("audio could not start: \(error)") }
         if let source, !queues.isEmpty { source.start(deliver: Self.fanOut(queues)) }
@@ -307,7 +319,7 @@ package final class TransceiverMedia: Sendable {
             s.stopped = true
             return (s.source, s.encoders, s.audio, s.shared)
         }
-        if let (sharedEncoders, tap) = shared { sharedEncoders.remove(tap) }
+        if let (sharedEncoders, tap) = shared { sharedEncoders.release(tap) }
         source?.stop()
         for encoder in encoders { encoder.stop() }
         audio?.stop()
@@ -326,9 +338,10 @@ package final class TransceiverMedia: Sendable {
     package var encoders: [VideoEncodingThread] {
         sending.withLock { s in
             guard let (shared, tap) = s.shared else { return s.encoders }
-            return [shared.encoders[tap.layer ?? 0]]
+            return [shared.encoder(for: tap) ?? shared.encoders[0]]
         }
     }
+
     /// The negotiated video codec (nil for audio).
     package var videoCodec: VideoCodec? { negotiated.videoCodec }
     /// A shared screen's layer this connection is sent (0 the full size), nil otherwise.

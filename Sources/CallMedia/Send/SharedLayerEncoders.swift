@@ -15,6 +15,11 @@ import VideoSend
 /// - A connection changes layer at the new layer's next keyframe, asked for when it decides to.
 /// - A keyframe request (PLI/FIR, the watchdog) reaches only the layer its connection is on.
 /// - NACKs are answered from each connection's own history.
+/// - A rebuild for one person (a new section, `dedicate`) gives that connection an encoder of its
+///   own for `dedicatedMicros` (30 s), sized by its own estimate as a connection's encoder in a
+///   mesh without shared layers is, so the others on its layer are not touched; then it goes
+///   back to its layer. The watchdog's fresh encoder makes the encoder a person is sent fresh: a
+///   layer's (everyone on it is fed by the one that stalled), or the person's own.
 ///
 /// Thread-safe: taps come and go from the call's actor, targets arrive from the congestion
 /// controller, frames from the encoders' threads. The encoders and the source run from the first
@@ -28,25 +33,36 @@ package final class SharedLayerEncoders: Sendable {
     private let queues: [FrameQueue]
     private let source: any VideoFrameSource
     private let taps: Locked<[SharedLayerTap]>
+    /// The queues of connections' dedicated encoders, fed with the layers'.
+    private let dedicatedQueues = Locked<[FrameQueue]>([])
+    /// Each layer's settings and the policy now, for a dedicated encoder.
+    private let layerSettings: [VideoEncodingThread.Settings]
+    private let policy: Locked<ScreenSendPolicy>
     private let running = Locked((started: false, stopped: false))
     private let logger: Logger
+
+    /// How long a connection keeps the encoder the watchdog made for it alone (30 s).
+    package let dedicatedMicros: Int64
 
     /// `maxBitrate`: the full-size layer's maximum (the screen's `--bitrate`).
     package init(
         codec: VideoCodec, source: any VideoFrameSource, maxBitrate: Int, framesPerSecond: Int, maxLongSide: Int,
-        policy: ScreenSendPolicy, logger: Logger
+        policy: ScreenSendPolicy, logger: Logger, dedicatedMicros: Int64 = 30_000_000
     ) {
         self.codec = codec
+        self.dedicatedMicros = dedicatedMicros
         self.source = source
         self.logger = logger
         let allocation = SimulcastAllocation.screen(rids: ["h", "m", "l"], maxBitrate: maxBitrate)
         self.allocation = allocation
+        self.policy = Locked(policy)
         let taps = Locked<[SharedLayerTap]>([])
         self.taps = taps
         // The encoders, for the outputs that finish a connection's move (made below).
         let made = Locked<[VideoEncodingThread]>([])
         var queues: [FrameQueue] = []
         var encoders: [VideoEncodingThread] = []
+        var layerSettings: [VideoEncodingThread.Settings] = []
         let factory = VideoEncoderFactory(codec: codec, frameRate: framesPerSecond, content: .screen)
         for (index, layer) in allocation.layers.enumerated() {
             let queue = FrameQueue()
@@ -54,6 +70,7 @@ package final class SharedLayerEncoders: Sendable {
                 factory: factory, bitrate: layer.maxBitrate, maxLongSide: maxLongSide, policy: policy,
                 startBitrate: layer.minBitrate, sizeDivisor: layer.divisor)
             settings.maxBitsPerPixel = TransceiverMedia.layerBitsPerPixel
+            layerSettings.append(settings)
             let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) {
                 frame, captureMicros in
                 var moved = false
@@ -73,6 +90,7 @@ package final class SharedLayerEncoders: Sendable {
         }
         self.queues = queues
         self.encoders = encoders
+        self.layerSettings = layerSettings
         made.withLock { $0 = encoders }
     }
 
@@ -92,9 +110,11 @@ package final class SharedLayerEncoders: Sendable {
         guard start else { return }
         for encoder in encoders { encoder.start() }
         let queues = self.queues
+        let dedicated = dedicatedQueues
         source.start { frame in
             let shared = frame.sharingConversions()
             for queue in queues { queue.push(shared) }
+            for queue in dedicated.withLock({ $0 }) { queue.push(shared) }
         }
         logger.info("shared layer encoders started (\(codec.rawValue), full, half and a quarter size)")
     }
@@ -113,8 +133,55 @@ package final class SharedLayerEncoders: Sendable {
 
     /// A keyframe on the layer `tap` is on (or moving to).
     package func requestKeyframe(for tap: SharedLayerTap) {
-        guard let layer = tap.wantedLayer else { return }
-        encoders[layer].requestKeyframe()
+        encoder(for: tap, wanted: true)?.requestKeyframe()
+    }
+
+    /// The encoder whose frames `tap` is sent (`wanted`: the one it moves to, if it does).
+    package func encoder(for tap: SharedLayerTap, wanted: Bool = false) -> VideoEncodingThread? {
+        guard let layer = wanted ? tap.wantedLayer : tap.layer else { return nil }
+        if layer == SharedLayerTap.dedicatedLayer { return tap.dedicatedEncoder }
+        return encoders.indices.contains(layer) ? encoders[layer] : nil
+    }
+
+    /// An encoder for the person behind `tap` alone (a rebuild for them): the full size's settings,
+    /// its size chosen by their estimate (with `scale` of it for `seconds`), sent from its first
+    /// keyframe for `dedicatedMicros`; asked again meanwhile, that encoder is made fresh once more
+    /// and the time starts again.
+    package func dedicate(_ tap: SharedLayerTap, scale: Double, forSeconds seconds: Double) {
+        let now = Clocks.monotonicMicros()
+        if let existing = tap.dedicatedEncoder {
+            existing.rebuildEncoder(scale: scale, forSeconds: seconds)
+            tap.extendDedicated(untilMicros: now + dedicatedMicros)
+            return
+        }
+        guard running.withLock({ $0.started && !$0.stopped }) else { return }
+        var settings = layerSettings[0]
+        settings.maxBitsPerPixel = nil
+        settings.policy = policy.withLock { $0 }
+        settings.startBitrate = tap.target
+        let queue = FrameQueue()
+        let taps = self.taps
+        let (encoders, allocation) = (self.encoders, self.allocation)
+        let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) { frame, captureMicros in
+            if tap.deliver(frame, captureMicros: captureMicros, layer: SharedLayerTap.dedicatedLayer) {
+                Self.rebalance(taps, encoders: encoders, allocation: allocation, nowMicros: Clocks.monotonicMicros())
+            }
+        }
+        encoder.rebuildEncoder(scale: scale, forSeconds: seconds)
+        encoder.setBitrate(tap.target)
+        tap.setDedicated(.init(encoder: encoder, queue: queue, untilMicros: now + dedicatedMicros))
+        dedicatedQueues.withLock { $0.append(queue) }
+        encoder.start()
+        rebalance(nowMicros: now)
+        logger.notice(
+            "an encoder of its own for one connection for \(dedicatedMicros / 1_000_000) s (the others on its layer go on)"
+        )
+    }
+
+    /// Stops sending to `tap` for good (its connection is gone): also its own encoder, if any.
+    package func release(_ tap: SharedLayerTap) {
+        remove(tap)
+        if let dedicated = tap.takeDedicated(force: true) { Self.retire(dedicated, from: dedicatedQueues) }
     }
 
     /// `tap`'s receiver asked again after the last keyframe: it moves one layer down for a while
@@ -126,7 +193,9 @@ package final class SharedLayerEncoders: Sendable {
     }
 
     package func setPolicy(_ policy: ScreenSendPolicy) {
+        self.policy.withLock { $0 = policy }
         for encoder in encoders { encoder.setPolicy(policy) }
+        for tap in taps.withLock({ $0 }) { tap.dedicatedEncoder?.setPolicy(policy) }
     }
 
     /// Stops the source and the encoders; they do not start again.
@@ -135,14 +204,29 @@ package final class SharedLayerEncoders: Sendable {
             r.stopped = true
             return r.started
         }
-        taps.withLock { $0.removeAll() }
+        let left = taps.withLock { taps in
+            defer { taps.removeAll() }
+            return taps
+        }
         guard wasStarted else { return }
         source.stop()
         for encoder in encoders { encoder.stop() }
+        for tap in left { tap.takeDedicated(force: true)?.encoder.stop() }
     }
 
     private func rebalance(nowMicros: Int64) {
         Self.rebalance(taps, encoders: encoders, allocation: allocation, nowMicros: nowMicros)
+        // A connection back on its layer lets its own encoder go.
+        for tap in taps.withLock({ $0 }) {
+            if let done = tap.takeDedicated(force: false) { Self.retire(done, from: dedicatedQueues) }
+        }
+    }
+
+    /// Stops a dedicated encoder off the caller's thread (an encoder's output may be the caller;
+    /// stopping waits for the encoder's thread).
+    private static func retire(_ dedicated: SharedLayerTap.Dedicated, from queues: Locked<[FrameQueue]>) {
+        queues.withLock { $0.removeAll { $0 === dedicated.queue } }
+        DispatchQueue.global().async { dedicated.encoder.stop() }
     }
 
     /// Each tap's layer for its estimate; each layer's rate and whether it runs; a keyframe on each
@@ -158,8 +242,9 @@ package final class SharedLayerEncoders: Sendable {
             var keyframes = Set<Int>()
             for tap in taps {
                 let (layer, moved) = tap.choose(nowMicros: nowMicros)
-                if moved { keyframes.insert(layer) }
-                for used in tap.layersInUse where used < rates.count {
+                if moved, layer != SharedLayerTap.dedicatedLayer { keyframes.insert(layer) }
+                tap.dedicatedEncoder?.setBitrate(tap.target)
+                for used in tap.layersInUse where rates.indices.contains(used) {
                     rates[used] = min(rates[used] ?? Int.max, tap.target)
                 }
             }
@@ -179,6 +264,16 @@ package final class SharedLayerEncoders: Sendable {
 /// One connection's share of `SharedLayerEncoders`: the layer it is sent and the one it moves to
 /// at that layer's next keyframe, and its own packetizer, clock and stream.
 package final class SharedLayerTap: Sendable {
+    /// The layer number of a dedicated encoder's frames.
+    package static let dedicatedLayer = -1
+
+    /// An encoder made for this connection alone (`SharedLayerEncoders.dedicate`).
+    struct Dedicated: Sendable {
+        let encoder: VideoEncodingThread
+        let queue: FrameQueue
+        var untilMicros: Int64
+    }
+
     private struct State {
         var choice: SharedLayerChoice
         var target: Int
@@ -187,6 +282,7 @@ package final class SharedLayerTap: Sendable {
         /// The layer to move to at its next keyframe.
         var pending: Int?
         var lastTimestamp: UInt32?
+        var dedicated: Dedicated?
     }
 
     let sender: RTPStreamSender
@@ -212,15 +308,46 @@ package final class SharedLayerTap: Sendable {
     /// The layer keyframes are wanted on: the one moved to, else the current one.
     var wantedLayer: Int? { state.withLock { $0.pending ?? $0.current } }
     var target: Int { state.withLock { $0.target } }
-    /// The layers this connection needs running: its current one and the one it moves to.
-    var layersInUse: [Int] { state.withLock { s in [s.current, s.pending].compactMap { $0 } } }
+    /// The shared layers this connection needs running: its current one and the one it moves to.
+    var layersInUse: [Int] {
+        state.withLock { s in [s.current, s.pending].compactMap { $0 }.filter { $0 != Self.dedicatedLayer } }
+    }
 
     func setTarget(_ bitsPerSecond: Int) { state.withLock { $0.target = bitsPerSecond } }
 
-    /// The layer for the current estimate; `moved` when a move to a new layer begins.
+    var dedicatedEncoder: VideoEncodingThread? { state.withLock { $0.dedicated?.encoder } }
+
+    /// From now on the dedicated encoder's frames, from its first keyframe.
+    func setDedicated(_ dedicated: Dedicated) {
+        state.withLock { s in
+            s.dedicated = dedicated
+            _ = Self.aim(&s, at: Self.dedicatedLayer)
+        }
+    }
+
+    func extendDedicated(untilMicros: Int64) { state.withLock { $0.dedicated?.untilMicros = untilMicros } }
+
+    /// The dedicated encoder, handed over to be stopped: once the connection is back on a layer
+    /// (or at once with `force`).
+    func takeDedicated(force: Bool) -> Dedicated? {
+        state.withLock { s in
+            guard let dedicated = s.dedicated,
+                force || (s.current != Self.dedicatedLayer && s.pending != Self.dedicatedLayer)
+            else { return nil }
+            s.dedicated = nil
+            if s.pending == Self.dedicatedLayer { s.pending = nil }
+            return dedicated
+        }
+    }
+
+    /// The layer for the current estimate; `moved` when a move to a new layer begins. While its
+    /// dedicated encoder's time lasts, that encoder.
     func choose(nowMicros: Int64) -> (layer: Int, moved: Bool) {
         state.withLock { s in
             let wanted = s.choice.choose(targetBitrate: s.target, nowMicros: nowMicros)
+            if let dedicated = s.dedicated, nowMicros < dedicated.untilMicros {
+                return Self.aim(&s, at: Self.dedicatedLayer)
+            }
             return Self.aim(&s, at: wanted)
         }
     }

@@ -134,7 +134,9 @@ extension CallSession {
             {
                 let fanout = startScreen()
                 if options.sharedLayers, let codec = screen.media?.videoCodec {
-                    try await pc.attachSharedVideo(sharedEncoders(codec, fanout), to: screen)
+                    try await pc.attachSharedVideo(
+                        sharedEncoders(codec, fanout), to: screen, ownEncoder: participant.ownEncoderNext)
+                    participant.ownEncoderNext = false
                 } else {
                     try await pc.attachVideoSource(
                         fanout.branch(), to: screen, bitrate: options.screenBitrate,

@@ -104,6 +104,8 @@ extension CallSession {
             }
             await participant.connection.requestKeyframe(on: screen)
         case .freshEncoder(let id, let scale, let seconds):
+            // With shared layer encoders: the layer's (everyone on it is fed by the one that
+            // stalled), or the person's own encoder after a rebuild.
             guard let encoder = participants[id]?.screen?.media?.encoder else {
                 throw Failure(description: "no screen encoder for \(id)")
             }
@@ -160,12 +162,17 @@ extension CallSession {
         switch command {
         case .rebuild(let id):
             guard let participant = participants[id] else { return }
+            // Shared layer encoders: the new section starts on an encoder of its own for a while.
+            participant.ownEncoderNext = options.sharedLayers
             await replaceScreen(of: participant)
             logger.notice(
                 "rebuilt the screen for \(participant.name): a new section, so a new encoder here and a new decoder there"
             )
         case .shareAgain:
             // Off first, so every receiver lets go of the old screen before the new sections arrive.
+            // Shared layer encoders are made afresh for the new sections.
+            for encoders in sharedEncoders.values { encoders.stop() }
+            sharedEncoders = [:]
             sharesSent += 1
             send(.share(from: nil, on: false, mid: nil))
             shareAnnounced = false

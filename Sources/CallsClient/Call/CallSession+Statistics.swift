@@ -222,7 +222,7 @@ extension CallSession {
         figures.targetKbps = sent.targetBitrate / 1000
         figures.limitedBy = sent.limitedBy
         figures.policy = sent.policy
-        figures.layer = sent.sharedLayer.map { ["full", "half", "quarter"][min(2, max(0, $0))] }
+        figures.layer = sent.sharedLayer.map { $0 < 0 ? "own" : ["full", "half", "quarter"][min(2, $0)] }
         if let before, before.mid == mid, elapsed > 0 {
             figures.fps = Double(max(0, sent.framesSent - before.frames)) / elapsed
             figures.bitrateKbps = Int(Double(max(0, sent.bytes - before.bytes)) * 8 / elapsed / 1000)

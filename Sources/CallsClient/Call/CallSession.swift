@@ -130,6 +130,9 @@ public actor CallSession {
         var theirReport: RoomMessage.Media?
         /// When our screen section to them started sending (the watchdog's grace period).
         var screenSince: ContinuousClock.Instant?
+        /// Shared layer encoders: the next screen section to them starts on an encoder of its own
+        /// (the watchdog rebuilt it for them).
+        var ownEncoderNext = false
         /// Their screen's decoder is wedged by a fault.
         var wedge: RoomCallRules.Wedge?
         /// Our screen's frames and bytes sent to them at the last tick (the rates of the status line).

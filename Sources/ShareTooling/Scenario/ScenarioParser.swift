@@ -130,7 +130,8 @@ public enum ScenarioParser {
                         width: 0, height: 0, fps: 30, codec: "chromium", policy: "chromium", camera: nil, kind: kind))
                 continue
             }
-            try reader.only(object, path, ["name", "kind", "source", "size", "fps", "codec", "policy", "camera"])
+            try reader.only(
+                object, path, ["name", "kind", "source", "size", "fps", "codec", "policy", "camera", "simulcast"])
             let size = try object["size"].map { try reader.string($0, "\(path).size") } ?? "1280x720"
             let parts = size.split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, (96...7680).contains(parts[0]), (60...4320).contains(parts[1]) else {
@@ -147,7 +148,8 @@ public enum ScenarioParser {
                     width: parts[0], height: parts[1], fps: Int(fps),
                     codec: try reader.choice(object["codec"], "\(path).codec", codecs, default: "h264"),
                     policy: try reader.choice(object["policy"], "\(path).policy", policies, default: "balanced"),
-                    camera: try object["camera"].map { try reader.choice($0, "\(path).camera", cameras, default: nil) })
+                    camera: try object["camera"].map { try reader.choice($0, "\(path).camera", cameras, default: nil) },
+                    simulcast: try object["simulcast"].map { try reader.bool($0, "\(path).simulcast") } ?? false)
             )
         }
         guard !sharers.isEmpty else { throw reader.error("start.sharers", "at least one sharer is needed") }

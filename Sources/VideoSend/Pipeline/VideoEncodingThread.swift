@@ -141,6 +141,9 @@ public final class VideoEncodingThread: Sendable {
         thread.start()
     }
 
+    /// Started and not yet stopped.
+    public var isRunning: Bool { running.load(ordering: .acquiring) }
+
     /// Stops the thread and waits for it (the queue is closed so a waiting take returns at once).
     public func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }

@@ -61,6 +61,28 @@ def run_gates(gates, chosen):
             traceback.print_exc(file=sys.stdout)  # where it broke, for whoever reads the log
 
 
+async def run_call_gates(suite, gates, make_call, needed):
+    """A suite whose gates run in order on one call (`make_call()`, made once the names are
+    checked, and closed with `await call.close()` at the end): the chosen gates and every gate
+    before them. One that breaks is recorded as failed;
+    the rest still run unless it was one of the first `needed`, which the later gates need."""
+    chosen = choose(suite, [name for name, _ in gates])
+    last = max(i for i, (n, _) in enumerate(gates) if n in chosen)
+    call = make_call()
+    try:
+        for index, (name, gate) in enumerate(gates[:last + 1]):
+            try:
+                await gate(call)
+            except Exception as error:  # a gate that breaks is a failed gate, with its reason
+                record_broken(name, error)
+                traceback.print_exc(file=sys.stdout)
+                if index < needed:
+                    break
+    finally:
+        await call.close()
+    return finish()
+
+
 def finish():
     """Prints the last line, "N passed, N failed", and returns the suite's exit status: 0 when
     every gate passed, 1 when one failed or none ran."""
