@@ -3,9 +3,9 @@
 
 One synthetic 1920x1080 30 fps screen (`share --size 1920x1080 --fps 30 --bitrate 2000 --no-audio`,
 H.264) watched by 1, 2, 4 and 8 built-in viewers (`sharectl watch`), in four modes:
-  mesh   a `sharectl serve` room: the sharer (`share --room`) has one connection and one encoder per
-         viewer; viewers `watch URL`.
-  shared the same room with `share --room --simulcast`: one connection per viewer, three layer
+  mesh   a `sharectl serve` room: the sharer (`share --room --no-simulcast`) has one connection and
+         one encoder per viewer; viewers `watch URL`.
+  shared the same room with `share --room` (its default, --simulcast): one connection per viewer, three layer
          encoders (full, 1/2, 1/4) shared by all of them, each viewer sent the layer its estimate
          carries (a layer no one is sent does not run).
   janus  a Janus VideoRoom (Debian's janus, lib/janus.py, on j0's 127.0.0.2): the sharer publishes
@@ -154,7 +154,7 @@ class Cell:
             self.server = Server(self.name, state=False, log=os.path.join(WORK, f"{self.name}.serve.log"))
             url = self.server.start()
             env = {**os.environ, "SHARECTL_ROOM_URL": url}  # not on the command line (share warns)
-            layers = ["--simulcast"] if self.mode == "shared" else []
+            layers = ["--simulcast"] if self.mode == "shared" else ["--no-simulcast"]
             self.sharer = start([SHARECTL, "share", "--source", "synthetic", "--name", SHARER, "--audio-output", "none",
                                  *layers, *self.common()], os.path.join(WORK, f"{self.name}.share.log"), env=env)
             for i in range(1, self.viewers + 1):

@@ -108,9 +108,9 @@ enum CommandTables {
             .value("display", "NAME", default: "sharectl", "your name in the Janus room"),
             .flag(
                 "simulcast",
-                "send the screen as three layers (full, half, a quarter of the size): for an SFU to choose from (the default with --janus), or in a room each viewer sent the layer its link carries from encoders shared by all"
+                "send the screen as three layers (full, half, a quarter of the size): for an SFU to choose from (the default with --janus), or in a room (the default there) each viewer sent the layer its link carries from encoders shared by all"
             ),
-            .flag("no-simulcast", "send the screen as one stream into Janus"),
+            .flag("no-simulcast", "send the screen as one stream into Janus, or in a room with an encoder per viewer"),
             .value(
                 "ice-interface", "NAME|ADDRESS", repeatable: true,
                 "offer host candidates on this interface or address besides 127.0.0.1 (default: every interface that is up)"

@@ -31,7 +31,8 @@ enum RoomShareCommand {
         }
         var options = try RoomOptions.parse(arguments, invite: invite)
         options.shareScreen = true
-        options.sharedLayers = arguments.has("simulcast")
+        // Shared layer encoders unless --no-simulcast asks for one encoder per viewer.
+        options.sharedLayers = !arguments.has("no-simulcast")
         if let size = arguments.value("size") {
             let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, (96...3840).contains(parts[0]), (60...2160).contains(parts[1]) else {

@@ -33,7 +33,7 @@ enum ScenarioCommand {
     static func summary(_ scenario: Scenario) -> String {
         let people =
             scenario.start.sharers.map {
-                "\($0.name) shares (\($0.source), \($0.codec), \($0.policy)\($0.simulcast ? ", shared layers" : ""))"
+                "\($0.name) shares (\($0.source), \($0.codec), \($0.policy)\($0.simulcast ? "" : ", an encoder per viewer"))"
             }
             + scenario.start.viewers.map { "\($0.name) watches (\($0.kind))" }
         let faults = scenario.faults.map { fault in

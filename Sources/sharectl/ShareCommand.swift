@@ -25,7 +25,8 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--simulcast and --no-simulcast contradict each other: give one")
         }
         if SecretArguments.wantsRoom(arguments) {
-            // In a room, --simulcast feeds every viewer from three shared layer encoders.
+            // In a room every viewer is fed from three shared layer encoders (--no-simulcast: an
+            // encoder per viewer).
             return try await RoomShareCommand.run(arguments, logger: logger)
         }
         if arguments.value("camera") == "synthetic" {

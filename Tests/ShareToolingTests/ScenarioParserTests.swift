@@ -206,14 +206,14 @@ import Testing
         }
     }
 
-    /// `"simulcast": true` shares with shared layer encoders; the default is one encoder per
-    /// connection, and anything but true or false is refused.
+    /// A sharer shares from shared layer encoders unless `"simulcast": false` (an encoder per
+    /// viewer); anything but true or false is refused.
     @Test func aSharerMayShareFromSharedLayers() throws {
-        #expect(try parse(Self.minimal).start.sharers[0].simulcast == false)
-        let shared = Self.minimal.replacingOccurrences(
+        #expect(try parse(Self.minimal).start.sharers[0].simulcast == true)
+        let own = Self.minimal.replacingOccurrences(
             of: "\"sharers\": [{ \"name\": \"ana\" }]",
-            with: "\"sharers\": [{ \"name\": \"ana\", \"simulcast\": true }]")
-        #expect(try parse(shared).start.sharers[0].simulcast == true)
+            with: "\"sharers\": [{ \"name\": \"ana\", \"simulcast\": false }]")
+        #expect(try parse(own).start.sharers[0].simulcast == false)
         #expect(
             error(
                 replacing: "\"sharers\": [{ \"name\": \"ana\" }]",

@@ -24,8 +24,10 @@ scripts/portal/stack.py), sending to aiortc as a WHIP endpoint. One stack serves
                   >= 90% of the frames captured; the corrupted ones are skipped.
   full-hd         the output at 1920x1080, moving content, an unattended share to aiortc (no
                   transport-wide feedback) on a clean link: aiortc decodes 1920 wide at >= 25 fps
-                  over 8-14 s; then nothing draws, and the still desktop's repeats decode at
-                  1920x1080 (>= 0.5 fps over 17-23 s). The output gets its size back after.
+                  over 13-19 s, once the start-up without feedback is over (the estimate climbs
+                  on REMB and probes, and each larger size waits out the policy's 5 s hold); then
+                  nothing draws, and the still desktop's repeats decode at 1920x1080 (>= 0.5 fps
+                  over 22-28 s). The output gets its size back after.
   room            `share --room --source portal --unattended --policy detail` into a room of
                   `sharectl serve`, with `watch` as the viewer: the sharer names the portal's
                   screen and the policy, its encoder runs under detail, and the viewer decodes
@@ -478,8 +480,9 @@ async def _room_browser(stack, sharer, viewer, name, Browser):
 
 def full_hd(stack):
     """The real portal screen at 1920x1080 on a clean link to aiortc (no transport-wide feedback):
-    moving content reaches the endpoint 1920 wide at >= 25 fps; then nothing draws, and the still
-    desktop's repeats still decode at 1920x1080 (cheap content must not talk the size down)."""
+    moving content reaches the endpoint 1920 wide at >= 25 fps once the start-up is over (13-19 s:
+    in CI runs the full size came at 7 to 16 s); then nothing draws, and the still desktop's repeats
+    still decode at 1920x1080 (cheap content must not talk the size down)."""
     name = "portal-full-hd"
     info, samples = {}, []
     with output_size_restored(stack):
@@ -489,15 +492,15 @@ def full_hd(stack):
         def during(process, log_path):
             started = time.time()
             stopped = False
-            while process.poll() is None and time.time() - started < 30:
+            while process.poll() is None and time.time() - started < 36:
                 video = (last_session(info["stats"]).get("video") or {})
                 samples.append((time.time() - started, dict(video)))
-                if not stopped and time.time() - started >= 14:
+                if not stopped and time.time() - started >= 19:
                     stack.stop_content()
                     stopped = True
                 time.sleep(0.5)
 
-        code, lines, log, session = share_portal(stack, name, 24, ["--unattended"], during=during, endpoint_info=info)
+        code, lines, log, session = share_portal(stack, name, 29, ["--unattended"], during=during, endpoint_info=info)
         stack.start_content()
 
     def window(start, end):
@@ -507,13 +510,13 @@ def full_hd(stack):
         (t0, v0), (t1, v1) = inside[0], inside[-1]
         return (v1["framesDecoded"] - v0["framesDecoded"]) / max(0.001, t1 - t0), v1
 
-    moving_fps, moving = window(8, 14)
-    still_fps, still = window(17, 23)
+    moving_fps, moving = window(13, 19)
+    still_fps, still = window(22, 28)
     last = (lines or [{}])[-1].get("video") or {}
     ok = (code == 0 and moving.get("width") == 1920 and moving_fps >= 25 and still.get("width") == 1920
           and still.get("height") == 1080 and still_fps >= 0.5)
-    record("full-hd", ok, f"exit {code}; moving (8-14 s): aiortc decoded {moving.get('width')}x{moving.get('height')} at "
-                          f"{moving_fps:.1f} fps; still (17-23 s): {still.get('width')}x{still.get('height')} at "
+    record("full-hd", ok, f"exit {code}; moving (13-19 s): aiortc decoded {moving.get('width')}x{moving.get('height')} at "
+                          f"{moving_fps:.1f} fps; still (22-28 s): {still.get('width')}x{still.get('height')} at "
                           f"{still_fps:.2f} fps; the sharer's last second: {last.get('width')}x{last.get('height')}, "
                           f"target {last.get('targetKbps', '?')} kbit/s, limited by {last.get('limitedBy', '?')}")
     if not ok:

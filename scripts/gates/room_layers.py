@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Room layer gates: a mesh room of `sharectl serve` whose sharer encodes its screen once for
-everyone (`share --room --simulcast`: three shared layer encoders, full, 1/2 and 1/4 of the size,
+everyone (`share --room`'s default: three shared layer encoders, full, 1/2 and 1/4 of the size,
 each connection sent the layer its own estimate carries), with headless Chromium and two sharectl
 viewers, inside a network namespace where only loopback exists (scripts/gates/run.sh enters it).
 The sharer's side is read from its --stats-json (`peers[].video.layer`), the viewers' from theirs
 and from the page (window.sharectlState). Each gate prints PASS or FAIL with the figures it judged.
 
-  shared   sharectl "Ana" shares a synthetic 1280x720 screen and a tone with --simulcast; Chromium
+  shared   sharectl "Ana" shares a synthetic 1280x720 screen and a tone (`share --room`); Chromium
            "Bo" and sharectl "Cy" and "Dee" (`watch`) join. Everyone decodes her screen and hears
            the tone; on the unshaped loopback Ana sends each of them the full layer (one encoder
            for the three of them; a layer sent to no one does not run).
@@ -84,7 +84,7 @@ class Call:
 
 async def gate_shared(call):
     url = call.server.start()
-    call.ana = Sharectl("Ana", ["share", "--room", url, "--simulcast", "--size", "1280x720", "--fps", "30",
+    call.ana = Sharectl("Ana", ["share", "--room", url, "--size", "1280x720", "--fps", "30",
                                 "--audio", "synthetic", "--audio-output", "none"])
     call.bo = Browser("Bo", url, prefix="layers")
     await call.bo.connect()

@@ -9,8 +9,8 @@ line is "N passed, N failed".
 
   capture-stall   the capture stops: the watchdog restarts it within 6 s, the view moves again
                   within 12 s, no rebuild.
-  encoder-stall   the encoder puts out nothing: keyframe, then a fresh encoder within 15 s, the
-                  view back within 20 s, no new transceiver.
+  encoder-stall   the encoder puts out nothing (an encoder per viewer, `--no-simulcast`): keyframe,
+                  then a fresh encoder within 15 s, the view back within 20 s, no new transceiver.
   wedge           the viewer's decoder swallows every frame: the sharer's notice within 10 s, a
                   rebuild within 20 s, the view restored within 30 s, no share again.
   wedge-sticky    every new decoder wedges too: a rebuild within 20 s, then the view restored
@@ -26,8 +26,9 @@ line is "N passed, N failed".
   wedge-browser-sharer-sticky   every new decoder of the viewer wedges too: the browser rebuilds
                   within 20 s, then its share again restores the view or it gives up with the
                   notice within 40 s.
-  wedge-shared    wedge with the sharer's shared layer encoders (`share --room --simulcast`) and
-                  a second viewer on the same layer: the ladder rebuilds for the wedged viewer
+  wedge-shared    wedge with a second viewer on the same layer of the sharer's shared layer
+                  encoders (every other scenario's sharer, too, shares from them, as `share
+                  --room` does, but encoder-stall's): the ladder rebuilds for the wedged viewer
                   alone (its new section starts on an encoder of its own), the other's view
                   never still over 2 s.
   encoder-stall-shared   the shared layer encoder both viewers are sent stalls: a fresh encoder

@@ -83,9 +83,10 @@ public actor CallSession {
         public var audioBitrate = AudioSendThread.defaultBitrate
         public var codec: VideoCodec?
         /// The screen from three shared layer encoders (full, 1/2, 1/4 of the size), each
-        /// connection sent the layer its estimate carries, instead of one encoder per connection
-        /// (`share --room --simulcast`): the sender's cost grows with the layers, not the people.
-        public var sharedLayers = false
+        /// connection sent the layer its estimate carries (the default): the sender's cost grows
+        /// with the layers, not the people. False (`share --room --no-simulcast`): one encoder per
+        /// connection.
+        public var sharedLayers = true
         public var loopbackOnly = false
         /// How long `start()` waits for the room's welcome once its socket is open.
         public var welcomeTimeout: Duration = .seconds(10)

@@ -47,13 +47,13 @@ public struct Scenario: Codable, Sendable, Equatable {
         /// `sharectl` (`share --room`) or `browser`: the browser client in headless Chromium shares
         /// Chromium's fake screen (its size, rate and codec are Chromium's) and climbs its own ladder.
         public var kind: String
-        /// `share --room --simulcast`: the screen from shared layer encoders, each viewer sent the
-        /// layer its link carries.
+        /// The screen from shared layer encoders, each viewer sent the layer its link carries (the
+        /// default); false: `share --room --no-simulcast`, an encoder per viewer.
         public var simulcast: Bool
 
         public init(
             name: String, source: String, width: Int, height: Int, fps: Int, codec: String, policy: String,
-            camera: String?, kind: String = "sharectl", simulcast: Bool = false
+            camera: String?, kind: String = "sharectl", simulcast: Bool = true
         ) {
             self.kind = kind
             self.simulcast = simulcast

@@ -149,7 +149,7 @@ public enum ScenarioParser {
                     codec: try reader.choice(object["codec"], "\(path).codec", codecs, default: "h264"),
                     policy: try reader.choice(object["policy"], "\(path).policy", policies, default: "balanced"),
                     camera: try object["camera"].map { try reader.choice($0, "\(path).camera", cameras, default: nil) },
-                    simulcast: try object["simulcast"].map { try reader.bool($0, "\(path).simulcast") } ?? false)
+                    simulcast: try object["simulcast"].map { try reader.bool($0, "\(path).simulcast") } ?? true)
             )
         }
         guard !sharers.isEmpty else { throw reader.error("start.sharers", "at least one sharer is needed") }

@@ -120,7 +120,7 @@ package final class ScenarioRunner {
                 "--source", sharer.source
             ]
             if sharer.source.hasPrefix("portal") { arguments.append("--unattended") }
-            if sharer.simulcast { arguments.append("--simulcast") }
+            if !sharer.simulcast { arguments.append("--no-simulcast") }
             if let camera = cameraArgument(for: sharer) { arguments += ["--camera", camera] }
             _ = try launch(sharer.name, setup.executable, arguments, room: invite, stats: .sharer)
         }
