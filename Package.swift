@@ -112,7 +112,8 @@ let package = Package(
             ],
             swiftSettings: swift6),
         .target(
-            name: "CallsServer", dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "CSoup", "CShareSoup", "CGIO"],
+            name: "CallsServer",
+            dependencies: ["ShareCore", "RoomProtocol", "GLibLoop", "Signalling", "CSoup", "CShareSoup", "CGIO"],
             resources: [.copy("Client")], swiftSettings: swift6),
         // Tooling around shares: diagnose (stats timelines and plots), scenario files, their runner
         // and judge.
@@ -165,7 +166,8 @@ let package = Package(
             ],
             swiftSettings: swift6),
         .testTarget(
-            name: "CallsServerTests", dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "TestSupport"],
+            name: "CallsServerTests",
+            dependencies: ["CallsServer", "RoomProtocol", "GLibLoop", "Signalling", "TestSupport"],
             swiftSettings: swift6),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"], swiftSettings: swift6),
         .testTarget(

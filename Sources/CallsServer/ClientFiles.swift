@@ -12,13 +12,25 @@ public struct ClientFiles: Sendable {
     /// Where the files were read from.
     public let directory: String
 
-    /// Reads every file of `directory` (not recursive).
-    public init(directory: String) throws {
+    /// Debian's files a room on Janus needs in the browser, served as `/client/NAME` when present:
+    /// janus.js (libjs-janus-gateway) and the adapter it expects (libjs-webrtc-adapter).
+    public static let systemFiles = [
+        "janus.js": "/usr/share/javascript/janus-gateway/janus.js",
+        "adapter.js": "/usr/share/javascript/webrtc-adapter/adapter.js"
+    ]
+
+    /// Reads every file of `directory` (not recursive), and those of `system` that exist.
+    public init(directory: String, system: [String: String] = ClientFiles.systemFiles) throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         var files: [String: File] = [:]
         for name in names where !name.hasPrefix(".") {
             let data = try Data(contentsOf: URL(fileURLWithPath: directory).appendingPathComponent(name))
             files[name] = File(contentType: Self.contentType(of: name), bytes: Array(data))
+        }
+        for (name, path) in system where files[name] == nil {
+            if let data = FileManager.default.contents(atPath: path) {
+                files[name] = File(contentType: Self.contentType(of: name), bytes: Array(data))
+            }
         }
         guard files["room.html"] != nil else { throw RoomServerError.clientFilesMissing(directory) }
         self.files = files

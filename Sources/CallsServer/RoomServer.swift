@@ -5,6 +5,7 @@ import Foundation
 import GLibLoop
 import ShareCore
 import RoomProtocol
+import Signalling
 
 /// How `RoomServer` listens.
 public struct RoomServerConfiguration: Sendable {
@@ -69,12 +70,19 @@ public final class RoomServer: Sendable {
     let state: LoopConfined<ServerState>
     let writer: StateFileWriter
     let logger: Logger
+    /// Where rooms run on Janus (`serve --sfu janus`); nil: rooms are a mesh.
+    let janus: JanusRooms?
 
-    public init(loop: GLibLoop, client: ClientFiles, logger: Logger = .disabled) {
+    public init(loop: GLibLoop, client: ClientFiles, janus: JanusRooms? = nil, logger: Logger = .disabled) {
         self.loop = loop
         self.logger = logger
+        self.janus = janus
         writer = StateFileWriter(logger: logger)
         state = LoopConfined(ServerState(client: client, writer: writer, logger: logger), on: loop)
+        state.invoke { [state] in
+            $0.confined = state
+            $0.loop = loop
+        }
     }
 
     deinit {
@@ -95,6 +103,16 @@ public final class RoomServer: Sendable {
         let (invite, snapshot) = try await state.perform {
             try $0.addRoom(named: name, stateFile: stateFile, saved: saved)
         }
+        if let janus {
+            let token = try await state.perform { $0.rooms[name]?.room.token ?? "" }
+            do {
+                let placement = try await janus.place(name: name, token: token)
+                try await state.perform { $0.rooms[name].map { $0.janus = placement } }
+            } catch {
+                _ = try? await state.perform { $0.removeRoom(named: name) }
+                throw error
+            }
+        }
         if let stateFile, let snapshot {
             do {
                 try await writer.writeNow(snapshot, to: stateFile)
@@ -106,9 +124,16 @@ public final class RoomServer: Sendable {
         return invite
     }
 
-    /// Closes every connection (1001) and stops listening. The loop keeps running for its owner.
+    /// Where a room runs on Janus (nil for a mesh room, or no such room).
+    public func placement(ofRoom name: String) async -> JanusPlacement? {
+        (try? await state.perform { $0.rooms[name]?.janus }) ?? nil
+    }
+
+    /// Closes every connection (1001) and stops listening; rooms on Janus are ended there. The
+    /// loop keeps running for its owner.
     public func stop() async {
-        _ = try? await state.perform { $0.stop() }
+        let placements = (try? await state.perform { $0.stop() }) ?? []
+        if let janus { for placement in placements { await janus.release(placement) } }
         await writer.drain()
     }
 
@@ -127,6 +152,8 @@ public final class RoomServer: Sendable {
 final class HostedRoom {
     var room: Room
     let stateFile: String?
+    /// Where the room's media runs on Janus (`serve --sfu janus`); nil in a mesh.
+    var janus: JanusPlacement?
     var seenRevision = -1
     var schedule = SaveSchedule()
     init(room: Room, stateFile: String?) {
@@ -147,6 +174,21 @@ final class ServerState {
     var sockets: [ConnectionID: RoomSocket] = [:]
     var nextConnection = 1
     var timer: UnsafeMutablePointer<GSource>?
+    /// The state as other threads reach it (set once, at the start), for the Janus proxy's tasks.
+    weak var confined: LoopConfined<ServerState>?
+    var loop: GLibLoop?
+    /// The Janus proxy: each participant's WebSocket to Janus (by its connection here), what it
+    /// sent before that socket was open, and the rule its messages are judged by.
+    var upstreams: [ConnectionID: Signalling.RoomSocket] = [:]
+    var waitingForUpstream: [ConnectionID: [String]] = [:]
+    var proxyRules: [ConnectionID: JanusProxyRule] = [:]
+    /// `janus-protocol`, NULL-terminated, for libsoup's WebSocket handler (kept for its lifetime).
+    let janusProtocols: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> = {
+        let list = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: 2)
+        list[0] = strdup("janus-protocol")
+        list[1] = nil
+        return list
+    }()
     let client: ClientFiles
     let writer: StateFileWriter
     let logger: Logger
@@ -211,6 +253,19 @@ final class ServerState {
                 ServerState.from(callbackUserData: data).accepted(
                     connection!, message: message!, path: path.map { String(cString: $0) } ?? "")
             }, userData, nil)
+        // A room on Janus: the participant's Janus API, checked the same way, then proxied.
+        soup_server_add_handler(
+            server, "/janus",
+            { _, message, path, query, data in
+                ServerState.from(callbackUserData: data).http(
+                    message!, path: path.map { String(cString: $0) } ?? "/", query: query)
+            }, userData, nil)
+        soup_server_add_websocket_handler(
+            server, "/janus", nil, janusProtocols,
+            { _, message, path, connection, data in
+                ServerState.from(callbackUserData: data).acceptedJanus(
+                    connection!, message: message!, path: path.map { String(cString: $0) } ?? "")
+            }, userData, nil)
         var error: UnsafeMutablePointer<GError>?
         guard soup_server_listen(server, address, options, &error) != 0 else {
             g_object_unref(UnsafeMutableRawPointer(server))
@@ -268,7 +323,13 @@ final class ServerState {
         rooms[name] = nil
     }
 
-    func stop() {
+    /// Returns the rooms placed on Janus, for the owner to end there.
+    @discardableResult
+    func stop() -> [JanusPlacement] {
+        for upstream in upstreams.values { upstream.close() }
+        upstreams.removeAll()
+        waitingForUpstream.removeAll()
+        proxyRules.removeAll()
         if let timer {
             g_source_destroy(timer)
             g_source_unref(timer)
@@ -282,6 +343,7 @@ final class ServerState {
             self.server = nil
         }
         sockets.removeAll()
+        return rooms.values.compactMap(\.janus)
     }
 
     // MARK: WebSockets
@@ -308,11 +370,13 @@ final class ServerState {
     }
 
     func text(_ text: String, from socket: RoomSocket) {
+        if socket.kind == .janus { return proxy(text, from: socket) }
         guard let hosted = rooms[socket.roomName] else { return }
         apply(hosted.room.received(text, from: socket.id, now: .now), in: hosted)
     }
 
     func binary(byteCount: Int, from socket: RoomSocket) {
+        if socket.kind == .janus { return socket.close(code: 1003, reason: "Janus's API is text") }
         guard let hosted = rooms[socket.roomName] else { return }
         apply(hosted.room.receivedBinary(byteCount: byteCount, from: socket.id, now: .now), in: hosted)
     }
@@ -321,6 +385,7 @@ final class ServerState {
         guard sockets[socket.id] === socket else { return }
         sockets[socket.id] = nil
         logger.debug("connection \(socket.id) closed (code \(socket.closeCode))")
+        if socket.kind == .janus { return proxyClosed(socket) }
         guard let hosted = rooms[socket.roomName] else { return }
         apply(hosted.room.disconnected(socket.id, now: .now), in: hosted)
     }

@@ -14,7 +14,10 @@ import RoomProtocol
 /// acknowledged: the difference, output not yet taken by the peer, is capped. (Over TLS the
 /// acknowledged bytes include the records' overhead, so the count is a little low.)
 final class RoomSocket {
+    enum Kind { case room, janus }
     let id: ConnectionID
+    /// A room's own socket, or a participant's Janus API proxied (`serve --sfu janus`).
+    let kind: Kind
     let roomName: String
     /// The peer's address, as libsoup gives it.
     let address: String
@@ -31,9 +34,10 @@ final class RoomSocket {
 
     init(
         id: ConnectionID, roomName: String, address: String, connection: OpaquePointer, owner: ServerState,
-        limits: RoomLimits, now: ContinuousClock.Instant
+        limits: RoomLimits, now: ContinuousClock.Instant, kind: Kind = .room
     ) {
         self.id = id
+        self.kind = kind
         self.roomName = roomName
         self.address = address
         self.connection = connection

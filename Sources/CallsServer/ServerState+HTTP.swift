@@ -68,14 +68,29 @@ extension ServerState {
             return respond(message, 405, "text/plain; charset=utf-8", Array("Only GET is served here.\n".utf8))
         }
         switch parts.first {
-        case "ws", "r":
+        case "ws", "r", "janus", "sfu":
             guard parts.count == 2, let hosted = rooms[parts[1]], let token, hosted.room.accepts(token: token) else {
                 logger.notice("refused \(escapedForLog(path)): no such room, or the token is not the room's")
                 return respond(
                     message, 403, "text/plain; charset=utf-8",
                     Array("Refused: no such room, or the invite token is not this room's.\n".utf8))
             }
-            if parts[0] == "ws" {
+            if parts[0] == "sfu" {
+                // Where the room's media goes: a mesh, or Janus behind this server's /janus door.
+                var answer: [String: JSONValue] = ["sfu": .string("mesh")]
+                if let placement = hosted.janus {
+                    answer = [
+                        "sfu": .string("janus"), "janus": .string("/janus/\(parts[1])"), "room": .int(placement.room),
+                        "pin": .string(placement.pin)
+                    ]
+                }
+                return respond(message, 200, "application/json", Array(JSONValue.object(answer).text.utf8))
+            }
+            if parts[0] == "janus", hosted.janus == nil {
+                return respond(
+                    message, 404, "text/plain; charset=utf-8", Array("This room is a mesh; it has no Janus.\n".utf8))
+            }
+            if parts[0] == "ws" || parts[0] == "janus" {
                 if let origin = header(message, "Origin"), !originAllowed(origin, host: header(message, "Host")) {
                     logger.notice("refused a WebSocket from the page origin \(escapedForLog(origin))")
                     return respond(
@@ -95,7 +110,7 @@ extension ServerState {
                 }
                 return  // no status: the WebSocket upgrade goes on
             }
-            guard let page = client.file("room.html") else {
+            guard let page = client.file(hosted.janus == nil ? "room.html" : "janus-room.html") else {
                 return respond(message, 500, "text/plain", Array("client missing\n".utf8))
             }
             respond(message, 200, page.contentType, page.bytes)

@@ -189,9 +189,24 @@ enum CommandTables {
         summary: "the room server and its browser client; prints \"Room: <URL>\" first",
         options: [
             .value("listen", "HOST:PORT", default: "127.0.0.1:8080", "where it listens"),
-            .value("room", "NAME", default: "demo", "the room's name"),
+            .value("room", "NAME", default: "demo", repeatable: true, "the room's name (repeat for more rooms)"),
             .value(
                 "grace", "SECONDS", default: "15", "how long a participant who dropped keeps their place, 1 to 3600"),
+            .value(
+                "sfu", "MODE", default: "mesh",
+                "mesh (each participant sends to each other) or janus (rooms run on a Janus VideoRoom behind this server)"
+            ),
+            .value(
+                "janus", "URL", repeatable: true,
+                "with --sfu janus: use this Janus (ws://HOST:8188) instead of starting one; repeat to place rooms across several"
+            ),
+            .value(
+                "janus-admin-key", "KEY",
+                "with --janus: the VideoRoom admin key of those Janus instances, if they have one"),
+            .value(
+                "janus-interface", "NAME", repeatable: true,
+                "with --sfu janus and no --janus: the network interface the Janus started here gathers ICE candidates on"
+            ),
             .value("state", "PATH", completion: .file, "keep the room's token and participants here across restarts"),
             .value("tls-cert", "PEM", completion: .file, "serve HTTPS with this certificate (with --tls-key)"),
             .value("tls-key", "PEM", completion: .file, "the certificate's private key"),
@@ -200,7 +215,10 @@ enum CommandTables {
                 "another site whose pages may open the room's WebSocket, e.g. https://example.org"),
             verbose, logLevel
         ],
-        notes: ["The server's own pages, and clients that send no Origin (sharectl), may always open the WebSocket."])
+        notes: [
+            "The server's own pages, and clients that send no Origin (sharectl), may always open the WebSocket.",
+            "With --sfu janus each room is a Janus VideoRoom (PIN and secret derived from its token), placed on the Janus with the fewest publishers; participants reach Janus only through this server (/janus/ROOM?t=TOKEN), which lets through VideoRoom requests for their own room alone."
+        ])
 
     static let watch = CommandDescription(
         "watch",

@@ -4,9 +4,10 @@ import GLibLoop
 import ShareCore
 import RoomProtocol
 
-/// `sharectl serve --listen HOST:PORT --room NAME [--grace S] [--state PATH]
-/// [--tls-cert PEM --tls-key PEM] [--allow-origin ORIGIN]...`: the room server and its browser client. The first line it
-/// prints is `Room: <invite link>`; it runs until SIGINT or SIGTERM.
+/// `sharectl serve --listen HOST:PORT --room NAME... [--grace S] [--state PATH]
+/// [--tls-cert PEM --tls-key PEM] [--allow-origin ORIGIN]... [--sfu mesh|janus [--janus URL]... [--janus-interface IF]]`:
+/// the room server and its browser client. It prints `Room: <invite link>` for each room; it runs
+/// until SIGINT or SIGTERM. With `--sfu janus` rooms run on Janus (one it starts, or those given).
 enum ServeCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         let listen = arguments.valueOrDefault("listen")
@@ -17,7 +18,32 @@ enum ServeCommand {
         }
         var host = String(listen[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let roomName = arguments.valueOrDefault("room")
+        var roomNames = arguments.values("room")
+        if roomNames.isEmpty { roomNames = [arguments.valueOrDefault("room")] }
+        guard Set(roomNames).count == roomNames.count else {
+            throw Arguments.UsageError(description: "--room names each room once")
+        }
+        guard roomNames.count == 1 || arguments.value("state") == nil else {
+            throw Arguments.UsageError(description: "--state keeps one room: give one --room with it")
+        }
+        let sfu = arguments.valueOrDefault("sfu")
+        guard ["mesh", "janus"].contains(sfu) else {
+            throw Arguments.UsageError(description: "--sfu wants mesh or janus, not '\(escapedForLog(sfu))'")
+        }
+        let janusURLs = arguments.values("janus")
+        if sfu == "mesh" {
+            for option in ["janus", "janus-admin-key", "janus-interface"] where arguments.value(option) != nil {
+                throw Arguments.UsageError(description: "--\(option) is for rooms on Janus: add --sfu janus")
+            }
+        }
+        for url in janusURLs where !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
+            throw Arguments.UsageError(
+                description: "--janus wants Janus's WebSocket address, ws://HOST:8188, not '\(redactedURL(url))'")
+        }
+        if !janusURLs.isEmpty, arguments.value("janus-interface") != nil {
+            throw Arguments.UsageError(
+                description: "--janus-interface is for the Janus serve starts itself, not with --janus")
+        }
         let grace = try arguments.double("grace")
         guard grace >= 1, grace <= 3600 else { throw Arguments.UsageError(description: "--grace is 1 to 3600 seconds") }
         let certificate = arguments.value("tls-cert"), key = arguments.value("tls-key")
@@ -45,22 +71,62 @@ enum ServeCommand {
         let user = UserRequests().takeStopSignals()
         let client = try ClientFiles.bundled()
         let loop = ProcessLoop.shared
-        let server = RoomServer(loop: loop, client: client, logger: logger.child("server"))
-        let invite: String
+        var ownJanus: JanusProcess?
+        var janusRooms: JanusRooms?
+        if sfu == "janus" {
+            if janusURLs.isEmpty {
+                // Said on standard error: the first line out is `Room: <URL>`, which scripts read.
+                StandardError.write("sharectl: starting Janus for the rooms…\n")
+                do {
+                    ownJanus = try await JanusProcess.start(
+                        iceInterfaces: arguments.values("janus-interface"), loop: loop, logger: logger.child("janus"))
+                } catch {
+                    loop.stop()
+                    throw ShareFailure(description: "\(error)")
+                }
+            }
+            let key = arguments.value("janus-admin-key")
+            janusRooms = JanusRooms(
+                instances: ownJanus.map { [JanusRooms.Instance(url: $0.url, adminKey: $0.adminKey)] }
+                    ?? janusURLs.map { JanusRooms.Instance(url: $0, adminKey: key) },
+                loop: loop, logger: logger.child("janus"))
+        }
+        let server = RoomServer(loop: loop, client: client, janus: janusRooms, logger: logger.child("server"))
+        var invites: [String] = []
+        var placed: [String] = []
         do {
             _ = try await server.start(configuration)
-            invite = try await server.addRoom(named: roomName, stateFile: arguments.value("state"))
+            for name in roomNames {
+                invites.append(try await server.addRoom(named: name, stateFile: arguments.value("state")))
+                if let placement = await server.placement(ofRoom: name) {
+                    placed.append(
+                        "Room \(name) runs on Janus at \(redactedURL(placement.instance)) (VideoRoom \(placement.room))."
+                    )
+                }
+            }
         } catch {
+            await server.stop()
+            await ownJanus?.stop()
             loop.stop()
             throw error
         }
-        say("Room: \(invite)")
+        for invite in invites { say("Room: \(invite)") }
+        for line in placed { say(line) }
+        if let ownJanus {
+            say(
+                "Janus was started for the rooms (pid \(ownJanus.pid), its files in \(ownJanus.directory)); only this server reaches it."
+            )
+        }
         say(
             "Open the link in a browser, or give it to `sharectl share --room` or `sharectl watch`. Ctrl-C stops the server."
         )
         for await request in user.requests where request == .stopSignal { break }
         say("Stopping the room server…")
         await server.stop()
+        if let ownJanus {
+            await ownJanus.stop()
+            try? FileManager.default.removeItem(atPath: ownJanus.directory)
+        }
         loop.stop()
     }
 }

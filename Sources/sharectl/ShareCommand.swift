@@ -24,10 +24,23 @@ enum ShareCommand {
         if arguments.has("simulcast"), arguments.has("no-simulcast") {
             throw Arguments.UsageError(description: "--simulcast and --no-simulcast contradict each other: give one")
         }
+        var roomJanus: JanusTarget?
         if SecretArguments.wantsRoom(arguments) {
-            // In a room every viewer is fed from three shared layer encoders (--no-simulcast: an
-            // encoder per viewer).
-            return try await RoomShareCommand.run(arguments, logger: logger)
+            // A room on Janus (`serve --sfu janus`) is published into like any Janus room, through
+            // the server's door to it, under the name given.
+            if let invite = try SecretArguments.roomLink(arguments) {
+                do {
+                    roomJanus = try await RoomSFU.janusTarget(
+                        invite: invite, display: arguments.valueOrDefault("name"), loop: ProcessLoop.shared,
+                        logger: logger)
+                } catch {
+                    throw ShareFailure(description: "could not join the room: \(error)")
+                }
+            }
+            // In a mesh room every viewer is fed from three shared layer encoders (--no-simulcast:
+            // an encoder per viewer).
+            if roomJanus == nil { return try await RoomShareCommand.run(arguments, logger: logger) }
+            say("The room runs on Janus: publishing into it through the room server.")
         }
         if arguments.value("camera") == "synthetic" {
             throw Arguments.UsageError(
@@ -39,7 +52,7 @@ enum ShareCommand {
         let capture =
             source == "none" ? nil : try CaptureSourceArguments.make(source, arguments, loop: loop, logger: logger)
         defer { capture?.stop() }
-        let janus = try janusTarget(arguments)
+        let janus = try roomJanus ?? janusTarget(arguments)
         guard let endpoint = arguments.value("whip") ?? janus?.url else {
             throw Arguments.UsageError(
                 description: "share needs somewhere to send: --whip URL, or --janus URL --janus-room ID")

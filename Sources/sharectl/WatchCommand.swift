@@ -11,13 +11,24 @@ import Signalling
 enum WatchCommand {
     static func run(_ arguments: Arguments, logger: Logger) async throws {
         if arguments.value("janus") != nil { return try await JanusWatchCommand.run(arguments, logger: logger) }
-        for option in ["janus-room", "pin", "publisher", "substream"] where arguments.value(option) != nil {
-            throw Arguments.UsageError(description: "--\(option) is for a Janus room: add --janus URL --janus-room ID")
-        }
         guard let invite = try SecretArguments.roomLink(arguments, positional: arguments.positional.first) else {
             throw Arguments.UsageError(
                 description: "watch needs the room link: --room-file PATH (a file holding "
                     + "http://HOST:PORT/r/ROOM?t=TOKEN), SHARECTL_ROOM_URL, or the link itself")
+        }
+        // A room on Janus (`serve --sfu janus`): watched like any Janus room, through the server.
+        let target: JanusTarget?
+        do {
+            target = try await RoomSFU.janusTarget(
+                invite: invite, display: nil, loop: ProcessLoop.shared, logger: logger)
+        } catch {
+            throw ShareFailure(description: "could not join the room: \(error)")
+        }
+        if let target { return try await JanusWatchCommand.run(arguments, logger: logger, target: target) }
+        for option in ["janus-room", "pin", "publisher", "substream"] where arguments.value(option) != nil {
+            throw Arguments.UsageError(
+                description:
+                    "--\(option) is for a Janus room: add --janus URL --janus-room ID, or watch a room on Janus")
         }
         var plain = arguments
         if plain.value("camera") == nil { plain.set("camera", "none") }
@@ -33,8 +44,9 @@ enum WatchCommand {
 /// [--stats-json PATH] [--ice-interface NAME|ADDRESS]`: watches one publisher of an existing Janus
 /// VideoRoom and prints what it decodes each second, until the duration, a signal, or Janus ends it.
 enum JanusWatchCommand {
-    static func run(_ arguments: Arguments, logger: Logger) async throws {
-        let target = try ShareCommand.janusTarget(arguments, display: nil)!
+    /// `target`: a room of `sharectl serve` on Janus (else `--janus` and `--janus-room` say where).
+    static func run(_ arguments: Arguments, logger: Logger, target room: JanusTarget? = nil) async throws {
+        let target = try room ?? ShareCommand.janusTarget(arguments, display: nil)!
         var options = JanusWatchSession.Options(target: target)
         options.publisher = arguments.value("publisher")
         if arguments.value("substream") != nil {

@@ -103,8 +103,8 @@ import Testing
         }
         #expect(
             CommandTables.configKeys(for: "serve") == [
-                "listen", "room", "grace", "state", "tls-cert", "tls-key",
-                "allow-origin", "verbose", "log-level"
+                "listen", "room", "grace", "sfu", "janus", "janus-admin-key", "janus-interface", "state",
+                "tls-cert", "tls-key", "allow-origin", "verbose", "log-level"
             ])
         #expect(CommandTables.configKeys(for: "version") == [])
         #expect(CommandTables.configKeys(for: "kiosk") == ["system", "user", "root"])

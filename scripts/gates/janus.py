@@ -58,7 +58,7 @@ import re
 import subprocess
 import sys
 
-from lib.janus import Janus, JanusGone, JanusViewer
+from lib.janus import Janus, JanusGone, JanusViewer, watch_port as local_port
 from lib.network import clear_drops, drop_udp
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.ports import free_port, wait_http
@@ -79,18 +79,6 @@ def lines_of(path, kind):
     """Every line of a --stats-json file, each checked against docs/stats.schema.json's `kind`
     part (a line that does not fit fails the gate); none when the file is missing."""
     return read_stats(path, kind) if os.path.exists(path) else []
-
-
-def local_port(stats_path):
-    """The local port of a watcher's ICE pair on 127.0.0.2, from its stats file (None before)."""
-    try:
-        for line in reversed(open(stats_path).read().splitlines()):
-            match = re.match(r"127\.0\.0\.2:(\d+) ", json.loads(line).get("connection", {}).get("pair") or "")
-            if match:
-                return int(match.group(1))
-    except (OSError, ValueError):
-        pass
-    return None
 
 
 def room_left(janus, room, log_name, answered, what):

@@ -16,7 +16,7 @@ fi
 ip link set lo up
 
 # The suites in the order they run; a suite adds itself here.
-suites=(transport send links watchdog portal camera client room_server room_call room_reconnect room_layers audio diagnose janus kiosk scenarios)
+suites=(transport send links watchdog portal camera client room_server room_call room_reconnect room_layers audio diagnose janus janus_room kiosk scenarios)
 # What runs with no arguments (make test): every suite.
 default=("${suites[@]}")
 (($#)) || set -- "${default[@]}"

@@ -66,6 +66,13 @@ public enum JanusRequest: Sendable, Equatable {
     case configure(mid: String, substream: Int)
     /// The room's participants, publishers among them (answered at once, as `success`).
     case listParticipants(room: JanusRoom)
+    /// Makes a room (a room server's own, `serve --sfu janus`): Janus picks its number; `secret`
+    /// guards its destruction, `pin` its joins; `adminKey` when the plugin is configured with one.
+    case createRoom(description: String, secret: String, pin: String, publishers: Int, adminKey: String?)
+    /// Ends a room made with `createRoom`.
+    case destroyRoom(room: JanusRoom, secret: String)
+    /// The plugin's rooms with their participant counts (answered at once, as `success`).
+    case listRooms(adminKey: String?)
     case keepalive
     case destroy
 
@@ -120,6 +127,25 @@ public enum JanusRequest: Sendable, Equatable {
         case .listParticipants(let room):
             object["janus"] = .string("message")
             object["body"] = .object(["request": .string("listparticipants"), "room": room.json])
+        case .createRoom(let description, let secret, let pin, let publishers, let adminKey):
+            object["janus"] = .string("message")
+            var body: [String: JSONValue] = [
+                "request": .string("create"), "description": .string(description), "secret": .string(secret),
+                "pin": .string(pin), "publishers": .int(publishers), "videocodec": .string("h264,vp8"),
+                "audiocodec": .string("opus"), "permanent": .bool(false), "notify_joining": .bool(true)
+            ]
+            if let adminKey { body["admin_key"] = .string(adminKey) }
+            object["body"] = .object(body)
+        case .destroyRoom(let room, let secret):
+            object["janus"] = .string("message")
+            object["body"] = .object([
+                "request": .string("destroy"), "room": room.json, "secret": .string(secret), "permanent": .bool(false)
+            ])
+        case .listRooms(let adminKey):
+            object["janus"] = .string("message")
+            var body: [String: JSONValue] = ["request": .string("list")]
+            if let adminKey { body["admin_key"] = .string(adminKey) }
+            object["body"] = .object(body)
         case .keepalive:
             object["janus"] = .string("keepalive")
         case .destroy:
@@ -127,7 +153,8 @@ public enum JanusRequest: Sendable, Equatable {
         }
         if self != .create, let session { object["session_id"] = .int(session) }
         switch self {
-        case .join, .publish, .leave, .subscribe, .start, .configure, .listParticipants:
+        case .join, .publish, .leave, .subscribe, .start, .configure, .listParticipants, .createRoom, .destroyRoom,
+            .listRooms:
             if let handle { object["handle_id"] = .int(handle) }
         case .create, .attach, .keepalive, .destroy: break
         }
@@ -204,7 +231,7 @@ public struct JanusReply: Sendable, Equatable {
     }
 
     /// An id or a code: an integer, or a double that is one (some JSON writers give 1234.0).
-    static func integer(_ value: JSONValue) -> Int? {
+    public static func integer(_ value: JSONValue) -> Int? {
         switch value {
         case .int(let n): return n
         case .double(let d) where d.rounded() == d && abs(d) < 9.0e15: return Int(d)

@@ -10,6 +10,7 @@ the WebSocket API (`ws_url`, subprotocol `janus-protocol`)."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,6 +56,18 @@ def add_j0():
 def _disabled(kind):
     names = {os.path.basename(path) for path in glob.glob(os.path.join(LIBDIR, kind, "*.so"))}
     return ",".join(sorted(names - WANTED[kind]))
+
+
+def watch_port(stats_path):
+    """The local port of a `watch`'s ICE pair on 127.0.0.2, from its stats file (None before)."""
+    try:
+        for line in reversed(open(stats_path).read().splitlines()):
+            match = re.match(r"127\.0\.0\.2:(\d+) ", json.loads(line).get("connection", {}).get("pair") or "")
+            if match:
+                return int(match.group(1))
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 class JanusGone(RuntimeError):

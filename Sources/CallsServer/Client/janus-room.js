@@ -1,0 +1,405 @@
+// The browser client of a room that runs on a Janus VideoRoom instead of a mesh, through Debian's
+// janus.js (and adapter.js, which janus.js reads). Plain JavaScript, nothing loaded from elsewhere.
+// GET /sfu/NAME?t=TOKEN says where Janus is (a path on this host, which the server proxies, or an
+// absolute ws:// URL), the VideoRoom's id and its PIN. The page never creates or destroys rooms.
+// It joins as a publisher with its name and publishes the camera and microphone on that handle
+// (or only watches and listens, and says so, when getUserMedia fails); that handle also hears who
+// publishes and who goes. Each other publisher gets a subscriber handle of its own and a tile.
+// "Share screen" publishes the screen on a second publisher handle, "NAME (screen)", simulcast in
+// janus.js's three layers (full, half and quarter size; Chromium leaves out the smallest for a
+// screen below about 960x540); Janus sends each viewer the top layer unless asked for another.
+// Tests read window.janusRoomFigures() and ask for a layer with window.janusRoomSubstream(id, n).
+// ICE in the gate namespace: Janus gathers only on 127.0.0.2 and drops remote candidates on
+// 127.0.0.1. Chromium with --allow-loopback-in-peer-connection offers every 127.x address, as raw
+// addresses rather than mDNS names while the page holds a capture (scripts/peers/janus_viewer.html).
+'use strict';
+
+(() => {
+  const params = new URLSearchParams(location.search);
+  const roomName = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
+  const token = params.get('t') || '';
+  const FIGURES_MS = 1000;        // getStats() this often for janusRoomFigures()
+  const ANSWER_MS = 5000;         // janusRoomSubstream gives up waiting for Janus after this long
+
+  const $ = (id) => document.getElementById(id);
+  const figures = {
+    state: 'joining', error: null, name: null, room: null,
+    publishing: { video: false, audio: false, screen: false }, feeds: [],
+  };
+  const feeds = new Map();        // publisher id -> Feed, our subscription to it
+  const ownIds = new Set();       // our own publisher ids (camera, screen): never subscribed to
+  let sfu = null;                 // the /sfu answer: { sfu, janus, room, pin }
+  let janus = null;
+  let camera = null;              // the publisher handle of our camera and microphone
+  let privateId = null;           // the camera handle's private_id, given with each subscription
+  let localStream = null;
+  let screen = null;              // { stream, handle, tile } while sharing
+  let leaving = false;
+
+  function describe(error) {
+    if (!error) return 'unknown error';
+    if (typeof error === 'string') return error;
+    return error.message || JSON.stringify(error);
+  }
+  function setStatus(text) { $('status').textContent = text; }
+  function notice(text) {
+    const li = document.createElement('li');
+    li.textContent = text;
+    $('notices').prepend(li);
+    while ($('notices').children.length > 5) $('notices').lastChild.remove();
+  }
+  function fail(what, error) {
+    if (leaving) return;
+    figures.state = 'error';
+    figures.error = `${what}: ${describe(error)}`;
+    setStatus(`Error: ${figures.error}`);
+  }
+  function updateStatus() {
+    if (figures.state !== 'joined') return;
+    // a person's second feed, "NAME (screen)", is not another person; a sharectl sharer's one feed is
+    const others = [...feeds.values()].filter((feed) => !feed.secondFeed).length;
+    const screens = [...feeds.values()].filter((feed) => feed.screen).length;
+    let text = `In the room: ${others} other${others === 1 ? '' : 's'}`;
+    if (screens) text += `, ${screens} screen${screens === 1 ? '' : 's'} shared`;
+    if (!localStream) text += ' (watching and listening only)';
+    setStatus(text);
+  }
+  const hasTrack = (kind) => !!localStream && localStream.getTracks().some((track) => track.kind === kind);
+
+  function tile(caption) {
+    const element = document.createElement('figure');
+    const video = document.createElement('video');
+    video.autoplay = true;
+    video.playsInline = true;
+    video.muted = true;
+    const text = document.createElement('figcaption');
+    text.textContent = caption;
+    element.append(video, text);
+    return { figure: element, video };
+  }
+
+  // Janus's WebSocket: a path on this host (with our token), or an absolute ws:// URL as it is.
+  function janusURL(where) {
+    if (/^wss?:\/\//.test(where)) return where;
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    return `${scheme}://${location.host}${where}?t=${encodeURIComponent(token)}`;
+  }
+
+  // A VideoRoom request for this room; a join carries the room's PIN when it has one.
+  const request = (fields) => ({ room: sfu.room, ...fields });
+  const joinRequest = (fields) => request({ request: 'join', ...(sfu.pin ? { pin: sfu.pin } : {}), ...fields });
+
+  // MARK: joining, and our camera's publisher handle
+
+  async function join(name) {
+    figures.name = name;
+    $('join-form').hidden = true;
+    setStatus('Starting camera and microphone…');
+    try {
+      localStream = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 480 } });
+      const self = tile(name);
+      self.figure.classList.add('self');
+      self.video.srcObject = localStream;
+      $('tiles').prepend(self.figure);
+    } catch (error) {
+      localStream = null;
+      notice(`No camera or microphone (${describe(error)}); joining to watch and listen only`);
+    }
+    setStatus('Joining…');
+    try {
+      const response = await fetch(`/sfu/${encodeURIComponent(roomName)}?t=${encodeURIComponent(token)}`, { cache: 'no-store' });
+      if (!response.ok) throw new Error(`the server answered ${response.status} ${(await response.text()).trim()}`);
+      sfu = await response.json();
+      if (sfu.sfu !== 'janus' || !sfu.janus || !Number.isFinite(sfu.room)) throw new Error(`not a Janus room (${JSON.stringify(sfu)})`);
+    } catch (error) {
+      fail('Could not find the room', error);
+      return;
+    }
+    figures.room = sfu.room;
+    $('leave').hidden = false;
+    Janus.init({ debug: ['warn', 'error'], dependencies: Janus.useDefaultDependencies(), callback: connect });
+    setInterval(refreshFigures, FIGURES_MS);
+  }
+
+  function connect() {
+    janus = new Janus({
+      server: janusURL(sfu.janus),
+      iceServers: [],
+      success: () => janus.attach({
+        plugin: 'janus.plugin.videoroom',
+        success: (handle) => {
+          camera = handle;
+          camera.send({ message: joinRequest({ ptype: 'publisher', display: figures.name }) });
+        },
+        error: (error) => fail('Could not reach the room', error),
+        onmessage: onCameraMessage,
+        webrtcState: (up) => {
+          figures.publishing.audio = up && hasTrack('audio');
+          figures.publishing.video = up && hasTrack('video');
+        },
+      }),
+      error: (error) => sessionLost(error),
+      destroyed: () => { if (!leaving) sessionLost('the session ended'); },
+    });
+  }
+
+  // Nothing is published or received once the session with Janus is gone.
+  function sessionLost(error) {
+    figures.publishing = { video: false, audio: false, screen: false };
+    $('share').hidden = true;
+    fail('Disconnected from the room', error);
+  }
+
+  function onCameraMessage(message, jsep) {
+    if (jsep) camera.handleRemoteJsep({ jsep, error: (error) => fail('Janus refused our camera', error) });
+    if (message.error) {
+      fail(figures.state === 'joined' ? 'The room refused a request' : 'Could not join the room',
+           `${message.error} (${message.error_code})`);
+      return;
+    }
+    if (message.videoroom === 'joined') {
+      ownIds.add(message.id);
+      privateId = message.private_id ?? null;
+      figures.state = 'joined';
+      if (localStream) publishCamera();
+      subscribeAll(message.publishers);
+      if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) $('share').hidden = false;
+      updateStatus();
+    } else if (message.videoroom === 'event') {
+      subscribeAll(message.publishers);
+      // "ok" answers our own unpublish or leave; an id is someone else's feed going
+      for (const gone of [message.unpublished, message.leaving]) {
+        if (gone !== undefined && gone !== 'ok') unsubscribe(gone);
+      }
+    } else if (message.videoroom === 'destroyed') {
+      fail('The room is gone', 'it was closed on the server');
+    }
+  }
+
+  function publishCamera() {
+    camera.createOffer({
+      tracks: localStream.getTracks().map((track) => ({ type: track.kind, capture: track, recv: false })),
+      success: (offer) => camera.send({ message: request({ request: 'configure', audio: hasTrack('audio'), video: hasTrack('video') }),
+                                        jsep: offer }),
+      error: (error) => fail('Could not publish the camera', error),
+    });
+  }
+
+  // MARK: the others' feeds, one subscriber handle each
+
+  function subscribeAll(publishers) {
+    for (const publisher of publishers || []) {
+      if (ownIds.has(publisher.id) || feeds.has(publisher.id)) continue;
+      feeds.set(publisher.id, new Feed(publisher));
+    }
+    updateStatus();
+  }
+
+  function unsubscribe(id) {
+    const feed = feeds.get(id);
+    if (!feed) return;
+    feeds.delete(id);
+    feed.close();
+    updateStatus();
+  }
+
+  class Feed {
+    constructor(publisher) {
+      this.id = publisher.id;
+      this.display = publisher.display || `Feed ${publisher.id}`;
+      // a screen goes on the stage: ours are called "NAME (screen)", a sharectl sharer's is simulcast
+      this.secondFeed = / \(screen\)$/.test(this.display);
+      this.screen = this.secondFeed || (publisher.streams || []).some((stream) => stream.type === 'video' && stream.simulcast);
+      this.handle = null;
+      this.videoMid = null;        // our subscription's video mid, from Janus's "attached"
+      this.pending = null;         // janusRoomSubstream's promise, settled by Janus's answer
+      this.closed = false;
+      this.figures = { id: this.id, display: this.display, framesDecoded: 0, frameWidth: 0, frameHeight: 0,
+                       framesPerSecond: 0, codec: null, audioSamplesReceived: 0, audioEnergy: 0, substream: null };
+      this.tile = tile(this.display);
+      this.audio = document.createElement('audio');
+      this.audio.autoplay = true;
+      this.tile.figure.append(this.audio);
+      $(this.screen ? 'stage' : 'tiles').append(this.tile.figure);
+      janus.attach({
+        plugin: 'janus.plugin.videoroom',
+        success: (handle) => {
+          if (this.closed) { handle.detach(); return; }
+          this.handle = handle;
+          const join = joinRequest({ ptype: 'subscriber', streams: [{ feed: this.id }] });
+          if (privateId !== null) join.private_id = privateId;
+          handle.send({ message: join });
+        },
+        error: (error) => notice(`Could not watch ${this.display}: ${describe(error)}`),
+        onmessage: (message, jsep) => this.onmessage(message, jsep),
+        onremotetrack: (track, mid, on) => {
+          // janus.js says "off" for a track muted a while, too: the tile stays until the feed goes
+          if (!on) return;
+          (track.kind === 'video' ? this.tile.video : this.audio).srcObject = new MediaStream([track]);
+        },
+      });
+    }
+
+    onmessage(message, jsep) {
+      if (message.error) {
+        notice(`Could not watch ${this.display}: ${message.error}`);
+        this.settle({ ok: false, error: `${message.error} (${message.error_code})` });
+      }
+      if (message.videoroom === 'attached' || message.videoroom === 'updated') {
+        const video = (message.streams || []).find((stream) => stream.type === 'video');
+        if (video) this.videoMid = video.mid;
+      }
+      // the simulcast layer Janus now sends us (at the first packet, and after each switch)
+      if (message.substream !== undefined) this.figures.substream = message.substream;
+      if (message.configured === 'ok') this.settle({ ok: true });
+      if (!jsep) return;
+      this.handle.createAnswer({
+        jsep,
+        success: (answer) => this.handle.send({ message: request({ request: 'start' }), jsep: answer }),
+        error: (error) => notice(`Could not watch ${this.display}: ${describe(error)}`),
+      });
+    }
+
+    // Asks Janus for simulcast layer `n` (0 the smallest); settles with Janus's answer.
+    askSubstream(n) {
+      if (!this.handle || this.videoMid === null) {
+        return Promise.resolve({ ok: false, error: `no video from ${this.display} (yet)` });
+      }
+      this.settle({ ok: false, error: 'asked again before Janus answered' });
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => this.settle({ ok: false, error: `Janus did not answer in ${ANSWER_MS / 1000} s` }), ANSWER_MS);
+        this.pending = (result) => { clearTimeout(timer); resolve(result); };
+        this.handle.send({ message: request({ request: 'configure', streams: [{ mid: this.videoMid, substream: n }] }),
+                           error: (error) => this.settle({ ok: false, error: describe(error) }) });
+      });
+    }
+
+    settle(result) {
+      const pending = this.pending;
+      this.pending = null;
+      if (pending) pending(result);
+    }
+
+    async refresh() {
+      const pc = this.handle && this.handle.webrtcStuff && this.handle.webrtcStuff.pc;
+      if (!pc) return;
+      const stats = await pc.getStats();
+      const codecs = {};
+      stats.forEach((r) => { if (r.type === 'codec') codecs[r.id] = r.mimeType; });
+      stats.forEach((r) => {
+        if (r.type !== 'inbound-rtp') return;
+        if (r.kind === 'video') {
+          Object.assign(this.figures, { framesDecoded: r.framesDecoded || 0, frameWidth: r.frameWidth || 0,
+                                        frameHeight: r.frameHeight || 0, framesPerSecond: r.framesPerSecond || 0,
+                                        codec: codecs[r.codecId] || null });
+        } else if (r.kind === 'audio') {
+          Object.assign(this.figures, { audioSamplesReceived: r.totalSamplesReceived || 0, audioEnergy: r.totalAudioEnergy || 0 });
+        }
+      });
+    }
+
+    close() {
+      this.closed = true;
+      this.settle({ ok: false, error: `${this.display} stopped publishing` });
+      if (this.handle) this.handle.detach();
+      this.tile.figure.remove();
+    }
+  }
+
+  async function refreshFigures() {
+    await Promise.all([...feeds.values()].map((feed) => feed.refresh().catch(() => {})));
+    figures.feeds = [...feeds.values()].map((feed) => ({ ...feed.figures }));
+  }
+
+  // MARK: sharing the screen, a publisher handle of its own
+
+  async function startShare() {
+    if (screen || !janus) return;
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
+    } catch (error) {
+      notice(`Could not share the screen: ${describe(error)}`);
+      return;
+    }
+    const share = screen = { stream, handle: null, tile: tile(`${figures.name}'s screen`) };
+    const track = stream.getVideoTracks()[0];
+    track.onended = () => { if (screen === share) stopShare(); };
+    share.tile.figure.classList.add('self');
+    share.tile.video.srcObject = stream;
+    $('stage').prepend(share.tile.figure);
+    $('share').textContent = 'Stop sharing';
+    const failed = (error) => {
+      notice(`Could not share the screen: ${describe(error)}`);
+      if (screen === share) stopShare();
+    };
+    janus.attach({
+      plugin: 'janus.plugin.videoroom',
+      success: (handle) => {
+        share.handle = handle;
+        if (screen !== share) { handle.detach(); return; }
+        handle.send({ message: joinRequest({ ptype: 'publisher', display: `${figures.name} (screen)` }) });
+      },
+      error: failed,
+      onmessage: (message, jsep) => {
+        if (jsep) share.handle.handleRemoteJsep({ jsep, error: failed });
+        if (message.error) { failed(`${message.error} (${message.error_code})`); return; }
+        if (message.videoroom !== 'joined' || screen !== share) return;
+        ownIds.add(message.id);
+        share.handle.createOffer({
+          tracks: [{ type: 'video', capture: track, simulcast: true, recv: false }],
+          success: (offer) => share.handle.send({ message: request({ request: 'configure', audio: false, video: true }), jsep: offer }),
+          error: failed,
+        });
+      },
+      webrtcState: (up) => { figures.publishing.screen = up && screen === share; },
+    });
+  }
+
+  function stopShare() {
+    const share = screen;
+    if (!share) return;
+    screen = null;
+    figures.publishing.screen = false;
+    if (share.handle) {
+      const detach = () => share.handle.detach();
+      share.handle.send({ message: request({ request: 'unpublish' }), success: detach, error: detach });
+    }
+    for (const track of share.stream.getTracks()) track.stop();
+    share.tile.figure.remove();
+    $('share').textContent = 'Share screen';
+  }
+
+  function leave() {
+    leaving = true;
+    stopShare();
+    for (const id of [...feeds.keys()]) unsubscribe(id);
+    if (janus) janus.destroy();
+    if (localStream) for (const track of localStream.getTracks()) track.stop();
+    figures.publishing = { video: false, audio: false, screen: false };
+    figures.state = 'left';
+    setStatus('Left the room');
+    $('leave').hidden = true;
+    $('share').hidden = true;
+  }
+
+  // MARK: for tests driving the page over the DevTools protocol
+
+  window.janusRoomFigures = () => JSON.parse(JSON.stringify(figures));
+  window.janusRoomSubstream = (feedId, n) => {
+    const feed = feeds.get(feedId) || feeds.get(Number(feedId));
+    if (!feed) return Promise.resolve({ ok: false, error: `no feed ${feedId} in the room` });
+    return feed.askSubstream(Number(n));
+  };
+
+  $('room-title').textContent = `Room ${roomName}`;
+  $('join-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const name = $('name').value.trim();
+    if (name) join(name);
+  });
+  $('share').addEventListener('click', () => (screen ? stopShare() : startShare()));
+  $('leave').addEventListener('click', leave);
+  const presetName = (params.get('name') || '').trim();
+  if (presetName) join(presetName.slice(0, 64));
+})();

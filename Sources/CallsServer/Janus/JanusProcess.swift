@@ -1,0 +1,209 @@
+internal import CGIO
+import Foundation
+import GLibLoop
+import RoomProtocol
+import ShareCore
+import Signalling
+
+/// A Janus of the room server's own (`sharectl serve --sfu janus` without `--janus`): Debian's
+/// `janus` with only the VideoRoom plugin and the WebSocket transport, configured in a private
+/// folder, its WebSocket on 127.0.0.1 only, no HTTP or admin API, and a VideoRoom admin key that
+/// only the server knows, so no participant can make a room. It is stopped with SIGINT (SIGTERM
+/// may abort it), then SIGKILL after 10 s.
+public final class JanusProcess: Sendable {
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// Its WebSocket, `ws://127.0.0.1:PORT`.
+    public let url: String
+    /// The VideoRoom's admin key (`create` needs it).
+    public let adminKey: String
+    /// The private folder with its configuration and `janus.log`.
+    public let directory: String
+    public let pid: Int32
+    private let exited: Latch
+
+    /// Where Debian puts Janus's plugins and transports.
+    static let libraryFolder = "/usr/lib/x86_64-linux-gnu/janus"
+    static let wanted: [String: Set<String>] = [
+        "plugins": ["libjanus_videoroom.so"], "transports": ["libjanus_websockets.so"], "events": [], "loggers": []
+    ]
+
+    private init(url: String, adminKey: String, directory: String, pid: Int32, exited: Latch) {
+        self.url = url
+        self.adminKey = adminKey
+        self.directory = directory
+        self.pid = pid
+        self.exited = exited
+    }
+
+    /// Starts `janus` and waits until its WebSocket makes a session (at most `timeout`).
+    /// `iceInterfaces` become its `ice_enforce_list` (the interfaces it gathers candidates on).
+    public static func start(
+        iceInterfaces: [String], loop: GLibLoop, logger: Logger, timeout: Duration = .seconds(15)
+    ) async throws -> JanusProcess {
+        guard
+            let executable = ["/usr/bin/janus", "/usr/local/bin/janus"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
+            throw Failure(description: "janus is not installed (Debian package janus); or give --janus ws://HOST:PORT")
+        }
+        var template = Array("/tmp/sharectl-janus-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw Failure(description: "could not make a private folder for Janus: errno \(errno)")
+        }
+        let directory = String(cString: made)
+        let port = try freePort()
+        var secrets = SecretSource.system
+        let adminKey = secrets.next()
+        try write(configuration(directory: directory, port: port, adminKey: adminKey, iceInterfaces: iceInterfaces))
+        let log = directory + "/janus.log"
+        let pid = try spawn(executable, ["-F", directory, "-C", directory + "/janus.jcfg"], log: log)
+        let exited = Latch()
+        // Reaps the child on a thread of its own (waitpid blocks), then opens the latch.
+        let reaper = Thread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            exited.open()
+        }
+        reaper.name = "janus-reaper"
+        reaper.start()
+        let janus = JanusProcess(
+            url: "ws://127.0.0.1:\(port)", adminKey: adminKey, directory: directory, pid: pid, exited: exited)
+        let began = ContinuousClock.now
+        while true {
+            if exited.isOpen {
+                throw Failure(description: "janus exited at start; its log: \(log)")
+            }
+            if let session = try? JanusSession(url: janus.url, loop: loop, logger: .disabled, timeout: .seconds(1)),
+                (try? await session.open()) != nil
+            {
+                await session.close()
+                break
+            }
+            if ContinuousClock.now - began > timeout {
+                await janus.stop()
+                throw Failure(description: "janus did not answer on \(janus.url) within \(timeout); its log: \(log)")
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        logger.info("janus started (pid \(janus.pid)), its WebSocket on \(janus.url), its files in \(directory)")
+        return janus
+    }
+
+    /// SIGINT, then SIGKILL when it has not gone within 10 s.
+    public func stop() async {
+        guard !exited.isOpen else { return }
+        kill(pid, SIGINT)
+        if await !exited.wait(upTo: .seconds(10)) {
+            kill(pid, SIGKILL)
+            _ = await exited.wait(upTo: .seconds(2))
+        }
+    }
+
+    static func configuration(directory: String, port: Int, adminKey: String, iceInterfaces: [String])
+        -> [String: String]
+    {
+        func disabled(_ kind: String) -> String {
+            let present = (try? FileManager.default.contentsOfDirectory(atPath: "\(libraryFolder)/\(kind)")) ?? []
+            return present.filter { $0.hasSuffix(".so") && !(wanted[kind] ?? []).contains($0) }.sorted()
+                .joined(separator: ",")
+        }
+        let enforce = iceInterfaces.isEmpty ? "" : "ice_enforce_list = \"\(iceInterfaces.joined(separator: ","))\"\n"
+        return [
+            "\(directory)/janus.jcfg": """
+            general: {
+                configs_folder = "\(directory)"
+                plugins_folder = "\(libraryFolder)/plugins"
+                transports_folder = "\(libraryFolder)/transports"
+                events_folder = "\(libraryFolder)/events"
+                loggers_folder = "\(libraryFolder)/loggers"
+                debug_level = 4
+                debug_timestamps = true
+                debug_colors = false
+                protected_folders = ["/bin", "/boot", "/dev", "/etc", "/lib", "/proc", "/sbin", "/sys", "/usr", "/var"]
+            }
+            media: {}
+            nat: {
+                nice_debug = false
+                ignore_mdns = true
+                \(enforce)}
+            plugins: { disable = "\(disabled("plugins"))" }
+            transports: { disable = "\(disabled("transports"))" }
+            loggers: { disable = "\(disabled("loggers"))" }
+            events: { broadcast = false, disable = "\(disabled("events"))" }
+
+            """,
+            "\(directory)/janus.transport.websockets.jcfg": """
+            general: { json = "compact", ws = true, ws_port = \(port), ws_ip = "127.0.0.1", wss = false, ws_logging = "err,warn" }
+            admin: { admin_ws = false, admin_wss = false }
+
+            """,
+            "\(directory)/janus.plugin.videoroom.jcfg": """
+            general: { admin_key = "\(adminKey)", lock_rtp_forward = true }
+
+            """
+        ]
+    }
+
+    static func write(_ files: [String: String]) throws {
+        for (path, text) in files {
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+            else {
+                throw Failure(description: "could not write Janus's configuration \(path)")
+            }
+        }
+    }
+
+    /// Starts `executable` with its output in `log` and its input from /dev/null. The child gets
+    /// every signal back at its default and none blocked: a server that takes SIGINT and SIGTERM
+    /// itself has them blocked or ignored, and Janus must hear SIGINT.
+    static func spawn(_ executable: String, _ arguments: [String], log: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard result == 0 else {
+            throw Failure(description: "could not start janus: \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    /// A TCP port free on 127.0.0.1 now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "no socket to find a free port: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw Failure(description: "no free port on 127.0.0.1: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

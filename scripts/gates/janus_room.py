@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Janus room gates: rooms of `sharectl serve --sfu janus`, whose media runs on a Janus VideoRoom
+(Debian's janus 1.1.2) behind the room server, every participant reaching Janus only through the
+server's token-checked door (/janus/ROOM?t=TOKEN). Inside the gates' network namespace; Janus
+gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candidates there too
+(`--ice-interface j0`). The last line is "N passed, N failed".
+
+  room       `serve --sfu janus --janus-interface j0` starts a Janus of its own. sharectl "Ann"
+             shares a synthetic 1280x720 screen and a tone into the room (`share --room`: one
+             publisher, three simulcast layers h, m, l); headless Chromium "Bob" opens the invite
+             link (the room's Janus page: Debian's janus.js served by the room server), publishes
+             its fake camera and microphone and subscribes to Ann; three built-in viewers (`watch
+             LINK --publisher Ann`) subscribe to her screen. Everyone decodes at least 150 frames
+             of it and hears the tone (audio decoded, or Chromium's samples received); Cy and Dee
+             are sent the largest layer throughout. Eve's downlink is capped at 400 kbit/s once her
+             ICE pair is known (an htb class on lo for her port): over her last 5 s she asks for the
+             smallest layer, decodes at least 15 fps (median) at the l layer's width, smaller than
+             the others'. The share exits 0; once the server stops, the Janus it started has
+             exited and its private folder is gone.
+  two-janus  two Janus instances started by the gate; `serve --sfu janus --janus WS1 --janus WS2`
+             with rooms "two-a" and "two-b": the rooms land on different instances (the server's
+             own lines, and each Janus's own `list`). Ann shares into two-b for 12 s and a `watch`
+             decodes at least 60 frames of it through the instance two-b is on, where Janus lists
+             Ann as the room's publisher while the other instance has none. Once the server stops,
+             neither Janus lists a room of it.
+"""
+import asyncio
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+from lib.paths import WORK, rerun_in_venv_without
+
+rerun_in_venv_without("aiohttp")  # run.sh uses the system python; aiohttp lives in the project's .venv
+
+from lib.devtools import GRACE, Browser  # noqa: E402
+from lib.janus import Janus, add_j0, watch_port  # noqa: E402
+from lib.room import Participant, Server  # noqa: E402
+from lib.shaping import DownlinkCap  # noqa: E402
+from lib.stats import read_stats  # noqa: E402
+from lib.suite import choose, finish, record, run_gates  # noqa: E402
+
+CAP_KBIT = 400
+
+
+class Sharectl(Participant):
+    """`share --room` or `watch` in a room on Janus; its stats lines are the Janus paths' own
+    (`share` for the sharer, `janusWatch` for a viewer)."""
+
+    def __init__(self, prefix, name, args, kind):
+        self.kind = kind
+        super().__init__(name, [*args, "--ice-interface", "j0", "--log-level", "notice"],
+                         os.path.join(WORK, f"{prefix}.{name}.jsonl"), os.path.join(WORK, f"{prefix}.{name}.log"))
+
+    def read(self):
+        """Its stats lines so far ([] before there are any)."""
+        try:
+            return read_stats(self.stats, self.kind, skip_broken=True)
+        except OSError:
+            return []
+
+    def wait(self, timeout):
+        return self.process.wait(timeout=timeout)
+
+    def tail(self, n=1500):
+        try:
+            return open(self.log).read()[-n:]
+        except OSError:
+            return ""
+
+
+def serve_lines(server, until="Open the link"):
+    """The lines serve printed after the first `Room:` line, up to the one starting with `until`."""
+    lines = []
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        line = server.process.stdout.readline()
+        if not line:
+            break
+        lines.append(line.strip())
+        if line.startswith(until):
+            break
+    return lines
+
+
+def stop_all(*processes):
+    for process in processes:
+        if process is not None and process.process.poll() is None:
+            process.stop(grace=GRACE)
+
+
+def room_gate():
+    name = "room"
+    add_j0()
+    server = Server("janusroom", ["--sfu", "janus", "--janus-interface", "j0", "--log-level", "info"], state=False)
+    ann = browser = None
+    viewers = {}
+    cap = None
+    try:
+        link = server.start()
+        said = serve_lines(server)
+        pid = next((int(m.group(1)) for line in said for m in [re.search(r"\(pid (\d+), its files in (\S+)\)", line)]
+                    if m), None)
+        folder = next((m.group(2) for line in said for m in [re.search(r"\(pid (\d+), its files in (\S+)\)", line)]
+                       if m), None)
+        ann = Sharectl("janusroom", "Ann", ["share", "--room", link, "--source", "synthetic", "--size", "1280x720",
+                                             "--duration", "30"], "share")
+        time.sleep(2)
+        for viewer in ("Cy", "Dee", "Eve"):
+            viewers[viewer] = Sharectl("janusroom", viewer, ["watch", link, "--publisher", "Ann", "--duration", "22"],
+                                       "janusWatch")
+        cap = DownlinkCap(CAP_KBIT, [("Eve", "127.0.0.2", lambda: watch_port(viewers["Eve"].stats))])
+        figures = asyncio.run(chromium_in_room(link))
+        codes = {viewer: process.wait(timeout=40) for viewer, process in viewers.items()}
+        share_code = ann.wait(timeout=40)
+    finally:
+        if cap:
+            cap.stop()
+        stop_all(ann, *viewers.values())
+        server.stop()
+    janus_gone = pid is not None and not os.path.exists(f"/proc/{pid}")
+    folder_gone = folder is not None and not os.path.exists(folder)
+    shared = ann.read() if ann else []
+    widths = {rid: {layer["width"] for line in shared for layer in (line.get("video") or {}).get("layers") or []
+                    if layer["rid"] == rid and layer["width"]} for rid in ("h", "m", "l")}
+    layers = (shared[-1].get("video") or {}).get("layers") or [] if shared else []
+    seen = {}
+    for viewer, process in viewers.items():
+        lines = process.read()
+        videos = [line["video"] for line in lines if line.get("video")]
+        last = lines[-1] if lines else {}
+        seen[viewer] = {
+            "frames": (last.get("video") or {}).get("framesDecoded", 0), "audio": (last.get("audio") or {}).get(
+                "framesDecoded", 0), "publisher": last.get("publisher"), "layers": sorted(
+                {video.get("layer") for video in videos}, key=str), "end": videos[-5:]}
+    full_ok = all(seen[v]["frames"] >= 150 and seen[v]["audio"] > 0 and seen[v]["publisher"] == "Ann"
+                  and seen[v]["layers"] == [2] for v in ("Cy", "Dee"))
+    eve_end = seen["Eve"]["end"]
+    eve_fps = sorted(video.get("fps", 0) for video in eve_end)
+    held = bool(cap and cap.held("Eve"))
+    eve_ok = (held and len(eve_end) == 5 and all(video.get("layer") == 0 for video in eve_end)
+              and statistics.median(eve_fps) >= 15 and eve_end[-1].get("width") in widths["l"]
+              and seen["Eve"]["frames"] > 0 and seen["Eve"]["audio"] > 0)
+    ann_feed = figures.get("ann") or {}
+    browser_ok = (figures.get("state") == "joined" and ann_feed.get("framesDecoded", 0) >= 150
+                  and (ann_feed.get("audioSamplesReceived") or 0) > 0
+                  and (figures.get("publishing") or {}).get("video"))
+    ok = (share_code == 0 and all(code == 0 for code in codes.values()) and full_ok and eve_ok and browser_ok
+          and [layer["rid"] for layer in layers] == ["h", "m", "l"] and janus_gone and folder_gone)
+    record(name, ok,
+           f"share exit {share_code}, layers at the end "
+           f"{[(layer['rid'], layer['active'], layer['width'], layer['framesSent']) for layer in layers]}; "
+           f"Chromium ({figures.get('state')}, {figures.get('error')}, publishing {figures.get('publishing')}): "
+           f"Ann decoded {ann_feed.get('framesDecoded')} frames at {ann_feed.get('frameWidth')}x"
+           f"{ann_feed.get('frameHeight')} ({ann_feed.get('codec')}), {ann_feed.get('audioSamplesReceived')} audio "
+           f"samples; watchers (exit {codes}): " + "; ".join(
+               f"{v} {seen[v]['frames']} frames, {seen[v]['audio']} audio frames, layers asked {seen[v]['layers']}"
+               for v in seen) +
+           f"; Eve capped at {CAP_KBIT} kbit/s ({cap.report() if cap else 'no cap'}), her last 5 s: layers "
+           f"{[video.get('layer') for video in eve_end]}, fps {eve_fps}, "
+           f"{eve_end[-1].get('width') if eve_end else None} wide (layer widths {widths}); the server's Janus "
+           f"(pid {pid}) gone after: {janus_gone}, its folder gone: {folder_gone}")
+    if not ok:
+        print(json.dumps(figures)[-1500:])
+        for process in [ann, *viewers.values()]:
+            if process:
+                print(f"--- {process.name}\n{process.tail()}")
+
+
+async def chromium_in_room(link):
+    """Chromium "Bob" in the room for 20 s; its last figures, with Ann's feed as `ann`."""
+    browser = Browser("Bob", link, prefix="janusroom")
+    figures = {}
+    try:
+        await browser.connect()
+        deadline = time.time() + 22
+        while time.time() < deadline:
+            await asyncio.sleep(1)
+            text = await browser.evaluate("JSON.stringify(window.janusRoomFigures ? window.janusRoomFigures() : null)")
+            figures = (json.loads(text) if text else None) or figures
+    finally:
+        await browser.close()
+    figures["ann"] = next((feed for feed in figures.get("feeds") or [] if feed.get("display") == "Ann"), None)
+    return figures
+
+
+def two_janus():
+    name = "two-janus"
+    first, second = Janus("two-janus-1"), Janus("two-janus-2")
+    server = ann = watcher = None
+    try:
+        if not (first.start() and second.start()):
+            record(name, False, "a Janus of the gate did not start")
+            return
+        server = Server("two-a", ["--sfu", "janus", "--janus", first.ws_url, "--janus", second.ws_url,
+                                  "--room", "two-b"], state=False)
+        server.start()
+        said = serve_lines(server)
+        link_b = next((line.split(" ", 1)[1] for line in said if line.startswith("Room: ") and "/r/two-b?" in line),
+                      None)
+        placed = {m.group(1): (m.group(2), int(m.group(3))) for line in said
+                  for m in [re.match(r"Room (\S+) runs on Janus at (\S+) \(VideoRoom (\d+)\)\.", line)] if m}
+        listed = {janus.ws_url: {room["room"] for room in janus.videoroom({"request": "list"}).get("list", [])}
+                  for janus in (first, second)}
+        b_at = first if placed.get("two-b", ("",))[0] == first.ws_url else second
+        other = second if b_at is first else first
+        room_b = placed.get("two-b", (None, None))[1]
+        ann = Sharectl("twojanus", "Ann", ["share", "--room", link_b, "--source", "synthetic", "--size", "640x360",
+                                           "--duration", "12"], "share")
+        time.sleep(2)
+        watcher = Sharectl("twojanus", "Cy", ["watch", link_b, "--duration", "8"], "janusWatch")
+        time.sleep(4)
+        publishers_b = [p.get("display") for p in b_at.publishers(room_b)] if room_b else []
+        publishers_other = sum(len(other.publishers(room)) for room in listed[other.ws_url])
+        watch_code = watcher.wait(timeout=30)
+        share_code = ann.wait(timeout=30)
+        last = (watcher.read() or [{}])[-1]
+        server.stop()
+        server = None
+        after = {janus.ws_url: {room["room"] for room in janus.videoroom({"request": "list"}).get("list", [])}
+                 for janus in (first, second)}
+    finally:
+        stop_all(ann, watcher)
+        if server:
+            server.stop()
+        first.stop()
+        second.stop()
+    where = {room: at for room, (at, _) in placed.items()}
+    numbers = {room: number for room, (_, number) in placed.items()}
+    frames = (last.get("video") or {}).get("framesDecoded", 0)
+    ok = (set(where) == {"two-a", "two-b"} and where["two-a"] != where["two-b"]
+          and numbers["two-a"] in listed[where["two-a"]] and numbers["two-b"] in listed[where["two-b"]]
+          and numbers["two-a"] not in listed[where["two-b"]] and numbers["two-b"] not in listed[where["two-a"]]
+          and publishers_b == ["Ann"] and publishers_other == 0 and frames >= 60 and watch_code == 0
+          and share_code == 0 and not (after[first.ws_url] | after[second.ws_url]) & set(numbers.values()))
+    record(name, ok,
+           f"rooms placed {placed}; Janus's own lists {({k: sorted(v) for k, v in listed.items()})}; while Ann "
+           f"shared into two-b its Janus listed publishers {publishers_b}, the other {publishers_other}; the watch "
+           f"of two-b decoded {frames} frames (exit {watch_code}), share exit {share_code}; rooms left on Janus "
+           f"after the server stopped: {({k: sorted(v) for k, v in after.items()})}")
+    if not ok:
+        for process in (ann, watcher):
+            if process:
+                print(f"--- {process.name}\n{process.tail()}")
+
+
+GATES = [("room", room_gate), ("two-janus", two_janus)]
+
+
+def main():
+    chosen = choose("janus_room", [name for name, _ in GATES])
+    run_gates(GATES, chosen)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
