@@ -86,6 +86,9 @@ public struct CallStatsLine: Sendable, Codable, Equatable {
         /// participant is sent (`full`, `half`, `quarter`, or `own`: an encoder of its own for a while
         /// after a rebuild); null in a mesh without shared layers.
         @Nullable public var layer: String? = nil
+        /// Our screen to them: what moves this connection's estimate now (`twcc`, `remb`, `loss`),
+        /// as the WHIP share's `cc.inputs` says it.
+        public var ccInputs: [String]?
 
         public init(
             framesSent: Int = 0, framesEncoded: Int = 0, width: Int = 0, height: Int = 0, keyframes: Int = 0,

@@ -252,7 +252,12 @@ enum CommandTables {
                 completion: .words(["synthetic", "silence", "mic", "mic:", "none"]),
                 "what you send as audio: the 440 Hz tone, digital silence (a drill), a PipeWire source, or nothing"),
             noEchoCancel, noNoiseSuppression, cameraSource,
-            audioBitrate, codec, noAudio, verbose, logLevel
+            audioBitrate, codec, noAudio,
+            .flag(
+                "no-transport-cc",
+                "in a room: negotiate no transport-wide congestion feedback, so senders steer by receiver reports, NACKs and loss alone (as with receivers that give none, such as aiortc)"
+            ),
+            verbose, logLevel
         ],
         notes: [
             "Standard input takes mute and unmute, fault decoder-wedge [NAME], fault decoder-wedge-sticky [NAME] and",

@@ -32,7 +32,8 @@ enum WatchCommand {
         }
         var plain = arguments
         if plain.value("camera") == nil { plain.set("camera", "none") }
-        let options = try RoomOptions.parse(plain, invite: invite)
+        var options = try RoomOptions.parse(plain, invite: invite)
+        options.transportFeedback = !arguments.has("no-transport-cc")
         say(
             "Watching \(redactedURL(invite)) as \(options.name) (call audio plays through PipeWire when there is an output, "
                 + "else it is counted; the stats' audioOutput says which)…")

@@ -178,6 +178,11 @@ extension CallSession {
         }
         var configuration = PeerConnection.Configuration(loopbackOnly: options.loopbackOnly)
         if let codec = options.codec { configuration.capabilities.videoCodecs = [codec == .h264 ? .h264 : .vp8] }
+        if !options.transportFeedback {
+            configuration.capabilities.videoFeedback.removeAll { $0 == .transportCC }
+            configuration.capabilities.audioFeedback.removeAll { $0 == .transportCC }
+            configuration.capabilities.headerExtensions.removeAll { $0 == ExtensionMap.transportWideCC }
+        }
         configuration.streamID = "sharectl-\(options.name.filter { $0.isLetter || $0.isNumber })"
         let connection: PeerConnection
         let audio: Transceiver, camera: Transceiver

@@ -111,6 +111,7 @@ extension CallSession {
                 peer.video = Self.sentFigures(
                     sent, mid: screen.mid, codec: screen.negotiated?.codec?.rawValue,
                     before: &participant.screenSentBefore, elapsed: elapsed)
+                peer.video?.ccInputs = figures.congestion?.estimate.inputs
             } else {
                 participant.screenSentBefore = nil
             }

@@ -87,6 +87,10 @@ public actor CallSession {
         /// with the layers, not the people. False (`share --room --no-simulcast`): one encoder per
         /// connection.
         public var sharedLayers = true
+        /// Negotiate transport-wide congestion feedback (`transport-cc`). False (`watch
+        /// --no-transport-cc`): neither offered nor accepted, so whoever sends to us steers by
+        /// receiver reports, NACKs and loss, as with a receiver that gives no such feedback.
+        public var transportFeedback = true
         public var loopbackOnly = false
         /// How long `start()` waits for the room's welcome once its socket is open.
         public var welcomeTimeout: Duration = .seconds(10)
