@@ -349,24 +349,34 @@ final class ServerState {
     // MARK: WebSockets
 
     func accepted(_ connection: OpaquePointer, message: OpaquePointer, path: String) {
+        guard let (socket, hosted) = admit(connection, message: message, path: path, kind: .room) else { return }
+        hosted.room.connected(socket.id, now: .now)
+        logger.debug("connection \(socket.id) opened in room \(socket.roomName)")
+    }
+
+    /// A WebSocket upgraded on `/ws/ROOM` or `/janus/ROOM` (the token checked already): its
+    /// socket, kept, when the room is there (on Janus for `.janus`) and its address has fewer than
+    /// the limit open; else it is closed (1008) and nil.
+    func admit(_ connection: OpaquePointer, message: OpaquePointer, path: String, kind: RoomSocket.Kind)
+        -> (RoomSocket, HostedRoom)?
+    {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard parts.count == 2, let hosted = rooms[parts[1]] else {
-            soup_websocket_connection_close(connection, 1008, "no such room")
-            return
+        guard parts.count == 2, let hosted = rooms[parts[1]], kind == .room || hosted.janus != nil else {
+            soup_websocket_connection_close(connection, 1008, kind == .room ? "no such room" : "no such room on Janus")
+            return nil
         }
         let address = Self.remoteHost(message)
         guard sockets.values.count(where: { $0.address == address }) < limits.maxSocketsPerAddress else {
             soup_websocket_connection_close(connection, 1008, "too many connections")
-            return
+            return nil
         }
         let id = nextConnection
         nextConnection += 1
         let socket = RoomSocket(
             id: id, roomName: parts[1], address: address, connection: connection, owner: self,
-            limits: limits, now: .now)
+            limits: limits, now: .now, kind: kind)
         sockets[id] = socket
-        hosted.room.connected(id, now: .now)
-        logger.debug("connection \(id) opened in room \(parts[1])")
+        return (socket, hosted)
     }
 
     func text(_ text: String, from socket: RoomSocket) {

@@ -15,25 +15,16 @@ extension ServerState {
     static let maxWaitingForJanus = 64
 
     func acceptedJanus(_ connection: OpaquePointer, message: OpaquePointer, path: String) {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard parts.count == 2, let placement = rooms[parts[1]]?.janus, let confined, let loop else {
-            soup_websocket_connection_close(connection, 1008, "no such room on Janus")
-            return
-        }
-        let address = Self.remoteHost(message)
-        guard sockets.values.count(where: { $0.address == address }) < limits.maxSocketsPerAddress else {
-            soup_websocket_connection_close(connection, 1008, "too many connections")
-            return
-        }
-        let id = nextConnection
-        nextConnection += 1
-        sockets[id] = RoomSocket(
-            id: id, roomName: parts[1], address: address, connection: connection, owner: self, limits: limits,
-            now: .now, kind: .janus)
+        guard let confined, let loop,
+            let (socket, hosted) = admit(connection, message: message, path: path, kind: .janus),
+            let placement = hosted.janus
+        else { return }
+        let id = socket.id
         proxyRules[id] = JanusProxyRule(room: placement.room, maxBytes: limits.maxFrameBytes)
         waitingForUpstream[id] = []
         logger.info(
-            "connection \(id): Janus API of room \(parts[1]) proxied to Janus at \(redactedURL(placement.instance))")
+            "connection \(id): Janus API of room \(socket.roomName) proxied to Janus at \(redactedURL(placement.instance))"
+        )
         let logger = logger
         Task {
             let upstream: Signalling.RoomSocket

@@ -55,7 +55,11 @@ public final class JanusProcess: Sendable {
             throw Failure(description: "could not make a private folder for Janus: errno \(errno)")
         }
         let directory = String(cString: made)
-        let port = try freePort()
+        let port: Int
+        switch freeLoopbackPort() {
+        case .success(let free): port = free
+        case .failure(let error): throw Failure(description: "could not find a port for Janus: \(error)")
+        }
         var secrets = SecretSource.system
         let adminKey = secrets.next()
         try write(configuration(directory: directory, port: port, adminKey: adminKey, iceInterfaces: iceInterfaces))
@@ -187,23 +191,5 @@ public final class JanusProcess: Sendable {
             throw Failure(description: "could not start janus: \(String(cString: strerror(result)))")
         }
         return pid
-    }
-
-    /// A TCP port free on 127.0.0.1 now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "no socket to find a free port: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw Failure(description: "no free port on 127.0.0.1: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

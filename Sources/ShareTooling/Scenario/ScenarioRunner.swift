@@ -583,21 +583,10 @@ package final class ScenarioRunner {
     var timelineText: String { timeline.joined(separator: "\n") + "\n" }
 
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "no socket for a free port: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
+        switch freeLoopbackPort() {
+        case .success(let port): return port
+        case .failure(let error): throw Failure(description: "could not find a free port: \(error)")
         }
-        guard bound else { throw Failure(description: "could not find a free port on 127.0.0.1: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
