@@ -19,6 +19,9 @@ public struct JanusWatchStatsLine: Codable, Sendable, Equatable {
         public var layer: Int?
         /// How much the path's queue holds, from the packets' arrival against their RTP times.
         public var queuingDelayMs: Double?
+        /// How many times the subscription was started afresh because nothing decoded
+        /// (`SubscriptionRecoveryRule`); the counts above go on across them.
+        public var restarts = 0
 
         public init() {}
     }

@@ -61,7 +61,7 @@ enum JanusWatchCommand {
         let duration = try arguments.double("duration")
         let output = try RoomRun.openStats(arguments.value("stats-json")).map(StatsOutput.init)
         defer { output?.close() }
-        let stop = StopSignal()
+        let stop = Latch()
         let loop = ProcessLoop.shared
         defer { loop.stop() }
         let session = JanusWatchSession(options: options, loop: loop, logger: logger)
@@ -75,9 +75,31 @@ enum JanusWatchCommand {
             throw ShareFailure(description: "could not watch: \(error)")
         }
         say("Watching \(publisher).")
+        // Signals and typed lines: `stop`, and the decoder drills (`fault decoder-wedge`,
+        // `fault decoder-wedge-sticky`, `fault clear`).
+        let user = UserRequests().takeStopSignals().readStandardInput()
+        let commands = Task {
+            for await request in user.requests {
+                switch request {
+                case .stopSignal, .command(.stop):
+                    stop.open()
+                case .command(.fault(.decoderWedge(_, let sticky))):
+                    say(await session.setDecoderWedged(true, sticky: sticky))
+                case .command(.fault(.clear)):
+                    say(await session.setDecoderWedged(false))
+                case .complaint(let text):
+                    say("sharectl: \(text)")
+                case .command, .toggleSignal:
+                    say(
+                        "sharectl: a Janus watch takes stop, fault decoder-wedge, fault decoder-wedge-sticky and fault clear"
+                    )
+                }
+            }
+        }
+        defer { commands.cancel() }
         let began = ContinuousClock.now
         var failure: String?
-        while !stop.requested {
+        while !stop.isOpen {
             if duration > 0, ContinuousClock.now - began >= .milliseconds(Int64(duration * 1000)) { break }
             try? await Task.sleep(for: .seconds(1))
             let figures = await session.figures()

@@ -17,6 +17,14 @@ gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candi
              smallest layer, decodes at least 15 fps (median) at the l layer's width, smaller than
              the others'. The share exits 0; once the server stops, the Janus it started has
              exited and its private folder is gone.
+  wedge      a room on the server's own Janus: Ann shares, Gus and Hal watch. 8 s in, Gus's decoder
+             is wedged (`fault decoder-wedge` typed on his standard input: it swallows every
+             frame). Frames keep arriving and none decodes; his receive path asks for keyframes
+             (PLI through Janus), which cannot mend a wedged decoder, and 8 s into the stall he
+             starts his subscription afresh (a new handle, connection and decoder). Within 20 s of
+             the fault his stats count one restart and he decodes again (at least 60 frames after
+             it, his counts going on across the two subscriptions), while Hal, on the same
+             publisher, decodes at least 20 frames in every second after his first two.
   two-janus  two Janus instances started by the gate; `serve --sfu janus --janus WS1 --janus WS2`
              with rooms "two-a" and "two-b": the rooms land on different instances (the server's
              own lines, and each Janus's own `list`). Ann shares into two-b for 12 s and a `watch`
@@ -50,10 +58,11 @@ class Sharectl(Participant):
     """`share --room` or `watch` in a room on Janus; its stats lines are the Janus paths' own
     (`share` for the sharer, `janusWatch` for a viewer)."""
 
-    def __init__(self, prefix, name, args, kind):
+    def __init__(self, prefix, name, args, kind, typing=False):
         self.kind = kind
         super().__init__(name, [*args, "--ice-interface", "j0", "--log-level", "notice"],
-                         os.path.join(WORK, f"{prefix}.{name}.jsonl"), os.path.join(WORK, f"{prefix}.{name}.log"))
+                         os.path.join(WORK, f"{prefix}.{name}.jsonl"), os.path.join(WORK, f"{prefix}.{name}.log"),
+                         typing=typing)
 
     def read(self):
         """Its stats lines so far ([] before there are any)."""
@@ -247,7 +256,51 @@ def two_janus():
                 print(f"--- {process.name}\n{process.tail()}")
 
 
-GATES = [("room", room_gate), ("two-janus", two_janus)]
+def wedge_gate():
+    name = "wedge"
+    add_j0()
+    server = Server("januswedge", ["--sfu", "janus", "--janus-interface", "j0"], state=False)
+    ann = gus = hal = None
+    try:
+        link = server.start()
+        serve_lines(server)
+        ann = Sharectl("januswedge", "Ann", ["share", "--room", link, "--source", "synthetic", "--size", "960x540",
+                                              "--duration", "40"], "share")
+        time.sleep(2)
+        gus = Sharectl("januswedge", "Gus", ["watch", link, "--duration", "34"], "janusWatch", typing=True)
+        hal = Sharectl("januswedge", "Hal", ["watch", link, "--duration", "34"], "janusWatch")
+        time.sleep(8)
+        fault_at = (gus.read() or [{}])[-1].get("t", 0)
+        gus.type("fault decoder-wedge")
+        codes = (gus.wait(timeout=60), hal.wait(timeout=60))
+        share_code = ann.wait(timeout=60)
+    finally:
+        stop_all(ann, gus, hal)
+        server.stop()
+    lines = gus.read() if gus else []
+    restarted = next((line for line in lines if line["video"].get("restarts", 0) >= 1), None)
+    after = lines[-1]["video"]["framesDecoded"] - restarted["video"]["framesDecoded"] if restarted and lines else 0
+    stalled = [line["t"] for line in lines if line["t"] > fault_at and line["video"]["fps"] == 0]
+    hal_fps = [line["video"]["fps"] for line in (hal.read() if hal else [])[2:]]
+    said = "the decoder of the screen watched swallows every frame" in gus.tail(100000)
+    ok = (said and restarted is not None and restarted["t"] - fault_at <= 20 and after >= 60
+          and lines[-1]["video"]["restarts"] == 1 and hal_fps and min(hal_fps) >= 20 and codes == (0, 0)
+          and share_code == 0)
+    record(name, ok,
+           f"fault typed at {fault_at:.1f} s (said: {said}); Gus's seconds without a frame after it "
+           f"{stalled[:1]}–{stalled[-1:]} ({len(stalled)}); restarted at "
+           f"{restarted['t'] if restarted else None} s "
+           f"({round(restarted['t'] - fault_at, 1) if restarted else None} s after the fault), "
+           f"then {after} frames decoded, restarts at the end {lines[-1]['video'].get('restarts') if lines else None}, "
+           f"PLIs sent {lines[-1]['video']['plisSent'] if lines else None}; Hal's fps after his first two seconds: "
+           f"least {min(hal_fps) if hal_fps else None} over {len(hal_fps)} s; exits watch {codes}, share {share_code}")
+    if not ok:
+        for process in (gus, hal):
+            if process:
+                print(f"--- {process.name}\n{process.tail()}")
+
+
+GATES = [("room", room_gate), ("wedge", wedge_gate), ("two-janus", two_janus)]
 
 
 def main():

@@ -9,7 +9,9 @@ import WebRTCTransport
 /// `sharectl watch --janus URL --janus-room ID`: subscribes to a publisher of an existing Janus
 /// VideoRoom (the first one, or the one named), answers Janus's offer with every candidate in it,
 /// and decodes what comes: its video and audio counted each second (`figures()`, a
-/// `JanusWatchStatsLine`).
+/// `JanusWatchStatsLine`). A subscription whose frames stop decoding while they arrive is started
+/// afresh (`SubscriptionRecoveryRule`: a new handle, connection and decoder); the counts go on
+/// across subscriptions.
 ///
 /// An actor for its control state; packets and decoding run on the peer connection's threads.
 public actor JanusWatchSession {
@@ -43,6 +45,18 @@ public actor JanusWatchSession {
     private var previous: (t: Double, frames: Int, bytes: Int, packets: Int, lost: Int)?
     /// Which layer to ask for, unless `Options.substream` fixed one.
     private var layers: SubscriberLayerRule?
+    /// When to start the subscription afresh.
+    private var recovery = SubscriptionRecoveryRule(beganMicros: 0)
+    /// What earlier subscriptions counted, added to the current one's figures.
+    private var carried = Carried()
+    /// A drill's wedged decoder (`fault decoder-wedge`): sticky ones wedge each new decoder too.
+    private var wedge: (on: Bool, sticky: Bool) = (false, false)
+    /// Why a restart of the subscription failed (the watch then ends).
+    private var restartFailure: String?
+
+    struct Carried {
+        var frames = 0, keyframes = 0, bytes = 0, packets = 0, lost = 0, nacks = 0, plis = 0, audioFrames = 0
+    }
 
     public init(options: Options, loop: GLibLoop, logger: Logger) {
         self.options = options
@@ -54,6 +68,16 @@ public actor JanusWatchSession {
     /// Returns the publisher's name (or id).
     @discardableResult
     public func start() async throws -> String {
+        let publisher = try await subscribe()
+        started = Clocks.monotonicMicros()
+        previous = (0, 0, 0, 0, 0)  // the first second's rates count from the connection
+        layers = options.substream == nil ? SubscriberLayerRule() : nil
+        recovery = SubscriptionRecoveryRule(beganMicros: started)
+        return publisher
+    }
+
+    /// A subscription: a handle, its offer answered, the connection up.
+    private func subscribe() async throws -> String {
         let subscriber = try JanusSubscriber(target: options.target, loop: loop, logger: logger)
         self.subscriber = subscriber
         let offer = try await subscriber.subscribe(
@@ -85,15 +109,63 @@ public actor JanusWatchSession {
             await stop()
             throw error
         }
-        started = Clocks.monotonicMicros()
-        previous = (0, 0, 0, 0, 0)  // the first second's rates count from the connection
-        layers = options.substream == nil ? SubscriberLayerRule() : nil
         let publisher = await subscriber.publisher
         return publisher.map { $0.display ?? String($0.id) } ?? "?"
     }
 
+    /// The subscription's restarts so far (`SubscriptionRecoveryRule`).
+    public var restarts: Int { recovery.restarts }
+
+    /// Starts the subscription afresh, its counts carried over; a failure ends the watch.
+    private func restart() async {
+        if let connection, let received = await connection.statistics().transceiver(.video)?.received {
+            carried.frames += received.framesDecoded
+            carried.keyframes += received.keyframesDecoded
+            carried.bytes += received.bytes
+            carried.packets += received.packets
+            carried.lost += received.packetsLost
+            carried.nacks += received.nacksSent
+            carried.plis += received.plisSent
+            if let audio = await connection.statistics().transceiver(.audio)?.received {
+                carried.audioFrames += audio.audioFramesDecoded
+            }
+        }
+        await subscriber?.stop()
+        subscriber = nil
+        await connection?.close()
+        connection = nil
+        if wedge.on, !wedge.sticky { wedge = (false, false) }
+        do {
+            _ = try await subscribe()
+            layers = options.substream == nil ? SubscriberLayerRule() : nil
+            if wedge.on { await applyWedge() }
+            logger.notice("watch: the subscription was started afresh (restart \(recovery.restarts))")
+        } catch {
+            restartFailure = "starting the subscription afresh failed: \(error)"
+        }
+    }
+
+    /// Fault drill: the decoder swallows every frame (`sticky`: each new decoder too) until cleared.
+    /// Returns what was done, in words.
+    public func setDecoderWedged(_ on: Bool, sticky: Bool = false) async -> String {
+        wedge = (on, on && sticky)
+        guard connection != nil else { return "no subscription to wedge yet" }
+        await applyWedge()
+        guard on else { return "Fault: cleared" }
+        return "Fault: the decoder of the screen watched swallows every frame"
+            + (sticky ? " (sticky: across fresh subscriptions)" : " (until the subscription starts afresh)")
+    }
+
+    private func applyWedge() async {
+        guard let connection else { return }
+        for transceiver in await connection.allTransceivers where transceiver.kind == .video {
+            await connection.setDecoderWedged(wedge.on, on: transceiver)
+        }
+    }
+
     /// Why the watch cannot go on: the connection failed, or Janus ended the subscription.
     public func endReason() async -> String? {
+        if let restartFailure { return restartFailure }
         if let connection, case .failed(let reason) = connection.state { return reason }
         return await subscriber?.ended()
     }
@@ -110,36 +182,49 @@ public actor JanusWatchSession {
         line.publisher = publisher.map { $0.display ?? String($0.id) } ?? "?"
         line.connection.state = statistics.transport.state.description
         line.connection.pair = statistics.transport.selectedPair
+        var restartNow = false
         if let video = statistics.transceiver(.video), let received = video.received {
+            // Counted across subscriptions: what the earlier ones decoded, plus this one's.
+            let frames = carried.frames + received.framesDecoded, bytes = carried.bytes + received.bytes
+            let packets = carried.packets + received.packets, lost = carried.lost + received.packetsLost
             line.video.codec = video.codec?.rawValue
             line.video.width = received.width
             line.video.height = received.height
-            line.video.framesDecoded = received.framesDecoded
-            line.video.keyframesDecoded = received.keyframesDecoded
-            line.video.packetsLost = received.packetsLost
-            line.video.nacksSent = received.nacksSent
-            line.video.plisSent = received.plisSent
+            line.video.framesDecoded = frames
+            line.video.keyframesDecoded = carried.keyframes + received.keyframesDecoded
+            line.video.packetsLost = lost
+            line.video.nacksSent = carried.nacks + received.nacksSent
+            line.video.plisSent = carried.plis + received.plisSent
             line.video.queuingDelayMs = received.queuingDelayMs.map { ($0 * 10).rounded() / 10 }
             if let previous, t > previous.t {
                 let elapsed = t - previous.t
-                line.video.fps = (Double(received.framesDecoded - previous.frames) / elapsed * 10).rounded() / 10
-                line.video.bitrateKbps = Int(Double(received.bytes - previous.bytes) * 8 / elapsed / 1000)
+                line.video.fps = (Double(frames - previous.frames) / elapsed * 10).rounded() / 10
+                line.video.bitrateKbps = Int(Double(bytes - previous.bytes) * 8 / elapsed / 1000)
+                let now = Clocks.monotonicMicros()
                 if var rule = layers, let mid = video.mid {
                     let second = SubscriberLayerRule.Second(
-                        nowMicros: Clocks.monotonicMicros(), packets: received.packets - previous.packets,
-                        lost: received.packetsLost - previous.lost,
-                        framesDecoded: received.framesDecoded - previous.frames,
-                        queuingDelayMs: received.queuingDelayMs, receivedKbps: line.video.bitrateKbps)
+                        nowMicros: now, packets: packets - previous.packets, lost: lost - previous.lost,
+                        framesDecoded: frames - previous.frames, queuingDelayMs: received.queuingDelayMs,
+                        receivedKbps: line.video.bitrateKbps)
                     if let next = rule.update(second) { await ask(layer: next, mid: mid, after: second) }
                     layers = rule
                 }
+                restartNow = recovery.update(
+                    nowMicros: now, packets: packets - previous.packets, framesDecoded: frames - previous.frames)
             }
-            previous = (t, received.framesDecoded, received.bytes, received.packets, received.packetsLost)
+            previous = (t, frames, bytes, packets, lost)
         }
         line.video.layer = layers?.layer ?? options.substream
+        line.video.restarts = recovery.restarts
         if let audio = statistics.transceiver(.audio)?.received {
-            line.audio.framesDecoded = audio.audioFramesDecoded
+            line.audio.framesDecoded = carried.audioFrames + audio.audioFramesDecoded
             line.audio.levelDbfs = audio.audioLevelDbfs.map { ($0 * 10).rounded() / 10 }
+        }
+        if restartNow {
+            logger.notice(
+                "watch: frames arrive and none has decoded for \(SubscriptionRecoveryRule.stallMicros / 1_000_000) s; starting the subscription afresh"
+            )
+            await restart()
         }
         return line
     }
