@@ -48,8 +48,7 @@ import Testing
             var at: [Int64] = []
             for second in marble {
                 now += 1_000_000
-                if rule.update(nowMicros: now, packets: second == "." ? 0 : 50, framesDecoded: second == "d" ? 30 : 0)
-                {
+                if rule.update(nowMicros: now, packets: second == "." ? 0 : 50, framesDecoded: second == "d" ? 30 : 0) {
                     at.append(now / 1_000_000)
                 }
             }
