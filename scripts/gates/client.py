@@ -11,6 +11,11 @@
            (Sources/CallsServer/Client/audiopaths.js) on the cases sharectl's AudioPathRules and
            SpeakingIndicator are held to (Tests/Ladder/audio-path-cases.json): every marble must
            match. A copy whose "No sound from" comes after 4 s instead of 5 must fail some.
+  layer-rule  The layer choice of the browser client in a room on Janus
+           (Sources/CallsServer/Client/layerrule.js) on the marble cases sharectl's
+           SubscriberLayerRule is held to (Tests/Ladder/subscriber-layer-cases.json): the layer
+           asked for after every second must match. A copy whose step up comes after 6 s instead of
+           8 must fail some.
 """
 import json
 import os
@@ -99,7 +104,30 @@ def audio_paths():
         print("  ", json.dumps(failure)[:800])
 
 
-GATES = [("ladder", ladder), ("audio-paths", audio_paths)]
+LAYER_RULE = os.path.join(ROOT, "Sources", "CallsServer", "Client", "layerrule.js")
+LAYER_CASES = os.path.join(ROOT, "Tests", "Ladder", "subscriber-layer-cases.json")
+LAYER_TEST = os.path.join(ROOT, "Tests", "Ladder", "layer-rule-test.js")
+
+
+def layer_rule():
+    with open(LAYER_RULE) as f:
+        source = f.read()
+    run = dict(cases_path=LAYER_CASES, test_path=LAYER_TEST, runner="runLayerCases")
+    verdict = run_in_chromium(source, **run)
+    mutated = source.replace("const LAYER_FIRST_UP_HOLD_MS = 8000;", "const LAYER_FIRST_UP_HOLD_MS = 6000;")
+    broken = run_in_chromium(mutated, **run) if mutated != source else {"error": "the constant to change was not found"}
+    failed = verdict.get("failed", [])
+    ok = ("error" not in verdict and verdict.get("cases", 0) >= 12 and verdict.get("runs") == verdict.get("passed")
+          and not failed and "error" not in broken and len(broken.get("failed", [])) >= 2)
+    record("layer-rule", ok,
+           f"{verdict.get('passed')} of {verdict.get('cases')} cases match SubscriberLayerRule in Chromium"
+           f"{'; ' + verdict['error'] if 'error' in verdict else ''}; with the step up after 6 s, "
+           f"{len(broken.get('failed', []))} differ{'; ' + broken['error'] if 'error' in broken else ''}")
+    for failure in failed[:3]:
+        print("  ", json.dumps(failure)[:800])
+
+
+GATES = [("ladder", ladder), ("audio-paths", audio_paths), ("layer-rule", layer_rule)]
 
 
 def main():

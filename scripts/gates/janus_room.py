@@ -12,10 +12,12 @@ gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candi
              its fake camera and microphone and subscribes to Ann; three built-in viewers (`watch
              LINK --publisher Ann`) subscribe to her screen. Everyone decodes at least 150 frames
              of it and hears the tone (audio decoded, or Chromium's samples received); Cy and Dee
-             are sent the largest layer throughout. Eve's downlink is capped at 400 kbit/s once her
-             ICE pair is known (an htb class on lo for her port): over her last 5 s she asks for the
-             smallest layer, decodes at least 15 fps (median) at the l layer's width, smaller than
-             the others'. The share exits 0; once the server stops, the Janus it started has
+             are sent the largest layer throughout. Eve's downlink, and Chromium's for Ann's feed,
+             are capped at 400 kbit/s once their ICE pairs are known (an htb class each on lo for
+             the port): over her last 5 s Eve asks for the smallest layer and decodes at least
+             15 fps (median) at the l layer's width, smaller than the others'; the page (its own
+             layer rule, layerrule.js) ends asking for a smaller layer than the top, and decodes
+             at least 10 fps there at a width under 1280. The share exits 0; once the server stops, the Janus it started has
              exited and its private folder is gone.
   wedge      a room on the server's own Janus: Ann shares, Gus and Hal watch. 8 s in, Gus's decoder
              is wedged (`fault decoder-wedge` typed on his standard input: it swallows every
@@ -121,8 +123,10 @@ def room_gate():
         for viewer in ("Cy", "Dee", "Eve"):
             viewers[viewer] = Sharectl("janusroom", viewer, ["watch", link, "--publisher", "Ann", "--duration", "22"],
                                        "janusWatch")
-        cap = DownlinkCap(CAP_KBIT, [("Eve", "127.0.0.2", lambda: watch_port(viewers["Eve"].stats))])
-        figures = asyncio.run(chromium_in_room(link))
+        bob = {}
+        cap = DownlinkCap(CAP_KBIT, [("Eve", "127.0.0.2", lambda: watch_port(viewers["Eve"].stats)),
+                                     ("Bob", "127.0.0.2", lambda: bob.get("port"))])
+        figures = asyncio.run(chromium_in_room(link, bob))
         codes = {viewer: process.wait(timeout=40) for viewer, process in viewers.items()}
         share_code = ann.wait(timeout=40)
     finally:
@@ -154,18 +158,24 @@ def room_gate():
               and statistics.median(eve_fps) >= 15 and eve_end[-1].get("width") in widths["l"]
               and seen["Eve"]["frames"] > 0 and seen["Eve"]["audio"] > 0)
     ann_feed = figures.get("ann") or {}
+    bob_end = figures.get("annEnd") or []
     browser_ok = (figures.get("state") == "joined" and ann_feed.get("framesDecoded", 0) >= 150
                   and (ann_feed.get("audioSamplesReceived") or 0) > 0
-                  and (figures.get("publishing") or {}).get("video"))
+                  and (figures.get("publishing") or {}).get("video") and cap is not None and cap.held("Bob")
+                  and len(bob_end) == 5 and all(feed.get("layerAsked") is not None and feed["layerAsked"] < 2 for feed in bob_end)
+                  and statistics.median(feed.get("framesPerSecond") or 0 for feed in bob_end) >= 10
+                  and 0 < (ann_feed.get("frameWidth") or 0) < 1280)
     ok = (share_code == 0 and all(code == 0 for code in codes.values()) and full_ok and eve_ok and browser_ok
           and [layer["rid"] for layer in layers] == ["h", "m", "l"] and janus_gone and folder_gone)
     record(name, ok,
            f"share exit {share_code}, layers at the end "
            f"{[(layer['rid'], layer['active'], layer['width'], layer['framesSent']) for layer in layers]}; "
            f"Chromium ({figures.get('state')}, {figures.get('error')}, publishing {figures.get('publishing')}): "
-           f"Ann decoded {ann_feed.get('framesDecoded')} frames at {ann_feed.get('frameWidth')}x"
-           f"{ann_feed.get('frameHeight')} ({ann_feed.get('codec')}), {ann_feed.get('audioSamplesReceived')} audio "
-           f"samples; watchers (exit {codes}): " + "; ".join(
+           f"Ann decoded {ann_feed.get('framesDecoded')} frames, at {ann_feed.get('frameWidth')}x"
+           f"{ann_feed.get('frameHeight')} at the end ({ann_feed.get('codec')}), {ann_feed.get('audioSamplesReceived')} "
+           f"audio samples; capped, its last 5 s: layers asked {[feed.get('layerAsked') for feed in bob_end]}, Janus "
+           f"sending {[feed.get('substream') for feed in bob_end]}, fps {[feed.get('framesPerSecond') for feed in bob_end]}"
+           f"; watchers (exit {codes}): " + "; ".join(
                f"{v} {seen[v]['frames']} frames, {seen[v]['audio']} audio frames, layers asked {seen[v]['layers']}"
                for v in seen) +
            f"; Eve capped at {CAP_KBIT} kbit/s ({cap.report() if cap else 'no cap'}), her last 5 s: layers "
@@ -179,20 +189,28 @@ def room_gate():
                 print(f"--- {process.name}\n{process.tail()}")
 
 
-async def chromium_in_room(link):
-    """Chromium "Bob" in the room for 20 s; its last figures, with Ann's feed as `ann`."""
+async def chromium_in_room(link, bob):
+    """Chromium "Bob" in the room for 24 s; its last figures, with Ann's feed as `ann` and that feed's
+    last 5 s as `annEnd`. `bob` gets the port Ann's feed arrives on, for the cap."""
     browser = Browser("Bob", link, prefix="janusroom")
     figures = {}
+    ann = []
     try:
         await browser.connect()
-        deadline = time.time() + 22
+        deadline = time.time() + 24
         while time.time() < deadline:
             await asyncio.sleep(1)
             text = await browser.evaluate("JSON.stringify(window.janusRoomFigures ? window.janusRoomFigures() : null)")
             figures = (json.loads(text) if text else None) or figures
+            feed = next((feed for feed in figures.get("feeds") or [] if feed.get("display") == "Ann"), None)
+            if feed:
+                ann.append(feed)
+                if feed.get("localPort"):
+                    bob["port"] = feed["localPort"]
     finally:
         await browser.close()
-    figures["ann"] = next((feed for feed in figures.get("feeds") or [] if feed.get("display") == "Ann"), None)
+    figures["ann"] = ann[-1] if ann else None
+    figures["annEnd"] = ann[-5:]
     return figures
 
 

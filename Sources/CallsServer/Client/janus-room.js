@@ -8,7 +8,8 @@
 // "Share screen" publishes the screen on a second publisher handle, "NAME (screen)", simulcast in
 // janus.js's three layers (full, half and quarter size; Chromium leaves out the smallest for a
 // screen below about 960x540); Janus sends each viewer the top layer unless asked for another.
-// Tests read window.janusRoomFigures() and ask for a layer with window.janusRoomSubstream(id, n).
+// A simulcast feed's layer is chosen by the page from what arrives (layerrule.js, the rule sharectl's
+// watch uses); tests read window.janusRoomFigures() and ask for a layer with window.janusRoomSubstream(id, n).
 // ICE in the gate namespace: Janus gathers only on 127.0.0.2 and drops remote candidates on
 // 127.0.0.1. Chromium with --allow-loopback-in-peer-connection offers every 127.x address, as raw
 // addresses rather than mDNS names while the page holds a capture (scripts/peers/janus_viewer.html).
@@ -209,13 +210,19 @@
       this.display = publisher.display || `Feed ${publisher.id}`;
       // a screen goes on the stage: ours are called "NAME (screen)", a sharectl sharer's is simulcast
       this.secondFeed = / \(screen\)$/.test(this.display);
-      this.screen = this.secondFeed || (publisher.streams || []).some((stream) => stream.type === 'video' && stream.simulcast);
+      this.simulcast = (publisher.streams || []).some((stream) => stream.type === 'video' && stream.simulcast);
+      this.screen = this.secondFeed || this.simulcast;
+      // A simulcast feed's layer is ours to choose, once a second, from what arrives (layerrule.js);
+      // a feed is taken as simulcast once Janus says which of its substreams it sends.
+      this.layers = new SubscriberLayerRule(2);
+      this.previous = null;
       this.handle = null;
       this.videoMid = null;        // our subscription's video mid, from Janus's "attached"
       this.pending = null;         // janusRoomSubstream's promise, settled by Janus's answer
       this.closed = false;
       this.figures = { id: this.id, display: this.display, framesDecoded: 0, frameWidth: 0, frameHeight: 0,
-                       framesPerSecond: 0, codec: null, audioSamplesReceived: 0, audioEnergy: 0, substream: null };
+                       framesPerSecond: 0, codec: null, audioSamplesReceived: 0, audioEnergy: 0, substream: null,
+                       layerAsked: null, localAddress: null, localPort: null };
       this.tile = tile(this.display);
       this.audio = document.createElement('audio');
       this.audio.autoplay = true;
@@ -285,10 +292,21 @@
       if (!pc) return;
       const stats = await pc.getStats();
       const codecs = {};
-      stats.forEach((r) => { if (r.type === 'codec') codecs[r.id] = r.mimeType; });
+      const candidates = {};
+      const pairs = {};
+      let video = null;
+      let selected = null;
+      stats.forEach((r) => {
+        if (r.type === 'codec') codecs[r.id] = r.mimeType;
+        if (r.type === 'local-candidate') candidates[r.id] = r;
+        if (r.type === 'candidate-pair') pairs[r.id] = r;
+        if (r.type === 'transport' && r.selectedCandidatePairId) selected = r.selectedCandidatePairId;
+      });
+      const pair = pairs[selected] || Object.values(pairs).find((r) => r.nominated && r.state === 'succeeded');
       stats.forEach((r) => {
         if (r.type !== 'inbound-rtp') return;
         if (r.kind === 'video') {
+          video = r;
           Object.assign(this.figures, { framesDecoded: r.framesDecoded || 0, frameWidth: r.frameWidth || 0,
                                         frameHeight: r.frameHeight || 0, framesPerSecond: r.framesPerSecond || 0,
                                         codec: codecs[r.codecId] || null });
@@ -296,6 +314,31 @@
           Object.assign(this.figures, { audioSamplesReceived: r.totalSamplesReceived || 0, audioEnergy: r.totalAudioEnergy || 0 });
         }
       });
+      const local = pair && candidates[pair.localCandidateId];
+      if (local) Object.assign(this.figures, { localAddress: local.address || local.ip || null, localPort: local.port || null });
+      if (video) this.judgeLayer(video);
+    }
+
+    // One second of what arrived, for the layer rule; a change is asked of Janus.
+    judgeLayer(video) {
+      const now = performance.now();
+      const totals = { at: now, packets: video.packetsReceived || 0, lost: video.packetsLost || 0,
+                       frames: video.framesDecoded || 0, bytes: video.bytesReceived || 0 };
+      const previous = this.previous;
+      this.previous = totals;
+      if (this.figures.substream === null || !previous || now - previous.at < 500) return;
+      const seconds = (now - previous.at) / 1000;
+      const next = this.layers.update({
+        now, packets: totals.packets - previous.packets, lost: totals.lost - previous.lost,
+        framesDecoded: totals.frames - previous.frames, queuingDelayMs: null,
+        receivedKbps: Math.round((totals.bytes - previous.bytes) * 8 / seconds / 1000),
+      });
+      this.figures.layerAsked = this.layers.layer;
+      if (next !== null) {
+        this.askSubstream(next).then((answer) => {
+          if (!answer.ok) notice(`Janus did not take layer ${next} of ${this.display}: ${answer.error}`);
+        });
+      }
     }
 
     close() {

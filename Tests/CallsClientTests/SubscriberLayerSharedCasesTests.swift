@@ -1,0 +1,66 @@
+import CallsClient
+import Foundation
+import Testing
+
+/// The marble cases `SubscriberLayerRule` and the browser's Janus room client
+/// (Sources/CallsServer/Client/layerrule.js) share: Tests/Ladder/subscriber-layer-cases.json. Each
+/// case's timeline goes through a rule, and the layer asked for after every second must be what the
+/// file says. The browser's rule is held to the same file in headless Chromium
+/// (scripts/gates/client.py). With SHARECTL_RECORD_LAYER_CASES=1 this test writes what the Swift
+/// rule does into the file instead (for a new case; review the diff).
+@Suite struct SubscriberLayerSharedCasesTests {
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Ladder/subscriber-layer-cases.json").path
+
+    /// One second of the timeline's alphabet, on `layer` (whose rate a good second carries).
+    static func second(_ character: Character, layer: Int, nowMicros: Int64) -> SubscriberLayerRule.Second? {
+        let rate = [150, 500, 1500][min(max(layer, 0), 2)]
+        switch character {
+        case "g": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 30, queuingDelayMs: 10, receivedKbps: rate)
+        case "n": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 30, receivedKbps: rate)
+        case "m": return .init(nowMicros: nowMicros, packets: 96, lost: 4, framesDecoded: 30, queuingDelayMs: 10, receivedKbps: rate)
+        case "l": return .init(nowMicros: nowMicros, packets: 85, lost: 15, framesDecoded: 20, queuingDelayMs: 20, receivedKbps: 380)
+        case "C": return .init(nowMicros: nowMicros, packets: 85, lost: 15, framesDecoded: 20, queuingDelayMs: 20, receivedKbps: 1200)
+        case "q": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 25, queuingDelayMs: 200, receivedKbps: 380)
+        case "f": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 0, queuingDelayMs: 10, receivedKbps: rate)
+        case "w": return .init(nowMicros: nowMicros, packets: 0, lost: 0, framesDecoded: 0, receivedKbps: 0)
+        default: return nil
+        }
+    }
+
+    static func run(timeline: String, top: Int) -> String? {
+        var rule = SubscriberLayerRule(top: top)
+        var layers = ""
+        for (index, character) in timeline.enumerated() {
+            guard let second = second(character, layer: rule.layer, nowMicros: Int64(index + 1) * 1_000_000) else {
+                return nil
+            }
+            _ = rule.update(second)
+            layers += String(rule.layer)
+        }
+        return layers
+    }
+
+    @Test func theSwiftRuleGivesTheSharedAnswers() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Self.path))
+        var file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var cases = try #require(file["cases"] as? [[String: Any]])
+        #expect(cases.count >= 12)
+        let recording = ProcessInfo.processInfo.environment["SHARECTL_RECORD_LAYER_CASES"] == "1"
+        for index in cases.indices {
+            let name = cases[index]["name"] as? String ?? "?"
+            let timeline = try #require(cases[index]["timeline"] as? String)
+            let got = try #require(Self.run(timeline: timeline, top: cases[index]["top"] as? Int ?? 2), "\(name)")
+            if recording {
+                cases[index]["expect"] = got
+            } else {
+                #expect(got == cases[index]["expect"] as? String, "\(name): \(timeline)")
+            }
+        }
+        if recording {
+            file["cases"] = cases
+            let written = try JSONSerialization.data(withJSONObject: file, options: [.prettyPrinted, .sortedKeys])
+            try written.write(to: URL(fileURLWithPath: Self.path))
+        }
+    }
+}
