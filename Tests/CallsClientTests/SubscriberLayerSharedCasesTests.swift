@@ -15,15 +15,22 @@ import Testing
     /// One second of the timeline's alphabet, on `layer` (whose rate a good second carries).
     static func second(_ character: Character, layer: Int, nowMicros: Int64) -> SubscriberLayerRule.Second? {
         let rate = [150, 500, 1500][min(max(layer, 0), 2)]
+        func make(_ packets: Int, _ lost: Int, _ frames: Int, _ queued: Double?, _ kbps: Int)
+            -> SubscriberLayerRule.Second
+        {
+            .init(
+                nowMicros: nowMicros, packets: packets, lost: lost, framesDecoded: frames, queuingDelayMs: queued,
+                receivedKbps: kbps)
+        }
         switch character {
-        case "g": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 30, queuingDelayMs: 10, receivedKbps: rate)
-        case "n": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 30, receivedKbps: rate)
-        case "m": return .init(nowMicros: nowMicros, packets: 96, lost: 4, framesDecoded: 30, queuingDelayMs: 10, receivedKbps: rate)
-        case "l": return .init(nowMicros: nowMicros, packets: 85, lost: 15, framesDecoded: 20, queuingDelayMs: 20, receivedKbps: 380)
-        case "C": return .init(nowMicros: nowMicros, packets: 85, lost: 15, framesDecoded: 20, queuingDelayMs: 20, receivedKbps: 1200)
-        case "q": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 25, queuingDelayMs: 200, receivedKbps: 380)
-        case "f": return .init(nowMicros: nowMicros, packets: 100, lost: 0, framesDecoded: 0, queuingDelayMs: 10, receivedKbps: rate)
-        case "w": return .init(nowMicros: nowMicros, packets: 0, lost: 0, framesDecoded: 0, receivedKbps: 0)
+        case "g": return make(100, 0, 30, 10, rate)
+        case "n": return make(100, 0, 30, nil, rate)
+        case "m": return make(96, 4, 30, 10, rate)
+        case "l": return make(85, 15, 20, 20, 380)
+        case "C": return make(85, 15, 20, 20, 1200)
+        case "q": return make(100, 0, 25, 200, 380)
+        case "f": return make(100, 0, 0, 10, rate)
+        case "w": return make(0, 0, 0, nil, 0)
         default: return nil
         }
     }
