@@ -5,6 +5,14 @@ server's token-checked door (/janus/ROOM?t=TOKEN). Inside the gates' network nam
 gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candidates there too
 (`--ice-interface j0`). The last line is "N passed, N failed".
 
+  door       `serve --sfu janus` with rooms "door-a" and "door-b" on a Janus of its own: the room's
+             `/sfu` answer names its door, its VideoRoom and a PIN that is HMAC-SHA-256 of the
+             token (32 hex digits); a wrong token is refused (403) at `/sfu` and at the door. Through
+             door-a's door (a WebSocket, `janus-protocol`) a session and a VideoRoom handle are
+             made and the room's participants listed (Janus's own answers); listing door-b's,
+             making a room, ending door-a, and attaching another plugin are each refused with a
+             Janus-shaped 403 under their transactions.
+             The room page is the Janus one, with Debian's janus.js served beside it.
   room       `serve --sfu janus --janus-interface j0` starts a Janus of its own. sharectl "Ann"
              shares a synthetic 1280x720 screen and a tone into the room (`share --room`: one
              publisher, three simulcast layers h, m, l); headless Chromium "Bob" opens the invite
@@ -35,12 +43,16 @@ gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candi
              neither Janus lists a room of it.
 """
 import asyncio
+import hashlib
+import hmac
 import json
 import os
 import re
 import statistics
 import sys
 import time
+import urllib.error
+import urllib.request
 
 from lib.paths import WORK, rerun_in_venv_without
 
@@ -274,6 +286,84 @@ def two_janus():
                 print(f"--- {process.name}\n{process.tail()}")
 
 
+async def door_checks(base, token, other_room):
+    """Through door-a's door: what Janus answered and what the server refused, as
+    (answers, refusals) of (what, reply)."""
+    import aiohttp
+    url = base.replace("http", "ws", 1) + f"/janus/door-a?t={token}"
+    answers, refusals = [], []
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(url, protocols=("janus-protocol",)) as ws:
+            async def ask(message):
+                transaction = f"t{len(answers) + len(refusals)}"
+                await ws.send_str(json.dumps({**message, "transaction": transaction}))
+                while True:
+                    reply = json.loads((await asyncio.wait_for(ws.receive(), 10)).data)
+                    if reply.get("transaction") == transaction and reply.get("janus") != "ack":
+                        return reply
+            created = await ask({"janus": "create"})
+            answers.append(("create", created))
+            sid = created.get("data", {}).get("id")
+            attached = await ask({"janus": "attach", "plugin": "janus.plugin.videoroom", "session_id": sid})
+            answers.append(("attach", attached))
+            hid = attached.get("data", {}).get("id")
+
+            def message(body):
+                return {"janus": "message", "session_id": sid, "handle_id": hid, "body": body}
+            info = json.loads(urllib.request.urlopen(f"{base}/sfu/door-a?t={token}", timeout=5).read())
+            answers.append(("listparticipants", await ask(message({"request": "listparticipants",
+                                                                     "room": info["room"]}))))
+            for what, request in (("another room", message({"request": "listparticipants", "room": other_room})),
+                                  ("a new room", message({"request": "create", "room": 4711})),
+                                  ("ending the room", message({"request": "destroy", "room": info["room"],
+                                                               "secret": "guess"})),
+                                  ("another plugin", {"janus": "attach", "plugin": "janus.plugin.streaming",
+                                                      "session_id": sid})):
+                refusals.append((what, await ask(request)))
+    return answers, refusals
+
+
+def door_gate():
+    name = "door"
+    server = Server("door-a", ["--sfu", "janus", "--room", "door-b"], state=False)
+    try:
+        link = server.start()
+        said = serve_lines(server)
+        base, token = link.split("/r/")[0], link.split("?t=")[1]
+        link_b = next(line.split(" ", 1)[1] for line in said if line.startswith("Room: ") and "/r/door-b?" in line)
+        info = json.loads(urllib.request.urlopen(f"{base}/sfu/door-a?t={token}", timeout=5).read())
+        info_b = json.loads(urllib.request.urlopen(link_b.replace("/r/", "/sfu/"), timeout=5).read())
+        pin = hmac.new(token.encode(), b"sharectl janus pin", hashlib.sha256).hexdigest()[:32]
+        refused = []
+        for url in (f"{base}/sfu/door-a?t=wrong", f"{base}/janus/door-a?t=wrong", f"{base}/sfu/door-b?t={token}"):
+            try:
+                urllib.request.urlopen(url, timeout=5)
+                refused.append(200)
+            except urllib.error.HTTPError as error:
+                refused.append(error.code)
+        page = urllib.request.urlopen(link, timeout=5).read().decode()
+        script = urllib.request.urlopen(f"{base}/client/janus.js", timeout=5).status
+        answers, refusals = asyncio.run(door_checks(base, token, info_b["room"]))
+        still = [line for line in said if line.startswith("Room door-")]
+    finally:
+        server.stop()
+    answered = {what: reply.get("janus") for what, reply in answers}
+    listed = dict(answers).get("listparticipants", {}).get("plugindata", {}).get("data", {})
+    refused_ok = all(reply.get("janus") == "error" and reply.get("error", {}).get("code") == 403
+                     for _, reply in refusals)
+    ok = (info.get("sfu") == "janus" and info.get("janus") == "/janus/door-a" and info.get("pin") == pin
+          and info_b.get("room") != info.get("room") and refused == [403, 403, 403]
+          and "/client/janus-room.js" in page and script == 200
+          and answered == {"create": "success", "attach": "success", "listparticipants": "success"}
+          and listed.get("room") == info.get("room") and len(refusals) == 4 and refused_ok and len(still) == 2)
+    record(name, ok,
+           f"/sfu: {({k: v for k, v in info.items() if k != 'pin'})}, PIN the token's HMAC: {info.get('pin') == pin}; "
+           f"wrong token or room: {refused}; page the Janus one: {'/client/janus-room.js' in page}, janus.js "
+           f"{script}; through the door Janus answered {answered} (room {listed.get('room')}); refused: "
+           + ", ".join(f"{what} {reply.get('error', {}).get('code')} ({reply.get('error', {}).get('reason', '')[:60]})"
+                       for what, reply in refusals))
+
+
 def wedge_gate():
     name = "wedge"
     add_j0()
@@ -318,7 +408,7 @@ def wedge_gate():
                 print(f"--- {process.name}\n{process.tail()}")
 
 
-GATES = [("room", room_gate), ("wedge", wedge_gate), ("two-janus", two_janus)]
+GATES = [("door", door_gate), ("room", room_gate), ("wedge", wedge_gate), ("two-janus", two_janus)]
 
 
 def main():

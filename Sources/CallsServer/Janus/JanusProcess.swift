@@ -1,4 +1,5 @@
 internal import CGIO
+internal import CShareSoup
 import Foundation
 import GLibLoop
 import RoomProtocol
@@ -41,7 +42,7 @@ public final class JanusProcess: Sendable {
     /// Starts `janus` and waits until its WebSocket makes a session (at most `timeout`).
     /// `iceInterfaces` become its `ice_enforce_list` (the interfaces it gathers candidates on).
     public static func start(
-        iceInterfaces: [String], loop: GLibLoop, logger: Logger, timeout: Duration = .seconds(15)
+        iceInterfaces: [String], loop: GLibLoop, logger: Logger, timeout: Duration = .seconds(30)
     ) async throws -> JanusProcess {
         guard
             let executable = ["/usr/bin/janus", "/usr/local/bin/janus"].first(where: {
@@ -76,20 +77,33 @@ public final class JanusProcess: Sendable {
         reaper.start()
         let janus = JanusProcess(
             url: "ws://127.0.0.1:\(port)", adminKey: adminKey, directory: directory, pid: pid, exited: exited)
+        // Each attempt may take 5 s (a busy machine answers slowly); a refused connection, while
+        // Janus is not listening yet, returns at once.
         let began = ContinuousClock.now
+        var lastError = "no attempt"
         while true {
             if exited.isOpen {
                 throw Failure(description: "janus exited at start; its log: \(log)")
             }
-            if let session = try? JanusSession(url: janus.url, loop: loop, logger: .disabled, timeout: .seconds(1)),
-                (try? await session.open()) != nil
-            {
-                await session.close()
-                break
+            do {
+                let session = try JanusSession(url: janus.url, loop: loop, logger: .disabled, timeout: .seconds(5))
+                do {
+                    try await session.open()
+                    await session.close()
+                    break
+                } catch {
+                    await session.close()
+                    throw error
+                }
+            } catch {
+                lastError = "\(error)"
             }
             if ContinuousClock.now - began > timeout {
                 await janus.stop()
-                throw Failure(description: "janus did not answer on \(janus.url) within \(timeout); its log: \(log)")
+                throw Failure(
+                    description:
+                        "janus did not answer on \(janus.url) within \(timeout) (the last attempt: \(lastError)); its log: \(log)"
+                )
             }
             try? await Task.sleep(for: .milliseconds(100))
         }
@@ -163,7 +177,8 @@ public final class JanusProcess: Sendable {
         }
     }
 
-    /// Starts `executable` with its output in `log` and its input from /dev/null. The child gets
+    /// Starts `executable` with its output in `log`, its input from /dev/null and no other
+    /// descriptor of ours. The child gets
     /// every signal back at its default and none blocked: a server that takes SIGINT and SIGTERM
     /// itself has them blocked or ignored, and Janus must hear SIGINT.
     static func spawn(_ executable: String, _ arguments: [String], log: String) throws -> Int32 {
@@ -173,6 +188,9 @@ public final class JanusProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours goes with it: not the room server's listening socket, nor its
+        // connections (a process spawned from a busy one inherits hundreds).
+        CShareSoup_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -1,9 +1,11 @@
+#define _GNU_SOURCE
 #include "CShareSoup.h"
 
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/socket.h>
 
 SoupServer *CShareSoup_server_new(const char *header) {
@@ -45,4 +47,8 @@ long long CShareSoup_tcp_bytes_acked(int fd) {
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return -1;
     if (size < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof info.tcpi_bytes_acked) return -1;
     return (long long)info.tcpi_bytes_acked;
+}
+
+int CShareSoup_spawn_close_from(void *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
 }

@@ -13,3 +13,7 @@ void CShareSoup_answer_and_close(SoupServerMessage *msg, const char *response, s
 // The bytes of a TCP socket's output its peer has acknowledged (TCP_INFO's tcpi_bytes_acked, which
 // glibc's struct tcp_info lacks); -1 when the kernel does not say.
 long long CShareSoup_tcp_bytes_acked(int fd);
+
+/// posix_spawn_file_actions_addclosefrom_np (glibc 2.34+, a GNU extension): the child closes every
+/// descriptor from `from` up. `actions` is a posix_spawn_file_actions_t.
+int CShareSoup_spawn_close_from(void *actions, int from);
