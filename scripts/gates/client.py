@@ -69,38 +69,44 @@ def run_in_chromium(ladder_source, cases_path=CASES, test_path=TEST, runner="run
         return {"error": f"the page said: {text[:300]}"}
 
 
-def ladder():
-    name = "ladder"
-    with open(LADDER) as f:
+def held_to_cases(module_path, run, constant, changed, min_cases, min_broken):
+    """Runs the cases on the module at `module_path` in Chromium, and on a copy with `constant`
+    replaced by `changed` (the test must tell that copy apart: at least `min_broken` runs fail).
+    (ok, verdict, the copy's verdict)."""
+    with open(module_path) as f:
         source = f.read()
-    verdict = run_in_chromium(source)
-    mutated = source.replace("const REBUILD_AFTER_MS = 6000;", "const REBUILD_AFTER_MS = 5000;")
-    broken = run_in_chromium(mutated) if mutated != source else {"error": "the constant to change was not found"}
-    failed = verdict.get("failed", [])
-    ok = ("error" not in verdict and verdict.get("cases", 0) >= 15 and verdict.get("runs") == verdict.get("passed")
-          and not failed and "error" not in broken and len(broken.get("failed", [])) >= 5)
-    record(name, ok, f"{verdict.get('passed')} of {verdict.get('runs')} runs of {verdict.get('cases')} cases match the "
-                     f"Swift ladder in Chromium{'; ' + verdict['error'] if 'error' in verdict else ''}; with the rebuild "
-                     f"after 5 s, {len(broken.get('failed', []))} runs differ{'; ' + broken['error'] if 'error' in broken else ''}")
-    for failure in failed[:3]:
+    verdict = run_in_chromium(source, **run)
+    mutated = source.replace(constant, changed)
+    broken = run_in_chromium(mutated, **run) if mutated != source else {"error": "the constant to change was not found"}
+    ok = ("error" not in verdict and verdict.get("cases", 0) >= min_cases
+          and verdict.get("runs") == verdict.get("passed") and not verdict.get("failed", [])
+          and "error" not in broken and len(broken.get("failed", [])) >= min_broken)
+    return ok, verdict, broken
+
+
+def said(result):
+    return f"; {result['error']}" if "error" in result else ""
+
+
+def ladder():
+    ok, verdict, broken = held_to_cases(LADDER, {}, "const REBUILD_AFTER_MS = 6000;",
+                                        "const REBUILD_AFTER_MS = 5000;", 15, 5)
+    record("ladder", ok,
+           f"{verdict.get('passed')} of {verdict.get('runs')} runs of {verdict.get('cases')} cases match the "
+           f"Swift ladder in Chromium{said(verdict)}; with the rebuild after 5 s, "
+           f"{len(broken.get('failed', []))} runs differ{said(broken)}")
+    for failure in verdict.get("failed", [])[:3]:
         print("  ", json.dumps(failure)[:1500])
 
 
 def audio_paths():
-    with open(AUDIO_PATHS) as f:
-        source = f.read()
     run = dict(cases_path=AUDIO_CASES, test_path=AUDIO_TEST, runner="runAudioPathCases")
-    verdict = run_in_chromium(source, **run)
-    mutated = source.replace("const NO_SOUND_AFTER_MS = 5000;", "const NO_SOUND_AFTER_MS = 4000;")
-    broken = run_in_chromium(mutated, **run) if mutated != source else {"error": "the constant to change was not found"}
-    failed = verdict.get("failed", [])
-    ok = ("error" not in verdict and verdict.get("cases", 0) >= 20 and verdict.get("runs") == verdict.get("passed")
-          and not failed and "error" not in broken and len(broken.get("failed", [])) >= 2)
+    ok, verdict, broken = held_to_cases(AUDIO_PATHS, run, "const NO_SOUND_AFTER_MS = 5000;",
+                                        "const NO_SOUND_AFTER_MS = 4000;", 20, 2)
     record("audio-paths", ok,
            f"{verdict.get('passed')} of {verdict.get('cases')} cases match sharectl's rules in Chromium"
-           f"{'; ' + verdict['error'] if 'error' in verdict else ''}; with 'No sound from' after 4 s, "
-           f"{len(broken.get('failed', []))} differ{'; ' + broken['error'] if 'error' in broken else ''}")
-    for failure in failed[:3]:
+           f"{said(verdict)}; with 'No sound from' after 4 s, {len(broken.get('failed', []))} differ{said(broken)}")
+    for failure in verdict.get("failed", [])[:3]:
         print("  ", json.dumps(failure)[:800])
 
 
@@ -110,20 +116,13 @@ LAYER_TEST = os.path.join(ROOT, "Tests", "Ladder", "layer-rule-test.js")
 
 
 def layer_rule():
-    with open(LAYER_RULE) as f:
-        source = f.read()
     run = dict(cases_path=LAYER_CASES, test_path=LAYER_TEST, runner="runLayerCases")
-    verdict = run_in_chromium(source, **run)
-    mutated = source.replace("const LAYER_FIRST_UP_HOLD_MS = 8000;", "const LAYER_FIRST_UP_HOLD_MS = 6000;")
-    broken = run_in_chromium(mutated, **run) if mutated != source else {"error": "the constant to change was not found"}
-    failed = verdict.get("failed", [])
-    ok = ("error" not in verdict and verdict.get("cases", 0) >= 12 and verdict.get("runs") == verdict.get("passed")
-          and not failed and "error" not in broken and len(broken.get("failed", [])) >= 2)
+    ok, verdict, broken = held_to_cases(LAYER_RULE, run, "const LAYER_FIRST_UP_HOLD_MS = 8000;",
+                                        "const LAYER_FIRST_UP_HOLD_MS = 6000;", 12, 2)
     record("layer-rule", ok,
            f"{verdict.get('passed')} of {verdict.get('cases')} cases match SubscriberLayerRule in Chromium"
-           f"{'; ' + verdict['error'] if 'error' in verdict else ''}; with the step up after 6 s, "
-           f"{len(broken.get('failed', []))} differ{'; ' + broken['error'] if 'error' in broken else ''}")
-    for failure in failed[:3]:
+           f"{said(verdict)}; with the step up after 6 s, {len(broken.get('failed', []))} differ{said(broken)}")
+    for failure in verdict.get("failed", [])[:3]:
         print("  ", json.dumps(failure)[:800])
 
 

@@ -109,6 +109,13 @@ def serve_lines(server, until="Open the link"):
     return lines
 
 
+def print_tails(*processes):
+    """The end of each one's log, for a gate that failed."""
+    for process in processes:
+        if process:
+            print(f"--- {process.name}\n{process.tail()}")
+
+
 def stop_all(*processes):
     for process in processes:
         if process is not None and process.process.poll() is None:
@@ -196,9 +203,7 @@ def room_gate():
            f"(pid {pid}) gone after: {janus_gone}, its folder gone: {folder_gone}")
     if not ok:
         print(json.dumps(figures)[-1500:])
-        for process in [ann, *viewers.values()]:
-            if process:
-                print(f"--- {process.name}\n{process.tail()}")
+        print_tails(ann, *viewers.values())
 
 
 async def chromium_in_room(link, bob):
@@ -281,9 +286,7 @@ def two_janus():
            f"of two-b decoded {frames} frames (exit {watch_code}), share exit {share_code}; rooms left on Janus "
            f"after the server stopped: {({k: sorted(v) for k, v in after.items()})}")
     if not ok:
-        for process in (ann, watcher):
-            if process:
-                print(f"--- {process.name}\n{process.tail()}")
+        print_tails(ann, watcher)
 
 
 async def door_checks(base, token, other_room):
@@ -403,9 +406,7 @@ def wedge_gate():
            f"PLIs sent {lines[-1]['video']['plisSent'] if lines else None}; Hal's fps after his first two seconds: "
            f"least {min(hal_fps) if hal_fps else None} over {len(hal_fps)} s; exits watch {codes}, share {share_code}")
     if not ok:
-        for process in (gus, hal):
-            if process:
-                print(f"--- {process.name}\n{process.tail()}")
+        print_tails(gus, hal)
 
 
 GATES = [("door", door_gate), ("room", room_gate), ("wedge", wedge_gate), ("two-janus", two_janus)]
