@@ -8,8 +8,10 @@ public enum ClientMessage: Hashable, Sendable {
     case share(on: Bool, mid: String?, body: [String: JSONValue])
     case media(body: [String: JSONValue])
 
+    /// `restart`: in a room on Janus, a sharer asks one viewer to start its subscription to the
+    /// sharer's screen afresh (the watchdog's "rebuild" there); it carries nothing else.
     public enum SignalKind: String, Hashable, Sendable, CaseIterable {
-        case offer, answer, candidate
+        case offer, answer, candidate, restart
     }
 
     /// Names are counted in UTF-8 bytes: one character can carry any number of combining marks,
@@ -80,7 +82,8 @@ public enum ClientMessage: Hashable, Sendable {
         }
         guard let kindField = object["kind"] else { return .failure(.missing(field: "kind", in: "signal")) }
         guard let kindName = kindField.stringValue, let kind = SignalKind(rawValue: kindName) else {
-            return .failure(.wrongType(field: "kind", in: "signal", want: "\"offer\", \"answer\" or \"candidate\""))
+            return .failure(
+                .wrongType(field: "kind", in: "signal", want: "\"offer\", \"answer\", \"candidate\" or \"restart\""))
         }
         switch kind {
         case .offer, .answer:
@@ -98,6 +101,8 @@ public enum ClientMessage: Hashable, Sendable {
                 return .failure(
                     .wrongType(field: "candidate", in: "signal candidate", want: "a string (empty: end of candidates)"))
             }
+        case .restart:
+            break
         }
         if let mid = object["mid"], mid != .null {
             guard let text = mid.stringValue, text.utf8.count <= maxMidCharacters else {

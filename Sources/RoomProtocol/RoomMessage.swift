@@ -19,7 +19,8 @@ public enum RoomMessage: Sendable, Equatable {
         }
     }
 
-    public enum SignalKind: String, Sendable, Equatable { case offer, answer, candidate }
+    /// `restart`: a sharer in a room on Janus asks a viewer to subscribe to its screen afresh.
+    public enum SignalKind: String, Sendable, Equatable { case offer, answer, candidate, restart }
 
     /// One signalling message between two participants: `peer` is `to` going out, `from` coming in.
     public struct Signal: Sendable, Equatable {
@@ -141,7 +142,7 @@ public enum RoomMessage: Sendable, Equatable {
             let signal = Signal(
                 peer: peer, kind: kind, sdp: object["sdp"] as? String, candidate: object["candidate"] as? String,
                 mid: object["mid"] as? String)
-            if kind != .candidate, signal.sdp == nil {
+            if kind == .offer || kind == .answer, signal.sdp == nil {
                 throw Failure(description: "room: an \(kind.rawValue) without 'sdp'")
             }
             if kind == .candidate, signal.candidate == nil {

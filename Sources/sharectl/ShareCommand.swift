@@ -25,14 +25,23 @@ enum ShareCommand {
             throw Arguments.UsageError(description: "--simulcast and --no-simulcast contradict each other: give one")
         }
         var roomJanus: JanusTarget?
+        var room: JanusRoomPresence?
         if SecretArguments.wantsRoom(arguments) {
             // A room on Janus (`serve --sfu janus`) is published into like any Janus room, through
-            // the server's door to it, under the name given.
+            // the server's door to it, under the name given; the room's own socket carries the
+            // share's announcement and the viewers' reports, for the watchdog.
             if let invite = try SecretArguments.roomLink(arguments) {
                 do {
                     roomJanus = try await RoomSFU.janusTarget(
                         invite: invite, display: arguments.valueOrDefault("name"), loop: ProcessLoop.shared,
                         logger: logger)
+                    if roomJanus != nil {
+                        let presence = try JanusRoomPresence(
+                            invite: invite, name: arguments.valueOrDefault("name"), loop: ProcessLoop.shared,
+                            logger: logger)
+                        try await presence.start()
+                        room = presence
+                    }
                 } catch {
                     throw ShareFailure(description: "could not join the room: \(error)")
                 }
@@ -63,6 +72,7 @@ enum ShareCommand {
         var options = WHIPShareSession.Options(
             endpoint: endpoint, token: janus == nil ? try SecretArguments.whipToken(arguments) : nil)
         options.janus = janus
+        options.room = room
         options.simulcast = janus != nil ? !arguments.has("no-simulcast") : arguments.has("simulcast")
         options.iceInterfaces = arguments.values("ice-interface")
         if let codec = arguments.value("codec") {
@@ -179,9 +189,11 @@ enum ShareCommand {
             }
         } catch {
             await statusServer?.stop()
+            await room?.leave()
             throw ShareFailure(description: error.description)
         }
         await statusServer?.stop()
+        await room?.leave()
         if let capture {
             say(
                 "Capture: \(capture.realFrames) frames from the screen, \(capture.repeatedFrames) repeats of a still screen, "

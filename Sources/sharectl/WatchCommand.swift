@@ -24,7 +24,18 @@ enum WatchCommand {
         } catch {
             throw ShareFailure(description: "could not join the room: \(error)")
         }
-        if let target { return try await JanusWatchCommand.run(arguments, logger: logger, target: target) }
+        if let target {
+            // The room's own socket beside Janus: our reports of the screen, the sharer's repairs.
+            let room: JanusRoomPresence
+            do {
+                room = try JanusRoomPresence(
+                    invite: invite, name: arguments.valueOrDefault("name"), loop: ProcessLoop.shared, logger: logger)
+                try await room.start()
+            } catch {
+                throw ShareFailure(description: "could not join the room: \(error)")
+            }
+            return try await JanusWatchCommand.run(arguments, logger: logger, target: target, room: room)
+        }
         for option in ["janus-room", "pin", "publisher", "substream"] where arguments.value(option) != nil {
             throw Arguments.UsageError(
                 description:
@@ -46,9 +57,12 @@ enum WatchCommand {
 /// VideoRoom and prints what it decodes each second, until the duration, a signal, or Janus ends it.
 enum JanusWatchCommand {
     /// `target`: a room of `sharectl serve` on Janus (else `--janus` and `--janus-room` say where).
-    static func run(_ arguments: Arguments, logger: Logger, target room: JanusTarget? = nil) async throws {
-        let target = try room ?? ShareCommand.janusTarget(arguments, display: nil)!
+    static func run(
+        _ arguments: Arguments, logger: Logger, target roomTarget: JanusTarget? = nil, room: JanusRoomPresence? = nil
+    ) async throws {
+        let target = try roomTarget ?? ShareCommand.janusTarget(arguments, display: nil)!
         var options = JanusWatchSession.Options(target: target)
+        options.room = room
         options.publisher = arguments.value("publisher")
         if arguments.value("substream") != nil {
             let substream = try arguments.int("substream")
@@ -72,6 +86,7 @@ enum JanusWatchCommand {
         do {
             publisher = try await session.start()
         } catch {
+            await room?.leave()
             throw ShareFailure(description: "could not watch: \(error)")
         }
         say("Watching \(publisher).")
@@ -111,6 +126,7 @@ enum JanusWatchCommand {
             }
         }
         await session.stop()
+        await room?.leave()
         if let failure { throw ShareFailure(description: "the watch ended: \(failure)") }
         say("Stopped watching; left the Janus room.")
     }

@@ -21,6 +21,10 @@ import Testing
         #expect(offer == .signal(.init(peer: "p1", kind: .offer, sdp: "v=0")))
         let end = try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"candidate","candidate":"","mid":"0"}"#)
         #expect(end == .signal(.init(peer: "p1", kind: .candidate, candidate: "", mid: "0")))
+        // A Janus room's sharer asks for a fresh subscription: no SDP, no candidate.
+        let restart = try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"restart"}"#)
+        #expect(restart == .signal(.init(peer: "p1", kind: .restart)))
+        #expect(throws: RoomMessage.Failure.self) { try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"answer"}"#) }
         let share = try RoomMessage.parse(#"{"type":"share","from":"p1","on":false}"#)
         #expect(share == .share(from: "p1", on: false, mid: nil))
         let media = try RoomMessage.parse(
@@ -32,6 +36,15 @@ import Testing
                     .init(
                         from: "p2", screens: [.init(from: "p1", framesDecoded: 812, screenStalled: true)],
                         hearing: ["p1"], cameras: [.init(from: "p1", framesDecoded: 300)])))
+    }
+
+    /// A share in a room on Janus names its feed as the mid `janus:FEED`; other mids are no feed.
+    @Test func aJanusFeedIsReadFromItsMidAndNothingElseIs() {
+        #expect(JanusRoomPresence.mid(feed: 4_512_377_190) == "janus:4512377190")
+        #expect(JanusRoomPresence.feed(mid: JanusRoomPresence.mid(feed: 77)) == 77)
+        for mid in [nil, "2", "janus:", "janus:x1", "janus:-", "Janus:5", "janus: 5"] as [String?] {
+            #expect(JanusRoomPresence.feed(mid: mid) == nil, "\(mid ?? "nil")")
+        }
     }
 
     @Test(arguments: [

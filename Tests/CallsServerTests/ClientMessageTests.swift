@@ -18,6 +18,14 @@ import Testing
             return
         }
         #expect(to == "p1" && kind == .candidate)
+        // A Janus room's sharer asks a viewer to subscribe afresh: a signal with nothing else in it.
+        guard
+            case .signal("p2", .restart, _) = try ClientMessage.parse(#"{"type":"signal","to":"p2","kind":"restart"}"#)
+                .get()
+        else {
+            Issue.record("not a restart signal")
+            return
+        }
         guard case .share(let on, let mid, _) = try ClientMessage.parse(#"{"type":"share","on":true,"mid":"2"}"#).get()
         else {
             Issue.record("not a share")
@@ -36,7 +44,7 @@ import Testing
         (#"{"type":"signal","to":"p1","kind":"offer"}"#, #"the field "sdp" of signal offer is missing"#),
         (
             #"{"type":"signal","to":"p1","kind":"hello","sdp":"v=0"}"#,
-            #"the field "kind" of signal must be "offer", "answer" or "candidate""#
+            #"the field "kind" of signal must be "offer", "answer", "candidate" or "restart""#
         ),
         (#"{"type":"share","on":1}"#, #"the field "on" of share must be true or false"#),
         (#"{"type":"media","hearing":[1]}"#, #"the field "hearing" of media must be an array of participant ids"#),

@@ -367,23 +367,35 @@ def door_gate():
                        for what, reply in refusals))
 
 
-def wedge_gate():
-    name = "wedge"
+def ladder_steps(lines):
+    """Every step the sharer's watchdog took, by number: (t, action, subject)."""
+    steps = {}
+    for line in lines:
+        for step in (line.get("watchdog") or {}).get("recent") or []:
+            steps[step["number"]] = (step["t"], step["action"], step.get("subject"))
+    return [steps[n] for n in sorted(steps)]
+
+
+def wedge_gate(sticky=False):
+    name = "wedge-sticky" if sticky else "wedge"
+    prefix = "janusstick" if sticky else "januswedge"
     add_j0()
-    server = Server("januswedge", ["--sfu", "janus", "--janus-interface", "j0"], state=False)
+    server = Server(prefix, ["--sfu", "janus", "--janus-interface", "j0"], state=False)
     ann = gus = hal = None
+    length = 56 if sticky else 34
     try:
         link = server.start()
         serve_lines(server)
-        ann = Sharectl("januswedge", "Ann", ["share", "--room", link, "--source", "synthetic", "--size", "960x540",
-                                              "--duration", "40"], "share")
+        ann = Sharectl(prefix, "Ann", ["share", "--room", link, "--name", "Ann", "--source", "synthetic",
+                                       "--size", "960x540", "--duration", str(length + 6)], "share")
         time.sleep(2)
-        gus = Sharectl("januswedge", "Gus", ["watch", link, "--duration", "34"], "janusWatch", typing=True)
-        hal = Sharectl("januswedge", "Hal", ["watch", link, "--duration", "34"], "janusWatch")
+        gus = Sharectl(prefix, "Gus", ["watch", link, "--name", "Gus", "--duration", str(length)], "janusWatch",
+                       typing=True)
+        hal = Sharectl(prefix, "Hal", ["watch", link, "--name", "Hal", "--duration", str(length)], "janusWatch")
         time.sleep(8)
         fault_at = (gus.read() or [{}])[-1].get("t", 0)
-        gus.type("fault decoder-wedge")
-        codes = (gus.wait(timeout=60), hal.wait(timeout=60))
+        gus.type("fault decoder-wedge-sticky" if sticky else "fault decoder-wedge")
+        codes = (gus.wait(timeout=90), hal.wait(timeout=90))
         share_code = ann.wait(timeout=60)
     finally:
         stop_all(ann, gus, hal)
@@ -392,24 +404,46 @@ def wedge_gate():
     restarted = next((line for line in lines if line["video"].get("restarts", 0) >= 1), None)
     after = lines[-1]["video"]["framesDecoded"] - restarted["video"]["framesDecoded"] if restarted and lines else 0
     stalled = [line["t"] for line in lines if line["t"] > fault_at and line["video"]["fps"] == 0]
-    hal_fps = [line["video"]["fps"] for line in (hal.read() if hal else [])[2:]]
+    hal_lines = hal.read() if hal else []
+    hal_fps = [line["video"]["fps"] for line in hal_lines[2:]]
     said = "the decoder of the screen watched swallows every frame" in gus.tail(100000)
-    ok = (said and restarted is not None and restarted["t"] - fault_at <= 20 and after >= 60
-          and lines[-1]["video"]["restarts"] == 1 and hal_fps and min(hal_fps) >= 20 and codes == (0, 0)
-          and share_code == 0)
+    ann_lines = ann.read() if ann else []
+    steps = ladder_steps(ann_lines)
+    actions = [action for _, action, _ in steps]
+    notice = "Gus's view of your screen stalled — recovering"
+    noticed = any(notice in ((line.get("watchdog") or {}).get("notices") or []) for line in ann_lines)
+    gus_log = gus.tail(100000) if gus else ""
+    asked = "Ann asked for a fresh subscription to the screen" in gus_log
+    anew = "Ann shares the screen anew" in gus_log
+    hal_restarts = hal_lines[-1]["video"].get("restarts") if hal_lines else None
+    if sticky:
+        # Keyframes and a rebuild cannot mend it; the screen published anew ends it, for both.
+        ok = (said and noticed and "rebuild" in actions and "shareAgain" in actions and asked and anew
+              and after >= 60 and hal_restarts == 1 and hal_lines and hal_lines[-1]["video"]["fps"] >= 20
+              and codes == (0, 0) and share_code == 0)
+    else:
+        ok = (said and noticed and "rebuild" in actions and "shareAgain" not in actions and asked
+              and restarted is not None and restarted["t"] - fault_at <= 20 and after >= 60
+              and lines[-1]["video"]["restarts"] == 1 and hal_fps and min(hal_fps) >= 20 and hal_restarts == 0
+              and codes == (0, 0) and share_code == 0)
     record(name, ok,
-           f"fault typed at {fault_at:.1f} s (said: {said}); Gus's seconds without a frame after it "
-           f"{stalled[:1]}–{stalled[-1:]} ({len(stalled)}); restarted at "
+           f"fault typed at {fault_at:.1f} s (said: {said}); Ann's notice shown: {noticed}; Ann's steps "
+           + ", ".join(f"{action} {subject or ''} at {t:.1f}".replace("  ", " ") for t, action, subject in steps)
+           + f"; Gus's seconds without a frame after the fault {stalled[:1]}–{stalled[-1:]} ({len(stalled)}); "
+           f"asked to subscribe afresh: {asked}, followed a new feed: {anew}; first restart at "
            f"{restarted['t'] if restarted else None} s "
            f"({round(restarted['t'] - fault_at, 1) if restarted else None} s after the fault), "
            f"then {after} frames decoded, restarts at the end {lines[-1]['video'].get('restarts') if lines else None}, "
            f"PLIs sent {lines[-1]['video']['plisSent'] if lines else None}; Hal's fps after his first two seconds: "
-           f"least {min(hal_fps) if hal_fps else None} over {len(hal_fps)} s; exits watch {codes}, share {share_code}")
+           f"least {min(hal_fps) if hal_fps else None} over {len(hal_fps)} s, last "
+           f"{hal_lines[-1]['video']['fps'] if hal_lines else None}, restarts {hal_restarts}; "
+           f"exits watch {codes}, share {share_code}")
     if not ok:
-        print_tails(gus, hal)
+        print_tails(ann, gus, hal)
 
 
-GATES = [("door", door_gate), ("room", room_gate), ("wedge", wedge_gate), ("two-janus", two_janus)]
+GATES = [("door", door_gate), ("room", room_gate), ("wedge", wedge_gate),
+         ("wedge-sticky", lambda: wedge_gate(sticky=True)), ("two-janus", two_janus)]
 
 
 def main():

@@ -31,6 +31,8 @@ extension CallSession {
     }
 
     func handle(_ signal: RoomMessage.Signal) async {
+        // A Janus room's request to subscribe afresh: a mesh has no subscriptions.
+        guard signal.kind != .restart else { return }
         var known = participants[signal.peer]
         if let old = known, signal.kind == .offer,
             RoomCallRules.comesFromNewConnection(
@@ -82,6 +84,8 @@ extension CallSession {
             } catch {
                 logger.debug("a candidate of \(participant.name) was skipped: \(error)")
             }
+            return
+        case .restart:
             return
         }
         let screenWanted = await needsScreenOffer(participant)

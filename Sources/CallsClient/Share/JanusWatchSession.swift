@@ -13,6 +13,12 @@ import WebRTCTransport
 /// afresh (`SubscriptionRecoveryRule`: a new handle, connection and decoder); the counts go on
 /// across subscriptions.
 ///
+/// In a room of `sharectl serve --sfu janus` (`Options.room`) whose sharer announced the feed
+/// watched, the sharer's watchdog leads instead, as in a mesh: the watch reports what it decodes
+/// of that screen once a second (stalled after 4 s without a new frame), subscribes afresh when
+/// the sharer asks (its rebuild), and follows the screen to its new feed when the sharer
+/// publishes it anew (its share again).
+///
 /// An actor for its control state; packets and decoding run on the peer connection's threads.
 public actor JanusWatchSession {
     public struct Options: Sendable {
@@ -28,6 +34,8 @@ public actor JanusWatchSession {
         /// Interfaces or addresses to offer host candidates on besides 127.0.0.1.
         public var iceInterfaces: [String] = []
         public var connectTimeout: Duration = .seconds(20)
+        /// The room's own socket, in a room of `sharectl serve --sfu janus`.
+        public var room: JanusRoomPresence?
 
         public init(target: JanusTarget) { self.target = target }
     }
@@ -53,6 +61,13 @@ public actor JanusWatchSession {
     private var wedge: (on: Bool, sticky: Bool) = (false, false)
     /// Why a restart of the subscription failed (the watch then ends).
     private var restartFailure: String?
+    /// Subscriptions started afresh, for whatever reason.
+    private var restartCount = 0
+    /// The feed watched, and who in the room announced it (its sharer leads the repair).
+    private var feed: Int?
+    private var sharer: String?
+    /// The view's movement, for the stall in our reports.
+    private var view = ViewTracker()
 
     struct Carried {
         var frames = 0, keyframes = 0, bytes = 0, packets = 0, lost = 0, nacks = 0, plis = 0, audioFrames = 0
@@ -77,11 +92,12 @@ public actor JanusWatchSession {
     }
 
     /// A subscription: a handle, its offer answered, the connection up.
-    private func subscribe() async throws -> String {
+    private func subscribe(feed wanted: Int? = nil) async throws -> String {
         let subscriber = try JanusSubscriber(target: options.target, loop: loop, logger: logger)
         self.subscriber = subscriber
         let offer = try await subscriber.subscribe(
-            display: options.publisher, wait: options.waitForPublisher, substream: options.substream)
+            display: wanted == nil ? options.publisher : nil, feed: wanted, wait: options.waitForPublisher,
+            substream: options.substream)
         var configuration = PeerConnection.Configuration(
             loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
         configuration.iceOptions = []  // the answer carries every candidate
@@ -110,14 +126,19 @@ public actor JanusWatchSession {
             throw error
         }
         let publisher = await subscriber.publisher
+        feed = publisher?.id
+        if let feed, let room = options.room { sharer = await room.sharer(ofFeed: feed)?.id }
         return publisher.map { $0.display ?? String($0.id) } ?? "?"
     }
 
-    /// The subscription's restarts so far (`SubscriptionRecoveryRule`).
-    public var restarts: Int { recovery.restarts }
+    /// The subscription's restarts so far.
+    public var restarts: Int { restartCount }
 
-    /// Starts the subscription afresh, its counts carried over; a failure ends the watch.
-    private func restart() async {
+    /// Starts the subscription afresh (to `newFeed`, when the sharer published anew), its counts
+    /// carried over; a failure ends the watch.
+    private func restart(feed newFeed: Int? = nil) async {
+        restartCount += 1
+        let oldFeed = feed
         if let connection, let received = await connection.statistics().transceiver(.video)?.received {
             carried.frames += received.framesDecoded
             carried.keyframes += received.keyframesDecoded
@@ -136,10 +157,13 @@ public actor JanusWatchSession {
         connection = nil
         if wedge.on, !wedge.sticky { wedge = (false, false) }
         do {
-            _ = try await subscribe()
+            _ = try await subscribe(feed: newFeed)
+            // A sticky wedge holds across subscriptions to the same feed; a new feed (the screen
+            // shared anew) is a new decoder for a new stream.
+            if wedge.sticky, feed != oldFeed { wedge = (false, false) }
             layers = options.substream == nil ? SubscriberLayerRule() : nil
             if wedge.on { await applyWedge() }
-            logger.notice("watch: the subscription was started afresh (restart \(recovery.restarts))")
+            logger.notice("watch: the subscription was started afresh (restart \(restartCount))")
         } catch {
             restartFailure = "starting the subscription afresh failed: \(error)"
         }
@@ -163,9 +187,11 @@ public actor JanusWatchSession {
         }
     }
 
-    /// Why the watch cannot go on: the connection failed, or Janus ended the subscription.
+    /// Why the watch cannot go on: the connection failed, or Janus ended the subscription (in a
+    /// room, only a restart that failed ends it).
     public func endReason() async -> String? {
         if let restartFailure { return restartFailure }
+        if options.room != nil { return nil }
         if let connection, case .failed(let reason) = connection.state { return reason }
         return await subscriber?.ended()
     }
@@ -211,22 +237,57 @@ public actor JanusWatchSession {
                 }
                 restartNow = recovery.update(
                     nowMicros: now, packets: packets - previous.packets, framesDecoded: frames - previous.frames)
+                view.update(frames: frames, now: .now, elapsed: elapsed)
             }
             previous = (t, frames, bytes, packets, lost)
         }
         line.video.layer = layers?.layer ?? options.substream
-        line.video.restarts = recovery.restarts
+        var reason: String?
+        if restartNow {
+            reason =
+                "frames arrive and none has decoded for \(SubscriptionRecoveryRule.stallMicros / 1_000_000) s; starting the subscription afresh"
+        }
+        var newFeed: Int?
+        if let room = options.room {
+            (reason, newFeed) = await followRoom(room, frames: line.video.framesDecoded, ownReason: reason)
+        }
+        line.video.restarts = restartCount + (reason == nil ? 0 : 1)
         if let audio = statistics.transceiver(.audio)?.received {
             line.audio.framesDecoded = carried.audioFrames + audio.audioFramesDecoded
             line.audio.levelDbfs = audio.audioLevelDbfs.map { ($0 * 10).rounded() / 10 }
         }
-        if restartNow {
-            logger.notice(
-                "watch: frames arrive and none has decoded for \(SubscriptionRecoveryRule.stallMicros / 1_000_000) s; starting the subscription afresh"
-            )
-            await restart()
+        if let reason {
+            logger.notice("watch: \(reason)")
+            await restart(feed: newFeed)
         }
         return line
+    }
+
+    /// In a room on Janus: the report of what we decode of the sharer's screen, and whether to
+    /// subscribe afresh (the reason, and the feed to subscribe to). A screen whose sharer is in the
+    /// room is repaired by that sharer's watchdog, so our own rule's restart is left out.
+    private func followRoom(_ room: JanusRoomPresence, frames: Int, ownReason: String?) async -> (String?, Int?) {
+        if let connection, case .failed(let why) = connection.state {
+            return ("the connection failed (\(why)); subscribing again", nil)
+        }
+        if sharer == nil, let feed { sharer = await room.sharer(ofFeed: feed)?.id }
+        let asked = await room.takeRestartRequests()
+        guard let sharer, let person = await room.others.first(where: { $0.id == sharer }) else {
+            if let ended = await subscriber?.ended() {
+                return ("Janus ended the subscription (\(ended)); subscribing again", nil)
+            }
+            return (ownReason, nil)
+        }
+        let stalled = view.stalled(now: .now)
+        await room.report(.init(screens: [.init(from: sharer, framesDecoded: frames, screenStalled: stalled)]))
+        if let now = person.feed, now != feed {
+            return ("\(person.name) shares the screen anew (feed \(now)); subscribing to it", now)
+        }
+        if asked.contains(sharer) { return ("\(person.name) asked for a fresh subscription to the screen", nil) }
+        if let ended = await subscriber?.ended() {
+            return ("Janus ended the subscription (\(ended)); subscribing again", person.feed)
+        }
+        return (nil, nil)
     }
 
     /// Asks Janus for `layer`; a refusal is logged, and the rule's choice stands for the next try.

@@ -26,6 +26,10 @@ public actor WHIPShareSession {
         public var token: String?
         /// Publish into this Janus VideoRoom instead of the WHIP endpoint.
         public var janus: JanusTarget?
+        /// In a room of `sharectl serve --sfu janus`: the room's own socket, where the screen is
+        /// announced and the viewers' reports come in. The watchdog's rebuild then asks that viewer
+        /// to subscribe afresh, and its share again publishes the screen anew from the same capture.
+        public var room: JanusRoomPresence?
         /// Send the screen as three simulcast layers (full, half and a quarter of the size), each
         /// with its own encoder, SSRC and RTX; an endpoint whose answer does not take them gets one.
         public var simulcast = false
@@ -85,6 +89,12 @@ public actor WHIPShareSession {
     private let options: Options
     private let logger: Logger
     private var running: Running?
+    /// The screen capture, made once for the session; each publish takes a branch of it, so a
+    /// share again does not stop the capture.
+    private var screen: (source: SupervisedSource, fanout: FrameFanOut<SupervisedSource>)?
+    /// Publishing anew (the watchdog's share again): the connection counts as up meanwhile.
+    private var republishing = false
+    private var link: ShareWatchdogLink?
     private var previousVideoBytes = 0
     private var previousLayerBytes: [String: Int] = [:]
     /// Each layer's frames encoded and sent at the last sample: the screen's own figures are the
@@ -156,14 +166,52 @@ public actor WHIPShareSession {
     /// Connects and starts sending. Throws a one-line reason when the share cannot start; anything
     /// started by then is taken down again.
     public func start() async throws {
-        running = try await connect(loop: loop)
-        if options.watchdog, let running, let screen = running.screen {
+        let running = try await connect(loop: loop)
+        self.running = running
+        await announce(running)
+        if options.watchdog, let screen = running.screen {
             let link = ShareWatchdogLink(
-                connection: running.connection, video: running.video, source: screen, logger: logger)
+                connection: running.connection, video: running.video, source: screen, room: options.room,
+                logger: logger)
+            if options.room != nil {
+                link.setShareAgain { [weak self] in try await self?.publishAgain() }
+            }
+            self.link = link
             let dog = ScreenWatchdog(probe: link, effector: link, logger: logger, origin: .now)
             watchdog = dog
             watchdogTask = Task { try? await dog.run() }
         }
+    }
+
+    /// Tells the room (on Janus) which feed our screen is.
+    private func announce(_ running: Running) async {
+        guard let room = options.room, case .janus(let publisher) = running.signalling else { return }
+        await room.announce(feed: await publisher.publisherID)
+    }
+
+    /// The watchdog's share again in a room on Janus: the publisher leaves, and the screen is
+    /// published anew from the same capture (a new feed; every viewer subscribes to it afresh).
+    func publishAgain() async throws {
+        guard let old = running, case .janus = old.signalling, screen != nil else {
+            throw Failure(description: "only a share into a room on Janus can publish again")
+        }
+        logger.notice("sharing again: publishing the screen afresh from the same capture")
+        republishing = true
+        defer { republishing = false }
+        await options.room?.announce(feed: nil)
+        running = nil
+        await old.connection.stopSending()
+        await old.signalling.stop()
+        await old.connection.close()
+        let fresh = try await connect(loop: loop)
+        running = fresh
+        previousVideoBytes = 0
+        previousLayerBytes = [:]
+        previousLayerFrames = [:]
+        previousCameraBytes = 0
+        previousAudioBytes = 0
+        link?.use(connection: fresh.connection, video: fresh.video)
+        await announce(fresh)
     }
 
     private var watchdog: ScreenWatchdog<ContinuousClock>?
@@ -340,15 +388,20 @@ public actor WHIPShareSession {
         } catch {
             throw Failure(description: "\(signalling.label): \(error)")
         }
-        // Sources are attached now and start once DTLS-SRTP is up.
-        let screen: SupervisedSource? =
-            options.screen
-            ? SupervisedSource(
+        // Sources are attached now and start once DTLS-SRTP is up. The screen is made once and
+        // each publish takes a branch of it; in a room on Janus it runs from the first publish to
+        // the session's end, so a share again keeps it.
+        if options.screen, self.screen == nil {
+            let source = SupervisedSource(
                 options.videoSource
                     ?? SyntheticScreenSource(
                         width: options.width, height: options.height, framesPerSecond: options.framesPerSecond))
-            : nil
-        let source = screen ?? options.camera
+            let fanout = FrameFanOut(source, running: options.room != nil ? .betweenStartAndStop : .whileBranchesRun)
+            fanout.start()
+            self.screen = (source, fanout)
+        }
+        let screen = self.screen?.source
+        let source = self.screen.map { $0.fanout.branch() } ?? options.camera
         if video.negotiated?.direction.sends == true, let source {
             // A screen goes out under its send policy; a camera alone is a camera (640-ish, 1280 at most).
             try await connection.attachVideoSource(
@@ -387,7 +440,12 @@ public actor WHIPShareSession {
     /// The figures of the moment; `previous` turns counts into rates.
     public func stats(previous: ShareStats?) async -> ShareStats {
         var stats = ShareStats()
-        guard let running else { return stats }
+        guard let running else {
+            // Between two publishes (share again): the last figures stand; the new one connects.
+            guard republishing, var last = previous else { return stats }
+            last.connection.state = "connecting"
+            return last
+        }
         let figures = await running.connection.statistics()
         let now = Clocks.monotonicMicros()
         stats.t = Double(now - running.startedMicros) / 1_000_000
@@ -402,9 +460,7 @@ public actor WHIPShareSession {
             stats.video.encoder = encoder
             stats.video.width = sent.width
             stats.video.height = sent.height
-            stats.video.framesCaptured =
-                (running.source as? any FrameCountingSource)?.frameCount
-                ?? options.cameraFrameCount?() ?? 0
+            stats.video.framesCaptured = running.screen?.frameCount ?? options.cameraFrameCount?() ?? 0
             stats.video.framesEncoded = sent.framesEncoded
             stats.video.framesSent = sent.framesSent
             stats.video.keyframes = sent.keyframesEncoded
@@ -537,7 +593,7 @@ public actor WHIPShareSession {
     }
 
     /// True while the connection is up (it fails when consent is lost or DTLS closes).
-    public var isConnected: Bool { running?.connection.state == .connected }
+    public var isConnected: Bool { republishing || running?.connection.state == .connected }
     public var connectionState: String { running?.connection.state.description ?? "closed" }
 
     /// Stops media, ends the WHIP session with DELETE and closes the connection.
@@ -545,10 +601,13 @@ public actor WHIPShareSession {
         watchdogTask?.cancel()
         await watchdogTask?.value
         watchdogTask = nil
-        guard let running else { return }
-        self.running = nil
-        await running.connection.stopSending()
-        await running.signalling.stop()
-        await running.connection.close()
+        if let running {
+            self.running = nil
+            await running.connection.stopSending()
+            await running.signalling.stop()
+            await running.connection.close()
+        }
+        screen?.fanout.stop()
+        screen = nil
     }
 }

@@ -125,21 +125,23 @@ public actor JanusSubscriber {
         return await session.ended(handle: handle)
     }
 
-    /// Waits up to `wait` for a publisher in the room (named `display`, if given), subscribes to
-    /// it and returns Janus's offer. On a failure the session is destroyed again.
-    /// `substream` picks a simulcast publisher's layer (0 the smallest; nil: the largest).
-    public func subscribe(display: String? = nil, wait: Duration = .seconds(30), substream: Int? = nil)
-        async throws(Failure) -> String
-    {
+    /// Waits up to `wait` for a publisher in the room (named `display`, or with the id `feed`, if
+    /// given), subscribes to it and returns Janus's offer. On a failure the session is destroyed
+    /// again. `substream` picks a simulcast publisher's layer (0 the smallest; nil: the largest).
+    public func subscribe(
+        display: String? = nil, feed: Int? = nil, wait: Duration = .seconds(30), substream: Int? = nil
+    ) async throws(Failure) -> String {
         do {
-            return try await findAndSubscribe(display: display, wait: wait, substream: substream)
+            return try await findAndSubscribe(display: display, feed: feed, wait: wait, substream: substream)
         } catch {
             await session.close()
             throw error
         }
     }
 
-    private func findAndSubscribe(display: String?, wait: Duration, substream: Int?) async throws(Failure) -> String {
+    private func findAndSubscribe(display: String?, feed: Int?, wait: Duration, substream: Int?)
+        async throws(Failure) -> String
+    {
         let place = "Janus at \(redactedURL(target.url))"
         try await session.open()
         let handle = try await session.attach()
@@ -149,12 +151,15 @@ public actor JanusSubscriber {
         while found == nil {
             let listed = try await session.send(
                 .listParticipants(room: target.room), on: handle, what: "listing room \(target.room)")
-            found = Self.publishers(in: listed).first { display == nil || $0.display == display }
+            found = Self.publishers(in: listed).first {
+                (display == nil || $0.display == display) && (feed == nil || $0.id == feed)
+            }
             if found == nil {
                 guard ContinuousClock.now < deadline else {
                     throw Failure(
                         description: "\(place): room \(target.room) has no publisher"
-                            + "\(display.map { " named '\($0)'" } ?? "") after \(wait.secondsText)")
+                            + "\(display.map { " named '\($0)'" } ?? "")\(feed.map { " with the id \($0)" } ?? "") "
+                            + "after \(wait.secondsText)")
                 }
                 do { try await Task.sleep(for: .milliseconds(500)) } catch {
                     throw Failure(description: "\(place): cancelled while waiting for a publisher")
