@@ -353,7 +353,9 @@ enum CommandTables {
     static let scenario = CommandDescription(
         "scenario",
         summary: "check fault scenario files (Scenarios/*.json), or run one and judge its expectations",
-        synopsis: ["check FILE...", "run FILE [--out DIR] [--param NAME=VALUE]..."],
+        synopsis: [
+            "check FILE...", "run FILE [--out DIR] [--param NAME=VALUE]... [--sfu janus [--janus-interface IF]]"
+        ],
         arguments: [.words(["check", "run"]), .file],
         options: [
             .value(
@@ -361,7 +363,13 @@ enum CommandTables {
                 "run: where each process's log, --stats-json and the timeline go (default: a new temporary folder)"),
             .value(
                 "param", "NAME=VALUE", repeatable: true,
-                "run: set a scenario parameter (several: NAME=VALUE,NAME=VALUE)")
+                "run: set a scenario parameter (several: NAME=VALUE,NAME=VALUE)"),
+            .value(
+                "sfu", "mesh|janus",
+                "run: the room's media on Janus (serve --sfu janus) or a mesh, whatever the file says"),
+            .value(
+                "janus-interface", "IF", completion: .none,
+                "run: the interface Janus and the participants gather on (Janus ignores loopback)")
         ],
         notes: ["run exits 1 when an expectation failed. A scenario that shapes the link needs root."])
 }

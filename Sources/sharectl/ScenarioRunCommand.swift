@@ -59,12 +59,20 @@ enum ScenarioRunCommand {
         )
         say("Run directory: \(directory) (each process's log and --stats-json, timeline.txt)")
 
-        let setup = ScenarioRunner.Setup(
+        var setup = ScenarioRunner.Setup(
             executable: executablePath(), directory: directory, mayShapeLink: inNamespace || shapesLink)
+        if let sfu = arguments.value("sfu") {
+            guard sfu == "mesh" || sfu == "janus" else {
+                throw Arguments.UsageError(description: "--sfu wants mesh or janus, not '\(sfu)'")
+            }
+            setup.sfu = sfu
+        }
+        setup.janusInterface = arguments.value("janus-interface")
+        let chosen = setup
         signal(SIGPIPE, SIG_IGN)
         let outcome = await onThread {
             let stop = StopSignal()
-            let runner = ScenarioRunner(scenario: scenario, setup: setup, stopRequested: { stop.requested })
+            let runner = ScenarioRunner(scenario: scenario, setup: chosen, stopRequested: { stop.requested })
             return runner.run()
         }
 

@@ -24,7 +24,9 @@ import Testing
         // A Janus room's sharer asks for a fresh subscription: no SDP, no candidate.
         let restart = try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"restart"}"#)
         #expect(restart == .signal(.init(peer: "p1", kind: .restart)))
-        #expect(throws: RoomMessage.Failure.self) { try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"answer"}"#) }
+        #expect(throws: RoomMessage.Failure.self) {
+            try RoomMessage.parse(#"{"type":"signal","from":"p1","kind":"answer"}"#)
+        }
         let share = try RoomMessage.parse(#"{"type":"share","from":"p1","on":false}"#)
         #expect(share == .share(from: "p1", on: false, mid: nil))
         let media = try RoomMessage.parse(

@@ -38,25 +38,40 @@ line is "N passed, N failed".
   loss-10         10 % of every UDP datagram lost at random on loopback from the start: NACK and
                   RTX keep the view at 10 fps or more, never still over 4 s, and the ladder below
                   rebuild.
+  wedge@janus     wedge.json with the room on Janus (`scenario run --sfu janus`: `serve --sfu
+                  janus` starts a Janus of its own, gathering on j0's 127.0.0.2, as in janus_room):
+                  the viewer reports the stall over the room's socket, the sharer's ladder says the
+                  notice and asks the viewer to subscribe afresh (its rebuild), the view is restored,
+                  no share again. The same expectations as the mesh.
+  wedge-sticky@janus   wedge-sticky.json on Janus: the fresh subscription wedges too, and the
+                  sharer's share again (the screen published anew into the VideoRoom from the same
+                  capture) restores the view, or it gives up with the notice.
 """
 import os
 import subprocess
 import sys
+
+from lib.janus import add_j0
 
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.suite import choose, finish, record, run_gates
 
 GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser",
          "wedge-browser-sharer", "wedge-browser-sharer-sticky", "wedge-shared", "encoder-stall-shared", "reshare",
-         "loss-10"]
+         "loss-10", "wedge@janus", "wedge-sticky@janus"]
 
 
 def run(name):
     out = os.path.join(WORK, f"scenario-{name}")
     log = os.path.join(WORK, f"scenario-{name}.log")
+    file, _, sfu = name.partition("@")
+    extra = []
+    if sfu == "janus":
+        add_j0()
+        extra = ["--sfu", "janus", "--janus-interface", "j0"]
     try:
         with open(log, "w") as sink:
-            code = subprocess.run([SHARECTL, "scenario", "run", f"Scenarios/{name}.json", "--out", out],
+            code = subprocess.run([SHARECTL, "scenario", "run", f"Scenarios/{file}.json", "--out", out, *extra],
                                   stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT, timeout=180).returncode
     except subprocess.TimeoutExpired:
         record(name, False, f"the runner did not end within 180 s (see {log})")

@@ -29,6 +29,9 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var browser: Bool
         public var sharers: [Sharer]
         public var viewers: [Viewer]
+        /// Where the room's media goes: `mesh`, or `janus` (`serve --sfu janus`: a Janus VideoRoom
+        /// behind the room server).
+        public var sfu: String = "mesh"
     }
 
     public struct Sharer: Codable, Sendable, Equatable {

@@ -106,7 +106,8 @@ public enum ScenarioParser {
 
         // What to start.
         let startObject = try reader.object(root["start"], "start")
-        try reader.only(startObject, "start", ["server", "browser", "sharers", "viewers"])
+        try reader.only(startObject, "start", ["server", "browser", "sharers", "viewers", "sfu"])
+        let sfu = try reader.choice(startObject["sfu"], "start.sfu", ["mesh", "janus"], default: "mesh")
         let server = try startObject["server"].map { try reader.bool($0, "start.server") } ?? false
         let browser = try startObject["browser"].map { try reader.bool($0, "start.browser") } ?? false
         var sharers: [Scenario.Sharer] = []
@@ -175,7 +176,8 @@ public enum ScenarioParser {
             throw reader.error(
                 index < sharers.count ? "start.sharers" : "start.viewers", "the name '\(person)' is used twice")
         }
-        let start = Scenario.Start(server: server, browser: browser, sharers: sharers, viewers: viewers)
+        var start = Scenario.Start(server: server, browser: browser, sharers: sharers, viewers: viewers)
+        start.sfu = sfu
         let sharerNames = sharers.map(\.name), viewerNames = viewers.map(\.name)
 
         // Faults.

@@ -131,7 +131,7 @@ final class StatsFollower {
 
     init(path: String) { self.path = path }
 
-    func newLines() -> [CallStatsLine] {
+    func newLines<Line: Decodable>(as kind: Line.Type) -> [Line] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
         do {
@@ -147,12 +147,12 @@ final class StatsFollower {
         } catch {
             return []
         }
-        var lines: [CallStatsLine] = []
+        var lines: [Line] = []
         while let newline = partial.firstIndex(of: 0x0A) {
             let line = partial[partial.startIndex..<newline]
             partial.removeSubrange(partial.startIndex...newline)
             do {
-                lines.append(try StatsLineJSON.decode(CallStatsLine.self, from: line))
+                lines.append(try StatsLineJSON.decode(Line.self, from: line))
             } catch {
                 unread += 1
                 if firstUnread == nil { firstUnread = "\(error)" }

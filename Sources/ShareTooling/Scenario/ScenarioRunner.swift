@@ -15,6 +15,11 @@ package final class ScenarioRunner {
         var chromium = "chromium"
         /// Shape the link (tc, nft) on `lo`: only inside a network namespace of our own.
         var mayShapeLink = false
+        /// `janus`: the room runs on Janus whatever the file says (`scenario run --sfu janus`);
+        /// nil: as the file says.
+        package var sfu: String?
+        /// The interface Janus and the participants gather on (Janus ignores loopback).
+        package var janusInterface: String?
 
         package init(executable: String, directory: String, chromium: String = "chromium", mayShapeLink: Bool = false) {
             self.executable = executable
@@ -50,6 +55,8 @@ package final class ScenarioRunner {
     enum Role { case sharer, viewer }
 
     package init(scenario: Scenario, setup: Setup, stopRequested: @escaping () -> Bool) {
+        var scenario = scenario
+        if let sfu = setup.sfu { scenario.start.sfu = sfu }
         self.scenario = scenario
         self.setup = setup
         self.stopRequested = stopRequested
@@ -88,13 +95,24 @@ package final class ScenarioRunner {
 
     private func startEverything() throws {
         var invite: String?
+        if onJanus,
+            scenario.start.sharers.contains(where: { $0.kind == "browser" })
+                || scenario.start.viewers.contains(where: { $0.kind != "builtin" })
+        {
+            throw Failure(description: "a scenario on Janus runs sharectl participants only (no browser yet)")
+        }
         if scenario.start.server {
             let port = try Self.freePort()
-            let server = try launch(
-                "server", setup.executable,
-                ["serve", "--listen", "127.0.0.1:\(port)", "--room", scenario.name], stats: nil)
+            var arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--room", scenario.name]
+            if onJanus {
+                arguments += ["--sfu", "janus"]
+                if let interface = setup.janusInterface { arguments += ["--janus-interface", interface] }
+            }
+            let server = try launch("server", setup.executable, arguments, stats: nil)
             invite = try waitForInvite(server)
-            event("room server on port \(port): \(redactedURL(invite!))")
+            event(
+                "room server on port \(port)\(onJanus ? ", its media on a Janus of its own" : ""): \(redactedURL(invite!))"
+            )
         }
         guard let invite else { throw Failure(description: "a scenario without \"server\": true has nowhere to meet") }
         for sharer in scenario.start.sharers where sharer.kind == "browser" {
@@ -120,6 +138,7 @@ package final class ScenarioRunner {
                 "--source", sharer.source
             ]
             if sharer.source.hasPrefix("portal") { arguments.append("--unattended") }
+            arguments += iceArguments
             if !sharer.simulcast { arguments.append("--no-simulcast") }
             if let camera = cameraArgument(for: sharer) { arguments += ["--camera", camera] }
             _ = try launch(sharer.name, setup.executable, arguments, room: invite, stats: .sharer)
@@ -128,11 +147,20 @@ package final class ScenarioRunner {
             switch viewer.kind {
             case "builtin":
                 _ = try launch(
-                    viewer.name, setup.executable, ["watch", "--name", viewer.name], room: invite, stats: .viewer)
+                    viewer.name, setup.executable, ["watch", "--name", viewer.name] + iceArguments, room: invite,
+                    stats: .viewer)
             default:
                 try startBrowser(viewer.name, invite: invite)
             }
         }
+    }
+
+    private var onJanus: Bool { scenario.start.sfu == "janus" }
+
+    /// On Janus: the participants offer candidates where Janus gathers too.
+    private var iceArguments: [String] {
+        guard onJanus, let interface = setup.janusInterface else { return [] }
+        return ["--ice-interface", interface]
     }
 
     /// `room`, the invite link with its token, goes to the child as SHARECTL_ROOM_URL: not on its
@@ -442,10 +470,22 @@ package final class ScenarioRunner {
         let t = now
         for (name, role, follower) in stats {
             let unreadBefore = follower.unread
-            for line in follower.newLines() {
-                switch role {
-                case .viewer: readViewer(name, line, t: t)
-                case .sharer: readSharer(name, line, t: t)
+            switch (role, onJanus) {
+            case (.viewer, false):
+                for line in follower.newLines(as: CallStatsLine.self) { readViewer(name, line, t: t) }
+            case (.sharer, false):
+                for line in follower.newLines(as: CallStatsLine.self) { readSharer(name, line, t: t) }
+            case (.viewer, true):
+                for line in follower.newLines(as: JanusWatchStatsLine.self) {
+                    // A watch in a room on Janus follows the one publisher it subscribed to.
+                    let sample = ScenarioRecord.ViewSample(
+                        t: t, framesDecoded: line.video.framesDecoded, width: line.video.width,
+                        height: line.video.height)
+                    addScreen(viewer: name, sharer: line.publisher, sample)
+                }
+            case (.sharer, true):
+                for line in follower.newLines(as: ShareStatsLine.self) {
+                    if let watchdog = line.watchdog { readWatchdog(name, watchdog, names: participantNames, t: t) }
                 }
             }
             if unreadBefore == 0, follower.unread > 0 {
