@@ -180,7 +180,9 @@ enum ShareCommand {
             monitor = made
         }
         let watched = monitor
-        let user = UserRequests().takeStopSignals().readStandardInput()
+        // In a room on Janus, SIGUSR1 takes the screen out of the room and puts it back.
+        let requests = UserRequests().takeStopSignals()
+        let user = (room != nil ? requests.takeToggleSignal() : requests).readStandardInput()
         let output = statsFile.map(StatsOutput.init)
         let ending: ShareController.Ending
         do {

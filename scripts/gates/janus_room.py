@@ -27,22 +27,14 @@ gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candi
              layer rule, layerrule.js) ends asking for a smaller layer than the top, and decodes
              at least 10 fps there at a width under 1280. The share exits 0; once the server stops, the Janus it started has
              exited and its private folder is gone.
-  wedge-sticky  a room on the server's own Janus: Ann shares, Gus and Hal watch, each on the
-             room's own socket beside Janus. 8 s in, Gus's decoder is wedged, and every new one of
-             his for the same feed (`fault decoder-wedge-sticky` on his standard input). He reports
-             the stall over the room's socket; Ann's watchdog shows "Gus's view of your screen
-             stalled — recovering", sends keyframes, then rebuilds for him (he is asked to
-             subscribe afresh, and does: no help), then shares again: the screen is published
-             anew from the same capture, and both viewers follow it to its new feed. Gus decodes
-             at least 60 frames after, Hal's subscription restarts once and ends at 20 fps or
-             more; the watches and the share exit 0. (The one-time wedge on Janus is the
-             scenarios suite's wedge@janus.)
   two-janus  two Janus instances started by the gate; `serve --sfu janus --janus WS1 --janus WS2`
              with rooms "two-a" and "two-b": the rooms land on different instances (the server's
              own lines, and each Janus's own `list`). Ann shares into two-b for 12 s and a `watch`
              decodes at least 60 frames of it through the instance two-b is on, where Janus lists
              Ann as the room's publisher while the other instance has none. Once the server stops,
              neither Janus lists a room of it.
+The sharer's watchdog in such a room (its ladder on the viewers' reports over the room's socket,
+share off and on) is judged by the scenarios suite: wedge@janus, wedge-sticky@janus, reshare@janus.
 """
 import asyncio
 import hashlib
@@ -369,83 +361,7 @@ def door_gate():
                        for what, reply in refusals))
 
 
-def ladder_steps(lines):
-    """Every step the sharer's watchdog took, by number: (t, action, subject)."""
-    steps = {}
-    for line in lines:
-        for step in (line.get("watchdog") or {}).get("recent") or []:
-            steps[step["number"]] = (step["t"], step["action"], step.get("subject"))
-    return [steps[n] for n in sorted(steps)]
-
-
-def wedge_gate(sticky=False):
-    name = "wedge-sticky" if sticky else "wedge"
-    prefix = "janusstick" if sticky else "januswedge"
-    add_j0()
-    server = Server(prefix, ["--sfu", "janus", "--janus-interface", "j0"], state=False)
-    ann = gus = hal = None
-    length = 48 if sticky else 34
-    try:
-        link = server.start()
-        serve_lines(server)
-        ann = Sharectl(prefix, "Ann", ["share", "--room", link, "--name", "Ann", "--source", "synthetic",
-                                       "--size", "960x540", "--duration", str(length + 6)], "share")
-        time.sleep(2)
-        gus = Sharectl(prefix, "Gus", ["watch", link, "--name", "Gus", "--duration", str(length)], "janusWatch",
-                       typing=True)
-        hal = Sharectl(prefix, "Hal", ["watch", link, "--name", "Hal", "--duration", str(length)], "janusWatch")
-        time.sleep(8)
-        fault_at = (gus.read() or [{}])[-1].get("t", 0)
-        gus.type("fault decoder-wedge-sticky" if sticky else "fault decoder-wedge")
-        codes = (gus.wait(timeout=90), hal.wait(timeout=90))
-        share_code = ann.wait(timeout=60)
-    finally:
-        stop_all(ann, gus, hal)
-        server.stop()
-    lines = gus.read() if gus else []
-    restarted = next((line for line in lines if line["video"].get("restarts", 0) >= 1), None)
-    after = lines[-1]["video"]["framesDecoded"] - restarted["video"]["framesDecoded"] if restarted and lines else 0
-    stalled = [line["t"] for line in lines if line["t"] > fault_at and line["video"]["fps"] == 0]
-    hal_lines = hal.read() if hal else []
-    hal_fps = [line["video"]["fps"] for line in hal_lines[2:]]
-    said = "the decoder of the screen watched swallows every frame" in gus.tail(100000)
-    ann_lines = ann.read() if ann else []
-    steps = ladder_steps(ann_lines)
-    actions = [action for _, action, _ in steps]
-    notice = "Gus's view of your screen stalled — recovering"
-    noticed = any(notice in ((line.get("watchdog") or {}).get("notices") or []) for line in ann_lines)
-    gus_log = gus.tail(100000) if gus else ""
-    asked = "Ann asked for a fresh subscription to the screen" in gus_log
-    anew = "Ann shares the screen anew" in gus_log
-    hal_restarts = hal_lines[-1]["video"].get("restarts") if hal_lines else None
-    if sticky:
-        # Keyframes and a rebuild cannot mend it; the screen published anew ends it, for both.
-        ok = (said and noticed and "rebuild" in actions and "shareAgain" in actions and asked and anew
-              and after >= 60 and hal_restarts == 1 and hal_lines and hal_lines[-1]["video"]["fps"] >= 20
-              and codes == (0, 0) and share_code == 0)
-    else:
-        ok = (said and noticed and "rebuild" in actions and "shareAgain" not in actions and asked
-              and restarted is not None and restarted["t"] - fault_at <= 20 and after >= 60
-              and lines[-1]["video"]["restarts"] == 1 and hal_fps and min(hal_fps) >= 20 and hal_restarts == 0
-              and codes == (0, 0) and share_code == 0)
-    record(name, ok,
-           f"fault typed at {fault_at:.1f} s (said: {said}); Ann's notice shown: {noticed}; Ann's steps "
-           + ", ".join(f"{action} {subject or ''} at {t:.1f}".replace("  ", " ") for t, action, subject in steps)
-           + f"; Gus's seconds without a frame after the fault {stalled[:1]}–{stalled[-1:]} ({len(stalled)}); "
-           f"asked to subscribe afresh: {asked}, followed a new feed: {anew}; first restart at "
-           f"{restarted['t'] if restarted else None} s "
-           f"({round(restarted['t'] - fault_at, 1) if restarted else None} s after the fault), "
-           f"then {after} frames decoded, restarts at the end {lines[-1]['video'].get('restarts') if lines else None}, "
-           f"PLIs sent {lines[-1]['video']['plisSent'] if lines else None}; Hal's fps after his first two seconds: "
-           f"least {min(hal_fps) if hal_fps else None} over {len(hal_fps)} s, last "
-           f"{hal_lines[-1]['video']['fps'] if hal_lines else None}, restarts {hal_restarts}; "
-           f"exits watch {codes}, share {share_code}")
-    if not ok:
-        print_tails(ann, gus, hal)
-
-
-GATES = [("door", door_gate), ("room", room_gate), ("wedge-sticky", lambda: wedge_gate(sticky=True)),
-         ("two-janus", two_janus)]
+GATES = [("door", door_gate), ("room", room_gate), ("two-janus", two_janus)]
 
 
 def main():

@@ -29,7 +29,7 @@ The links, each set up before the receiver and the share start and taken down on
                         retransmits its own after 1, 2 and 4 s, so every keyframe sent before then
                         was undecryptable to it. Our server now sends its final flight again after
                         200 and 600 ms (DTLSTransport.finalFlightRepeats).
-  chromium-detail-1500, chromium-vp8-600, chromium-loss-10
+  chromium-detail-1500, chromium-balanced-1500, chromium-vp8-600, chromium-loss-10
                         the same links and thresholds with headless Chromium as the receiver.
   room-detail-then-motion
                         a room of `sharectl serve` on the 1500 link: `share --room --policy detail`
@@ -94,6 +94,7 @@ CASES = {
     "aiortc-vp8-600": Case("aiortc", "vp8", "balanced", 600, 0, 12, 0.85, None, None, 2.0, None),
     "aiortc-loss-10": Case("aiortc", "h264", "balanced", None, 10, 15, None, None, None, None, 0.35),
     "chromium-detail-1500": Case("chromium", "h264", "detail", 1500, 0, 3, 0.90, 1920, 1.2, None, None),
+    "chromium-balanced-1500": Case("chromium", "h264", "balanced", 1500, 0, 15, 0.90, None, 1.2, None, None),
     "chromium-vp8-600": Case("chromium", "vp8", "balanced", 600, 0, 12, 0.85, None, None, 2.0, None),
     "chromium-loss-10": Case("chromium", "h264", "balanced", None, 10, 15, None, None, None, None, 0.35),
 }

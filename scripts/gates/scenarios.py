@@ -46,6 +46,10 @@ line is "N passed, N failed".
   wedge-sticky@janus   wedge-sticky.json on Janus: the fresh subscription wedges too, and the
                   sharer's share again (the screen published anew into the VideoRoom from the same
                   capture) restores the view, or it gives up with the notice.
+  reshare@janus   reshare.json on Janus: SIGUSR1 takes the screen out of the VideoRoom (the capture
+                  stops, the share and its place in the room go on) and, 3 s later, publishes it
+                  anew; the viewer follows it to each new feed within 10 s, and the ladder takes no
+                  step of rebuild or above for it.
 """
 import os
 import subprocess
@@ -58,7 +62,7 @@ from lib.suite import choose, finish, record, run_gates
 
 GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser",
          "wedge-browser-sharer", "wedge-browser-sharer-sticky", "wedge-shared", "encoder-stall-shared", "reshare",
-         "loss-10", "wedge@janus", "wedge-sticky@janus"]
+         "loss-10", "wedge@janus", "wedge-sticky@janus", "reshare@janus"]
 
 
 def run(name):

@@ -278,14 +278,21 @@ public actor JanusWatchSession {
             }
             return (ownReason, nil)
         }
+        // The screen is off (share off, or between a share again's two publishes): nothing to
+        // report of it, nothing to repair; its next feed is followed when announced.
+        guard let announced = person.feed else {
+            view.reset()
+            return (nil, nil)
+        }
+        if announced != feed {
+            view.reset()
+            return ("\(person.name) shares the screen anew (feed \(announced)); subscribing to it", announced)
+        }
         let stalled = view.stalled(now: .now)
         await room.report(.init(screens: [.init(from: sharer, framesDecoded: frames, screenStalled: stalled)]))
-        if let now = person.feed, now != feed {
-            return ("\(person.name) shares the screen anew (feed \(now)); subscribing to it", now)
-        }
         if asked.contains(sharer) { return ("\(person.name) asked for a fresh subscription to the screen", nil) }
         if let ended = await subscriber?.ended() {
-            return ("Janus ended the subscription (\(ended)); subscribing again", person.feed)
+            return ("Janus ended the subscription (\(ended)); subscribing again", announced)
         }
         return (nil, nil)
     }

@@ -296,6 +296,9 @@ public actor ShareController {
     /// In a room that shares a screen: stops the share, or shares again (the call goes on).
     /// Returns whether it shares now; nil where there is no screen to share.
     public func toggleSharing() async -> Bool? {
+        if case .whip(let options) = configuration.destination, options.room != nil, let session {
+            return await toggleJanusScreen(session)
+        }
         guard let call, case .room(let options) = configuration.destination, options.shareScreen else { return nil }
         if !sharing, let capture = configuration.capture, capture.session == nil {
             // Stopping the share closed the capture: open it again (a portal by its restore
@@ -310,6 +313,20 @@ public actor ShareController {
         sharing.toggle()
         await call.setSharing(sharing)
         return sharing
+    }
+
+    /// In a room on Janus: the screen leaves the VideoRoom, or is published there anew. A capture
+    /// the pause closed (a portal session) is opened again first, by its restore token.
+    private func toggleJanusScreen(_ session: WHIPShareSession) async -> Bool? {
+        if let capture = configuration.capture, capture.session?.isClosed ?? true {
+            do {
+                try await capture.prepare()
+            } catch {
+                logger.warning("the screen capture could not be opened again: \(error)")
+                return false
+            }
+        }
+        return await session.toggleScreen()
     }
 
     /// In a room: the last picture decoded of each participant's screen and camera.

@@ -21,6 +21,8 @@ final class ShareWatchdogLink: WatchdogProbe, WatchdogEffector {
 
     /// The connection and its screen section; a share again replaces them.
     private let current: Locked<(connection: PeerConnection, video: Transceiver, since: ContinuousClock.Instant)>
+    /// The screen is off for now (share off in a room on Janus): nothing to watch.
+    private let paused = Locked(false)
     let source: SupervisedSource
     let room: JanusRoomPresence?
     let logger: Logger
@@ -41,9 +43,15 @@ final class ShareWatchdogLink: WatchdogProbe, WatchdogEffector {
         shareAgain.withLock { $0 = body }
     }
 
-    /// The connection and section a share again made.
+    /// The connection and section a share again (or share on) made.
     func use(connection: PeerConnection, video: Transceiver) {
         current.withLock { $0 = (connection, video, .now) }
+        paused.withLock { $0 = false }
+    }
+
+    /// Share off: the watchdog reads nothing until `use` gives it a publish again.
+    func pause() {
+        paused.withLock { $0 = true }
     }
 
     struct Refused: Error, CustomStringConvertible {
@@ -51,6 +59,7 @@ final class ShareWatchdogLink: WatchdogProbe, WatchdogEffector {
     }
 
     func read() async -> WatchdogReading {
+        if paused.withLock({ $0 }) { return WatchdogReading(sender: SenderCounters(captureFrames: nil)) }
         let (connection, video, since) = current.withLock { $0 }
         let figures = await connection.statistics()
         let sent = figures.transceiver(.video)?.sent

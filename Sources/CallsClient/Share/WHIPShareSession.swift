@@ -94,6 +94,11 @@ public actor WHIPShareSession {
     private var screen: (source: SupervisedSource, fanout: FrameFanOut<SupervisedSource>)?
     /// Publishing anew (the watchdog's share again): the connection counts as up meanwhile.
     private var republishing = false
+    /// The screen is not shared for now (share off in a room on Janus): nothing is published, the
+    /// capture is stopped, and the share goes on.
+    private var paused = false
+    /// When the first publish was up: the figures' seconds count from it across publishes.
+    private var firstStartedMicros: Int64?
     private var link: ShareWatchdogLink?
     private var previousVideoBytes = 0
     private var previousLayerBytes: [String: Int] = [:]
@@ -168,6 +173,7 @@ public actor WHIPShareSession {
     public func start() async throws {
         let running = try await connect(loop: loop)
         self.running = running
+        firstStartedMicros = running.startedMicros
         await announce(running)
         if options.watchdog, let screen = running.screen {
             let link = ShareWatchdogLink(
@@ -198,11 +204,49 @@ public actor WHIPShareSession {
         logger.notice("sharing again: publishing the screen afresh from the same capture")
         republishing = true
         defer { republishing = false }
+        await unpublish(old)
+        try await publishFresh()
+    }
+
+    /// Share off or on in a room on Janus (SIGUSR1): off, the publisher leaves the room and the
+    /// capture stops (the share and its room socket go on); on, the screen is published anew from
+    /// the same capture. Returns whether the screen is shared now; nil where this share has no such
+    /// switch (over WHIP, or without a screen).
+    public func toggleScreen() async -> Bool? {
+        guard options.room != nil, let screen else { return nil }
+        if !paused {
+            guard let old = running, case .janus = old.signalling else { return nil }
+            logger.notice("share off: the screen leaves the Janus room; the share goes on")
+            paused = true
+            link?.pause()
+            await unpublish(old)
+            screen.fanout.stop()
+            return false
+        }
+        logger.notice("share on: publishing the screen into the Janus room again")
+        screen.fanout.start()
+        do {
+            try await publishFresh()
+            paused = false
+            return true
+        } catch {
+            logger.warning("the screen could not be published again: \(error)")
+            screen.fanout.stop()
+            return false
+        }
+    }
+
+    /// Takes down a publish (the room told first), keeping the capture.
+    private func unpublish(_ old: Running) async {
         await options.room?.announce(feed: nil)
         running = nil
         await old.connection.stopSending()
         await old.signalling.stop()
         await old.connection.close()
+    }
+
+    /// Publishes the screen anew and tells the room and the watchdog.
+    private func publishFresh() async throws {
         let fresh = try await connect(loop: loop)
         running = fresh
         previousVideoBytes = 0
@@ -441,14 +485,19 @@ public actor WHIPShareSession {
     public func stats(previous: ShareStats?) async -> ShareStats {
         var stats = ShareStats()
         guard let running else {
-            // Between two publishes (share again): the last figures stand; the new one connects.
-            guard republishing, var last = previous else { return stats }
-            last.connection.state = "connecting"
+            // Between two publishes (share again), or the screen off: the last figures stand,
+            // nothing is sent; the new one connects, or there is none.
+            guard republishing || paused, var last = previous, let first = firstStartedMicros else { return stats }
+            last.t = Double(Clocks.monotonicMicros() - first) / 1_000_000
+            last.connection.state = paused ? "closed" : "connecting"
+            last.video.fpsEncoded = 0
+            last.video.fpsSent = 0
+            last.video.bitrateKbps = 0
             return last
         }
         let figures = await running.connection.statistics()
         let now = Clocks.monotonicMicros()
-        stats.t = Double(now - running.startedMicros) / 1_000_000
+        stats.t = Double(now - (firstStartedMicros ?? running.startedMicros)) / 1_000_000
         let elapsed = max(0.001, stats.t - (previous?.t ?? 0))
         let videoFeedback = figures.transceiver(.video)?.feedback
         let audioFeedback = figures.transceiver(.audio)?.feedback
@@ -593,7 +642,7 @@ public actor WHIPShareSession {
     }
 
     /// True while the connection is up (it fails when consent is lost or DTLS closes).
-    public var isConnected: Bool { republishing || running?.connection.state == .connected }
+    public var isConnected: Bool { republishing || paused || running?.connection.state == .connected }
     public var connectionState: String { running?.connection.state.description ?? "closed" }
 
     /// Stops media, ends the WHIP session with DELETE and closes the connection.
