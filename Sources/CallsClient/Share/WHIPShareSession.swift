@@ -211,7 +211,7 @@ public actor WHIPShareSession {
     /// Share off or on in a room on Janus (SIGUSR1): off, the publisher leaves the room and the
     /// capture stops (the share and its room socket go on); on, the screen is published anew from
     /// the same capture. Returns whether the screen is shared now; nil where this share has no such
-    /// switch (over WHIP, or without a screen).
+    /// switch (over WHIP, or without a screen), or a share on failed (said in a warning).
     public func toggleScreen() async -> Bool? {
         guard options.room != nil, let screen else { return nil }
         if !paused {
@@ -230,9 +230,9 @@ public actor WHIPShareSession {
             paused = false
             return true
         } catch {
-            logger.warning("the screen could not be published again: \(error)")
+            logger.warning("the screen could not be published again (SIGUSR1 tries again): \(error)")
             screen.fanout.stop()
-            return false
+            return nil
         }
     }
 
