@@ -22,7 +22,7 @@ test_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
     qemu-system-x86 busybox-static cpio kmod v4l-utils
     zsh systemd
-    janus libjs-janus-gateway libjs-webrtc-adapter
+    janus libjs-janus-gateway libjs-webrtc-adapter gdb
 )
 bench_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly

@@ -120,12 +120,29 @@ enum ServeCommand {
         say(
             "Open the link in a browser, or give it to `sharectl share --room` or `sharectl watch`. Ctrl-C stops the server."
         )
+        // Janus going away on its own is said at once, and its folder (its log, a core) is kept.
+        let janusEnded = Locked(false)
+        let janusWatch = ownJanus.map { janus in
+            Task {
+                guard let how = await janus.unexpectedExit() else { return }
+                janusEnded.withLock { $0 = true }
+                logger.error("janus (pid \(janus.pid)) has exited: \(how)")
+                StandardError.write(
+                    "sharectl: the rooms' Janus (pid \(janus.pid)) has exited (\(how)); its log: \(janus.directory)/janus.log. "
+                        + "Its rooms carry no media until the server is started again.\n")
+            }
+        }
         for await request in user.requests where request == .stopSignal { break }
         say("Stopping the room server…")
         await server.stop()
         if let ownJanus {
             await ownJanus.stop()
-            try? FileManager.default.removeItem(atPath: ownJanus.directory)
+            await janusWatch?.value
+            if janusEnded.withLock({ $0 }) {
+                say("Janus's files are kept in \(ownJanus.directory).")
+            } else {
+                try? FileManager.default.removeItem(atPath: ownJanus.directory)
+            }
         }
         loop.stop()
     }

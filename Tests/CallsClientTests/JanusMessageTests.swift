@@ -43,6 +43,8 @@ import Testing
         let keepalive = try object(.keepalive)
         #expect(keepalive["session_id"] == .int(11) && keepalive["handle_id"] == nil)
         #expect(try object(.leave)["handle_id"] == .int(22))
+        let hangup = try object(.hangup)
+        #expect(hangup["janus"] == .string("hangup") && hangup["handle_id"] == .int(22) && hangup["body"] == nil)
         #expect(try object(.destroy)["handle_id"] == nil)
     }
 

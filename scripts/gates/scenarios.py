@@ -57,6 +57,7 @@ import subprocess
 import sys
 
 from lib.janus import add_j0
+from lib.room import say_janus_crash
 
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.suite import choose, finish, record, run_gates
@@ -82,6 +83,7 @@ def run(name):
     except subprocess.TimeoutExpired:
         record(name, False, f"the runner did not end within 180 s (see {log})")
         return
+    say_janus_crash(os.path.join(out, "server.log"))
     text = open(log).read()
     judged = [line.strip() for line in text.splitlines() if line.startswith("  met") or line.startswith("  FAILED")]
     problem = [line for line in text.splitlines() if line.startswith("sharectl:")]

@@ -60,6 +60,7 @@ class Session:
         self.error = None
         self.done = threading.Event()
         self.answered = threading.Event()
+        self.hung_up = threading.Event()
         self.thread = threading.Thread(target=self.poll, daemon=True)
         self.thread.start()
         body = {"request": "joinandconfigure", "room": args.room, "ptype": "publisher", "display": args.display}
@@ -80,6 +81,8 @@ class Session:
                 return
             for event in events if isinstance(events, list) else [events]:
                 self.events.append(event.get("janus"))
+                if event.get("janus") == "hangup":
+                    self.hung_up.set()
                 data = (event.get("plugindata") or {}).get("data") or {}
                 if "error" in data:
                     self.error = f"videoroom: {data.get('error_code')} {data['error']}"
@@ -90,6 +93,13 @@ class Session:
                     self.answered.set()
 
     def destroy(self):
+        # The PeerConnection closed first, then the session: Janus 1.1.2 closing one while it
+        # destroys the handle can crash in libnice (nice_agent_remove_stream).
+        try:
+            janus_call(f"{self.base}/{self.session}/{self.handle}", {"janus": "hangup"})
+            self.hung_up.wait(2)
+        except (OSError, RuntimeError) as error:
+            print(f"Janus handle {self.handle} not hung up: {error}", flush=True)
         self.done.set()
         try:
             janus_call(f"{self.base}/{self.session}", {"janus": "destroy"})

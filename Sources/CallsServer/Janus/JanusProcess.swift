@@ -24,6 +24,10 @@ public final class JanusProcess: Sendable {
     public let directory: String
     public let pid: Int32
     private let exited: Latch
+    /// waitpid's status once it has exited.
+    private let status: Locked<Int32?>
+    /// Set by `stop()`: an exit after it is the one asked for.
+    private let stopping = Locked(false)
 
     /// Where Debian puts Janus's plugins and transports.
     static let libraryFolder = "/usr/lib/x86_64-linux-gnu/janus"
@@ -31,12 +35,30 @@ public final class JanusProcess: Sendable {
         "plugins": ["libjanus_videoroom.so"], "transports": ["libjanus_websockets.so"], "events": [], "loggers": []
     ]
 
-    private init(url: String, adminKey: String, directory: String, pid: Int32, exited: Latch) {
+    private init(
+        url: String, adminKey: String, directory: String, pid: Int32, exited: Latch, status: Locked<Int32?>
+    ) {
         self.url = url
         self.adminKey = adminKey
         self.directory = directory
         self.pid = pid
         self.exited = exited
+        self.status = status
+    }
+
+    /// Waits until Janus exits of itself (never returns after `stop()` asked it to) and says how:
+    /// "exit 1", "signal 11 (Segmentation fault, core dumped)".
+    public func unexpectedExit() async -> String? {
+        await exited.wait()
+        guard !stopping.withLock({ $0 }), let status = status.withLock({ $0 }) else { return nil }
+        return Self.describe(status: status)
+    }
+
+    static func describe(status: Int32) -> String {
+        let signal = status & 0x7f
+        guard signal != 0 else { return "exit \((status >> 8) & 0xff)" }
+        let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
+        return "signal \(signal) (\(name)\(status & 0x80 != 0 ? ", core dumped" : ""))"
     }
 
     /// Starts `janus` and waits until its WebSocket makes a session (at most `timeout`).
@@ -65,18 +87,22 @@ public final class JanusProcess: Sendable {
         let adminKey = secrets.next()
         try write(configuration(directory: directory, port: port, adminKey: adminKey, iceInterfaces: iceInterfaces))
         let log = directory + "/janus.log"
-        let pid = try spawn(executable, ["-F", directory, "-C", directory + "/janus.jcfg"], log: log)
+        let pid = try spawn(
+            executable, ["-F", directory, "-C", directory + "/janus.jcfg"], log: log, directory: directory)
         let exited = Latch()
+        let exitStatus = Locked<Int32?>(nil)
         // Reaps the child on a thread of its own (waitpid blocks), then opens the latch.
         let reaper = Thread {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            exitStatus.withLock { $0 = status }
             exited.open()
         }
         reaper.name = "janus-reaper"
         reaper.start()
         let janus = JanusProcess(
-            url: "ws://127.0.0.1:\(port)", adminKey: adminKey, directory: directory, pid: pid, exited: exited)
+            url: "ws://127.0.0.1:\(port)", adminKey: adminKey, directory: directory, pid: pid, exited: exited,
+            status: exitStatus)
         // Each attempt may take 5 s (a busy machine answers slowly); a refused connection, while
         // Janus is not listening yet, returns at once.
         let began = ContinuousClock.now
@@ -113,6 +139,7 @@ public final class JanusProcess: Sendable {
 
     /// SIGINT, then SIGKILL when it has not gone within 10 s.
     public func stop() async {
+        stopping.withLock { $0 = true }
         guard !exited.isOpen else { return }
         kill(pid, SIGINT)
         if await !exited.wait(upTo: .seconds(10)) {
@@ -177,14 +204,15 @@ public final class JanusProcess: Sendable {
         }
     }
 
-    /// Starts `executable` with its output in `log`, its input from /dev/null and no other
-    /// descriptor of ours. The child gets
+    /// Starts `executable` in `directory` (a core it dumps lands there, beside its log) with its
+    /// output in `log`, its input from /dev/null and no other descriptor of ours. The child gets
     /// every signal back at its default and none blocked: a server that takes SIGINT and SIGTERM
     /// itself has them blocked or ignored, and Janus must hear SIGINT.
-    static func spawn(_ executable: String, _ arguments: [String], log: String) throws -> Int32 {
+    static func spawn(_ executable: String, _ arguments: [String], log: String, directory: String) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        CShareSoup_spawn_chdir(&actions, directory)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)

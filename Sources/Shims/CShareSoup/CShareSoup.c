@@ -52,3 +52,7 @@ long long CShareSoup_tcp_bytes_acked(int fd) {
 int CShareSoup_spawn_close_from(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
 }
+
+int CShareSoup_spawn_chdir(void *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np((posix_spawn_file_actions_t *)actions, path);
+}

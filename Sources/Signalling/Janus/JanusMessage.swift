@@ -5,7 +5,7 @@
 //   → message {"request":"join","ptype":"publisher",…}        ← ack, then event "joined"
 //   → message {"request":"publish"} + jsep offer              ← ack, then event + jsep answer
 //   → {"janus":"keepalive"} every 25 s                        ← ack (the session lives 60 s)
-//   → message {"request":"leave"}, then {"janus":"destroy"}
+//   → message {"request":"leave"}, {"janus":"hangup"} (← event hangup), then {"janus":"destroy"}
 //
 // Every request carries a transaction; Janus answers a plugin message with an ack at once and its
 // event later under the same transaction. Events without one (webrtcup, media, slowlink, hangup,
@@ -56,6 +56,8 @@ public enum JanusRequest: Sendable, Equatable {
     /// Publishes with the offer; every candidate is in it (`trickle: false`).
     case publish(offer: String)
     case leave
+    /// Janus core's hangup of the handle's PeerConnection (Janus says `hangup` once it is closed).
+    case hangup
     /// Subscribes to these publishers (Janus's multistream `join` as subscriber); Janus answers
     /// with its offer. `substream`: of a simulcast publisher's layers, this one (0 the smallest,
     /// 2 the largest; nil: the largest there is).
@@ -146,6 +148,8 @@ public enum JanusRequest: Sendable, Equatable {
             var body: [String: JSONValue] = ["request": .string("list")]
             if let adminKey { body["admin_key"] = .string(adminKey) }
             object["body"] = .object(body)
+        case .hangup:
+            object["janus"] = .string("hangup")
         case .keepalive:
             object["janus"] = .string("keepalive")
         case .destroy:
@@ -153,8 +157,8 @@ public enum JanusRequest: Sendable, Equatable {
         }
         if self != .create, let session { object["session_id"] = .int(session) }
         switch self {
-        case .join, .publish, .leave, .subscribe, .start, .configure, .listParticipants, .createRoom, .destroyRoom,
-            .listRooms:
+        case .join, .publish, .leave, .hangup, .subscribe, .start, .configure, .listParticipants, .createRoom,
+            .destroyRoom, .listRooms:
             if let handle { object["handle_id"] = .int(handle) }
         case .create, .attach, .keepalive, .destroy: break
         }

@@ -79,11 +79,12 @@ public actor JanusPublisher {
         return jsep.sdp
     }
 
-    /// Leaves the room and destroys the session (each at most 2 s), and says whether Janus
+    /// Leaves the room, waits for Janus to hang the PeerConnection up, and destroys the session
+    /// (each at most 2 s), and says whether Janus
     /// answered both (a share that Janus did not see leave stays listed until its session times
     /// out, 60 s later).
     public func stop() async {
-        let left = if let handle { await session.sendQuietly(.leave, on: handle) } else { false }
+        let left = if let handle { await session.leave(on: handle) } else { false }
         let destroyed = await session.close()
         let room = "room \(target.room) of Janus at \(redactedURL(target.url))"
         if left && destroyed {
@@ -190,7 +191,7 @@ public actor JanusSubscriber {
     }
 
     public func stop() async {
-        if let handle { await session.sendQuietly(.leave, on: handle) }
+        if let handle { await session.leave(on: handle) }
         await session.close()
     }
 

@@ -28,6 +28,8 @@ public actor JanusSession {
     /// Why the session ended (nil while it stands).
     public private(set) var ended: String?
     private var handleEnds: [Int: String] = [:]
+    /// Handles we asked to leave: their hangup is the answer, not news.
+    private var leaving: Set<Int> = []
     /// Handles whose WebRTC side Janus says is up (`webrtcup`).
     private var webrtcUp: Set<Int> = []
 
@@ -99,6 +101,29 @@ public actor JanusSession {
     public func sendQuietly(_ request: JanusRequest, on handle: Int) async -> Bool {
         guard socket != nil, ended == nil, handleEnds[handle] == nil else { return false }
         return (try? await self.request(request, handle: handle, event: true, within: .seconds(2))) != nil
+    }
+
+    /// Leaves on `handle` and, when its WebRTC side was up, hangs its PeerConnection up and waits
+    /// (at most `within`) for Janus to say it is closed before anything else is said: Janus 1.1.2
+    /// closing a PeerConnection while it destroys the handle for the session's destroy can crash
+    /// in libnice (nice_agent_remove_stream). A subscriber's leave closes it already; a
+    /// publisher's does not. Whether Janus answered the leave.
+    @discardableResult
+    public func leave(on handle: Int, within: Duration = .seconds(2)) async -> Bool {
+        let wasUp = webrtcUp.contains(handle)
+        leaving.insert(handle)
+        guard await sendQuietly(.leave, on: handle) else { return false }
+        guard wasUp else { return true }
+        if handleEnds[handle] == nil { await sendQuietly(.hangup, on: handle) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + within
+        while handleEnds[handle] == nil, ended == nil, socket != nil, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if handleEnds[handle] == nil {
+            logger.info("Janus: no hangup of handle \(handle) within \(within) of the leave")
+        }
+        return true
     }
 
     /// Destroys the session (at most 2 s) and closes the socket; whether Janus answered the destroy.
@@ -208,7 +233,11 @@ public actor JanusSession {
         guard let handle else { return end(reason) }
         guard handleEnds[handle] == nil else { return }
         handleEnds[handle] = reason
-        logger.warning("Janus: \(reason)")
+        if leaving.contains(handle) {
+            logger.info("Janus: \(reason), after our leave")
+        } else {
+            logger.warning("Janus: \(reason)")
+        }
     }
 
     private func end(_ reason: String) {

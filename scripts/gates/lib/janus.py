@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ import uuid
 from .paths import WORK, read_json
 from .ports import free_port, wait_http
 from .processes import start, stop
+from .suite import peer_crashed
 
 LIBDIR = "/usr/lib/x86_64-linux-gnu/janus"
 # What a gate's Janus loads; every other .so in LIBDIR's folders is named in a `disable` list.
@@ -82,6 +84,9 @@ class Janus:
     """One Janus, configured in WORK/`name`.janus/, logging to WORK/`name`.janus.log. `start()`
     brings it up (False if its HTTP API did not answer); `stop()` ends it with SIGINT (SIGTERM
     sometimes aborts it)."""
+
+    # How a Janus dies by itself; SIGINT, SIGTERM and SIGKILL are ours.
+    CRASHES = {signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE}
 
     def __init__(self, name):
         self.name = name
@@ -147,8 +152,11 @@ admin: {{ admin_ws = false, admin_wss = false }}
         {"janus": "info"}."""
         add_j0()
         self.configure()
+        # In its config folder, with core dumps on (core_pattern "core" puts one there): a crash is
+        # said with the top of its backtrace.
         self.process = start(["janus", "-F", self.confdir, "-C", os.path.join(self.confdir, "janus.jcfg")],
-                             self.log_path)
+                             self.log_path, cwd=self.confdir,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,) * 2))
         deadline = time.time() + timeout
         while time.time() < deadline and self.process.poll() is None:
             try:
@@ -218,7 +226,36 @@ admin: {{ admin_ws = false, admin_wss = false }}
         return pids
 
     def stop(self, grace=10.0):
+        """Ends it with SIGINT. A Janus that had died by a crash signal, or dies of one on the way
+        out, is said with `peer_crashed` (the top of its backtrace when it left a core)."""
+        before = self.process.poll() if self.process else None
         stop(self.process, sig=signal.SIGINT, grace=grace)
+        code = self.process.returncode if self.process else None
+        if code is not None and -code in self.CRASHES:
+            when = "during the gate" if before is not None else "as it was stopped"
+            peer_crashed(f"Janus {self.name} died {when} by {signal.Signals(-code).name}{self.backtrace()}; "
+                         f"its log: {self.log_path}")
+
+    def backtrace(self):
+        """`, in f ← g ← …` from the core it left (gdb's frames with a name), then the core removed;
+        "" without a core or gdb."""
+        core = os.path.join(self.confdir, "core")
+        if not os.path.exists(core):
+            return ""
+        try:
+            if not shutil.which("gdb"):
+                return " (it left a core; gdb is not installed to read it)"
+            out = subprocess.run(["gdb", "-q", "-batch", "-ex", "bt 16", shutil.which("janus") or "janus", core],
+                                 capture_output=True, text=True, timeout=60).stdout
+            names = []
+            for frame in re.findall(r"^#\d+\s+(?:0x[0-9a-f]+ in )?([A-Za-z_]\w*) \(", out, re.M):
+                if not names or names[-1] != frame:  # an inlined frame repeats its caller's name
+                    names.append(frame)
+            return f", in {' ← '.join(names[:8])}" if names else ""
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        finally:
+            os.remove(core)
 
     def log(self):
         with open(self.log_path, errors="replace") as f:

@@ -8,8 +8,10 @@ from .paths import ROOT
 
 
 def start(args, log, **options):
-    """Starts `args` in ROOT, in a session of its own, stdout and stderr into the file `log`."""
-    return subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+    """Starts `args` in ROOT (or `cwd`), in a session of its own, stdout and stderr into the file
+    `log`."""
+    cwd = options.pop("cwd", ROOT)
+    return subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
                             **options)
 
 

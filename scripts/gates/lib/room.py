@@ -1,6 +1,7 @@
 """A room on this machine: `sharectl serve`, and sharectl participants (`share --room`, `watch`)
 read through their --stats-json call lines (each checked against the schema)."""
 import os
+import re
 import signal
 import subprocess
 
@@ -8,6 +9,20 @@ from .paths import ROOT, SHARECTL, WORK
 from .ports import free_port
 from .processes import stop
 from .stats import last_stats, read_stats
+from .suite import peer_crashed
+
+# What `serve --sfu janus` says when the Janus it started dies by itself of a crash signal.
+JANUS_CRASH = re.compile(r"the rooms' Janus \(pid \d+\) has exited \(signal (?:4|6|7|8|11) \([^)]*\)\)[^\n]*")
+
+
+def say_janus_crash(log_path):
+    """peer_crashed() with serve's line, when the server log at `log_path` has one."""
+    try:
+        text = open(log_path, errors="replace").read()
+    except OSError:
+        return
+    for line in JANUS_CRASH.findall(text):
+        peer_crashed(f"{line} (said by serve)")
 
 
 class Server:
@@ -51,6 +66,8 @@ class Server:
 
     def stop(self, grace=8.0):
         stop(self.process, grace=grace)
+        if self.starts:
+            say_janus_crash(self.log.format(n=self.starts))
 
 
 class Participant:

@@ -17,3 +17,6 @@ long long CShareSoup_tcp_bytes_acked(int fd);
 /// posix_spawn_file_actions_addclosefrom_np (glibc 2.34+, a GNU extension): the child closes every
 /// descriptor from `from` up. `actions` is a posix_spawn_file_actions_t.
 int CShareSoup_spawn_close_from(void *actions, int from);
+
+/// posix_spawn_file_actions_addchdir_np (glibc 2.29+, a GNU extension): the child starts in `path`.
+int CShareSoup_spawn_chdir(void *actions, const char *path);
