@@ -33,8 +33,19 @@ gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candi
              decodes at least 60 frames of it through the instance two-b is on, where Janus lists
              Ann as the room's publisher while the other instance has none. Once the server stops,
              neither Janus lists a room of it.
-The sharer's watchdog in such a room (its ladder on the viewers' reports over the room's socket,
-share off and on) is judged by the scenarios suite: wedge@janus, wedge-sticky@janus, reshare@janus.
+  ladder     the ladder through the SFU with a browser viewer: sharectl "Ann" shares a synthetic
+             1280x720 screen into a `serve --sfu janus` room for 40 s; headless Chromium "Bob"
+             opens the room's Janus page armed with `&fault=decoder-wedge@8`. The page is on the
+             room's own socket beside Janus: it lists Ann as sharing with the mid janus:FEED of
+             the feed it watches, and takes that feed as hers. 8 s after joining, its decoder of
+             Ann's screen swallows every frame (an encoded transform, wedge-worker.js); its
+             reports say the screen stalled; Ann's watchdog, on those reports, climbs to a
+             rebuild for Bob (a step whose subject is Bob's room id), which reaches the page as a
+             `restart` signal; the page subscribes afresh (a new handle, connection and
+             receiver, so the wedge is gone) and decodes at least 30 frames there, no longer
+             stalled. The share exits 0.
+The sharer's watchdog with sharectl viewers (the ladder on their reports, share off and on) is
+judged by the scenarios suite: wedge@janus, wedge-sticky@janus, reshare@janus.
 """
 import asyncio
 import hashlib
@@ -361,7 +372,83 @@ def door_gate():
                        for what, reply in refusals))
 
 
-GATES = [("door", door_gate), ("room", room_gate), ("two-janus", two_janus)]
+def ladder_gate():
+    name = "ladder"
+    add_j0()
+    server = Server("janusladder", ["--sfu", "janus", "--janus-interface", "j0", "--log-level", "info"], state=False)
+    ann = None
+    samples = []
+    share_code = None
+    try:
+        link = server.start()
+        serve_lines(server)
+        ann = Sharectl("janusladder", "Ann", ["share", "--room", link, "--source", "synthetic", "--size", "1280x720",
+                                               "--duration", "40"], "share")
+        time.sleep(2)
+        samples = asyncio.run(chromium_wedged(link))
+        share_code = ann.wait(timeout=45)
+    finally:
+        stop_all(ann)
+        server.stop()
+    shared = ann.read() if ann else []
+    steps = {}
+    for line in shared:
+        for step in ((line.get("watchdog") or {}).get("recent") or []):
+            steps[step["number"]] = step
+    steps = [steps[n] for n in sorted(steps)]
+    last = samples[-1] if samples else {}
+    presence = last.get("presence") or {}
+    # a step's subject is the person's room id: Bob's, as the page was told in its welcome
+    rebuilds = [step for step in steps if step["action"] == "rebuild" and step.get("subject") == presence.get("id")]
+    feeds = [next((feed for feed in sample.get("feeds") or [] if feed.get("display") == "Ann"), None) for sample in samples]
+    ann_person = next((person for person in presence.get("people") or [] if person.get("name") == "Ann"), {})
+    feed = feeds[-1] if feeds and feeds[-1] else {}
+    announced = ann_person.get("sharing") and ann_person.get("mid") == f"janus:{feed.get('id')}"
+    stalled_at = next((i for i, f in enumerate(feeds) if f and f.get("screenStalled")), None)
+    wedged = any("decoder-wedge" in fault for sample in samples for fault in sample.get("faults") or [])
+    restarted_at = next((i for i, f in enumerate(feeds) if f and f.get("restarts", 0) >= 1), None)
+    restored = (restarted_at is not None and (feed.get("framesDecoded") or 0) >= 30 and not feed.get("screenStalled")
+                and feed.get("restarts", 0) >= 1)
+    ok = (share_code == 0 and presence.get("connected") and announced and feed.get("person") == ann_person.get("id")
+          and wedged and stalled_at is not None and rebuilds and presence.get("restartsAsked", 0) >= 1 and restored)
+    record(name, ok,
+           f"share exit {share_code}; the page on the room's socket: {presence.get('connected')} as "
+           f"{presence.get('id')}, people {[(p.get('name'), p.get('sharing'), p.get('mid')) for p in presence.get('people') or []]}"
+           f", Ann's feed {feed.get('id')} taken as {feed.get('person')}; the page's decoder wedged: {wedged}, its report "
+           f"stalled at {stalled_at} s; Ann's watchdog: "
+           + ", ".join(f"{step['action']} ({step.get('subject') or ''}) at {step['t']:.1f} s" for step in steps)
+           + f"; restarts asked of the page {presence.get('restartsAsked')}, its fresh subscription from {restarted_at} s, "
+           f"then {feed.get('framesDecoded')} frames decoded ({feed.get('framesPerSecond')} fps, stalled "
+           f"{feed.get('screenStalled')}) after {len(samples)} s; reports sent {presence.get('reportsSent')}")
+    if not ok:
+        print(json.dumps(last)[-1500:])
+        print_tails(ann)
+
+
+async def chromium_wedged(link):
+    """Chromium "Bob" in the room, its decoder wedged 8 s after joining the room's socket; its
+    figures once a second until Ann's screen decodes again on a fresh subscription (or 40 s)."""
+    browser = Browser("Bob", link, extra_query="&fault=decoder-wedge@8", prefix="janusladder")
+    samples = []
+    try:
+        await browser.connect()
+        deadline = time.time() + 40
+        while time.time() < deadline:
+            await asyncio.sleep(1)
+            text = await browser.evaluate("JSON.stringify(window.janusRoomFigures ? window.janusRoomFigures() : null)")
+            figures = json.loads(text) if text else None
+            if not figures:
+                continue
+            samples.append(figures)
+            feed = next((feed for feed in figures.get("feeds") or [] if feed.get("display") == "Ann"), {})
+            if feed.get("restarts", 0) >= 1 and (feed.get("framesDecoded") or 0) >= 60:
+                break
+    finally:
+        await browser.close()
+    return samples
+
+
+GATES = [("door", door_gate), ("room", room_gate), ("two-janus", two_janus), ("ladder", ladder_gate)]
 
 
 def main():

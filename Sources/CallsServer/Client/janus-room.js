@@ -10,6 +10,13 @@
 // screen below about 960x540); Janus sends each viewer the top layer unless asked for another.
 // A simulcast feed's layer is chosen by the page from what arrives (layerrule.js, the rule sharectl's
 // watch uses); tests read window.janusRoomFigures() and ask for a layer with window.janusRoomSubstream(id, n).
+// Beside Janus the page is on the room's own socket (/ws/ROOM, docs/room-protocol.md), as a mesh
+// page is: names, resume, its screen announced as `share` with the mid janus:FEED, once a second a
+// `media` report of what it decodes of each sharer's screen (stalled after 4 s without a frame),
+// and a sharer's `restart` signal, on which it subscribes to that screen afresh (a new handle,
+// connection and decoder): the sharer's watchdog climbs its ladder on those reports as on
+// sharectl viewers'. A page armed for faults (?faults=on, or ?fault=decoder-wedge@S) can wedge
+// its decoder of the screens it watches (wedge-worker.js), which a restart ends.
 // ICE in the gate namespace: Janus gathers only on 127.0.0.2 and drops remote candidates on
 // 127.0.0.1. Chromium with --allow-loopback-in-peer-connection offers every 127.x address, as raw
 // addresses rather than mDNS names while the page holds a capture (scripts/peers/janus_viewer.html).
@@ -21,11 +28,18 @@
   const token = params.get('t') || '';
   const FIGURES_MS = 1000;        // getStats() this often for janusRoomFigures()
   const ANSWER_MS = 5000;         // janusRoomSubstream gives up waiting for Janus after this long
+  const STALL_MS = 4000;          // no decoded frame on a sharer's screen for this long: screenStalled
+  const STALL_HOLD_MS = 180000;   // a stall report is held at most this long
+  const wsURL = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/${encodeURIComponent(roomName)}?t=${encodeURIComponent(token)}`;
 
   const $ = (id) => document.getElementById(id);
   const figures = {
     state: 'joining', error: null, name: null, room: null,
     publishing: { video: false, audio: false, screen: false }, feeds: [],
+    // the room's own socket: our id there, the people in the room, and what went over it
+    presence: { connected: false, id: null, welcomes: 0, resumes: 0, reconnects: 0, people: [], reportsSent: 0,
+                restartsAsked: 0, restarts: 0, lastReport: null },
+    faults: [],
   };
   const feeds = new Map();        // publisher id -> Feed, our subscription to it
   const ownIds = new Set();       // our own publisher ids (camera, screen): never subscribed to
@@ -36,6 +50,11 @@
   let localStream = null;
   let screen = null;              // { stream, handle, tile } while sharing
   let leaving = false;
+  // the room's own socket
+  let socket = null;
+  let resumeKey = null;
+  let retryMs = 250;
+  const people = new Map();       // room id -> { id, name, sharing, mid }
 
   function describe(error) {
     if (!error) return 'unknown error';
@@ -63,6 +82,8 @@
     let text = `In the room: ${others} other${others === 1 ? '' : 's'}`;
     if (screens) text += `, ${screens} screen${screens === 1 ? '' : 's'} shared`;
     if (!localStream) text += ' (watching and listening only)';
+    const names = [...people.values()].map((person) => person.name);
+    if (names.length) text += ` — ${names.join(', ')}`;
     setStatus(text);
   }
   const hasTrack = (kind) => !!localStream && localStream.getTracks().some((track) => track.kind === kind);
@@ -89,6 +110,112 @@
   // A VideoRoom request for this room; a join carries the room's PIN when it has one.
   const request = (fields) => ({ room: sfu.room, ...fields });
   const joinRequest = (fields) => request({ request: 'join', ...(sfu.pin ? { pin: sfu.pin } : {}), ...fields });
+
+  // MARK: the room's own socket: names, resume, share announcements, reports, restart requests
+
+  function roomSend(message) {
+    if (socket && socket.readyState === WebSocket.OPEN && figures.presence.connected) socket.send(JSON.stringify(message));
+  }
+
+  function connectRoom() {
+    const ws = new WebSocket(wsURL);
+    socket = ws;
+    ws.onopen = () => {
+      retryMs = 250;
+      const join = { type: 'join', name: figures.name };
+      if (resumeKey) join.resume = resumeKey;
+      ws.send(JSON.stringify(join));
+    };
+    ws.onmessage = (event) => {
+      let message;
+      try { message = JSON.parse(event.data); } catch { return; }
+      receiveRoom(message);
+    };
+    ws.onclose = (event) => {
+      if (socket !== ws) return;
+      figures.presence.connected = false;
+      if (leaving || event.code === 4000) return;
+      // back again with our resume key: the same id and place, nobody hears we were gone
+      figures.presence.reconnects += 1;
+      setTimeout(connectRoom, retryMs);
+      retryMs = Math.min(retryMs * 2, 5000);
+    };
+  }
+
+  function receiveRoom(message) {
+    switch (message.type) {
+      case 'welcome': {
+        const resumed = figures.presence.id !== null && message.id === figures.presence.id;
+        figures.presence.id = message.id;
+        figures.presence.welcomes += 1;
+        if (resumed) figures.presence.resumes += 1;
+        resumeKey = message.resume;
+        figures.presence.connected = true;
+        people.clear();
+        for (const peer of message.peers || []) people.set(peer.id, { id: peer.id, name: peer.name, sharing: !!peer.sharing, mid: peer.mid || null });
+        // a fresh place (first join, or the old one lost): our screen is said again
+        if (!resumed && screen && screen.feedId !== undefined) announceScreen(true, screen.feedId);
+        if (figures.presence.welcomes === 1) scheduleFaultFromURL();
+        break;
+      }
+      case 'joined':
+        if (message.peer) people.set(message.peer.id, { id: message.peer.id, name: message.peer.name, sharing: !!message.peer.sharing, mid: message.peer.mid || null });
+        break;
+      case 'left':
+        people.delete(message.id);
+        break;
+      case 'share': {
+        const person = people.get(message.from);
+        if (person) Object.assign(person, { sharing: !!message.on, mid: message.on ? message.mid || null : null });
+        break;
+      }
+      case 'signal':
+        // a sharer's rebuild for us: its screen subscribed afresh
+        if (message.kind === 'restart') {
+          figures.presence.restartsAsked += 1;
+          for (const feed of [...feeds.values()]) {
+            const person = feed.person();
+            if (person && person.id === message.from) restartFeed(feed, `${person.name} asked`);
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    figures.presence.people = [...people.values()].map((person) => ({ ...person }));
+    updateStatus();
+  }
+
+  function announceScreen(on, feedId) {
+    roomSend(on ? { type: 'share', on: true, mid: `janus:${feedId}` } : { type: 'share', on: false });
+  }
+
+  // Once a second: what we decode of each sharer's screen, under the sharer's room id.
+  function reportMedia() {
+    if (!figures.presence.connected) return;
+    const now = performance.now();
+    const screens = [];
+    for (const feed of feeds.values()) {
+      const report = feed.report(now);
+      if (report) screens.push(report);
+    }
+    const report = { type: 'media', screens, hearing: [], cameras: [] };
+    roomSend(report);
+    figures.presence.reportsSent += 1;
+    figures.presence.lastReport = screens;
+  }
+
+  // A new subscription to the same publisher: a new handle, connection, receiver and decoder.
+  function restartFeed(feed, why) {
+    if (feeds.get(feed.id) !== feed) return;
+    feed.close();
+    const fresh = new Feed(feed.publisher);
+    fresh.restarts = feed.restarts + 1;
+    feeds.set(feed.id, fresh);
+    figures.presence.restarts += 1;
+    notice(`Watching ${feed.display} afresh (${why})`);
+    updateFaults();
+  }
 
   // MARK: joining, and our camera's publisher handle
 
@@ -118,8 +245,10 @@
     }
     figures.room = sfu.room;
     $('leave').hidden = false;
+    connectRoom();
     Janus.init({ debug: ['warn', 'error'], dependencies: Janus.useDefaultDependencies(), callback: connect });
     setInterval(refreshFigures, FIGURES_MS);
+    setInterval(reportMedia, 1000);
   }
 
   function connect() {
@@ -206,7 +335,12 @@
 
   class Feed {
     constructor(publisher) {
+      this.publisher = publisher;
       this.id = publisher.id;
+      this.restarts = 0;
+      this.receiver = null;        // our video receiver (armed for faults when the page is)
+      this.wedged = false;         // its decoder swallows every frame (a fault)
+      this.stall = { frames: -1, movedAt: performance.now(), since: null };
       this.display = publisher.display || `Feed ${publisher.id}`;
       // a screen goes on the stage: ours are called "NAME (screen)", a sharectl sharer's is simulcast
       this.secondFeed = / \(screen\)$/.test(this.display);
@@ -222,7 +356,8 @@
       this.closed = false;
       this.figures = { id: this.id, display: this.display, framesDecoded: 0, frameWidth: 0, frameHeight: 0,
                        framesPerSecond: 0, codec: null, audioSamplesReceived: 0, audioEnergy: 0, substream: null,
-                       layerAsked: null, localAddress: null, localPort: null };
+                       layerAsked: null, localAddress: null, localPort: null, person: null, restarts: 0,
+                       screenStalled: false };
       this.tile = tile(this.display);
       this.audio = document.createElement('audio');
       this.audio.autoplay = true;
@@ -242,6 +377,15 @@
         onremotetrack: (track, mid, on) => {
           // janus.js says "off" for a track muted a while, too: the tile stays until the feed goes
           if (!on) return;
+          if (track.kind === 'video') {
+            const pc = this.handle && this.handle.webrtcStuff && this.handle.webrtcStuff.pc;
+            const receiver = pc && pc.getReceivers().find((r) => r.track === track);
+            if (receiver && receiver !== this.receiver) {
+              this.receiver = receiver;
+              armReceiver(receiver);
+              if (this.wedged) setDropping(receiver, true);
+            }
+          }
           (track.kind === 'video' ? this.tile.video : this.audio).srcObject = new MediaStream([track]);
         },
       });
@@ -265,6 +409,32 @@
         success: (answer) => this.handle.send({ message: request({ request: 'start' }), jsep: answer }),
         error: (error) => notice(`Could not watch ${this.display}: ${describe(error)}`),
       });
+    }
+
+    // The person in the room whose screen this feed is (announced as janus:FEED), or null.
+    person() {
+      for (const person of people.values()) if (person.sharing && person.mid === `janus:${this.id}`) return person;
+      return null;
+    }
+
+    // This second's report of the screen, under its sharer's room id; null for a feed no one in
+    // the room announced (a camera, or a sharer not on the room's socket).
+    report(now) {
+      const person = this.person();
+      this.figures.person = person ? person.id : null;
+      this.figures.restarts = this.restarts;
+      if (!person) return null;
+      const frames = this.figures.framesDecoded;
+      if (frames !== this.stall.frames) {  // any change is movement (a fresh subscription restarts at 0)
+        this.stall.frames = frames;
+        this.stall.movedAt = now;
+        this.stall.since = null;
+      }
+      let stalled = now - this.stall.movedAt >= STALL_MS;
+      if (stalled && this.stall.since === null) this.stall.since = now;
+      if (stalled && now - this.stall.since > STALL_HOLD_MS) stalled = false;
+      this.figures.screenStalled = stalled;
+      return { from: person.id, framesDecoded: frames, screenStalled: stalled };
     }
 
     // Asks Janus for simulcast layer `n` (0 the smallest); settles with Janus's answer.
@@ -343,6 +513,7 @@
 
     close() {
       this.closed = true;
+      if (this.receiver && this.wedged) setDropping(this.receiver, false);
       this.settle({ ok: false, error: `${this.display} stopped publishing` });
       if (this.handle) this.handle.detach();
       this.tile.figure.remove();
@@ -389,6 +560,8 @@
         if (message.error) { failed(`${message.error} (${message.error_code})`); return; }
         if (message.videoroom !== 'joined' || screen !== share) return;
         ownIds.add(message.id);
+        share.feedId = message.id;
+        announceScreen(true, message.id);
         share.handle.createOffer({
           tracks: [{ type: 'video', capture: track, simulcast: true, recv: false }],
           success: (offer) => share.handle.send({ message: request({ request: 'configure', audio: false, video: true }), jsep: offer }),
@@ -404,6 +577,7 @@
     if (!share) return;
     screen = null;
     figures.publishing.screen = false;
+    if (share.feedId !== undefined) announceScreen(false);
     if (share.handle) {
       const detach = () => share.handle.detach();
       share.handle.send({ message: request({ request: 'unpublish' }), success: detach, error: detach });
@@ -416,6 +590,8 @@
   function leave() {
     leaving = true;
     stopShare();
+    roomSend({ type: 'leave' });
+    if (socket) socket.close(1000, 'left');
     for (const id of [...feeds.keys()]) unsubscribe(id);
     if (janus) janus.destroy();
     if (localStream) for (const track of localStream.getTracks()) track.stop();
@@ -424,6 +600,65 @@
     setStatus('Left the room');
     $('leave').hidden = true;
     $('share').hidden = true;
+  }
+
+  // MARK: fault injection (drills and tests), off unless asked for
+
+  // A wedged decoder, as on the mesh page: every encoded frame of a screen's receiver is dropped
+  // before the decoder, so its decoded count stops, until that screen is subscribed afresh (a new
+  // receiver). Chromium applies an encoded transform only when set as a receiver is created, so a
+  // page armed for faults (?faults=on, or ?fault=KIND@S) gives every video receiver a
+  // pass-through transform (wedge-worker.js), and a fault tells it to drop.
+  const faultsArmed = params.get('faults') === 'on' || params.has('fault');
+  const armed = new WeakMap();     // receiver -> transform id
+  let wedgeWorker = null;
+  let nextTransform = 0;
+  function armReceiver(receiver) {
+    if (!faultsArmed || armed.has(receiver) || typeof RTCRtpScriptTransform === 'undefined') return;
+    if (!wedgeWorker) wedgeWorker = new Worker('/client/wedge-worker.js');
+    nextTransform += 1;
+    receiver.transform = new RTCRtpScriptTransform(wedgeWorker, { id: nextTransform });
+    armed.set(receiver, nextTransform);
+  }
+  function setDropping(receiver, drop) {
+    const id = armed.get(receiver);
+    if (id === undefined) return false;
+    wedgeWorker.postMessage({ id, drop });
+    return true;
+  }
+  function updateFaults() {
+    figures.faults = [...feeds.values()].filter((feed) => feed.wedged).map((feed) => `decoder-wedge ${feed.display}`);
+  }
+
+  // kind: 'decoder-wedge' | 'clear'; name: whose screen (every screen if omitted). What was done, in words.
+  window.sharectlFault = (kind, name) => {
+    if (kind === 'clear') {
+      for (const feed of feeds.values()) {
+        if (feed.wedged && feed.receiver) setDropping(feed.receiver, false);
+        feed.wedged = false;
+      }
+      updateFaults();
+      return 'Fault: cleared';
+    }
+    if (kind !== 'decoder-wedge') return `unknown fault '${kind}' (decoder-wedge, clear)`;
+    if (typeof RTCRtpScriptTransform === 'undefined') return 'this browser has no RTCRtpScriptTransform: no decoder wedge';
+    if (!faultsArmed) return 'faults are off on this page: open it with ?faults=on (or ?fault=KIND@S) to wedge a decoder';
+    const chosen = [...feeds.values()].filter((feed) => feed.screen && (!name || feed.display.toLowerCase() === String(name).toLowerCase()));
+    if (chosen.length === 0) return name ? `no screen of ${name} is watched here` : 'no screen is watched here';
+    for (const feed of chosen) {
+      feed.wedged = true;
+      if (feed.receiver) setDropping(feed.receiver, true);
+    }
+    updateFaults();
+    return `Fault: the decoder of ${name ? `${name}'s screen` : 'every screen'} swallows every frame`;
+  };
+
+  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining the room's socket.
+  function scheduleFaultFromURL() {
+    const asked = params.get('fault');
+    if (!asked) return;
+    const [kind, seconds] = asked.split('@');
+    setTimeout(() => notice(window.sharectlFault(kind)), Math.max(0, Number(seconds) || 0) * 1000);
   }
 
   // MARK: for tests driving the page over the DevTools protocol
