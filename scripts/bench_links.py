@@ -173,6 +173,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--cells", help="comma-separated cell names (receiver-codec-1500|600|loss5)")
+    parser.add_argument("--senders", default="sharectl,gstreamer", help="comma-separated: sharectl, gstreamer")
     args = parser.parse_args()
     subprocess.run("ip link set lo up", shell=True, check=True)
     subprocess.run("ip link add bench0 type veth peer name bench1 && ip addr add 10.99.0.1/24 dev bench0 && "
@@ -187,7 +188,7 @@ def main():
                 cell = cell_name(receiver, codec, link)
                 if wanted and cell not in wanted:
                     continue
-                for sender in ("sharectl", "gstreamer"):
+                for sender in [s for s in ("sharectl", "gstreamer") if s in args.senders.split(",")]:
                     name = f"bench-links-{cell}-{sender}"
                     if sender == "gstreamer" and receiver == "aiortc":
                         rows.append((link, receiver, codec, sender, "no shared DTLS cipher (RSA against ECDSA)"))

@@ -75,7 +75,8 @@ import VideoSend
 
     /// The receiver's first RTCP asks for a keyframe: the first keyframes may have gone out before
     /// it held the keys (our side of DTLS finishes first when its last flight is lost). Once only;
-    /// not when that first compound asks for one itself; a PLI right after it waits the 300 ms.
+    /// not when that first compound asks for one itself, or is transport-wide feedback showing our
+    /// first packet arrived; a PLI right after it waits the 300 ms.
     @Test func theReceiversFirstReportAsksForAKeyframeOnce() throws {
         func receiver() -> (RTCPReceiver, Locked<[RTCPReceiver.KeyframeAsk]>) {
             let asks = Locked<[RTCPReceiver.KeyframeAsk]>([])
@@ -104,6 +105,21 @@ import VideoSend
         asking.receive(pli, nowMicros: 0)
         asking.receive(report, nowMicros: 1_000_000)
         #expect(asked.withLock { $0 } == [.keyframe] && !asking.figures.keyframeOnFirstReport)
+        // Transport-wide feedback that shows our first packet arrived: the receiver has the start.
+        let fromTheStart = try TransportWideFeedback(
+            senderSSRC: 1, mediaSSRC: 5, feedbackPacketCount: 0,
+            arrivals: [(sequenceNumber: 0, arrivalTime: .milliseconds(10)), (1, .milliseconds(11))])
+        let (started, heard) = receiver()
+        started.receive(try RTCPCompound.serialize([.transportWideFeedback(fromTheStart)]), nowMicros: 0)
+        started.receive(report, nowMicros: 1_000_000)
+        #expect(heard.withLock { $0 }.isEmpty && !started.figures.keyframeOnFirstReport)
+        // Feedback that begins later (the first packets never arrived, or could not be decrypted) asks.
+        let late = try TransportWideFeedback(
+            senderSSRC: 1, mediaSSRC: 5, feedbackPacketCount: 0,
+            arrivals: [(sequenceNumber: 40, arrivalTime: .milliseconds(10))])
+        let (lateStart, lateHeard) = receiver()
+        lateStart.receive(try RTCPCompound.serialize([.transportWideFeedback(late)]), nowMicros: 0)
+        #expect(lateHeard.withLock { $0 } == [.keyframe] && lateStart.figures.keyframeOnFirstReport)
         // Malformed RTCP is not the receiver heard.
         let (garbled, none) = receiver()
         garbled.receive([0x80, 0xC9, 0x00], nowMicros: 0)

@@ -61,6 +61,10 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
                 switch $0 {
                 case .pictureLossIndication(let pli): return pli.mediaSSRC == 0x1234 || pli.mediaSSRC == 0x5678
                 case .fullIntraRequest(let fir): return fir.entries.contains { $0.ssrc == 0x1234 || $0.ssrc == 0x5678 }
+                // feedback that shows our first packet arrived: the receiver has the start
+                case .transportWideFeedback(let feedback):
+                    return feedback.baseSequenceNumber == 0
+                        && feedback.statuses.first.map { $0 != .notReceived } == true
                 default: return false
                 }
             }

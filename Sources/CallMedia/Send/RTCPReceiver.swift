@@ -150,13 +150,17 @@ public final class RTCPReceiver: Sendable {
         }
     }
 
-    /// The receiver's first RTCP: a keyframe on every layer, unless this very compound asks for one.
+    /// The receiver's first RTCP: a keyframe on every layer, unless this very compound asks for one,
+    /// or it is transport-wide feedback that shows our first packet (transport-wide number 0)
+    /// arrived: the receiver could decrypt from the start, so the first keyframe reached it (or is
+    /// repaired by NACK), and a second one would only double the start's burst on a slow link.
     private func firstHeard(_ packets: [RTCPPacket], nowMicros: Int64) {
         guard !video.isEmpty else { return }
         let asks = packets.contains { packet in
             switch packet {
             case .pictureLossIndication(let pli): return videoLayers[pli.mediaSSRC] != nil
             case .fullIntraRequest(let fir): return fir.entries.contains { videoLayers[$0.ssrc] != nil }
+            case .transportWideFeedback(let feedback): return Self.showsTheStart(feedback)
             default: return false
             }
         }
@@ -170,6 +174,12 @@ public final class RTCPReceiver: Sendable {
             return true
         }
         if first { for layer in video.indices { requestKeyframe(.keyframe, layer) } }
+    }
+
+    /// Transport-wide feedback reporting our first packet (number 0) as received.
+    public static func showsTheStart(_ feedback: TransportWideFeedback) -> Bool {
+        guard feedback.baseSequenceNumber == 0, let first = feedback.statuses.first else { return false }
+        return first != .notReceived
     }
 
     /// A receiver's request for `layer`, within that layer's own rate limit.

@@ -22,8 +22,14 @@ public enum LimitReason: String, Sendable, Equatable {
 ///
 /// The start bitrate is 300 kbit/s, as libwebrtc starts: under nearly every uplink, so the first
 /// seconds do not flood a slow one with loss and retransmissions. With feedback the start phase
-/// is probed as soon as feedback arrives (`StartupProbes`: two 60 ms clusters at 3 × and 6 × the
-/// start, more past them while they are delivered), and the estimate takes what the probes show
+/// is probed once the start's burst (the first keyframe, paced above the start rate) has crossed
+/// the bottleneck: the first feedback whose newest packet was sent after the burst (the last
+/// moment 100 ms of sending ran over 1.5 × the start rate) and arrived with no more queueing delay
+/// than the least seen (within `drainedDelayMicros`), or `drainWaitMicros` after the first
+/// feedback on a link that never drains (`StartupProbes`: two 60 ms clusters at 3 × and 6 × the start, more
+/// past them while they are delivered). A probe on top of a keyframe still queued at a slow
+/// bottleneck overflows it, and the keyframe's lost packets cost a retransmission or a second
+/// keyframe before the first frame shows; and the estimate takes what the probes show
 /// delivered; from there it ramps 50 % a second until the first overuse. Without feedback it is
 /// `ReportBasedEstimate`'s, which probes with padding while the sender is application-limited.
 ///
@@ -37,6 +43,10 @@ public struct BandwidthEstimator: Sendable {
         public var rembLifetimeMicros: Int64 = 10_000_000
         /// Transport-wide feedback not heard for this long no longer sets the rate.
         public var feedbackLapseMicros: Int64 = 2_000_000
+        /// The start's burst has crossed once a packet arrives this close to the least delay seen.
+        public var drainedDelayMicros: Int64 = 10_000
+        /// Probing starts this long after the first feedback even if no packet arrived that early.
+        public var drainWaitMicros: Int64 = 1_000_000
         public init() {}
     }
 
@@ -80,6 +90,16 @@ public struct BandwidthEstimator: Sendable {
     private var startup = StartupProbes()
     private var sent = SentRate()
     private var lastFeedbackMicros: Int64?
+    /// The start's burst: the least arrival-minus-send offset seen, the first feedback, and
+    /// whether the queue it made has drained (probing may start).
+    private var leastOffsetMicros: Int64?
+    private var firstFeedbackMicros: Int64?
+    private var startDrained = false
+    /// Until then, the last 100 ms of packets sent, and the last moment they ran over 1.5 × the
+    /// start rate (the burst).
+    private var recentSends: [(micros: Int64, size: Int)] = []
+    private var recentBytes = 0
+    private var burstSeenMicros: Int64?
     private var lastOveruseMicros: Int64?
     private var lastReportMicros: Int64?
     private var lastReportFraction: Double?
@@ -121,6 +141,15 @@ public struct BandwidthEstimator: Sendable {
             }
         }
         sent.add(bytes: size, nowMicros: nowMicros)
+        if !startDrained {
+            recentSends.append((nowMicros, size))
+            recentBytes += size
+            while let first = recentSends.first, first.micros <= nowMicros - 100_000 {
+                recentBytes -= first.size
+                recentSends.removeFirst()
+            }
+            if recentBytes * 8 * 10 > configuration.startBitrate * 3 / 2 { burstSeenMicros = nowMicros }
+        }
     }
 
     /// Probe clusters for the pacer to send now (each handed out once): the start-up probes, once
@@ -152,7 +181,9 @@ public struct BandwidthEstimator: Sendable {
         rateControl.update(
             usage: usage, acknowledged: acknowledged.bitsPerSecond, sent: acknowledged.sentBitsPerSecond,
             rttMicros: rtt, bounds: bounds, nowMicros: nowMicros)
-        startup.begin(estimate: rateControl.estimate, maximum: bounds.upperBound)
+        if startDrained(packets, nowMicros: nowMicros) {
+            startup.begin(estimate: rateControl.estimate, maximum: bounds.upperBound)
+        }
         if let delivered = startup.feedback(packets, maximum: bounds.upperBound, nowMicros: nowMicros),
             usage != .overusing, delivered.bitrate > rateControl.estimate || delivered.atCapacity
         {
@@ -165,6 +196,26 @@ public struct BandwidthEstimator: Sendable {
             lost: lost, total: packets.count, current: rateControl.estimate, rttMicros: rtt, queueing: queueing,
             nowMicros: nowMicros)
         reports.follow(targetBitrate(nowMicros: nowMicros))
+    }
+
+    /// Whether the queue the start's burst made at the bottleneck has drained (then it stays so).
+    private mutating func startDrained(_ packets: [PacketFeedback], nowMicros: Int64) -> Bool {
+        guard !startDrained else { return true }
+        let first = firstFeedbackMicros ?? nowMicros
+        firstFeedbackMicros = first
+        for packet in packets {
+            guard let arrival = packet.arrivalMicros else { continue }
+            leastOffsetMicros = min(leastOffsetMicros ?? .max, arrival - packet.sendMicros)
+        }
+        if let newest = packets.last(where: { $0.arrivalMicros != nil }), let arrival = newest.arrivalMicros,
+            newest.sendMicros > burstSeenMicros ?? .min,
+            let least = leastOffsetMicros, arrival - newest.sendMicros - least <= configuration.drainedDelayMicros
+        {
+            startDrained = true
+        }
+        if nowMicros - first >= configuration.drainWaitMicros { startDrained = true }
+        if startDrained { recentSends = [] }
+        return startDrained
     }
 
     public mutating func receiverEstimatedMaximum(_ bitsPerSecond: Int, nowMicros: Int64) {

@@ -76,6 +76,10 @@ struct LinkSimulation {
     private var clusters: [ProbeCluster] = []
     private var clusterLeft = 0
     private var clusterCredit = 0.0
+    /// When the first probe cluster was taken; the packets sent while the first burst was paced
+    /// out, their latest arrival and how many of them the link dropped.
+    private(set) var firstProbeMicros: Int64?
+    private(set) var firstBurst = (packets: 0, dropped: 0, arrivedMicros: Int64(0))
 
     init(estimator: BandwidthEstimator = BandwidthEstimator(), capacity: Int) {
         self.estimator = estimator
@@ -99,14 +103,17 @@ struct LinkSimulation {
         let target = estimator.targetBitrate(nowMicros: nowMicros)
         let rate = min(target, sourceLimit ?? .max)
         credit += Double(rate) * 0.005 / 8
+        var inFirstBurst = false
         if let burst {
             if nowMicros % burst.everyMicros == 0 { burstBacklog += Double(burst.bytes) }
             let paced = min(burstBacklog, 2.5 * Double(target) * 0.005 / 8)
             burstBacklog -= paced
             credit += paced
+            inFirstBurst = paced > 0 && nowMicros < burst.everyMicros
         }
         if sendsProbeClusters {
             let taken = estimator.takeProbeClusters(nowMicros: nowMicros)
+            if firstProbeMicros == nil, !taken.isEmpty { firstProbeMicros = nowMicros }
             if clusters.isEmpty, let first = taken.first { clusterLeft = first.bytes }
             clusters += taken
         }
@@ -127,7 +134,16 @@ struct LinkSimulation {
                 }
             }
             estimator.packetSent(sequence: sequence, size: 1200, probeCluster: cluster?.id, nowMicros: nowMicros)
-            pending.append((sequence, link.send(size: 1200, nowMicros: nowMicros), nowMicros))
+            let arrival = link.send(size: 1200, nowMicros: nowMicros)
+            if inFirstBurst, cluster == nil {
+                firstBurst.packets += 1
+                if let arrival {
+                    firstBurst.arrivedMicros = max(firstBurst.arrivedMicros, arrival)
+                } else {
+                    firstBurst.dropped += 1
+                }
+            }
+            pending.append((sequence, arrival, nowMicros))
             sequence &+= 1
         }
         if nowMicros % 50_000 == 0 { sendFeedback() }

@@ -111,6 +111,31 @@ import Testing
         #expect(action.hasPrefix("probe 1800 kbit/s delivered"), "\(action)")
     }
 
+    /// The first keyframe (12 kB, paced at 2.5 × the start rate) queues at a 600 kbit/s shaper
+    /// (a 4 kB bucket, a 100 ms queue, as the links gates' tbf): the probes wait until it has
+    /// crossed, so none of its packets is dropped for them. Probing at the first feedback put the
+    /// 1800 kbit/s cluster on top of it: its packets were tail-dropped, and a browser showed the
+    /// first frame a second later than a sender without probes.
+    @Test func theProbesWaitForTheFirstKeyframeToCrossASlowLink() {
+        var sim = LinkSimulation(capacity: 600_000)
+        sim.link.bucketBytes = 4_000
+        sim.link.queueLimitMicros = 100_000
+        sim.burst = (everyMicros: 100_000_000, bytes: 12_000)
+        sim.sendsProbeClusters = true
+        sim.run(seconds: 2)
+        let probe = sim.firstProbeMicros ?? .max
+        #expect(sim.firstBurst.packets >= 10)
+        #expect(
+            probe >= sim.firstBurst.arrivedMicros,
+            "probed at \(probe) µs, the burst arrived by \(sim.firstBurst.arrivedMicros)")
+        #expect(
+            sim.firstBurst.dropped == 0,
+            "\(sim.firstBurst.dropped) of the burst's \(sim.firstBurst.packets) packets dropped")
+        // The probes still find the link.
+        let target = sim.estimator.targetBitrate(nowMicros: sim.nowMicros)
+        #expect(target >= 450_000 && target <= 600_000, "target \(target)")
+    }
+
     @Test func onAWideLinkTheProbesGoOnToTheMaximum() {
         var sim = LinkSimulation(capacity: 20_000_000)
         sim.sendsProbeClusters = true
