@@ -152,6 +152,9 @@ def chromium_cell(sender, name, codec, link, seconds):
             code, sent, rtx, tail = code_box["result"]
         decoded = max((s.get("framesDecoded") or 0 for _, s, _ in samples), default=0)
         created = next((c for _, _, c in samples if c), None)
+        # the receiver's figures as they came, for whoever asks why a cell looks as it does
+        with open(os.path.join(WORK, f"{name}.samples.json"), "w") as out:
+            json.dump([dict(at=round(t - (created or started), 3), **s) for t, s, _ in samples], out)
         first = next((t - created for t, s, _ in samples if (s.get("framesDecoded") or 0) > 0 and created), None)
         points = [(t - (created or started), s.get("bytesReceived") or 0) for t, s, _ in samples]
         thinned, last = [], None

@@ -604,28 +604,12 @@
 
   // MARK: fault injection (drills and tests), off unless asked for
 
-  // A wedged decoder, as on the mesh page: every encoded frame of a screen's receiver is dropped
+  // A wedged decoder (decoderfaults.js): every encoded frame of a screen's receiver is dropped
   // before the decoder, so its decoded count stops, until that screen is subscribed afresh (a new
-  // receiver). Chromium applies an encoded transform only when set as a receiver is created, so a
-  // page armed for faults (?faults=on, or ?fault=KIND@S) gives every video receiver a
-  // pass-through transform (wedge-worker.js), and a fault tells it to drop.
-  const faultsArmed = params.get('faults') === 'on' || params.has('fault');
-  const armed = new WeakMap();     // receiver -> transform id
-  let wedgeWorker = null;
-  let nextTransform = 0;
-  function armReceiver(receiver) {
-    if (!faultsArmed || armed.has(receiver) || typeof RTCRtpScriptTransform === 'undefined') return;
-    if (!wedgeWorker) wedgeWorker = new Worker('/client/wedge-worker.js');
-    nextTransform += 1;
-    receiver.transform = new RTCRtpScriptTransform(wedgeWorker, { id: nextTransform });
-    armed.set(receiver, nextTransform);
-  }
-  function setDropping(receiver, drop) {
-    const id = armed.get(receiver);
-    if (id === undefined) return false;
-    wedgeWorker.postMessage({ id, drop });
-    return true;
-  }
+  // receiver).
+  const faults = new DecoderFaults(params);
+  const armReceiver = (receiver) => faults.arm(receiver);
+  const setDropping = (receiver, drop) => faults.setDropping(receiver, drop);
   function updateFaults() {
     figures.faults = [...feeds.values()].filter((feed) => feed.wedged).map((feed) => `decoder-wedge ${feed.display}`);
   }
@@ -641,8 +625,8 @@
       return 'Fault: cleared';
     }
     if (kind !== 'decoder-wedge') return `unknown fault '${kind}' (decoder-wedge, clear)`;
-    if (typeof RTCRtpScriptTransform === 'undefined') return 'this browser has no RTCRtpScriptTransform: no decoder wedge';
-    if (!faultsArmed) return 'faults are off on this page: open it with ?faults=on (or ?fault=KIND@S) to wedge a decoder';
+    const refused = faults.refusal();
+    if (refused) return refused;
     const chosen = [...feeds.values()].filter((feed) => feed.screen && (!name || feed.display.toLowerCase() === String(name).toLowerCase()));
     if (chosen.length === 0) return name ? `no screen of ${name} is watched here` : 'no screen is watched here';
     for (const feed of chosen) {
@@ -655,10 +639,7 @@
 
   // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining the room's socket.
   function scheduleFaultFromURL() {
-    const asked = params.get('fault');
-    if (!asked) return;
-    const [kind, seconds] = asked.split('@');
-    setTimeout(() => notice(window.sharectlFault(kind)), Math.max(0, Number(seconds) || 0) * 1000);
+    faults.scheduleFromURL((kind) => notice(window.sharectlFault(kind)));
   }
 
   // MARK: for tests driving the page over the DevTools protocol

@@ -874,33 +874,12 @@
 
   // MARK: fault injection (drills and tests), off unless asked for
 
-  // A wedged decoder: every encoded frame of the screen's receiver is dropped before the decoder,
-  // so its decoded count stops. 'decoder-wedge' lasts until the sharer rebuilds the screen (a new
-  // transceiver, so a new receiver here); 'decoder-wedge-sticky' follows the sharer's screen across
-  // rebuilds until their share ends (a share again). It is an encoded transform (wedge-worker.js)
-  // that Chromium applies only when set as a receiver is created, so a page armed for faults
-  // (?faults=on, or ?fault=KIND@S) gives every video receiver a pass-through transform from the
-  // start, and a fault tells it to drop. An unarmed page sets no transform at all.
-  const faultsArmed = params.get('faults') === 'on' || params.has('fault');
-  const armed = new WeakMap();     // receiver -> transform id
-  let wedgeWorker = null;
-  let nextTransform = 0;
-  function armReceiver(receiver) {
-    if (!faultsArmed || armed.has(receiver) || typeof RTCRtpScriptTransform === 'undefined') return;
-    if (!wedgeWorker) {
-      wedgeWorker = new Worker('/client/wedge-worker.js');  // same origin: the page's policy allows no blob: workers
-      wedgeWorker.onmessage = ({ data }) => { state.framesSwallowed = (state.framesSwallowed || 0) + (data.dropped ? 1 : 0); };
-    }
-    nextTransform += 1;
-    receiver.transform = new RTCRtpScriptTransform(wedgeWorker, { id: nextTransform });
-    armed.set(receiver, nextTransform);
-  }
-  function setDropping(receiver, drop) {
-    const id = armed.get(receiver);
-    if (id === undefined) return false;
-    wedgeWorker.postMessage({ id, drop });
-    return true;
-  }
+  // A wedged decoder (decoderfaults.js): 'decoder-wedge' lasts until the sharer rebuilds the
+  // screen (a new transceiver, so a new receiver here); 'decoder-wedge-sticky' follows the sharer's
+  // screen across rebuilds until their share ends (a share again).
+  const faults = new DecoderFaults(params, (n) => { state.framesSwallowed = (state.framesSwallowed || 0) + n; });
+  const armReceiver = (receiver) => faults.arm(receiver);
+  const setDropping = (receiver, drop) => faults.setDropping(receiver, drop);
   function updateFaults() {
     state.faults = [...peers.values()].filter((p) => p.wedge).map((p) => `${p.wedge.kind} ${p.name}`);
   }
@@ -920,8 +899,8 @@
     if (kind !== 'decoder-wedge' && kind !== 'decoder-wedge-sticky') {
       return `unknown fault '${kind}' (decoder-wedge, decoder-wedge-sticky, clear)`;
     }
-    if (typeof RTCRtpScriptTransform === 'undefined') return 'this browser has no RTCRtpScriptTransform: no decoder wedge';
-    if (!faultsArmed) return 'faults are off on this page: open it with ?faults=on (or ?fault=KIND@S) to wedge a decoder';
+    const refused = faults.refusal();
+    if (refused) return refused;
     const chosen = [...peers.values()].filter((p) => !name || p.name.toLowerCase() === String(name).toLowerCase());
     if (chosen.length === 0) return name ? `no one called ${name} is in the call` : 'no one else is in the call';
     for (const peer of chosen) {
@@ -933,17 +912,9 @@
     return `Fault: the decoder of ${name ? `${name}'s screen` : 'every screen'} swallows every frame`;
   };
 
-  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining; with
-  // &faultClock=MS (wall-clock milliseconds), 20 s after that instant instead (a test's clock,
-  // which started before this page loaded).
+  // ?fault=decoder-wedge@20: that fault, on every screen, 20 s after joining (decoderfaults.js).
   function scheduleFaultFromURL() {
-    const asked = params.get('fault');
-    if (!asked) return;
-    const [kind, seconds] = asked.split('@');
-    const clock = Number(params.get('faultClock'));
-    const since = Number.isFinite(clock) && clock > 0 ? Math.max(0, Date.now() - clock) : 0;
-    const delay = Math.max(0, (Math.max(0, Number(seconds) || 0) * 1000) - since);
-    setTimeout(() => note('fault-from-url', { fault: kind, said: window.sharectlFault(kind) }), delay);
+    faults.scheduleFromURL((kind) => note('fault-from-url', { fault: kind, said: window.sharectlFault(kind) }));
   }
 
   $('room-title').textContent = `Room ${roomName}`;
