@@ -28,8 +28,6 @@
   const token = params.get('t') || '';
   const FIGURES_MS = 1000;        // getStats() this often for janusRoomFigures()
   const ANSWER_MS = 5000;         // janusRoomSubstream gives up waiting for Janus after this long
-  const STALL_MS = 4000;          // no decoded frame on a sharer's screen for this long: screenStalled
-  const STALL_HOLD_MS = 180000;   // a stall report is held at most this long
   const wsURL = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/${encodeURIComponent(roomName)}?t=${encodeURIComponent(token)}`;
 
   const $ = (id) => document.getElementById(id);
@@ -340,7 +338,7 @@
       this.restarts = 0;
       this.receiver = null;        // our video receiver (armed for faults when the page is)
       this.wedged = false;         // its decoder swallows every frame (a fault)
-      this.stall = { frames: -1, movedAt: performance.now(), since: null };
+      this.stall = new ScreenStall(performance.now());
       this.display = publisher.display || `Feed ${publisher.id}`;
       // a screen goes on the stage: ours are called "NAME (screen)", a sharectl sharer's is simulcast
       this.secondFeed = / \(screen\)$/.test(this.display);
@@ -425,14 +423,7 @@
       this.figures.restarts = this.restarts;
       if (!person) return null;
       const frames = this.figures.framesDecoded;
-      if (frames !== this.stall.frames) {  // any change is movement (a fresh subscription restarts at 0)
-        this.stall.frames = frames;
-        this.stall.movedAt = now;
-        this.stall.since = null;
-      }
-      let stalled = now - this.stall.movedAt >= STALL_MS;
-      if (stalled && this.stall.since === null) this.stall.since = now;
-      if (stalled && now - this.stall.since > STALL_HOLD_MS) stalled = false;
+      const stalled = this.stall.observe(frames, now);  // screenstall.js
       this.figures.screenStalled = stalled;
       return { from: person.id, framesDecoded: frames, screenStalled: stalled };
     }

@@ -21,8 +21,6 @@
   const roomName = decodeURIComponent(location.pathname.split('/').filter(Boolean)[1] || '');
   const token = params.get('t') || '';
   const wsURL = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws/${encodeURIComponent(roomName)}?t=${encodeURIComponent(token)}`;
-  const STALL_MS = 4000;          // no decoded frame on a shared screen for this long: screenStalled
-  const STALL_HOLD_MS = 180000;   // a stall report is held at most this long
 
   const $ = (id) => document.getElementById(id);
   const state = window.sharectlState = {
@@ -229,7 +227,7 @@
       this.ignoreOffer = false;
       this.chain = Promise.resolve();
       this.screenTx = null;           // our own screen's transceiver on this connection
-      this.stall = { frames: -1, movedAt: Date.now(), since: null };
+      this.stall = new ScreenStall(Date.now());
       this.wedge = null;              // a decoder fault on their screen: { kind, sticky, receiver }
       this.energy = { last: null };
       this.speaking = new SharectlAudioPaths.SpeakingIndicator();
@@ -408,10 +406,10 @@
         if (this.wedge) note('fault-ended', { id: this.id, fault: this.wedge.kind, why: 'share ended' });
         this.wedge = null;
         updateFaults();
-        this.stall = { frames: -1, movedAt: Date.now(), since: null };
+        this.stall = new ScreenStall(Date.now());
         this.info.screen = { framesDecoded: 0, width: 0, height: 0, stalled: false, shown: false };
       } else {
-        this.stall = { frames: -1, movedAt: Date.now(), since: null };
+        this.stall = new ScreenStall(Date.now());
       }
       this.render();
     }
@@ -518,14 +516,7 @@
       if (this.sharing) {
         const s = screen && byMid.get(String(screen.mid));
         const frames = s ? s.framesDecoded || 0 : 0;
-        if (frames !== this.stall.frames) {  // any change is movement (a rebuilt screen restarts at 0)
-          this.stall.frames = frames;
-          this.stall.movedAt = now;
-          this.stall.since = null;
-        }
-        let stalled = now - this.stall.movedAt >= STALL_MS;
-        if (stalled && this.stall.since === null) this.stall.since = now;
-        if (stalled && now - this.stall.since > STALL_HOLD_MS) stalled = false;
+        const stalled = this.stall.observe(frames, now);  // screenstall.js
         this.info.screen = { framesDecoded: frames, width: s ? s.frameWidth || 0 : 0, height: s ? s.frameHeight || 0 : 0,
                              stalled, shown: !!this.view.screen };
         result.screen = { from: this.id, framesDecoded: frames, screenStalled: stalled };
