@@ -78,7 +78,8 @@ def ramp_seconds(points, rate_kbit):
 def run_sender(sender, name, endpoint, codec, link, seconds):
     """Runs one sender to the end; (exit code, frames sent, RTX share or None, its log tail)."""
     if sender == "sharectl":
-        share = Share(name, endpoint, "balanced", size="1920x1080", duration=seconds, codec=codec)
+        share = Share(name, endpoint, "balanced", size="1920x1080", duration=seconds, codec=codec,
+                      extra=os.environ.get("BENCH_SHARE_ARGS", "").split())
         try:
             share.process.wait(timeout=seconds + 30)
         except subprocess.TimeoutExpired:
