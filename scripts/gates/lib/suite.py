@@ -9,9 +9,16 @@ A peer the gate started that crashes by itself (Debian's Janus 1.1.2 dies by SIG
 nice_agent_remove_stream now and then, in about one fresh-clone run in ten) is said with
 `peer_crashed()`. A gate that failed after such a crash is said as `AGAIN name: …` with the crash
 and what it judged, and runs once more with fresh peers; its second verdict is the one that
-counts. A gate that failed without a peer crashing, or whose peer crashed again, fails."""
+counts. A gate that failed without a peer crashing, or whose peer crashed again, fails. The
+first attempt's files (logs, stats, a scenario's folder) are copied to WORK/NAME.first-attempt/
+before the second overwrites them."""
+import os
+import shutil
 import sys
+import time
 import traceback
+
+from .paths import WORK
 
 results = []
 # What peers that crashed during the gate running now said (peer_crashed), and that gate's
@@ -45,6 +52,28 @@ def record_broken(name, error):
     record(name, False, f"the gate itself failed: {error!r}")
 
 
+def keep_first_attempt(name, began):
+    """Copies what the gate `name` wrote into WORK since `began` (files at the top, and the files
+    of a folder one level down, such as a scenario's) to WORK/NAME.first-attempt/; its path."""
+    kept = os.path.join(WORK, f"{name}.first-attempt")
+    shutil.rmtree(kept, ignore_errors=True)
+    os.makedirs(kept)
+    for entry in os.scandir(WORK):
+        try:
+            if entry.path == kept or entry.stat().st_mtime < began:
+                continue
+            if entry.is_file():
+                shutil.copy2(entry.path, kept)
+            elif entry.is_dir() and not entry.name.endswith(".first-attempt"):
+                for inner in os.scandir(entry.path):
+                    if inner.is_file() and inner.stat().st_mtime >= began and inner.stat().st_size < 64 << 20:
+                        os.makedirs(os.path.join(kept, entry.name), exist_ok=True)
+                        shutil.copy2(inner.path, os.path.join(kept, entry.name))
+        except OSError:
+            continue  # a file that went meanwhile
+    return kept
+
+
 def choose(suite, names, parts=None, argv=None):
     """The set of gates the command line names, all of `names` when it names none. `parts` maps a
     verdict recorded inside another gate to that gate (audio's mic-silent is judged by mic), so
@@ -75,6 +104,7 @@ def run_gates(gates, chosen):
         for attempt in (1, 2):
             peer_crashes.clear()
             _held = []
+            began = time.time()
             try:
                 gate()
             except GateSkipped as reason:
@@ -85,8 +115,9 @@ def run_gates(gates, chosen):
             held, _held = _held, None
             failed = [detail for _, ok, detail in held if not ok]
             if failed and peer_crashes and attempt == 1:
+                kept = keep_first_attempt(name, began)
                 print(f"AGAIN {name}: a peer crashed ({'; '.join(peer_crashes)}), and the gate judged: "
-                      f"{' | '.join(failed)}; running it once more", flush=True)
+                      f"{' | '.join(failed)}; its files are kept in {kept}; running it once more", flush=True)
                 continue
             for verdict_name, ok, detail in held:
                 if not ok and peer_crashes:
