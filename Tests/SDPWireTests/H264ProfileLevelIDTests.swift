@@ -71,5 +71,13 @@ import Testing
         var vp8First = caps
         vp8First.videoCodecs = [.vp8, .h264]
         #expect(vp8First.rank(of: table[10].payload)! < vp8First.rank(of: table[0].payload)!)
+        // A receiver takes plain Baseline too (Janus offers it for Chromium's OpenH264), ranked
+        // after the profiles a sender takes; High stays out.
+        let receiving = CodecCapabilities.receiving
+        let baseline = receiving.rank(of: table[5].payload)
+        #expect(receiving.codec(of: table[5].payload) == .h264)
+        #expect(baseline != nil && receiving.rank(of: table[2].payload)! < baseline!)
+        #expect(receiving.codec(of: table[6].payload) == nil)
+        #expect(caps.codec(of: table[5].payload) == nil)
     }
 }

@@ -46,6 +46,12 @@ line is "N passed, N failed".
   wedge-sticky@janus   wedge-sticky.json on Janus: the fresh subscription wedges too, and the
                   sharer's share again (the screen published anew into the VideoRoom from the same
                   capture) restores the view, or it gives up with the notice.
+  wedge-browser-sharer-sticky@janus   wedge-browser-sharer-sticky.json on Janus: Chromium shares
+                  from the room's Janus page (its screen a publisher of its own, announced as
+                  janus:FEED) and climbs its own ladder (ladder.js) on the watch's reports over the
+                  room's socket: a `restart` signal to the viewer (its rebuild), then its share
+                  again (the same track published anew on a new handle, a new feed), which the
+                  watch follows and the wedge ends with; or the give-up notice.
   reshare@janus   (named only; not in the default list) reshare.json on Janus: SIGUSR1 takes the
                   screen out of the VideoRoom and, 3 s later, publishes it anew; the viewer follows
                   it to each new feed within 10 s, no ladder step of rebuild or above. Its sharer
@@ -64,7 +70,7 @@ from lib.suite import choose, finish, record, run_gates
 
 GATES = ["capture-stall", "encoder-stall", "wedge", "wedge-sticky", "camera-unplug", "wedge-browser",
          "wedge-browser-sharer", "wedge-browser-sharer-sticky", "wedge-shared", "encoder-stall-shared", "reshare",
-         "loss-10", "wedge@janus", "wedge-sticky@janus"]
+         "loss-10", "wedge@janus", "wedge-sticky@janus", "wedge-browser-sharer-sticky@janus"]
 NAMED_ONLY = ["reshare@janus"]
 
 

@@ -83,12 +83,27 @@ public actor JanusWatchSession {
     /// Returns the publisher's name (or id).
     @discardableResult
     public func start() async throws -> String {
-        let publisher = try await subscribe()
+        let publisher = try await subscribe(feed: await announcedScreen())
         started = Clocks.monotonicMicros()
         previous = (0, 0, 0, 0, 0)  // the first second's rates count from the connection
         layers = options.substream == nil ? SubscriberLayerRule() : nil
         recovery = SubscriptionRecoveryRule(beganMicros: started)
         return publisher
+    }
+
+    /// In a room, with no publisher named: the first screen someone announced (a browser
+    /// publishes its camera and its screen as two feeds; a watch is for the screen), waiting for
+    /// one as long as for a publisher. Nil: none was (the first publisher is watched), or not in
+    /// a room.
+    private func announcedScreen() async -> Int? {
+        guard let room = options.room, options.publisher == nil else { return nil }
+        let deadline = ContinuousClock.now + options.waitForPublisher
+        while ContinuousClock.now < deadline {
+            if let feed = await room.others.lazy.compactMap(\.feed).first { return feed }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+        logger.notice("watch: no one in the room announced a screen; watching the first publisher")
+        return nil
     }
 
     /// A subscription: a handle, its offer answered, the connection up.
@@ -99,7 +114,7 @@ public actor JanusWatchSession {
             display: wanted == nil ? options.publisher : nil, feed: wanted, wait: options.waitForPublisher,
             substream: options.substream)
         var configuration = PeerConnection.Configuration(
-            loopbackOnly: options.loopbackOnly, connectTimeout: options.connectTimeout)
+            loopbackOnly: options.loopbackOnly, capabilities: .receiving, connectTimeout: options.connectTimeout)
         configuration.iceOptions = []  // the answer carries every candidate
         configuration.ice.allowedInterfaces = options.iceInterfaces
         let connection: PeerConnection
@@ -135,7 +150,8 @@ public actor JanusWatchSession {
     public var restarts: Int { restartCount }
 
     /// Starts the subscription afresh (to `newFeed`, when the sharer published anew), its counts
-    /// carried over; a failure ends the watch.
+    /// carried over; a failure ends the watch. In a room it is the same feed otherwise (the first
+    /// publisher there may be someone's camera); outside one, the publisher chosen as at start.
     private func restart(feed newFeed: Int? = nil) async {
         restartCount += 1
         let oldFeed = feed
@@ -157,7 +173,7 @@ public actor JanusWatchSession {
         connection = nil
         if wedge.on, !wedge.sticky { wedge = (false, false) }
         do {
-            _ = try await subscribe(feed: newFeed)
+            _ = try await subscribe(feed: newFeed ?? (options.room == nil ? nil : oldFeed))
             // A sticky wedge holds across subscriptions to the same feed; a new feed (the screen
             // shared anew) is a new decoder for a new stream.
             if wedge.sticky, feed != oldFeed { wedge = (false, false) }

@@ -15,7 +15,13 @@
 // `media` report of what it decodes of each sharer's screen (stalled after 4 s without a frame),
 // and a sharer's `restart` signal, on which it subscribes to that screen afresh (a new handle,
 // connection and decoder): the sharer's watchdog climbs its ladder on those reports as on
-// sharectl viewers'. A page armed for faults (?faults=on, or ?fault=decoder-wedge@S) can wedge
+// sharectl viewers'. As a sharer the page climbs that ladder itself (ladder.js, the rules of
+// sharectl's ReceiverLadder) on the others' reports of its screen: the notice, then a `restart`
+// signal to the one viewer (its rebuild: that viewer subscribes afresh, and Janus asks us for a
+// keyframe), then its share again (the screen published anew from the same track, on a new
+// handle, announced under the new feed), then the give-up notice. Each change of its status is
+// logged to the console as "sharectl-watchdog {JSON}" (the scenario runner reads Chromium's log).
+// `?share=1` shares the screen once joined. A page armed for faults (?faults=on, or ?fault=decoder-wedge@S) can wedge
 // its decoder of the screens it watches (wedge-worker.js), which a restart ends.
 // ICE in the gate namespace: Janus gathers only on 127.0.0.2 and drops remote candidates on
 // 127.0.0.1. Chromium with --allow-loopback-in-peer-connection offers every 127.x address, as raw
@@ -38,6 +44,10 @@
     presence: { connected: false, id: null, welcomes: 0, resumes: 0, reconnects: 0, people: [], reportsSent: 0,
                 restartsAsked: 0, restarts: 0, lastReport: null },
     faults: [],
+    // our screen as a sharer: its feed, what left of it (summed over its layers), the ladder's
+    // status and what it did
+    sharing: { feedId: null, framesSent: 0, keyframesSent: 0, publishes: 0, restartsSent: 0, sharesAgain: 0,
+               watchdog: null },
   };
   const feeds = new Map();        // publisher id -> Feed, our subscription to it
   const ownIds = new Set();       // our own publisher ids (camera, screen): never subscribed to
@@ -52,7 +62,7 @@
   let socket = null;
   let resumeKey = null;
   let retryMs = 250;
-  const people = new Map();       // room id -> { id, name, sharing, mid }
+  const people = new Map();       // room id -> { id, name, sharing, mid, viewOfMe }
 
   function describe(error) {
     if (!error) return 'unknown error';
@@ -60,11 +70,18 @@
     return error.message || JSON.stringify(error);
   }
   function setStatus(text) { $('status').textContent = text; }
-  function notice(text) {
+  // A notice; one with a key (the ladder's) is replaced by the next of that key and taken away
+  // with takeNotice(key) when it no longer holds.
+  function notice(text, key) {
+    if (key) takeNotice(key);
     const li = document.createElement('li');
     li.textContent = text;
+    if (key) li.dataset.key = key;
     $('notices').prepend(li);
     while ($('notices').children.length > 5) $('notices').lastChild.remove();
+  }
+  function takeNotice(key) {
+    for (const li of [...$('notices').children]) if (li.dataset.key === key) li.remove();
   }
   function fail(what, error) {
     if (leaving) return;
@@ -150,14 +167,14 @@
         resumeKey = message.resume;
         figures.presence.connected = true;
         people.clear();
-        for (const peer of message.peers || []) people.set(peer.id, { id: peer.id, name: peer.name, sharing: !!peer.sharing, mid: peer.mid || null });
+        for (const peer of message.peers || []) people.set(peer.id, { id: peer.id, name: peer.name, sharing: !!peer.sharing, mid: peer.mid || null, viewOfMe: null });
         // a fresh place (first join, or the old one lost): our screen is said again
-        if (!resumed && screen && screen.feedId !== undefined) announceScreen(true, screen.feedId);
+        if (!resumed && screen && screen.feedId !== undefined && figures.publishing.screen) announceScreen(true, screen.feedId);
         if (figures.presence.welcomes === 1) scheduleFaultFromURL();
         break;
       }
       case 'joined':
-        if (message.peer) people.set(message.peer.id, { id: message.peer.id, name: message.peer.name, sharing: !!message.peer.sharing, mid: message.peer.mid || null });
+        if (message.peer) people.set(message.peer.id, { id: message.peer.id, name: message.peer.name, sharing: !!message.peer.sharing, mid: message.peer.mid || null, viewOfMe: null });
         break;
       case 'left':
         people.delete(message.id);
@@ -165,6 +182,15 @@
       case 'share': {
         const person = people.get(message.from);
         if (person) Object.assign(person, { sharing: !!message.on, mid: message.on ? message.mid || null : null });
+        break;
+      }
+      case 'media': {
+        // what someone decodes of our screen (their report under our room id), for our ladder
+        const person = people.get(message.from);
+        if (person) {
+          const mine = (message.screens || []).find((screen) => screen.from === figures.presence.id);
+          person.viewOfMe = mine ? { framesDecoded: mine.framesDecoded ?? null, screenStalled: mine.screenStalled === true } : null;
+        }
         break;
       }
       case 'signal':
@@ -180,7 +206,7 @@
       default:
         break;
     }
-    figures.presence.people = [...people.values()].map((person) => ({ ...person }));
+    figures.presence.people = [...people.values()].map(({ viewOfMe, ...person }) => ({ ...person }));
     updateStatus();
   }
 
@@ -201,6 +227,59 @@
     roomSend(report);
     figures.presence.reportsSent += 1;
     figures.presence.lastReport = screens;
+    climbLadder(Date.now());
+  }
+
+  // MARK: the receiver-driven ladder, as a sharer
+
+  const ladder = new SharectlLadder.ReceiverLadder();
+  const ladderStatus = new SharectlLadder.LadderStatus();
+  let lastLogged = null;
+
+  // Once a second, on the reports of our screen (whoever reports it: as sharectl's sharer on
+  // Janus): everyone is fed from our one feed, so what left of it left for each of them.
+  function climbLadder(now) {
+    const observed = {};
+    const share = screen;
+    if (share && share.feedId !== undefined && figures.publishing.screen) {
+      for (const person of people.values()) {
+        const view = person.viewOfMe;
+        if (!view) continue;
+        observed[person.id] = { name: person.name, stalled: view.screenStalled === true,
+                                framesSent: figures.sharing.framesSent, keyframesSent: figures.sharing.keyframesSent,
+                                framesDecoded: view.framesDecoded === undefined ? null : view.framesDecoded };
+      }
+    }
+    const steps = ladder.tick(now, observed);
+    for (const taken of steps) carryOut(taken);
+    const t = share ? Math.round((now - share.since) / 100) / 10 : 0;
+    figures.sharing.watchdog = ladderStatus.publish(ladder, steps, t);
+    const line = JSON.stringify(figures.sharing.watchdog);
+    if (share && line !== lastLogged) {
+      lastLogged = line;
+      console.log(`sharectl-watchdog ${line}`);
+    }
+  }
+
+  function carryOut(taken) {
+    const { action } = taken;
+    switch (action.name) {
+      case 'notice':
+        if (action.text === null) takeNotice(`ladder:${action.subject}`);
+        else notice(action.text, `ladder:${action.subject}`);
+        return;
+      case 'rebuild':
+        // that viewer subscribes to our feed afresh; Janus asks us for a keyframe for it
+        figures.sharing.restartsSent += 1;
+        roomSend({ type: 'signal', to: action.subject, kind: 'restart' });
+        return;
+      case 'shareAgain':
+        shareAgain();
+        return;
+      default:
+        // keyframe: the viewer's own PLIs reach us through Janus (a page cannot ask its encoder
+        // for one); held, recovered and giveUp change nothing here (the notice says it).
+    }
   }
 
   // A new subscription to the same publisher: a new handle, connection, receiver and decoder.
@@ -293,6 +372,7 @@
       subscribeAll(message.publishers);
       if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) $('share').hidden = false;
       updateStatus();
+      if (params.get('share') === '1' && !screen) startShare();
     } else if (message.videoroom === 'event') {
       subscribeAll(message.publishers);
       // "ok" answers our own unpublish or leave; an id is someone else's feed going
@@ -511,8 +591,26 @@
     }
   }
 
+  // What left of our screen on its publisher connection, summed over the simulcast layers (they
+  // start again from zero on a new handle).
+  async function refreshSent() {
+    const share = screen;
+    const pc = share && share.handle && share.handle.webrtcStuff && share.handle.webrtcStuff.pc;
+    if (!pc) return;
+    let frames = 0;
+    let keyframes = 0;
+    (await pc.getStats()).forEach((r) => {
+      if (r.type !== 'outbound-rtp' || r.kind !== 'video') return;
+      frames += r.framesSent || 0;
+      keyframes += r.keyFramesEncoded || 0;
+    });
+    if (screen !== share) return;
+    figures.sharing.framesSent = frames;
+    figures.sharing.keyframesSent = keyframes;
+  }
+
   async function refreshFigures() {
-    await Promise.all([...feeds.values()].map((feed) => feed.refresh().catch(() => {})));
+    await Promise.all([...feeds.values()].map((feed) => feed.refresh().catch(() => {})).concat(refreshSent().catch(() => {})));
     figures.feeds = [...feeds.values()].map((feed) => ({ ...feed.figures }));
   }
 
@@ -527,40 +625,82 @@
       notice(`Could not share the screen: ${describe(error)}`);
       return;
     }
-    const share = screen = { stream, handle: null, tile: tile(`${figures.name}'s screen`) };
+    const share = screen = { stream, handle: null, tile: tile(`${figures.name}'s screen`), since: Date.now() };
     const track = stream.getVideoTracks()[0];
     track.onended = () => { if (screen === share) stopShare(); };
     share.tile.figure.classList.add('self');
     share.tile.video.srcObject = stream;
     $('stage').prepend(share.tile.figure);
     $('share').textContent = 'Stop sharing';
+    publishScreen(share);
+  }
+
+  // Our screen on a publisher handle of its own, "NAME (screen)", announced under its feed id.
+  function publishScreen(share) {
+    const track = share.stream.getVideoTracks()[0];
     const failed = (error) => {
       notice(`Could not share the screen: ${describe(error)}`);
       if (screen === share) stopShare();
     };
+    figures.sharing.publishes += 1;
+    let mine = null;
     janus.attach({
       plugin: 'janus.plugin.videoroom',
       success: (handle) => {
+        mine = handle;
         share.handle = handle;
         if (screen !== share) { handle.detach(); return; }
         handle.send({ message: joinRequest({ ptype: 'publisher', display: `${figures.name} (screen)` }) });
       },
       error: failed,
       onmessage: (message, jsep) => {
-        if (jsep) share.handle.handleRemoteJsep({ jsep, error: failed });
-        if (message.error) { failed(`${message.error} (${message.error_code})`); return; }
-        if (message.videoroom !== 'joined' || screen !== share) return;
+        if (jsep && mine) mine.handleRemoteJsep({ jsep, error: failed });
+        if (message.error) { if (share.handle === mine) failed(`${message.error} (${message.error_code})`); return; }
+        if (message.videoroom !== 'joined' || screen !== share || share.handle !== mine) return;
         ownIds.add(message.id);
         share.feedId = message.id;
-        announceScreen(true, message.id);
-        share.handle.createOffer({
-          tracks: [{ type: 'video', capture: track, simulcast: true, recv: false }],
-          success: (offer) => share.handle.send({ message: request({ request: 'configure', audio: false, video: true }), jsep: offer }),
+        figures.sharing.feedId = message.id;
+        mine.createOffer({
+          // dontStop: janus.js stops a handle's tracks when it is detached, and a share again
+          // publishes the same track on the next handle
+          tracks: [{ type: 'video', capture: track, simulcast: true, recv: false, dontStop: true }],
+          success: (offer) => mine.send({ message: request({ request: 'configure', audio: false, video: true }), jsep: offer }),
           error: failed,
         });
       },
-      webrtcState: (up) => { figures.publishing.screen = up && screen === share; },
+      // announced once Janus has its media (a subscription before then would offer none); an
+      // earlier handle's hangup (after a share again) says nothing of this one
+      webrtcState: (up) => {
+        if (screen !== share || share.handle !== mine) return;
+        figures.publishing.screen = up;
+        if (up && share.feedId !== undefined) announceScreen(true, share.feedId);
+      },
     });
+  }
+
+  // Takes our screen's publisher handle out of the room (unpublish, then detach).
+  function unpublishScreen(share) {
+    const handle = share.handle;
+    share.handle = null;
+    if (!handle) return;
+    const detach = () => handle.detach();
+    handle.send({ message: request({ request: 'unpublish' }), success: detach, error: detach });
+  }
+
+  // The ladder's share again: share off, the same track published anew on a new handle (a new
+  // feed, encoder and connection, no picker), announced under the new feed once Janus takes it.
+  function shareAgain() {
+    const share = screen;
+    if (!share) return;
+    figures.sharing.sharesAgain += 1;
+    announceScreen(false);
+    figures.publishing.screen = false;
+    delete share.feedId;
+    figures.sharing.feedId = null;
+    figures.sharing.framesSent = 0;
+    figures.sharing.keyframesSent = 0;
+    unpublishScreen(share);
+    publishScreen(share);
   }
 
   function stopShare() {
@@ -568,14 +708,13 @@
     if (!share) return;
     screen = null;
     figures.publishing.screen = false;
+    figures.sharing.feedId = null;
     if (share.feedId !== undefined) announceScreen(false);
-    if (share.handle) {
-      const detach = () => share.handle.detach();
-      share.handle.send({ message: request({ request: 'unpublish' }), success: detach, error: detach });
-    }
+    unpublishScreen(share);
     for (const track of share.stream.getTracks()) track.stop();
     share.tile.figure.remove();
     $('share').textContent = 'Share screen';
+    climbLadder(Date.now());  // the ladder's notices go with the screen
   }
 
   function leave() {

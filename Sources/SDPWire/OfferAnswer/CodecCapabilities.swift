@@ -66,6 +66,12 @@ public struct CodecCapabilities: Hashable, Sendable {
     /// sharectl's defaults: H.264 preferred while a screen is shared, VP8 beside it.
     public static let sharectl = CodecCapabilities()
 
+    /// A connection that only receives: plain Baseline H.264 as well, last. libavcodec decodes it
+    /// (no WebRTC encoder uses its ASO/FMO), and it is what Janus offers a subscriber to a
+    /// Chromium publisher whose OpenH264 it negotiated as `42001f`. Never for sending: our
+    /// offers name the first profile, and x264 is set up for Constrained Baseline.
+    public static let receiving = CodecCapabilities(h264Profiles: [.constrainedBaseline, .main, .baseline])
+
     /// The codec a payload type stands for, if these capabilities take it.
     public func codec(of payload: PayloadFormat) -> MediaCodec? {
         guard let map = payload.rtpMap else { return nil }

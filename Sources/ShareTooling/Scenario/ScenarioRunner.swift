@@ -95,11 +95,11 @@ package final class ScenarioRunner {
 
     private func startEverything() throws {
         var invite: String?
-        if onJanus,
-            scenario.start.sharers.contains(where: { $0.kind == "browser" })
-                || scenario.start.viewers.contains(where: { $0.kind != "builtin" })
-        {
-            throw Failure(description: "a scenario on Janus runs sharectl participants only (no browser yet)")
+        // A browser viewer is judged by what it reports to a sharectl sharer's mesh connection,
+        // which a room on Janus does not have.
+        if onJanus, scenario.start.viewers.contains(where: { $0.kind != "builtin" }) {
+            throw Failure(
+                description: "a scenario on Janus takes built-in viewers only (a browser can be its sharer)")
         }
         if scenario.start.server {
             let port = try Self.freePort()
@@ -481,7 +481,7 @@ package final class ScenarioRunner {
                     let sample = ScenarioRecord.ViewSample(
                         t: t, framesDecoded: line.video.framesDecoded, width: line.video.width,
                         height: line.video.height)
-                    addScreen(viewer: name, sharer: line.publisher, sample)
+                    addScreen(viewer: name, sharer: Self.person(ofFeed: line.publisher), sample)
                 }
             case (.sharer, true):
                 for line in follower.newLines(as: ShareStatsLine.self) {
@@ -494,6 +494,11 @@ package final class ScenarioRunner {
                     at: t)
             }
         }
+    }
+
+    /// The person a Janus feed's display names: a browser publishes its screen as "NAME (screen)".
+    static func person(ofFeed display: String) -> String {
+        display.hasSuffix(" (screen)") ? String(display.dropLast(" (screen)".count)) : display
     }
 
     private func readViewer(_ viewer: String, _ line: CallStatsLine, t: Double) {
