@@ -43,7 +43,9 @@ gathers only on j0's 127.0.0.2 (lib/janus.py says why), so sharectl offers candi
              rebuild for Bob (a step whose subject is Bob's room id), which reaches the page as a
              `restart` signal; the page subscribes afresh (a new handle, connection and
              receiver, so the wedge is gone) and decodes at least 30 frames there, no longer
-             stalled. The share exits 0.
+             stalled. Then the page's room socket is closed under it (as a lost connection): it
+             joins again with its resume key and keeps its id (a resume, not a new place). The
+             share exits 0.
 The sharer's watchdog with sharectl viewers (the ladder on their reports, share off and on) is
 judged by the scenarios suite: wedge@janus, wedge-sticky@janus, reshare@janus.
 """
@@ -409,8 +411,13 @@ def ladder_gate():
     restarted_at = next((i for i, f in enumerate(feeds) if f and f.get("restarts", 0) >= 1), None)
     restored = (restarted_at is not None and (feed.get("framesDecoded") or 0) >= 30 and not feed.get("screenStalled")
                 and feed.get("restarts", 0) >= 1)
+    # the socket dropped after the repair: the page resumed its place (the same id, one welcome more)
+    ids = {(sample.get("presence") or {}).get("id") for sample in samples} - {None}
+    resumed = (presence.get("resumes", 0) >= 1 and presence.get("reconnects", 0) >= 1 and len(ids) == 1
+               and presence.get("welcomes", 0) >= 2)
     ok = (share_code == 0 and presence.get("connected") and announced and feed.get("person") == ann_person.get("id")
-          and wedged and stalled_at is not None and rebuilds and presence.get("restartsAsked", 0) >= 1 and restored)
+          and wedged and stalled_at is not None and rebuilds and presence.get("restartsAsked", 0) >= 1 and restored
+          and resumed)
     record(name, ok,
            f"share exit {share_code}; the page on the room's socket: {presence.get('connected')} as "
            f"{presence.get('id')}, people {[(p.get('name'), p.get('sharing'), p.get('mid')) for p in presence.get('people') or []]}"
@@ -419,7 +426,9 @@ def ladder_gate():
            + ", ".join(f"{step['action']} ({step.get('subject') or ''}) at {step['t']:.1f} s" for step in steps)
            + f"; restarts asked of the page {presence.get('restartsAsked')}, its fresh subscription from {restarted_at} s, "
            f"then {feed.get('framesDecoded')} frames decoded ({feed.get('framesPerSecond')} fps, stalled "
-           f"{feed.get('screenStalled')}) after {len(samples)} s; reports sent {presence.get('reportsSent')}")
+           f"{feed.get('screenStalled')}) after {len(samples)} s; reports sent {presence.get('reportsSent')}; its room "
+           f"socket dropped, then {presence.get('reconnects')} reconnect(s), {presence.get('welcomes')} welcomes, "
+           f"{presence.get('resumes')} resumed, ids {sorted(ids)}, people after {[p.get('name') for p in presence.get('people') or []]}")
     if not ok:
         print(json.dumps(last)[-1500:])
         print_tails(ann)
@@ -427,9 +436,11 @@ def ladder_gate():
 
 async def chromium_wedged(link):
     """Chromium "Bob" in the room, its decoder wedged 8 s after joining the room's socket; its
-    figures once a second until Ann's screen decodes again on a fresh subscription (or 40 s)."""
+    figures once a second until Ann's screen decodes again on a fresh subscription, then its room
+    socket dropped once, until it has resumed (or 40 s, and at most 10 s after the drop)."""
     browser = Browser("Bob", link, extra_query="&fault=decoder-wedge@8", prefix="janusladder")
     samples = []
+    dropped = None
     try:
         await browser.connect()
         deadline = time.time() + 40
@@ -441,7 +452,13 @@ async def chromium_wedged(link):
                 continue
             samples.append(figures)
             feed = next((feed for feed in figures.get("feeds") or [] if feed.get("display") == "Ann"), {})
-            if feed.get("restarts", 0) >= 1 and (feed.get("framesDecoded") or 0) >= 60:
+            presence = figures.get("presence") or {}
+            if dropped is None and feed.get("restarts", 0) >= 1 and (feed.get("framesDecoded") or 0) >= 60:
+                # the room's socket lost once: the page joins again with its resume key
+                dropped = await browser.evaluate("window.janusRoomDropSocket()")
+                deadline = min(deadline, time.time() + 10)
+                continue
+            if dropped is not None and presence.get("resumes", 0) >= 1 and presence.get("connected"):
                 break
     finally:
         await browser.close()

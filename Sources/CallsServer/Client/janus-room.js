@@ -775,6 +775,12 @@
   // MARK: for tests driving the page over the DevTools protocol
 
   window.janusRoomFigures = () => JSON.parse(JSON.stringify(figures));
+  // Closes the room's socket as a lost connection would: the page joins again with its resume key.
+  window.janusRoomDropSocket = () => {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+    socket.close(3000, 'dropped by a test');
+    return true;
+  };
   window.janusRoomSubstream = (feedId, n) => {
     const feed = feeds.get(feedId) || feeds.get(Number(feedId));
     if (!feed) return Promise.resolve({ ok: false, error: `no feed ${feedId} in the room` });
