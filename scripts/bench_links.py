@@ -153,6 +153,15 @@ def chromium_cell(sender, name, codec, link, seconds):
             code, sent, rtx, tail = code_box["result"]
         decoded = max((s.get("framesDecoded") or 0 for _, s, _ in samples), default=0)
         created = next((c for _, _, c in samples if c), None)
+        # what the pictures were: the size most frames were decoded at, and the mean quantizer
+        # Chromium's decoder read (qpSum over frames decoded; H.264 0-51, VP8 0-127: lower is finer)
+        frames_at = {}
+        for (_, earlier, _), (_, later, _) in zip(samples, samples[1:]):
+            size = (later.get("frameWidth") or 0, later.get("frameHeight") or 0)
+            frames_at[size] = frames_at.get(size, 0) + (later.get("framesDecoded") or 0) - (earlier.get("framesDecoded") or 0)
+        size = max(frames_at, key=frames_at.get) if frames_at else None
+        last = samples[-1][1] if samples else {}
+        qp = last.get("qpSum") / last["framesDecoded"] if last.get("qpSum") and last.get("framesDecoded") else None
         # the receiver's figures as they came, for whoever asks why a cell looks as it does
         with open(os.path.join(WORK, f"{name}.samples.json"), "w") as out:
             json.dump([dict(at=round(t - (created or started), 3), **s) for t, s, _ in samples], out)
@@ -164,7 +173,8 @@ def chromium_cell(sender, name, codec, link, seconds):
                 thinned.append(point)
                 last = point
         return dict(code=code, fps=decoded / seconds, fraction=decoded / sent if sent else 0.0, first=first,
-                    ramp=ramp_seconds(thinned, link.rate_kbit), rtx=rtx, tail=tail, elapsed=time.time() - started)
+                    ramp=ramp_seconds(thinned, link.rate_kbit), rtx=rtx, tail=tail, elapsed=time.time() - started,
+                    size=f"{size[0]}x{size[1]}" if size and size[0] else None, qp=qp)
     finally:
         receiver.close()
 
@@ -207,7 +217,7 @@ def main():
     print(f"link table: {args.seconds} s a run, 1920x1080 at 30 fps; sharectl adapts (balanced), GStreamer "
           f"webrtcbin is told 85 % of a capped link (2,000 kbit/s on the lossy one)")
     print(f"{'link':11} {'receiver':9} {'codec':5} {'sender':10} {'fps':>5} {'decoded':>8} {'first frame':>12} "
-          f"{'to 90 %':>8} {'RTX':>6}")
+          f"{'to 90 %':>8} {'RTX':>6} {'size':>10} {'QP':>5}")
     for link, receiver, codec, sender, run in rows:
         if isinstance(run, str):
             print(f"{link.label:11} {receiver:9} {codec:5} {sender:10} (not measured: {run})")
@@ -218,10 +228,11 @@ def main():
         note = "" if run["code"] == 0 else f"  exit {run['code']}"
         print(f"{link.label:11} {receiver:9} {codec:5} {sender:10} {run['fps']:5.1f} {run['fraction']:8.0%} "
               f"{show(run['first'], '{:.2f} s'):>12} {show(run['ramp'], '{:.0f} s'):>8} "
-              f"{show(run['rtx'], '{:.1%}'):>6}{note}")
+              f"{show(run['rtx'], '{:.1%}'):>6} {show(run.get('size'), '{}'):>10} {show(run.get('qp'), '{:.1f}'):>5}{note}")
     print("fps: frames decoded over the run; decoded: of the frames sent (GStreamer's taken as 30 a second); "
           "first frame: from the POST; to 90 %: seconds until a second carried 90 % of a capped link "
-          "(— never, or no cap); RTX: share of video packets (sharectl only).")
+          "(— never, or no cap); RTX: share of video packets (sharectl only); size: the size most frames were "
+          "decoded at, QP: their mean quantizer as Chromium decoded them (lower is finer; Chromium cells only).")
     print(json.dumps([dict(link=l.label, receiver=r, codec=c, sender=s,
                            **({"skipped": run} if isinstance(run, str) else
                               {k: v for k, v in (run or {}).items() if k != "tail"}))
