@@ -117,8 +117,6 @@ public actor JanusWatchSession {
             loopbackOnly: options.loopbackOnly, capabilities: .receiving, connectTimeout: options.connectTimeout)
         configuration.iceOptions = []  // the answer carries every candidate
         configuration.ice.allowedInterfaces = options.iceInterfaces
-        // Janus never uses a candidate on 127.0.0.1 (ICEAgent.Configuration.offersLoopback)
-        configuration.ice.offersLoopback = options.iceInterfaces.isEmpty
         let connection: PeerConnection
         do {
             connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)

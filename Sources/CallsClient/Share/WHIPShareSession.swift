@@ -317,8 +317,6 @@ public actor WHIPShareSession {
         configuration.ice.turnServers = turn
         if let codec = options.codec { configuration.capabilities.videoCodecs = [codec == .h264 ? .h264 : .vp8] }
         configuration.ice.allowedInterfaces = options.iceInterfaces
-        // Janus never uses a candidate on 127.0.0.1 (ICEAgent.Configuration.offersLoopback)
-        configuration.ice.offersLoopback = options.janus == nil || options.iceInterfaces.isEmpty
         let connection = try PeerConnection(loop: loop, configuration: configuration, logger: logger)
         if let janus = options.janus {
             return try await attemptJanus(janus, loop: loop, connection: connection)

@@ -15,11 +15,6 @@ extension ICEAgent {
         /// Interface names ("eth0") or addresses ("192.168.1.20") to offer besides 127.0.0.1;
         /// empty offers every interface that is up.
         public var allowedInterfaces: [String]
-        /// 127.0.0.1 is offered (while anything else is). Off toward a peer that never uses it:
-        /// Janus drops remote candidates on 127.0.0.1, so all a 127.0.0.1 candidate does there is
-        /// send checks that teach Janus a peer-reflexive one, a second pair beside the one on
-        /// 127.0.0.2 (and with aggressive nomination, a second nominated pair).
-        public var offersLoopback = true
         /// RFC 6544 ICE-TCP host candidates. Off by default: browsers seldom need it and it
         /// doubles the pairs to check.
         public var iceTCP: Bool

@@ -16,11 +16,8 @@ enum ICELocalAddresses {
     /// 127.0.0.1 first, then the allowed interface addresses; no IPv6 link-local address (those
     /// need a scope id that SDP candidates cannot carry), and no other loopback address unless
     /// named in `allowed`, by itself or by its interface (a peer that refuses 127.0.0.1, as Janus
-    /// does, can be met on 127.0.0.2). Without `offersLoopback`, 127.0.0.1 only when nothing else
-    /// is left to offer.
-    static func select(
-        from interfaces: [InterfaceAddress], loopbackOnly: Bool, allowed: [String], offersLoopback: Bool = true
-    ) -> [String] {
+    /// does, can be met on 127.0.0.2).
+    static func select(from interfaces: [InterfaceAddress], loopbackOnly: Bool, allowed: [String]) -> [String] {
         var result = [loopback]
         guard !loopbackOnly else { return result }
         for entry in interfaces {
@@ -31,7 +28,6 @@ enum ICELocalAddresses {
             if !allowed.isEmpty, !named { continue }
             if !result.contains(entry.address) { result.append(entry.address) }
         }
-        if !offersLoopback, result.count > 1 { result.removeFirst() }
         return result
     }
 

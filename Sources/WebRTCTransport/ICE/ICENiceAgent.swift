@@ -76,7 +76,7 @@ final class ICENiceAgent {
         let addresses = ICELocalAddresses.select(
             from: configuration.loopbackOnly ? [] : ICELocalAddresses.current(),
             loopbackOnly: configuration.loopbackOnly,
-            allowed: configuration.allowedInterfaces, offersLoopback: configuration.offersLoopback)
+            allowed: configuration.allowedInterfaces)
         for text in addresses {
             var address = NiceAddress()
             nice_address_init(&address)
