@@ -15,8 +15,11 @@ ECDSA cipher suites, so their handshake ends in "no shared cipher"; those rows s
 libnice (webrtcbin's ICE) leaves loopback out of its gathering, so the namespace gets a veth pair
 with 10.99.0.1 (its traffic to a local address still crosses lo, where the link is shaped), and
 the aiortc endpoint offers that address beside 127.0.0.1.
-The two senders' pictures differ (sharectl's synthetic desktop, GStreamer's test pattern): the
-table compares how each holds up on the link, not picture quality.
+The two senders' pictures differ (sharectl's synthetic desktop, GStreamer's test pattern), unless
+`--content ball`: then sharectl shares a PipeWire node carrying GStreamer's own test picture
+(`gst-launch-1.0 videotestsrc … ! pipewiresink`, on a PipeWire and WirePlumber of the run's own),
+so both senders encode the same picture. The size and QP columns (Chromium cells) say what each
+sent: the size most frames were decoded at and Chromium's mean quantizer.
 
 Per cell and sender: decoded fps over the run, the fraction of the frames sent that were decoded
 (GStreamer's frames sent taken as 30 a second), the seconds from the POST to the first decoded
@@ -26,6 +29,7 @@ its retransmissions here).
 
 Inside a network namespace with only loopback (scripts/bench.sh starts it so):
     unshare -n python3 scripts/bench_links.py [--seconds 20] [--cells aiortc-h264-1500,...]
+        [--senders sharectl,gstreamer] [--content synthetic|ball]
 """
 import argparse
 import json
@@ -75,11 +79,86 @@ def ramp_seconds(points, rate_kbit):
     return None
 
 
+class TestPictureNode:
+    """GStreamer's test picture (the GStreamer sender's) as a PipeWire video node, on a D-Bus,
+    PipeWire and WirePlumber of this run's own: what sharectl shares with `--content ball`."""
+
+    def __init__(self, width=1920, height=1080, fps=FPS):
+        self.dir = os.path.join(WORK, "bench-links-pipewire")
+        self.caps = f"video/x-raw,format=BGRx,width={width},height={height},framerate={fps}/1"
+        self.processes = []
+        self.node = None
+
+    def start(self):
+        sys.path.insert(0, os.path.join(ROOT, "scripts", "peers"))
+        from gst_whip_send import TEST_PICTURE
+        run = os.path.join(self.dir, "run")
+        os.makedirs(run, exist_ok=True)
+        os.chmod(run, 0o700)
+        env = dict(os.environ, XDG_RUNTIME_DIR=run, PIPEWIRE_RUNTIME_DIR=run, HOME=self.dir)
+        bus = os.path.join(self.dir, "dbus.conf")
+        with open(bus, "w") as f:
+            f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>session</type><listen>unix:path={run}/bus</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+</busconfig>
+""")
+        self.spawn(["dbus-daemon", f"--config-file={bus}", "--nofork", "--nopidfile"], env, "dbus")
+        self.wait(lambda: os.path.exists(os.path.join(run, "bus")), "D-Bus")
+        env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={run}/bus"
+        self.spawn(["pipewire"], env, "pipewire")
+        self.wait(lambda: os.path.exists(os.path.join(run, "pipewire-0")), "PipeWire")
+        self.spawn(["wireplumber"], env, "wireplumber")
+        self.spawn(["gst-launch-1.0", "-q", *TEST_PICTURE.split(), "!", "videoconvert", "!", self.caps, "!",
+                    "pipewiresink", "mode=provide",
+                    "stream-properties=props,media.class=Video/Source,node.name=bench-test-picture"], env, "gst")
+
+        def found():
+            listed = subprocess.run(["pw-cli", "ls", "Node"], env=env, capture_output=True, text=True).stdout
+            block = None
+            for line in listed.splitlines():
+                if line.strip().startswith("id "):
+                    block = line.strip().split()[1].rstrip(",")
+                if "bench-test-picture" in line and block:
+                    self.node = block
+                    return True
+            return False
+        self.wait(found, "the test picture's PipeWire node")
+        os.environ["XDG_RUNTIME_DIR"] = run
+        os.environ["PIPEWIRE_RUNTIME_DIR"] = run
+        return self.node
+
+    def spawn(self, args, env, name):
+        log = open(os.path.join(self.dir, f"{name}.log"), "w")
+        self.processes.append(subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                               start_new_session=True))
+
+    def wait(self, condition, what, timeout=15):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if condition():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"bench_links: {what} did not come up within {timeout} s (logs in {self.dir})")
+
+    def stop(self):
+        for process in reversed(self.processes):
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+SOURCE = {"source": "synthetic"}
+
+
 def run_sender(sender, name, endpoint, codec, link, seconds):
     """Runs one sender to the end; (exit code, frames sent, RTX share or None, its log tail)."""
     if sender == "sharectl":
         share = Share(name, endpoint, "balanced", size="1920x1080", duration=seconds, codec=codec,
-                      extra=os.environ.get("BENCH_SHARE_ARGS", "").split())
+                      extra=os.environ.get("BENCH_SHARE_ARGS", "").split(), source=SOURCE["source"])
         try:
             share.process.wait(timeout=seconds + 30)
         except subprocess.TimeoutExpired:
@@ -188,6 +267,8 @@ def main():
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--cells", help="comma-separated cell names (receiver-codec-1500|600|loss5)")
     parser.add_argument("--senders", default="sharectl,gstreamer", help="comma-separated: sharectl, gstreamer")
+    parser.add_argument("--content", choices=["synthetic", "ball"], default="synthetic",
+                        help="what sharectl shares: its synthetic desktop, or GStreamer's test picture")
     args = parser.parse_args()
     subprocess.run("ip link set lo up", shell=True, check=True)
     subprocess.run("ip link add bench0 type veth peer name bench1 && ip addr add 10.99.0.1/24 dev bench0 && "
@@ -195,6 +276,22 @@ def main():
     os.environ["AIORTC_HOST_ADDRESSES"] = "127.0.0.1,10.99.0.1"
     os.makedirs(WORK, exist_ok=True)
     wanted = set(args.cells.split(",")) if args.cells else None
+    picture = None
+    if args.content == "ball":
+        picture = TestPictureNode()
+        SOURCE["source"] = f"pipewire:{picture.start()}"
+    try:
+        rows = run_cells(args, wanted)
+    finally:
+        if picture:
+            picture.stop()
+    print(f"link table: {args.seconds} s a run, 1920x1080 at 30 fps; sharectl adapts (balanced) and shares "
+          f"{'GStreamer' + chr(39) + 's test picture through PipeWire' if picture else 'its synthetic screen'}, "
+          f"GStreamer webrtcbin is told 85 % of a capped link (2,000 kbit/s on the lossy one)")
+    return report(rows, args)
+
+
+def run_cells(args, wanted):
     rows = []
     for link in LINKS:
         for receiver in RECEIVERS:
@@ -214,8 +311,10 @@ def main():
                         print(f"{cell} {sender}: the receiver did not come up", file=sys.stderr, flush=True)
                     elif isinstance(run, dict) and run["code"] != 0:
                         print(f"{cell} {sender}: exit {run['code']}: {run['tail']}", file=sys.stderr, flush=True)
-    print(f"link table: {args.seconds} s a run, 1920x1080 at 30 fps; sharectl adapts (balanced), GStreamer "
-          f"webrtcbin is told 85 % of a capped link (2,000 kbit/s on the lossy one)")
+    return rows
+
+
+def report(rows, args):
     print(f"{'link':11} {'receiver':9} {'codec':5} {'sender':10} {'fps':>5} {'decoded':>8} {'first frame':>12} "
           f"{'to 90 %':>8} {'RTX':>6} {'size':>10} {'QP':>5}")
     for link, receiver, codec, sender, run in rows:

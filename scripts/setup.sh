@@ -27,7 +27,7 @@ test_packages=(
 bench_packages=(
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
     gstreamer1.0-plugins-bad gstreamer1.0-nice python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
-    gir1.2-gst-plugins-bad-1.0
+    gir1.2-gst-plugins-bad-1.0 gstreamer1.0-pipewire
 )
 
 packages=("${build_packages[@]}")

@@ -30,8 +30,12 @@ gi.require_version("GstSdp", "1.0")
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 
+# The test picture, also what scripts/bench_links.py --content ball puts into PipeWire for sharectl.
+TEST_PICTURE = "videotestsrc is-live=true pattern=ball motion=sweep background-color=0xff303848"
+
+
 def pipeline_text(codec, kbps, width, height, fps):
-    source = (f"videotestsrc is-live=true pattern=ball motion=sweep background-color=0xff303848 "
+    source = (f"{TEST_PICTURE} "
               f"! video/x-raw,width={width},height={height},framerate={fps}/1 ! videoconvert ! video/x-raw,format=I420")
     if codec == "h264":
         encode = (f"x264enc tune=zerolatency speed-preset=veryfast bitrate={kbps} key-int-max={fps * 10} "

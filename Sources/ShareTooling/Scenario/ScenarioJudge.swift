@@ -106,6 +106,11 @@ public enum ScenarioJudge {
         "shareAgain", "giveUp"
     ]
 
+    /// Expectations that, once met, stay met whatever comes later in the run.
+    static let metOnceStaysMet: Set<Scenario.ExpectationKind> = [
+        .viewRestored, .viewRestoredOrGiveUp, .giveUpNotice, .noticeShown, .watchdogReaches
+    ]
+
     public static func judge(_ scenario: Scenario, _ record: ScenarioRecord) -> [ScenarioVerdict] {
         scenario.expect.enumerated().map { index, expectation in
             let (met, figure) = judge(expectation, in: scenario, record)

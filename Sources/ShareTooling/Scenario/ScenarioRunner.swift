@@ -293,6 +293,7 @@ package final class ScenarioRunner {
         }
         schedule.sort { $0.t < $1.t }
         var exited = Set<String>()
+        var judgedAt = 0.0
         while now < scenario.duration {
             if stopRequested() {
                 event("interrupted (signal): stopping")
@@ -309,9 +310,26 @@ package final class ScenarioRunner {
                     event("\(process.name) exited (status \(status)) — see \(setup.directory)/\(process.name).log")
                 }
             }
+            // Every fault in and every expectation one that, once met, stays met: the run ends
+            // when all are (the rest of its time could change no verdict).
+            if schedule.isEmpty, endsWhenMet, now - judgedAt >= 1 {
+                judgedAt = now
+                record.end = now
+                if ScenarioJudge.judge(scenario, record).allSatisfy(\.met) {
+                    event(
+                        "every expectation is met; the run ends here (of \(ScenarioJudge.tenths(scenario.duration)) s)")
+                    return false
+                }
+            }
             Thread.sleep(forTimeInterval: 0.25)
         }
         return false
+    }
+
+    /// Whether the run may end once every expectation is met: none of them is about the whole run
+    /// (staying below a rung, a frame rate, a size, stalls, a camera's recovery).
+    private var endsWhenMet: Bool {
+        scenario.expect.allSatisfy { ScenarioJudge.metOnceStaysMet.contains($0.kind) }
     }
 
     private func carryOut(_ action: Action) throws {

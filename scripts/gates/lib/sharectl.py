@@ -26,10 +26,11 @@ class Share:
     """`sharectl share` of the synthetic screen to `endpoint`, running, with a pipe to type
     commands on its stdin (`policy detail`, `fault capture-stall`, `stop`)."""
 
-    def __init__(self, name, endpoint, policy, size="1920x1080", duration=60, codec="h264", extra=()):
+    def __init__(self, name, endpoint, policy, size="1920x1080", duration=60, codec="h264", extra=(),
+                 source="synthetic"):
         self.stats_path = os.path.join(WORK, f"{name}.share.jsonl")
         self.log_path = os.path.join(WORK, f"{name}.share.log")
-        args = [SHARECTL, "share", "--source", "synthetic", "--whip", endpoint, "--codec", codec, "--size", size,
+        args = [SHARECTL, "share", "--source", source, "--whip", endpoint, "--codec", codec, "--size", size,
                 "--fps", "30", "--policy", policy, "--duration", str(duration), "--stats-json", self.stats_path, *extra]
         self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=open(self.log_path, "w"),
                                         stderr=subprocess.STDOUT, cwd=ROOT, text=True)
