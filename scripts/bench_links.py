@@ -34,6 +34,7 @@ Inside a network namespace with only loopback (scripts/bench.sh starts it so):
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -90,8 +91,9 @@ class TestPictureNode:
         self.node = None
 
     def start(self):
-        sys.path.insert(0, os.path.join(ROOT, "scripts", "peers"))
-        from gst_whip_send import TEST_PICTURE
+        # gst_whip_send.py runs under the system Python (gi), so its constant is read, not imported
+        with open(os.path.join(ROOT, "scripts", "peers", "gst_whip_send.py")) as f:
+            TEST_PICTURE = re.search(r'^TEST_PICTURE = "([^"]+)"', f.read(), re.M).group(1)
         run = os.path.join(self.dir, "run")
         os.makedirs(run, exist_ok=True)
         os.chmod(run, 0o700)
