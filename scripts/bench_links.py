@@ -89,6 +89,7 @@ class TestPictureNode:
         self.caps = f"video/x-raw,format=BGRx,width={width},height={height},framerate={fps}/1"
         self.processes = []
         self.node = None
+        self.gst = None
 
     def start(self):
         # gst_whip_send.py runs under the system Python (gi), so its constant is read, not imported
@@ -112,24 +113,40 @@ class TestPictureNode:
         self.spawn(["pipewire"], env, "pipewire")
         self.wait(lambda: os.path.exists(os.path.join(run, "pipewire-0")), "PipeWire")
         self.spawn(["wireplumber"], env, "wireplumber")
-        self.spawn(["gst-launch-1.0", "-q", *TEST_PICTURE.split(), "!", "videoconvert", "!", self.caps, "!",
-                    "pipewiresink", "mode=provide",
-                    "stream-properties=props,media.class=Video/Source,node.name=bench-test-picture"], env, "gst")
-
-        def found():
-            listed = subprocess.run(["pw-cli", "ls", "Node"], env=env, capture_output=True, text=True).stdout
-            block = None
-            for line in listed.splitlines():
-                if line.strip().startswith("id "):
-                    block = line.strip().split()[1].rstrip(",")
-                if "bench-test-picture" in line and block:
-                    self.node = block
-                    return True
-            return False
-        self.wait(found, "the test picture's PipeWire node")
+        self.env, self.test_picture = env, TEST_PICTURE
         os.environ["XDG_RUNTIME_DIR"] = run
         os.environ["PIPEWIRE_RUNTIME_DIR"] = run
+        return self.fresh()
+
+    def fresh(self):
+        """Starts the picture anew and returns its node: pipewiresink in provide mode serves one
+        share and then sends nothing more, so each run gets a node of its own."""
+        if self.gst:
+            self.gst.terminate()
+            self.gst.wait(timeout=5)
+            self.wait(lambda: self.listed() is None, "the last test picture's node to go")
+        self.spawn(["gst-launch-1.0", "-q", *self.test_picture.split(), "!", "videoconvert", "!", self.caps, "!",
+                    "pipewiresink", "mode=provide",
+                    "stream-properties=props,media.class=Video/Source,node.name=bench-test-picture"],
+                   self.env, "gst")
+        self.gst = self.processes[-1]
+
+        def found():
+            self.node = self.listed()
+            return self.node is not None
+        self.wait(found, "the test picture's PipeWire node")
         return self.node
+
+    def listed(self):
+        """The test picture's node id, or None."""
+        listed = subprocess.run(["pw-cli", "ls", "Node"], env=self.env, capture_output=True, text=True).stdout
+        block = None
+        for line in listed.splitlines():
+            if line.strip().startswith("id "):
+                block = line.strip().split()[1].rstrip(",")
+            if "bench-test-picture" in line and block:
+                return block
+        return None
 
     def spawn(self, args, env, name):
         log = open(os.path.join(self.dir, f"{name}.log"), "w")
@@ -153,12 +170,14 @@ class TestPictureNode:
                 process.kill()
 
 
-SOURCE = {"source": "synthetic"}
+SOURCE = {"source": "synthetic", "picture": None}
 
 
 def run_sender(sender, name, endpoint, codec, link, seconds):
     """Runs one sender to the end; (exit code, frames sent, RTX share or None, its log tail)."""
     if sender == "sharectl":
+        if SOURCE["picture"]:
+            SOURCE["source"] = f"pipewire:{SOURCE['picture'].fresh()}"
         share = Share(name, endpoint, "balanced", size="1920x1080", duration=seconds, codec=codec,
                       extra=os.environ.get("BENCH_SHARE_ARGS", "").split(), source=SOURCE["source"])
         try:
@@ -281,7 +300,8 @@ def main():
     picture = None
     if args.content == "ball":
         picture = TestPictureNode()
-        SOURCE["source"] = f"pipewire:{picture.start()}"
+        picture.start()
+        SOURCE["picture"] = picture
     try:
         rows = run_cells(args, wanted)
     finally:

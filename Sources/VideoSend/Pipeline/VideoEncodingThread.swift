@@ -83,6 +83,9 @@ public final class VideoEncodingThread: Sendable {
         public var lastError: String?
         /// The last whole second's output against the target, in percent (`OvershootGuard`).
         public var overshootPercent = 0
+        /// The quantizer of the last delta frames, smoothed, on the codec's scale (H.264 QP 0–51,
+        /// VP8 index 0–127); nil until the encoder says one.
+        public var quantizer: Double?
         /// Frames dropped before encoding to bring an overshooting output back to the target.
         public var framesDroppedForRate = 0
         /// Keyframes made because the keyframe interval had passed.
@@ -379,7 +382,10 @@ public final class VideoEncodingThread: Sendable {
                 let done = Clocks.monotonicMicros()
                 let cost = done - began
                 overshoot.encoded(bytes: encoded.bytes.count, target: rate, now: done)
-                if encoded.isKeyframe { keyframeClock?.keyframe(at: done) }
+                if encoded.isKeyframe {
+                    keyframeClock?.keyframe(at: done)
+                    shaper.keyframeSent()
+                }
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
                 if !encoded.isKeyframe {
                     // The frame's share of the target: the time since the one before it (frames
@@ -389,7 +395,7 @@ public final class VideoEncodingThread: Sendable {
                         min(1_000_000, done - (last?.encodedAtMicros ?? 0)))
                     shaper.encoded(
                         bytes: encoded.bytes.count, width: width, height: height,
-                        budgetBytes: Int(Int64(target) * interval / 8_000_000))
+                        budgetBytes: Int(Int64(target) * interval / 8_000_000), quantizer: encoded.quantizer)
                     shaper.measured(
                         encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
                 }
@@ -401,6 +407,9 @@ public final class VideoEncodingThread: Sendable {
                     if encoded.isKeyframe { s.keyframes += 1 }
                     if encoded.isKeyframe, periodic { s.periodicKeyframes += 1 }
                     s.overshootPercent = overshoot.lastPercent
+                    if !encoded.isKeyframe, let q = encoded.quantizer?.value {
+                        s.quantizer = s.quantizer.map { $0 * 0.9 + Double(q) * 0.1 } ?? Double(q)
+                    }
                     s.width = width
                     s.height = height
                     s.frameRate = frameRate

@@ -44,6 +44,11 @@ public struct SendShaper: Sendable {
     /// arrive a moment after it.
     private var afreshUntil: ContinuousClock.Instant?
     public static let afreshWindow: Duration = .seconds(3)
+    /// The first seconds of a share are judged as afresh too: the target climbs from the start
+    /// rate as the start-up probes come back, and the content's cost is first measured. Holding
+    /// each step up for `upHold` there kept a cheap picture at its start size for 5 s and more.
+    public static let startWindow: Duration = .seconds(4)
+    private var started = false
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
     private var cpuBehindSince: ContinuousClock.Instant?
     /// Bits per pixel of the encoder's recent delta frames, smoothed (quick to rise, slow to fall).
@@ -70,27 +75,60 @@ public struct SendShaper: Sendable {
     }
 
     /// One encoded delta frame of `bytes` at `width`×`height`, whose share of the target was
-    /// `budgetBytes` (keyframes cost several frames and come rarely: they are left out).
-    public mutating func encoded(bytes: Int, width: Int, height: Int, budgetBytes: Int? = nil) {
+    /// `budgetBytes` (keyframes cost several frames and come rarely: they are left out). With the
+    /// frame's quantizer, the cost counted is the frame's inside the quantizer band
+    /// (`FrameQuantizer.costInBand`): a rate-controlled encoder spends what it is given, so a
+    /// cheap picture's frames cost their budget at QP 1, and a squeezed one's at QP 52. Without it
+    /// the shaper took the budget for the content's price and held a ball on a flat field at
+    /// 640×360. The first frames at a new size or after a keyframe (`keyframeSent`) are not
+    /// counted: the rate control starts coarse, or pays for the keyframe, and takes a moment.
+    public mutating func encoded(
+        bytes: Int, width: Int, height: Int, budgetBytes: Int? = nil, quantizer: FrameQuantizer? = nil
+    ) {
         let pixels = Double(width * height)
         guard pixels > 0 else { return }
         if let budgetBytes, budgetBytes > 0 {
             overrun = overrun * 0.8 + Double(bytes) / Double(budgetBytes) * 0.2
         }
-        let sample = Double(bytes * 8) / pixels
-        guard let previous = measuredBitsPerPixel else {
-            measuredBitsPerPixel = sample
-            return
+        measuredBitsPerPixel = Self.smoothed(measuredBitsPerPixel, Double(bytes * 8) / pixels)
+        if width != measuredWidth || height != measuredHeight {
+            (measuredWidth, measuredHeight, framesAtSize) = (width, height, 0)
         }
-        let weight = sample > previous ? 0.5 : 0.1
-        measuredBitsPerPixel = previous * (1 - weight) + sample * weight
+        framesAtSize += 1
+        guard framesAtSize > Self.settlingFrames else { return }
+        let inBand = (quantizer?.costInBand(bytes: bytes) ?? Double(bytes)) * 8 / pixels
+        bandBitsPerPixel = Self.smoothed(bandBitsPerPixel, inBand)
     }
+
+    /// Quick to rise, slow to fall.
+    private static func smoothed(_ previous: Double?, _ sample: Double) -> Double {
+        guard let previous else { return sample }
+        let weight = sample > previous ? 0.5 : 0.1
+        return previous * (1 - weight) + sample * weight
+    }
+
+    /// Bits per pixel of the recent delta frames counted inside the quantizer band, smoothed:
+    /// what the size is judged by. The frame rate is judged by what the frames spent
+    /// (`measuredBitsPerPixel`): a detail share at 1080p on 900 kbit/s runs at QP 60, and taken at
+    /// its cost in the band it would send 2 fps and leave most of its target unspent.
+    public private(set) var bandBitsPerPixel: Double?
+
+    /// A keyframe went out: the frames after it are left out of the measure too (a constant
+    /// bitrate encoder pays for a keyframe with coarse frames after it: libvpx runs at its
+    /// coarsest for a second, which said nothing about the picture).
+    public mutating func keyframeSent() {
+        framesAtSize = 0
+    }
+
+    /// Delta frames at a new size, or after a keyframe, left out of the measure.
+    public static let settlingFrames = 10
+    private var measuredWidth = 0, measuredHeight = 0, framesAtSize = 0
 
     /// What one pixel of a frame costs at this policy: its figure, or less when the content has
     /// shown it is cheaper.
     public var bitsPerPixel: Double {
         if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
-        guard let measured = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        guard let measured = bandBitsPerPixel ?? measuredBitsPerPixel else { return policy.bitsPerPixel }
         return min(policy.bitsPerPixel, max(measured * Self.measuredMargin, policy.bitsPerPixel / 10))
     }
 
@@ -129,6 +167,10 @@ public struct SendShaper: Sendable {
     ) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
+        if !started {
+            started = true
+            afreshUntil = now + Self.startWindow
+        }
         if let until = afreshUntil, now >= until { afreshUntil = nil }
         var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
         let linkOnly = wantedIndex(
