@@ -111,30 +111,30 @@ import Testing
         }
         func shape(quantizer: FrameQuantizer?) -> SendShape {
             var shaper = shaper(quantizer: quantizer)
+            _ = shaper.update(now: start + .seconds(2), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_000_000)
+            // A larger size after the target has carried it for `upHold`.
             return shaper.update(
-                now: start + .seconds(2), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_000_000
+                now: start + .seconds(8), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_000_000
             ).shape
         }
         let fine = shape(quantizer: .h264(qp: 1))
-        // The frame rate is judged by what frames spend (`measuredBitsPerPixel`): at least the
-        // policy's 15 until frames at the new size show what they spend there.
-        #expect(fine.width == 1920 && fine.frameRate >= 15, "\(fine)")
+        #expect(fine.width == 1920 && fine.frameRate == 30, "\(fine)")
         let atReference = shape(quantizer: .h264(qp: 24))
         #expect(atReference.width < 1920, "\(atReference)")
         #expect(shape(quantizer: nil) == atReference)
-        // Few bits at a coarse quantizer are no sign of cheap content: 1080p squeezed into its
-        // start rate at QP 52 would cost 25 times as much at the reference.
+        // Few bits at a coarse quantizer are no sign of cheap content: 1080p squeezed into
+        // 300 kbit/s at QP 51 would cost 5 times as much at the band's coarse end.
         var squeezed = SendShaper(policy: .balanced)
-        _ = squeezed.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
-        for _ in 0..<30 {
+        _ = squeezed.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 4_000_000)
+        for _ in 0..<60 {
             squeezed.encoded(bytes: 1_000, width: 1920, height: 1080, budgetBytes: 1_250, quantizer: .h264(qp: 51))
         }
         let backDown = squeezed.update(
             now: start + .seconds(1), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
         #expect(backDown.shape.width < 1920, "\(backDown.shape)")
         var uncounted = SendShaper(policy: .balanced)
-        _ = uncounted.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
-        for _ in 0..<30 { uncounted.encoded(bytes: 1_000, width: 1920, height: 1080, budgetBytes: 1_250) }
+        _ = uncounted.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 4_000_000)
+        for _ in 0..<60 { uncounted.encoded(bytes: 1_000, width: 1920, height: 1080, budgetBytes: 1_250) }
         #expect(
             uncounted.update(now: start + .seconds(1), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
                 .shape.width == 1920, "without the quantizer the same frames looked cheap")
@@ -150,9 +150,24 @@ import Testing
         for _ in 0..<SendShaper.settlingFrames {
             paying.encoded(bytes: 4_166, width: 640, height: 360, budgetBytes: 4_166, quantizer: .h264(qp: 51))
         }
-        #expect(
-            paying.update(now: start + .seconds(2), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_000_000)
-                .shape == fine)
+        #expect(paying.bandBitsPerPixel == shaper(quantizer: .h264(qp: 1)).bandBitsPerPixel)
+    }
+
+    /// Frames coarser than the band keep the frame rate what they spent gives (a detail share
+    /// squeezed to QP 51 still sends what its target carries, not a tenth of it).
+    @Test func aCoarseQuantizerDoesNotCutTheFrameRate() {
+        let start = ContinuousClock.now
+        var raw = SendShaper(policy: .detail)
+        var coarse = SendShaper(policy: .detail)
+        for _ in 0..<60 {
+            raw.encoded(bytes: 4_000, width: 1920, height: 1080, budgetBytes: 4_000)
+            coarse.encoded(bytes: 4_000, width: 1920, height: 1080, budgetBytes: 4_000, quantizer: .h264(qp: 51))
+        }
+        let rawShape = raw.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 900_000).shape
+        let coarseShape = coarse.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 900_000)
+            .shape
+        #expect(rawShape.frameRate > 15)
+        #expect(coarseShape == rawShape)
     }
 
     @Test func quantizerStepsGrowWithTheQuantizer() {

@@ -60,32 +60,19 @@ import Testing
         #expect(d.shape.width == 480)  // a quarter of 1920
     }
 
-    /// "d" a drop in the target is followed at once; "u" a rise only after it held 5 s with margin
-    /// (after the start window, 4 s).
+    /// "d" a drop in the target is followed at once; "u" a rise only after it held 5 s with margin.
     @Test func sizeStepsDownAtOnceAndUpOnlyAfterHolding() {
         var shaper = SendShaper(policy: .balanced)
         #expect(decide(.balanced, kbps: 4000, at: 0, shaper: &shaper).shape.width == 1920)
-        #expect(decide(.balanced, kbps: 1300, at: 11, shaper: &shaper).shape.width == 1440)  // d
-        #expect(decide(.balanced, kbps: 4000, at: 12, shaper: &shaper).shape.width == 1440)  // u starts
-        #expect(decide(.balanced, kbps: 4000, at: 16.9, shaper: &shaper).shape.width == 1440)
-        #expect(decide(.balanced, kbps: 4000, at: 17, shaper: &shaper).shape.width == 1920)  // held 5 s
+        #expect(decide(.balanced, kbps: 1300, at: 1, shaper: &shaper).shape.width == 1440)  // d
+        #expect(decide(.balanced, kbps: 4000, at: 2, shaper: &shaper).shape.width == 1440)  // u starts
+        #expect(decide(.balanced, kbps: 4000, at: 6.9, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 4000, at: 7, shaper: &shaper).shape.width == 1920)  // held 5 s
         // A rise that falls back before 5 s is forgotten.
-        #expect(decide(.balanced, kbps: 1300, at: 18, shaper: &shaper).shape.width == 1440)
-        #expect(decide(.balanced, kbps: 4000, at: 19, shaper: &shaper).shape.width == 1440)
-        #expect(decide(.balanced, kbps: 1300, at: 20, shaper: &shaper).shape.width == 1440)
-        #expect(decide(.balanced, kbps: 4000, at: 24.5, shaper: &shaper).shape.width == 1440)
-    }
-
-    /// In the first 4 s the target climbs from the start rate as the probes come back: a size it
-    /// carries is taken at once, without the hold.
-    @Test func theStartWindowTakesLargerSizesAtOnce() {
-        var shaper = SendShaper(policy: .balanced)
-        #expect(decide(.balanced, kbps: 300, at: 0, shaper: &shaper).shape.width < 1920)
-        #expect(decide(.balanced, kbps: 4000, at: 1, shaper: &shaper).shape.width == 1920)
-        #expect(decide(.balanced, kbps: 300, at: 2, shaper: &shaper).shape.width < 1920)
-        // After the window, a rise waits out the hold again.
-        #expect(decide(.balanced, kbps: 4000, at: 5, shaper: &shaper).shape.width < 1920)
-        #expect(decide(.balanced, kbps: 4000, at: 10, shaper: &shaper).shape.width == 1920)
+        #expect(decide(.balanced, kbps: 1300, at: 8, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 4000, at: 9, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 1300, at: 10, shaper: &shaper).shape.width == 1440)
+        #expect(decide(.balanced, kbps: 4000, at: 14.5, shaper: &shaper).shape.width == 1440)
     }
 
     @Test func newLimitsAreJudgedAfreshFromTheTarget() {
@@ -205,12 +192,11 @@ extension SendPolicyTests {
         var shaper = SendShaper(policy: .balanced)
         // A fast machine: 2 ms a megapixel.
         for _ in 0..<50 { shaper.measured(encodeMicros: 4_147, width: 1920, height: 1080) }
-        _ = decide(.balanced, kbps: 1300, at: 0, shaper: &shaper)  // the start window passes
-        #expect(decide(.balanced, kbps: 1300, at: 10, shaper: &shaper).shape.width == 1440)
-        let waiting = decide(.balanced, kbps: 4000, at: 12, shaper: &shaper)
+        #expect(decide(.balanced, kbps: 1300, at: 0, shaper: &shaper).shape.width == 1440)
+        let waiting = decide(.balanced, kbps: 4000, at: 2, shaper: &shaper)
         #expect(waiting.shape.width == 1440)
         #expect(waiting.limit == .bandwidth)
-        let risen = decide(.balanced, kbps: 4000, at: 17, shaper: &shaper)
+        let risen = decide(.balanced, kbps: 4000, at: 7, shaper: &shaper)
         #expect(risen.shape.width == 1920 && risen.limit == .none)
     }
 }

@@ -44,11 +44,6 @@ public struct SendShaper: Sendable {
     /// arrive a moment after it.
     private var afreshUntil: ContinuousClock.Instant?
     public static let afreshWindow: Duration = .seconds(3)
-    /// The first seconds of a share are judged as afresh too: the target climbs from the start
-    /// rate as the start-up probes come back, and the content's cost is first measured. Holding
-    /// each step up for `upHold` there kept a cheap picture at its start size for 5 s and more.
-    public static let startWindow: Duration = .seconds(4)
-    private var started = false
     private var upCandidate: (index: Int, since: ContinuousClock.Instant)?
     private var cpuBehindSince: ContinuousClock.Instant?
     /// Bits per pixel of the encoder's recent delta frames, smoothed (quick to rise, slow to fall).
@@ -108,9 +103,9 @@ public struct SendShaper: Sendable {
     }
 
     /// Bits per pixel of the recent delta frames counted inside the quantizer band, smoothed:
-    /// what the size is judged by. The frame rate is judged by what the frames spent
-    /// (`measuredBitsPerPixel`): a detail share at 1080p on 900 kbit/s runs at QP 60, and taken at
-    /// its cost in the band it would send 2 fps and leave most of its target unspent.
+    /// what the size is judged by. The frame rate takes it only where it is less than what the
+    /// frames spent (`rateBitsPerPixel`): a detail share at 1080p on 900 kbit/s runs at QP 60,
+    /// and taken at its cost in the band it would send 2 fps and leave most of its target unspent.
     public private(set) var bandBitsPerPixel: Double?
 
     /// A keyframe went out: the frames after it are left out of the measure too (a constant
@@ -120,8 +115,10 @@ public struct SendShaper: Sendable {
         framesAtSize = 0
     }
 
-    /// Delta frames at a new size, or after a keyframe, left out of the measure.
-    public static let settlingFrames = 10
+    /// Delta frames at a new size, or after a keyframe, left out of the measure: a second at 30 fps
+    /// (with 10, x264's first frames at 640×360 on 260 kbit/s, fine while its buffer was full,
+    /// made a ball look cheap enough for 1080p, where it then ran at QP 52).
+    public static let settlingFrames = 30
     private var measuredWidth = 0, measuredHeight = 0, framesAtSize = 0
 
     /// What one pixel of a frame costs at this policy: its figure, or less when the content has
@@ -137,9 +134,13 @@ public struct SendShaper: Sendable {
     /// new encoder and a keyframe); a frame rate costs nothing to change, and with the wide margin
     /// a detail share sent two thirds of its target (and under half on cheap content), which reads
     /// as an application-limited sender, so the estimate was never raised and the frames stayed few.
+    /// What frames spent, or less when they were finer than the quantizer band: libvpx sent a ball
+    /// at 1080p at index 2 and 18 fps, each frame spending its whole share; at the band's cost the
+    /// frames are more and each coarser. (Never more: a detail share at QP 60 keeps its frames.)
     public var rateBitsPerPixel: Double {
         if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
-        guard let measured = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        guard let spent = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        let measured = min(spent, bandBitsPerPixel ?? spent)
         return min(policy.bitsPerPixel, max(measured * Self.rateMargin, policy.bitsPerPixel / 10))
     }
     public static let rateMargin = 1.1
@@ -167,10 +168,6 @@ public struct SendShaper: Sendable {
     ) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
-        if !started {
-            started = true
-            afreshUntil = now + Self.startWindow
-        }
         if let until = afreshUntil, now >= until { afreshUntil = nil }
         var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
         let linkOnly = wantedIndex(
