@@ -8,10 +8,11 @@ every suite before it runs any). A suite in which no gate ran fails.
 A peer the gate started that crashes by itself (Debian's Janus 1.1.2 dies by SIGSEGV in libnice's
 nice_agent_remove_stream now and then, in about one fresh-clone run in ten) is said with
 `peer_crashed()`. A gate that failed after such a crash is said as `AGAIN name: …` with the crash
-and what it judged, and runs once more with fresh peers; its second verdict is the one that
-counts. A gate that failed without a peer crashing, or whose peer crashed again, fails. The
-first attempt's files (logs, stats, a scenario's folder) are copied to WORK/NAME.first-attempt/
-before the second overwrites them."""
+and what it judged, and runs again with fresh peers, at most twice more (a fresh-clone run once
+saw the same gate's Janus crash twice in a row); the last verdict is the one that counts. A gate
+that failed without a peer crashing, or whose peer crashed on its third attempt too, fails. An
+attempt's files (logs, stats, a scenario's folder) are copied to WORK/NAME.first-attempt/ (and
+WORK/NAME.second-attempt/) before the next overwrites them."""
 import os
 import shutil
 import sys
@@ -52,10 +53,14 @@ def record_broken(name, error):
     record(name, False, f"the gate itself failed: {error!r}")
 
 
-def keep_first_attempt(name, began):
+ATTEMPTS = ("first-attempt", "second-attempt")
+
+
+def keep_first_attempt(name, began, attempt=1):
     """Copies what the gate `name` wrote into WORK since `began` (files at the top, and the files
-    of a folder one level down, such as a scenario's) to WORK/NAME.first-attempt/; its path."""
-    kept = os.path.join(WORK, f"{name}.first-attempt")
+    of a folder one level down, such as a scenario's) to WORK/NAME.first-attempt/ (the second
+    attempt's to NAME.second-attempt/); its path."""
+    kept = os.path.join(WORK, f"{name}.{ATTEMPTS[attempt - 1]}")
     shutil.rmtree(kept, ignore_errors=True)
     os.makedirs(kept)
     for entry in os.scandir(WORK):
@@ -64,7 +69,7 @@ def keep_first_attempt(name, began):
                 continue
             if entry.is_file():
                 shutil.copy2(entry.path, kept)
-            elif entry.is_dir() and not entry.name.endswith(".first-attempt"):
+            elif entry.is_dir() and not entry.name.endswith(ATTEMPTS):
                 for inner in os.scandir(entry.path):
                     if inner.is_file() and inner.stat().st_mtime >= began and inner.stat().st_size < 64 << 20:
                         os.makedirs(os.path.join(kept, entry.name), exist_ok=True)
@@ -101,7 +106,7 @@ def run_gates(gates, chosen):
     for name, gate in gates:
         if name not in chosen:
             continue
-        for attempt in (1, 2):
+        for attempt in (1, 2, 3):
             peer_crashes.clear()
             _held = []
             began = time.time()
@@ -114,8 +119,8 @@ def run_gates(gates, chosen):
                 traceback.print_exc(file=sys.stdout)  # where it broke, for whoever reads the log
             held, _held = _held, None
             failed = [detail for _, ok, detail in held if not ok]
-            if failed and peer_crashes and attempt == 1:
-                kept = keep_first_attempt(name, began)
+            if failed and peer_crashes and attempt < 3:
+                kept = keep_first_attempt(name, began, attempt)
                 print(f"AGAIN {name}: a peer crashed ({'; '.join(peer_crashes)}), and the gate judged: "
                       f"{' | '.join(failed)}; its files are kept in {kept}; running it once more", flush=True)
                 continue
