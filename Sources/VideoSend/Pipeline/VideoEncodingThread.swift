@@ -83,9 +83,6 @@ public final class VideoEncodingThread: Sendable {
         public var lastError: String?
         /// The last whole second's output against the target, in percent (`OvershootGuard`).
         public var overshootPercent = 0
-        /// The quantizer of the last delta frames, smoothed, on the codec's scale (H.264 QP 0–51,
-        /// VP8 index 0–127); nil until the encoder says one.
-        public var quantizer: Double?
         /// Frames dropped before encoding to bring an overshooting output back to the target.
         public var framesDroppedForRate = 0
         /// Keyframes made because the keyframe interval had passed.
@@ -382,10 +379,7 @@ public final class VideoEncodingThread: Sendable {
                 let done = Clocks.monotonicMicros()
                 let cost = done - began
                 overshoot.encoded(bytes: encoded.bytes.count, target: rate, now: done)
-                if encoded.isKeyframe {
-                    keyframeClock?.keyframe(at: done)
-                    shaper.keyframeSent()
-                }
+                if encoded.isKeyframe { keyframeClock?.keyframe(at: done) }
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
                 if !encoded.isKeyframe {
                     // The frame's share of the target: the time since the one before it (frames
@@ -395,7 +389,7 @@ public final class VideoEncodingThread: Sendable {
                         min(1_000_000, done - (last?.encodedAtMicros ?? 0)))
                     shaper.encoded(
                         bytes: encoded.bytes.count, width: width, height: height,
-                        budgetBytes: Int(Int64(target) * interval / 8_000_000), quantizer: encoded.quantizer)
+                        budgetBytes: Int(Int64(target) * interval / 8_000_000))
                     shaper.measured(
                         encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
                 }
@@ -407,9 +401,6 @@ public final class VideoEncodingThread: Sendable {
                     if encoded.isKeyframe { s.keyframes += 1 }
                     if encoded.isKeyframe, periodic { s.periodicKeyframes += 1 }
                     s.overshootPercent = overshoot.lastPercent
-                    if !encoded.isKeyframe, let q = encoded.quantizer?.value {
-                        s.quantizer = s.quantizer.map { $0 * 0.9 + Double(q) * 0.1 } ?? Double(q)
-                    }
                     s.width = width
                     s.height = height
                     s.frameRate = frameRate
