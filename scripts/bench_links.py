@@ -116,7 +116,6 @@ class TestPictureNode:
         self.env, self.test_picture = env, TEST_PICTURE
         os.environ["XDG_RUNTIME_DIR"] = run
         os.environ["PIPEWIRE_RUNTIME_DIR"] = run
-        return self.fresh()
 
     def fresh(self):
         """Starts the picture anew and returns its node: pipewiresink in provide mode serves one

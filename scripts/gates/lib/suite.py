@@ -53,10 +53,11 @@ def record_broken(name, error):
     record(name, False, f"the gate itself failed: {error!r}")
 
 
+# The folders an attempt's files are kept in; a gate has one attempt more than these.
 ATTEMPTS = ("first-attempt", "second-attempt")
 
 
-def keep_first_attempt(name, began, attempt=1):
+def keep_attempt(name, began, attempt):
     """Copies what the gate `name` wrote into WORK since `began` (files at the top, and the files
     of a folder one level down, such as a scenario's) to WORK/NAME.first-attempt/ (the second
     attempt's to NAME.second-attempt/); its path."""
@@ -106,7 +107,7 @@ def run_gates(gates, chosen):
     for name, gate in gates:
         if name not in chosen:
             continue
-        for attempt in (1, 2, 3):
+        for attempt in range(1, len(ATTEMPTS) + 2):
             peer_crashes.clear()
             _held = []
             began = time.time()
@@ -119,8 +120,8 @@ def run_gates(gates, chosen):
                 traceback.print_exc(file=sys.stdout)  # where it broke, for whoever reads the log
             held, _held = _held, None
             failed = [detail for _, ok, detail in held if not ok]
-            if failed and peer_crashes and attempt < 3:
-                kept = keep_first_attempt(name, began, attempt)
+            if failed and peer_crashes and attempt <= len(ATTEMPTS):
+                kept = keep_attempt(name, began, attempt)
                 print(f"AGAIN {name}: a peer crashed ({'; '.join(peer_crashes)}), and the gate judged: "
                       f"{' | '.join(failed)}; its files are kept in {kept}; running it once more", flush=True)
                 continue
