@@ -48,6 +48,9 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         /// (negative: under), and frames dropped before encoding to bring it back.
         public var overshootPercent = 0
         public var framesDroppedForRate = 0
+        /// The encoder's recent quantizer on its codec's scale (H.264 QP 0–51, VP8 index 0–127;
+        /// lower is finer). Nil in lines of older builds, and until the encoder says one.
+        public var quantizer: Double?
         /// Keyframes made because the keyframe interval passed (`--keyframe-interval`).
         public var periodicKeyframes = 0
         /// Keyframes made at two thirds of the size because the receiver asked again after two

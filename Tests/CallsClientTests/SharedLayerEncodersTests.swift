@@ -61,6 +61,8 @@ import VideoSend
         #expect(wide.tap.layer == 0 && narrow.tap.layer == 2)
         // The full size and the quarter run; the half size, which no one is sent, does not.
         #expect(shared.encoders.map(\.isActive) == [true, false, true])
+        // Each layer's size is its rung: judged by what its frames spend, not the quantizer band.
+        #expect(shared.encoders.allSatisfy { !$0.sizesByQuantizer })
         #expect(shared.encoders[0].counters.width == 640 && shared.encoders[2].counters.width == 160)
         // Each layer runs at the least estimate of those it goes to, within its maximum and what
         // its size may spend.
@@ -142,7 +144,7 @@ import VideoSend
         shared.dedicate(ann.tap, scale: 2.0 / 3, forSeconds: 5)
         try await until("Ann is sent her own encoder's frames") { ann.tap.layer == SharedLayerTap.dedicatedLayer }
         let own = try #require(shared.encoder(for: ann.tap))
-        #expect(own !== shared.encoders[0])
+        #expect(own !== shared.encoders[0] && own.sizesByQuantizer)
         let annBefore = ann.framesSent
         let benBefore = ben.framesSent
         try await until("both go on") { ann.framesSent >= annBefore + 5 && ben.framesSent >= benBefore + 5 }

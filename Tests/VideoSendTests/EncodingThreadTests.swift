@@ -58,7 +58,9 @@ import Testing
         let motion = thread.counters
         #expect(motion.policy == .motion)
         #expect(motion.encodersMade == before.encodersMade)
-        thread.setBitrate(100_000)  // motion at 100 kbit/s: a smaller size, so one new encoder
+        // Motion at 100 kbit/s: a smaller size, so a new encoder (and perhaps one more step down,
+        // once the frames at the coarse quantizer 100 kbit/s allows show what the picture costs).
+        thread.setBitrate(100_000)
         try await screen.feed(10)
         // On a loaded machine the thread may still be behind the frames fed: wait for it (the
         // expectations below judge what it did).
@@ -66,7 +68,7 @@ import Testing
         thread.stop()
         let small = thread.counters
         #expect(small.width < 1280)
-        #expect(small.encodersMade == before.encodersMade + 1)
+        #expect(small.encodersMade > before.encodersMade)
         #expect(small.limit == .bandwidth)
     }
 }

@@ -95,6 +95,120 @@ import Testing
         #expect(after.shape.frameRate >= 15, "\(after.shape)")
     }
 
+    /// A rate-controlled encoder spends what it is given: a ball on a flat field at 640×360 fills
+    /// 1 Mbit/s at QP 1. Taken at face value (0.06 bit a pixel, the policy's figure) that keeps it
+    /// near its start size; at its cost at QP 24 (the finer end of the band) 1080p fits many times
+    /// over.
+    @Test func aPictureSentFinerThanItNeedsIsJudgedAtTheReferenceQuality() {
+        let start = ContinuousClock.now
+        func shaper(quantizer: FrameQuantizer?) -> SendShaper {
+            var shaper = SendShaper(policy: .balanced)
+            _ = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
+            for _ in 0..<60 {
+                shaper.encoded(bytes: 4_166, width: 640, height: 360, budgetBytes: 4_166, quantizer: quantizer)
+            }
+            return shaper
+        }
+        func shape(quantizer: FrameQuantizer?) -> SendShape {
+            var shaper = shaper(quantizer: quantizer)
+            _ = shaper.update(now: start + .seconds(2), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_000_000)
+            // A larger size after the target has carried it for `upHold`.
+            return shaper.update(
+                now: start + .seconds(8), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_000_000
+            ).shape
+        }
+        let fine = shape(quantizer: .h264(qp: 1))
+        #expect(fine.width == 1920 && fine.frameRate == 30, "\(fine)")
+        let atReference = shape(quantizer: .h264(qp: 24))
+        #expect(atReference.width < 1920, "\(atReference)")
+        #expect(shape(quantizer: nil) == atReference)
+        // Few bits at a coarse quantizer are no sign of cheap content: 1080p squeezed into
+        // 300 kbit/s at QP 51 would cost 5 times as much at the band's coarse end.
+        var squeezed = SendShaper(policy: .balanced)
+        _ = squeezed.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 4_000_000)
+        for _ in 0..<60 {
+            squeezed.encoded(bytes: 1_000, width: 1920, height: 1080, budgetBytes: 1_250, quantizer: .h264(qp: 51))
+        }
+        let backDown = squeezed.update(
+            now: start + .seconds(1), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
+        #expect(backDown.shape.width < 1920, "\(backDown.shape)")
+        var uncounted = SendShaper(policy: .balanced)
+        _ = uncounted.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 4_000_000)
+        for _ in 0..<60 { uncounted.encoded(bytes: 1_000, width: 1920, height: 1080, budgetBytes: 1_250) }
+        #expect(
+            uncounted.update(now: start + .seconds(1), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
+                .shape.width == 1920, "without the quantizer the same frames looked cheap")
+        // Without a quantizer (an encoder that says none, a simulcast layer) there is no band's
+        // count: the size is judged by what the frames spent, the settling frames included.
+        #expect(uncounted.bandBitsPerPixel == nil)
+        // VP8 the same way, from its quantizer index: the step at index 4 is a quarter of the band's
+        // (H.264's a sixteenth), so the same frames count for more than H.264's.
+        let vp8Fine = shaper(quantizer: .vp8(index: 4)).bitsPerPixel
+        #expect(vp8Fine < shaper(quantizer: .vp8(index: 60)).bitsPerPixel)
+        #expect(vp8Fine > shaper(quantizer: .h264(qp: 1)).bitsPerPixel)
+        #expect(shape(quantizer: .vp8(index: 60)) == atReference)
+        // The frames after a keyframe are not measured: a constant-bitrate encoder pays for it.
+        var paying = shaper(quantizer: .h264(qp: 1))
+        paying.keyframeSent()
+        for _ in 0..<SendShaper.settlingFrames {
+            paying.encoded(bytes: 4_166, width: 640, height: 360, budgetBytes: 4_166, quantizer: .h264(qp: 51))
+        }
+        #expect(paying.bandBitsPerPixel == shaper(quantizer: .h264(qp: 1)).bandBitsPerPixel)
+    }
+
+    /// Frames coarser than the band keep the frame rate what they spent gives (a detail share
+    /// squeezed to QP 51 still sends what its target carries, not a tenth of it).
+    @Test func aCoarseQuantizerDoesNotCutTheFrameRate() {
+        let start = ContinuousClock.now
+        var raw = SendShaper(policy: .detail)
+        var coarse = SendShaper(policy: .detail)
+        for _ in 0..<60 {
+            raw.encoded(bytes: 4_000, width: 1920, height: 1080, budgetBytes: 4_000)
+            coarse.encoded(bytes: 4_000, width: 1920, height: 1080, budgetBytes: 4_000, quantizer: .h264(qp: 51))
+        }
+        let rawShape = raw.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 900_000).shape
+        let coarseShape = coarse.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 900_000)
+            .shape
+        #expect(rawShape.frameRate > 15)
+        #expect(coarseShape == rawShape)
+    }
+
+    @Test func quantizerStepsGrowWithTheQuantizer() {
+        #expect(abs(FrameQuantizer.h264(qp: 30).step / FrameQuantizer.h264(qp: 24).step - 2) < 1e-9)
+        #expect(FrameQuantizer.h264(qp: 1).costInBand(bytes: 1000) < 100)
+        #expect(FrameQuantizer.h264(qp: 24).costInBand(bytes: 1000) == 1000)
+        #expect(FrameQuantizer.h264(qp: 37).costInBand(bytes: 1000) == 1000)
+        #expect(abs(FrameQuantizer.h264(qp: 43).costInBand(bytes: 1000) - 2000) < 1e-6)
+        #expect(FrameQuantizer.vp8(index: 60).costInBand(bytes: 1000) == 1000)
+        #expect(FrameQuantizer.vp8(index: 120).costInBand(bytes: 1000) > 1000)
+        let steps = (0...127).map { FrameQuantizer.vp8(index: $0).step }
+        #expect(zip(steps, steps.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(steps[0] == 4 && steps[127] > 250 && steps[127] < 300)
+    }
+
+    /// Both encoders say the quantizer of each frame, finer on a generous target than a tight one.
+    @Test func encodersSayTheirQuantizer() throws {
+        func quantizers(_ make: (Int) throws -> any VideoEncoder) throws -> (Int, Int) {
+            var means: [Int] = []
+            for bitrate in [4_000_000, 100_000] {
+                let encoder = try make(bitrate)
+                var values: [Int] = []
+                for index in 0..<20 {
+                    let frame = try #require(
+                        try encoder.encode(
+                            .testPattern(width: 320, height: 240, index: index), timestamp90kHz: Int64(index) * 3000))
+                    values.append(try #require(frame.quantizer).value)
+                }
+                means.append(values.suffix(10).reduce(0, +) / 10)
+            }
+            return (means[0], means[1])
+        }
+        let h264 = try quantizers { try X264Encoder(.init(width: 320, height: 240, bitrate: $0)) }
+        #expect(h264.0 < h264.1, "H.264 QP \(h264)")
+        let vp8 = try quantizers { try VP8Encoder(.init(width: 320, height: 240, bitrate: $0)) }
+        #expect(vp8.0 < vp8.1, "VP8 q \(vp8)")
+    }
+
     /// Detail keeps its full size and takes the frame rate from the measured cost with a tenth to
     /// spare, not the size's half: the encoder then spends most of its target, and the sender is
     /// not taken for application-limited (which would keep the estimate, and the frames, low).

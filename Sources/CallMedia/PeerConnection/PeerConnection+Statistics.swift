@@ -102,6 +102,7 @@ extension PeerConnection {
             sent.encodersMade = e.encodersMade
             sent.encodeMs = e.encodeMicros / 1000
             sent.overshootPercent = e.overshootPercent
+            sent.quantizer = e.quantizer
             sent.framesDroppedForRate = e.framesDroppedForRate
             sent.periodicKeyframes = e.periodicKeyframes
             sent.smallerKeyframes = e.smallerKeyframes

@@ -66,6 +66,8 @@ public struct PeerConnectionStatistics: Sendable {
         /// The encoder's output against its target over the last second (percent), frames dropped
         /// to bring it back, and keyframes made because the keyframe interval passed.
         public var overshootPercent = 0
+        /// The encoder's recent quantizer (`EncodingThread.Stats.quantizer`).
+        public var quantizer: Double?
         public var framesDroppedForRate = 0
         public var periodicKeyframes = 0
         public var smallerKeyframes = 0

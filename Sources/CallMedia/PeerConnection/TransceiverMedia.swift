@@ -197,7 +197,7 @@ package final class TransceiverMedia: Sendable {
                 layer.sizeDivisor = allocation.layers[index].divisor
                 layer.bitrate = allocation.layers[index].maxBitrate
                 layer.startBitrate = layerRates[index] ?? allocation.layers[index].minBitrate
-                layer.maxBitsPerPixel = Self.layerBitsPerPixel
+                layer.makeLayer()
             }
             let encoder = VideoEncodingThread(queue: queue, settings: layer, logger: logger) { frame, captureMicros in
                 do {
@@ -508,4 +508,13 @@ package final class TransceiverMedia: Sendable {
 private func zip2(_ a: UInt32?, _ b: UInt8?) -> (ssrc: UInt32, payloadType: UInt8)? {
     guard let a, let b else { return nil }
     return (a, b)
+}
+
+extension VideoEncodingThread.Settings {
+    /// A simulcast layer: bounded by what its size may spend (`TransceiverMedia.layerBitsPerPixel`)
+    /// and sized by what its frames spend, not by the quantizer band (`sizesByQuantizer`).
+    mutating func makeLayer() {
+        maxBitsPerPixel = TransceiverMedia.layerBitsPerPixel
+        sizesByQuantizer = false
+    }
 }

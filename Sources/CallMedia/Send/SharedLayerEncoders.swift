@@ -69,7 +69,7 @@ package final class SharedLayerEncoders: Sendable {
             var settings = VideoEncodingThread.Settings(
                 factory: factory, bitrate: layer.maxBitrate, maxLongSide: maxLongSide, policy: policy,
                 startBitrate: layer.minBitrate, sizeDivisor: layer.divisor)
-            settings.maxBitsPerPixel = TransceiverMedia.layerBitsPerPixel
+            settings.makeLayer()
             layerSettings.append(settings)
             let encoder = VideoEncodingThread(queue: queue, settings: settings, logger: logger) {
                 frame, captureMicros in
@@ -156,7 +156,9 @@ package final class SharedLayerEncoders: Sendable {
         }
         guard running.withLock({ $0.started && !$0.stopped }) else { return }
         var settings = layerSettings[0]
+        // One receiver's own stream, not a rung of the ladder: sized like a single stream.
         settings.maxBitsPerPixel = nil
+        settings.sizesByQuantizer = true
         settings.policy = policy.withLock { $0 }
         settings.startBitrate = tap.target
         let queue = FrameQueue()

@@ -532,6 +532,7 @@ public actor WHIPShareSession {
             stats.video.keyframeResponseMaxMs = sent.keyframeResponseMaxMs.map { ($0 * 10).rounded() / 10 }
             stats.video.rtxSuppressed = sent.rtxRefused + sent.rtxTooSoon
             stats.video.overshootPercent = sent.overshootPercent
+            stats.video.quantizer = sent.quantizer.map { ($0 * 10).rounded() / 10 }
             stats.video.framesDroppedForRate = sent.framesDroppedForRate
             stats.video.periodicKeyframes = sent.periodicKeyframes
             stats.video.smallerKeyframes = sent.smallerKeyframes

@@ -10,4 +10,8 @@ vpx_codec_err_t CShareVPX_control_int(vpx_codec_ctx_t *ctx, int id, int value) {
     return vpx_codec_control_(ctx, id, value);
 }
 
+vpx_codec_err_t CShareVPX_control_int_out(vpx_codec_ctx_t *ctx, int id, int *value) {
+    return vpx_codec_control_(ctx, id, value);
+}
+
 const vpx_codec_iface_t *CShareVPX_vp8_cx(void) { return vpx_codec_vp8_cx(); }

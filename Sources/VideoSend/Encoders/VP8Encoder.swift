@@ -196,6 +196,14 @@ public final class VP8Encoder {
                 encoded?.bytes.append(contentsOf: bytes)  // partitions output would come in pieces
             }
         }
+        if encoded != nil {
+            var index: Int32 = -1
+            if CShareVPX_control_int_out(context, Int32(VP8E_GET_LAST_QUANTIZER.rawValue), &index) == VPX_CODEC_OK,
+                index >= 0
+            {
+                encoded?.quantizer = .vp8(index: Int(index))
+            }
+        }
         return encoded
     }
 

@@ -200,7 +200,10 @@ public final class X264Encoder {
         // The NAL payloads of one call lie back to back in memory, start codes included.
         guard size > 0, let start = nals?.pointee.p_payload else { return nil }
         let bytes = Array(UnsafeBufferPointer(start: start, count: Int(size)))
-        return EncodedFrame(bytes: bytes, isKeyframe: output.b_keyframe != 0, frameIndex: output.i_pts)
+        // x264 hands back the frame's average QP plus one (libavcodec reads it the same way).
+        let quantizer: FrameQuantizer? = output.i_qpplus1 > 0 ? .h264(qp: Int(output.i_qpplus1) - 1) : nil
+        return EncodedFrame(
+            bytes: bytes, isKeyframe: output.b_keyframe != 0, frameIndex: output.i_pts, quantizer: quantizer)
     }
 }
 

@@ -36,6 +36,13 @@ public final class VideoEncodingThread: Sendable {
         /// maximum was set for, does not spend megabits on a small picture (every packet more is
         /// one more to lose and repair).
         public var maxBitsPerPixel: Double?
+        /// The size is judged by what frames would cost inside the quantizer band
+        /// (`SendShaper.encoded(quantizer:)`); off, by what they spent. Simulcast layers have it off:
+        /// a layer's size is its rung (`sizeDivisor`), and the allocation switches layers off when
+        /// the estimate cannot carry them. With it on, under 5 % loss the loss-bound estimate left
+        /// the layers at coarse quantizers, the half and quarter layers stepped down a size, and the
+        /// full layer stayed off for 16 s in a Janus room.
+        public var sizesByQuantizer = true
 
         public init(
             factory: VideoEncoderFactory, bitrate: Int = 2_500_000, maxLongSide: Int = 1920,
@@ -83,6 +90,9 @@ public final class VideoEncodingThread: Sendable {
         public var lastError: String?
         /// The last whole second's output against the target, in percent (`OvershootGuard`).
         public var overshootPercent = 0
+        /// The quantizer of the last delta frames, smoothed, on the codec's scale (H.264 QP 0–51,
+        /// VP8 index 0–127); nil until the encoder says one.
+        public var quantizer: Double?
         /// Frames dropped before encoding to bring an overshooting output back to the target.
         public var framesDroppedForRate = 0
         /// Keyframes made because the keyframe interval had passed.
@@ -227,6 +237,8 @@ public final class VideoEncodingThread: Sendable {
     }
 
     public var isActive: Bool { control.withLock { !$0.paused } }
+    /// Its size is judged by the quantizer band (`Settings.sizesByQuantizer`).
+    public var sizesByQuantizer: Bool { control.withLock { $0.settings.sizesByQuantizer } }
 
     /// A new policy from the next frame (no renegotiation: only size, rate and bitrate change).
     public func setPolicy(_ policy: ScreenSendPolicy) {
@@ -379,7 +391,10 @@ public final class VideoEncodingThread: Sendable {
                 let done = Clocks.monotonicMicros()
                 let cost = done - began
                 overshoot.encoded(bytes: encoded.bytes.count, target: rate, now: done)
-                if encoded.isKeyframe { keyframeClock?.keyframe(at: done) }
+                if encoded.isKeyframe {
+                    keyframeClock?.keyframe(at: done)
+                    shaper.keyframeSent()
+                }
                 // Keyframes cost several frames' work and come rarely: they would skew the measure.
                 if !encoded.isKeyframe {
                     // The frame's share of the target: the time since the one before it (frames
@@ -389,7 +404,8 @@ public final class VideoEncodingThread: Sendable {
                         min(1_000_000, done - (last?.encodedAtMicros ?? 0)))
                     shaper.encoded(
                         bytes: encoded.bytes.count, width: width, height: height,
-                        budgetBytes: Int(Int64(target) * interval / 8_000_000))
+                        budgetBytes: Int(Int64(target) * interval / 8_000_000),
+                        quantizer: settings.sizesByQuantizer ? encoded.quantizer : nil)
                     shaper.measured(
                         encodeMicros: done - converted, fixedMicros: converted - began, width: width, height: height)
                 }
@@ -401,6 +417,9 @@ public final class VideoEncodingThread: Sendable {
                     if encoded.isKeyframe { s.keyframes += 1 }
                     if encoded.isKeyframe, periodic { s.periodicKeyframes += 1 }
                     s.overshootPercent = overshoot.lastPercent
+                    if !encoded.isKeyframe, let q = encoded.quantizer?.value {
+                        s.quantizer = s.quantizer.map { $0 * 0.9 + Double(q) * 0.1 } ?? Double(q)
+                    }
                     s.width = width
                     s.height = height
                     s.frameRate = frameRate

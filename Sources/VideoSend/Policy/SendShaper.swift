@@ -70,27 +70,63 @@ public struct SendShaper: Sendable {
     }
 
     /// One encoded delta frame of `bytes` at `width`×`height`, whose share of the target was
-    /// `budgetBytes` (keyframes cost several frames and come rarely: they are left out).
-    public mutating func encoded(bytes: Int, width: Int, height: Int, budgetBytes: Int? = nil) {
+    /// `budgetBytes` (keyframes cost several frames and come rarely: they are left out). With the
+    /// frame's quantizer, the cost counted is the frame's inside the quantizer band
+    /// (`FrameQuantizer.costInBand`): a rate-controlled encoder spends what it is given, so a
+    /// cheap picture's frames cost their budget at QP 1, and a squeezed one's at QP 52. Without it
+    /// the shaper took the budget for the content's price and held a ball on a flat field at
+    /// 640×360. The first frames at a new size or after a keyframe (`keyframeSent`) are not
+    /// counted: the rate control starts coarse, or pays for the keyframe, and takes a moment.
+    public mutating func encoded(
+        bytes: Int, width: Int, height: Int, budgetBytes: Int? = nil, quantizer: FrameQuantizer? = nil
+    ) {
         let pixels = Double(width * height)
         guard pixels > 0 else { return }
         if let budgetBytes, budgetBytes > 0 {
             overrun = overrun * 0.8 + Double(bytes) / Double(budgetBytes) * 0.2
         }
-        let sample = Double(bytes * 8) / pixels
-        guard let previous = measuredBitsPerPixel else {
-            measuredBitsPerPixel = sample
-            return
+        measuredBitsPerPixel = Self.smoothed(measuredBitsPerPixel, Double(bytes * 8) / pixels)
+        if width != measuredWidth || height != measuredHeight {
+            (measuredWidth, measuredHeight, framesAtSize) = (width, height, 0)
         }
-        let weight = sample > previous ? 0.5 : 0.1
-        measuredBitsPerPixel = previous * (1 - weight) + sample * weight
+        framesAtSize += 1
+        // Without a quantizer (an encoder that does not say one, a simulcast layer) the size is
+        // judged by what the frames spent, as it always was.
+        guard let quantizer, framesAtSize > Self.settlingFrames else { return }
+        bandBitsPerPixel = Self.smoothed(bandBitsPerPixel, quantizer.costInBand(bytes: bytes) * 8 / pixels)
     }
+
+    /// Quick to rise, slow to fall.
+    private static func smoothed(_ previous: Double?, _ sample: Double) -> Double {
+        guard let previous else { return sample }
+        let weight = sample > previous ? 0.5 : 0.1
+        return previous * (1 - weight) + sample * weight
+    }
+
+    /// Bits per pixel of the recent delta frames counted inside the quantizer band, smoothed:
+    /// what the size is judged by. The frame rate takes it only where it is less than what the
+    /// frames spent (`rateBitsPerPixel`): a detail share at 1080p on 900 kbit/s runs at QP 60,
+    /// and taken at its cost in the band it would send 2 fps and leave most of its target unspent.
+    public private(set) var bandBitsPerPixel: Double?
+
+    /// A keyframe went out: the frames after it are left out of the measure too (a constant
+    /// bitrate encoder pays for a keyframe with coarse frames after it: libvpx runs at its
+    /// coarsest for a second, which said nothing about the picture).
+    public mutating func keyframeSent() {
+        framesAtSize = 0
+    }
+
+    /// Delta frames at a new size, or after a keyframe, left out of the measure: a second at 30 fps
+    /// (with 10, x264's first frames at 640×360 on 260 kbit/s, fine while its buffer was full,
+    /// made a ball look cheap enough for 1080p, where it then ran at QP 52).
+    public static let settlingFrames = 30
+    private var measuredWidth = 0, measuredHeight = 0, framesAtSize = 0
 
     /// What one pixel of a frame costs at this policy: its figure, or less when the content has
     /// shown it is cheaper.
     public var bitsPerPixel: Double {
         if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
-        guard let measured = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        guard let measured = bandBitsPerPixel ?? measuredBitsPerPixel else { return policy.bitsPerPixel }
         return min(policy.bitsPerPixel, max(measured * Self.measuredMargin, policy.bitsPerPixel / 10))
     }
 
@@ -99,9 +135,13 @@ public struct SendShaper: Sendable {
     /// new encoder and a keyframe); a frame rate costs nothing to change, and with the wide margin
     /// a detail share sent two thirds of its target (and under half on cheap content), which reads
     /// as an application-limited sender, so the estimate was never raised and the frames stayed few.
+    /// What frames spent, or less when they were finer than the quantizer band: libvpx sent a ball
+    /// at 1080p at index 2 and 18 fps, each frame spending its whole share; at the band's cost the
+    /// frames are more and each coarser. (Never more: a detail share at QP 60 keeps its frames.)
     public var rateBitsPerPixel: Double {
         if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
-        guard let measured = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        guard let spent = measuredBitsPerPixel else { return policy.bitsPerPixel }
+        let measured = min(spent, bandBitsPerPixel ?? spent)
         return min(policy.bitsPerPixel, max(measured * Self.rateMargin, policy.bitsPerPixel / 10))
     }
     public static let rateMargin = 1.1
