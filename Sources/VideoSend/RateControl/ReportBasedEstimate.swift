@@ -39,7 +39,8 @@ import Foundation
 ///   sender stays application-limited, up to the maximum, until one raises it by under a quarter
 ///   (then none for `probeRestMicros`); and only while the encoders say the target holds them
 ///   under their best (`encodersWantMore`). Loss or a queue: the probe stops, the
-///   estimate holds (the congestion was the padding's, and it ends with it), no probe comes
+///   estimate holds (the congestion was the padding's, and it ends with it) — through the reports
+///   of the next `probeAftermathMicros` too, which still count the padding's loss and queue — no probe comes
 ///   for `probeBackoffMicros`, doubling to a minute, and for a minute none goes past 0.85 × the
 ///   rate that failed. A cheap screen on a clean link gets a target
 ///   its full size needs within a few seconds instead of staying at the start rate (the target
@@ -92,6 +93,13 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// A probe that found congestion at a rate: later ones stay under this much of it, this long.
     public static let probeCeilingFraction = 0.85
     public static let probeCeilingMicros: Int64 = 60_000_000
+    /// After a probe that found congestion, the reports this long after it stopped hold the
+    /// estimate, and their fractions are not kept for the median: a receiver report counts the
+    /// second before it was sent, and its round trip was measured on a sender report that waited
+    /// in the padding's queue. (On a 1.5 Mbit/s link, aiortc's two reports after a 1.5 Mbit/s probe
+    /// stopped read 16 % lost at a 199 ms round trip, and cut the estimate twice: the share fell
+    /// from 1280 to 426 wide and its receiver asked for four keyframes.)
+    public static let probeAftermathMicros: Int64 = 2_500_000
 
     public private(set) var estimate: Int
     /// True once anything lowered the estimate: the start's fast increase is over.
@@ -114,6 +122,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     private var probesDelivered = 0
     private var probesFailed = 0
     private var probeBlockedUntilMicros: Int64 = 0
+    /// Until when reports count a failed probe's padding (`probeAftermathMicros`).
+    private var probeAftermathUntilMicros: Int64 = 0
     /// Reports in a row that found the sender application-limited: a probe waits for two, so a
     /// share's first second (the encoder starting, a keyframe, then its first frames) is not taken
     /// for cheap content.
@@ -134,8 +144,6 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         fractionLost fractionLostReported: Double, rttMicros: Int64?, sentBitrate: Int, bounds: ClosedRange<Int>,
         nowMicros: Int64
     ) {
-        recentFractions = Array((recentFractions + [fractionLostReported]).suffix(3))
-        let fractionLost = Self.middle(recentFractions)
         let elapsed = Double(min(max(nowMicros - (lastReportMicros ?? nowMicros - 1_000_000), 0), 1_000_000))
         lastReportMicros = nowMicros
         var queue: Int64 = 0
@@ -143,6 +151,13 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             leastRTTMicros = min(leastRTTMicros ?? rtt, rtt)
             queue = rtt - (leastRTTMicros ?? rtt)
         }
+        if probe == nil, nowMicros < probeAftermathUntilMicros {
+            // The failed probe's loss and queue, still in the reports.
+            lastAction = "hold (after the probe)"
+            return
+        }
+        recentFractions = Array((recentFractions + [fractionLostReported]).suffix(3))
+        let fractionLost = Self.middle(recentFractions)
         let round = rttMicros ?? 100_000
         // A REMB under what we send, once the round trip shows congestion: the receiver's figure.
         let confirmed = remb.flatMap { $0 < sentBitrate ? Double($0) : nil }
@@ -228,6 +243,9 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             }
             let backoff = min(Self.probeBackoffMicros << min(probesFailed - 1, 3), 60_000_000)
             probeBlockedUntilMicros = nowMicros + backoff
+            probeAftermathUntilMicros = nowMicros + Self.probeAftermathMicros
+            // The probe's fractions are the padding's: the median starts afresh after it.
+            recentFractions = []
             lastAction = "probe stopped (\(fractionLost >= 0.02 ? "loss" : queueing ? "queue" : "no report"))"
             return
         }

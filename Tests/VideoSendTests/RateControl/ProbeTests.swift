@@ -131,6 +131,34 @@ import Testing
         }
     }
 
+    /// A probe that found congestion: the reports after it still count the padding's loss and
+    /// queue (a report covers the second before it, and its round trip was measured on a sender
+    /// report that waited in the padding's queue). They hold the estimate; congestion after them is
+    /// the media's own and cuts it as before.
+    @Test func theReportsAfterAFailedProbeDoNotCutTheEstimate() {
+        var estimate = ReportBasedEstimate(startBitrate: 500_000)
+        var now: Int64 = 0
+        func report(_ loss: Double, rttMs: Int64, sent: Int) {
+            now += 1_000_000
+            estimate.report(
+                fractionLost: loss, rttMicros: rttMs * 1000, sentBitrate: sent, bounds: 100_000...4_000_000,
+                nowMicros: now)
+        }
+        // A cheap screen: the second application-limited report starts a probe at 3 × the estimate.
+        report(0, rttMs: 20, sent: 200_000)
+        report(0, rttMs: 20, sent: 200_000)
+        #expect(estimate.probeBitrate(nowMicros: now) == 1_500_000)
+        // It overruns the link.
+        report(0.13, rttMs: 200, sent: 1_400_000)
+        #expect(estimate.lastAction == "probe stopped (loss)" && estimate.estimate == 500_000)
+        report(0.3, rttMs: 200, sent: 500_000)
+        report(0.2, rttMs: 150, sent: 500_000)
+        #expect(estimate.estimate == 500_000, "the padding's loss cut it")
+        #expect(estimate.lastAction == "hold (after the probe)")
+        report(0.3, rttMs: 200, sent: 500_000)
+        #expect(estimate.lastAction == "decrease (loss)" && estimate.estimate < 500_000, "\(estimate.estimate)")
+    }
+
     /// A busy share's first report finds little sent (the encoder starting, its first keyframe):
     /// that is not cheap content, and it is not probed.
     @Test func theStartOfABusyShareIsNotProbed() {
