@@ -97,6 +97,9 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         public var action: String?
         public var rembKbps: Int?
         public var lossFraction: Double?
+        /// Without transport-wide feedback: the path's own loss as learned (loss up to this and
+        /// a margin is the path's, not ours).
+        public var pathLoss: Double?
         /// A bandwidth probe under way: the rate padding tops the link up to.
         public var probeKbps: Int?
         /// Padding sent in all (probes), in bytes.

@@ -621,6 +621,7 @@ public actor WHIPShareSession {
             congestion.action = c.estimate.reportAction
             congestion.rembKbps = c.estimate.rembBitrate.map { $0 / 1000 }
             congestion.lossFraction = c.estimate.lossFraction
+            congestion.pathLoss = c.estimate.pathLoss
             congestion.probeKbps = c.estimate.probeBitrate.map { $0 / 1000 }
             let padding = c.pacer.counters.paddingBytes
             congestion.paddingBytes = padding > 0 ? padding : nil

@@ -63,6 +63,9 @@ public struct BandwidthEstimator: Sendable {
         public var trendMs: Double
         public var thresholdMs: Double
         public var lossFraction: Double?
+        /// Without transport-wide feedback: what the path loses whatever is sent, as the
+        /// report-based estimate has learned it (`ReportBasedEstimate.pathLoss`).
+        public var pathLoss: Double?
         public var rttMs: Double?
         public var feedbackMessages: Int
         public var packetsReported: Int
@@ -287,6 +290,7 @@ public struct BandwidthEstimator: Sendable {
             delayState: detector.state.rawValue, rateControlPhase: rateControl.phase.rawValue,
             trendMs: detector.trend, thresholdMs: detector.thresholdMs,
             lossFraction: twcc ? loss.lastFraction : lastReportFraction,
+            pathLoss: twcc ? nil : reports.pathLoss,
             rttMs: rttMicros.map { Double($0) / 1000 }, feedbackMessages: feedbackMessages,
             packetsReported: packetsReported, packetsLostReported: packetsLostReported, inputs: inputs,
             reportAction: twcc ? startup.lastAction : reports.lastAction,

@@ -17,7 +17,9 @@ import Foundation
 /// - the round trip `queueMicros` (60 ms) over the least seen: a queue is building at the
 ///   bottleneck before it drops anything, down to 0.9 of the estimate, as often as the above;
 /// - the round trip over its least by `holdQueueMicros`, or 10–25 % lost at a steady round trip:
-///   it holds;
+///   it holds — 10 % or the path's own loss and `pathLossMargin`, whichever is more (`pathLoss`:
+///   a link that drops a tenth of everything at random reads 7–12 % in the median, and held there
+///   on the reports over 10 %, the share stayed at the start rate);
 /// - otherwise up — under 2 % lost by 15 % a second until the first decrease (the start) and 8 %
 ///   after it; 2–10 % lost at a steady round trip (the path's loss) by the 8 % only — but never
 ///   past 1.2 × what was sent in the last second (+10 kbit/s), as libwebrtc caps its estimate by
@@ -100,6 +102,12 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// stopped read 16 % lost at a 199 ms round trip, and cut the estimate twice: the share fell
     /// from 1280 to 426 wide and its receiver asked for four keyframes.)
     public static let probeAftermathMicros: Int64 = 2_500_000
+    /// The path's own loss (`pathLoss`) is learned from the reports of this long.
+    public static let pathLossWindowMicros: Int64 = 30_000_000
+    /// … once there are this many of them.
+    public static let pathLossReports = 3
+    /// Loss this much over the path's own is ours: the estimate holds there.
+    public static let pathLossMargin = 0.05
 
     public private(set) var estimate: Int
     /// True once anything lowered the estimate: the start's fast increase is over.
@@ -128,6 +136,22 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// share's first second (the encoder starting, a keyframe, then its first frames) is not taken
     /// for cheap content.
     private var applicationLimitedReports = 0
+    /// The reports the path's own loss is learned from: when, and their loss (the median).
+    private struct LossReport: Sendable, Equatable {
+        var micros: Int64
+        var fraction: Double
+    }
+    private var pathLossReports: [LossReport] = []
+    /// What the path loses whatever is sent (a lossy radio link, a lossy hop): in the manner of
+    /// libwebrtc's `LossBasedBweV2`, whose model splits the loss seen into the path's inherent
+    /// loss and what sending past the link costs. Here: the lower quartile of the loss in the
+    /// last `pathLossWindowMicros` of reports at a steady round trip that were not judged ours
+    /// (so loss that rises with the rate — a policer — never teaches it: those reports hold and
+    /// are left out, and once the reports it learned from are older than the window it forgets),
+    /// and never over libwebrtc's bound on inherent loss, 5 % + 75 kbit/s over the rate sent
+    /// (under 10 % at 1.5 Mbit/s: at high rates loss is more likely ours). 0 until
+    /// `pathLossReports` reports.
+    public private(set) var pathLoss = 0.0
     /// The last probe that found congestion: later probes stay under it for `probeCeilingMicros`.
     private var probeCeiling: Probe?
     /// The encoders say the target holds them under their best size or frame rate: only then is a
@@ -163,6 +187,11 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         let confirmed = remb.flatMap { $0 < sentBitrate ? Double($0) : nil }
         let queueing = queue > Self.holdQueueMicros
         let queueStarting = queue > max(Self.increaseQueueMicros, (leastRTTMicros ?? 0) / 5)
+        // Loss over this is ours (10 % on a clean path).
+        let ownLoss = max(0.10, pathLoss + Self.pathLossMargin)
+        if probe == nil, !queueing {
+            learnPathLoss(fractionLost, sentBitrate: sentBitrate, below: ownLoss, nowMicros: nowMicros)
+        }
         if probe == nil, Double(sentBitrate) >= Self.applicationLimited * Double(estimate) {
             applicationLimitedReports = 0
         }
@@ -170,7 +199,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             judge(
                 running, fractionLost: fractionLostReported, queueing: queueStarting, sentBitrate: sentBitrate,
                 bounds: bounds, nowMicros: nowMicros)
-        } else if fractionLost > Self.heavyLoss || (fractionLost > 0.10 && queueing) {
+        } else if fractionLost > Self.heavyLoss || (fractionLost > ownLoss && queueing) {
             let step = Double(estimate) * (1 - 0.5 * fractionLost)
             decrease(to: min(step, confirmed ?? step), why: "decrease (loss)", rtt: round, now: nowMicros)
         } else if queue > Self.queueMicros {
@@ -182,7 +211,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             } else {
                 lastAction = "hold"
             }
-        } else if fractionLost > 0.10 {
+        } else if fractionLost > ownLoss {
             lastAction = "hold"
         } else if Double(sentBitrate) < Self.applicationLimited * Double(estimate) {
             lastAction = "application-limited"
@@ -263,6 +292,22 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             return
         }
         startProbe(bounds: bounds, nowMicros: nowMicros, step: Self.probeStep)
+    }
+
+    /// Keeps a report at a steady round trip for `pathLoss`, unless its loss was over what the
+    /// path's own allows (`below`): that one is ours, and would teach the path our congestion.
+    private mutating func learnPathLoss(_ fraction: Double, sentBitrate: Int, below: Double, nowMicros: Int64) {
+        pathLossReports.removeAll { nowMicros - $0.micros > Self.pathLossWindowMicros }
+        if fraction <= below {
+            pathLossReports.append(LossReport(micros: nowMicros, fraction: fraction))
+        }
+        guard pathLossReports.count >= Self.pathLossReports else {
+            pathLoss = 0
+            return
+        }
+        let sorted = pathLossReports.map(\.fraction).sorted()
+        let bound = min(Self.heavyLoss - 2 * Self.pathLossMargin, 0.05 + 75_000 / Double(max(sentBitrate, 1)))
+        pathLoss = min(sorted[sorted.count / 4], bound)
     }
 
     /// The median of up to three fractions (of two, their mean).
