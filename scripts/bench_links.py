@@ -21,9 +21,11 @@ The two senders' pictures differ (sharectl's synthetic desktop, GStreamer's test
 so both senders encode the same picture. The size and QP columns (Chromium cells) say what each
 sent: the size most frames were decoded at and Chromium's mean quantizer.
 
-Per cell and sender: decoded fps over the run, the fraction of the frames sent that were decoded
-(GStreamer's frames sent taken as 30 a second), the seconds from the POST to the first decoded
-frame, the seconds from the start to the first second the receiver got 90 % of a capped link's
+Per cell and sender: decoded fps (aiortc: over the run; Chromium: while it played, from the first
+report with a frame decoded to the one where the count stopped, as each sender stops on its own
+clock), the fraction of the frames sent that were decoded (GStreamer's frames sent taken as 30 a
+second while it played), the seconds from the POST to the first decoded frame (Chromium: when the
+page presented it), the seconds from the start to the first second the receiver got 90 % of a capped link's
 rate, and RTX as a share of the video packets (sharectl only: webrtcbin's sender does not report
 its retransmissions here).
 
@@ -234,6 +236,7 @@ def chromium_cell(sender, name, codec, link, seconds):
                 return None
             started = time.time()
             samples = []
+            presented = None
             code_box = {}
 
             import threading
@@ -248,6 +251,8 @@ def chromium_cell(sender, name, codec, link, seconds):
                 stats = (session.get("stats") or {}).get("video") or {}
                 if stats:
                     samples.append((time.time(), stats, session.get("created")))
+                if (session.get("stats") or {}).get("firstFrameAt"):
+                    presented = session["stats"]["firstFrameAt"] / 1000
                 time.sleep(0.25)
             code, sent, rtx, tail = code_box["result"]
         decoded = max((s.get("framesDecoded") or 0 for _, s, _ in samples), default=0)
@@ -264,14 +269,32 @@ def chromium_cell(sender, name, codec, link, seconds):
         # the receiver's figures as they came, for whoever asks why a cell looks as it does
         with open(os.path.join(WORK, f"{name}.samples.json"), "w") as out:
             json.dump([dict(at=round(t - (created or started), 3), **s) for t, s, _ in samples], out)
+        # The first frame: when the page presented it (its clock is this machine's); failing that,
+        # the first getStats() report (twice a second) with one decoded.
         first = next((t - created for t, s, _ in samples if (s.get("framesDecoded") or 0) > 0 and created), None)
+        if presented and created:
+            first = presented - created
+        # Frames a second while it played: from the first report with frames decoded to the one
+        # where the count stopped, the same for both senders (each stops on its own clock:
+        # GStreamer 20 s after its POST, sharectl 20 s after it started). The start is the first
+        # frame's column.
+        counts = [(s["reportedAt"] / 1000 if s.get("reportedAt") else t, s.get("framesDecoded") or 0)
+                  for t, s, _ in samples]
+        playing = [(t, n) for t, n in counts if n > 0]
+        fps = decoded / seconds
+        if len(playing) >= 2:
+            end = next(t for t, n in playing if n == decoded)
+            if end > playing[0][0]:
+                fps = (decoded - playing[0][1]) / (end - playing[0][0])
         points = [(t - (created or started), s.get("bytesReceived") or 0) for t, s, _ in samples]
         thinned, last = [], None
         for point in points:
             if last is None or point[0] - last[0] >= 1.0:
                 thinned.append(point)
                 last = point
-        return dict(code=code, fps=decoded / seconds, fraction=decoded / sent if sent else 0.0, first=first,
+        if sender == "gstreamer" and len(playing) >= 2:
+            sent = FPS * (next(t for t, n in playing if n == decoded) - (presented or playing[0][0])) + 1
+        return dict(code=code, fps=fps, fraction=min(decoded / sent, 1.0) if sent else 0.0, first=first,
                     ramp=ramp_seconds(thinned, link.rate_kbit), rtx=rtx, tail=tail, elapsed=time.time() - started,
                     size=f"{size[0]}x{size[1]}" if size and size[0] else None, qp=qp)
     finally:
@@ -349,8 +372,9 @@ def report(rows, args):
         print(f"{link.label:11} {receiver:9} {codec:5} {sender:10} {run['fps']:5.1f} {run['fraction']:8.0%} "
               f"{show(run['first'], '{:.2f} s'):>12} {show(run['ramp'], '{:.0f} s'):>8} "
               f"{show(run['rtx'], '{:.1%}'):>6} {show(run.get('size'), '{}'):>10} {show(run.get('qp'), '{:.1f}'):>5}{note}")
-    print("fps: frames decoded over the run; decoded: of the frames sent (GStreamer's taken as 30 a second); "
-          "first frame: from the POST; to 90 %: seconds until a second carried 90 % of a capped link "
+    print("fps: frames decoded a second (aiortc: over the run; Chromium: while it played); decoded: of the frames "
+          "sent (GStreamer's taken as 30 a second while it played); first frame: from the POST (Chromium: to its "
+          "presentation); to 90 %: seconds until a second carried 90 % of a capped link "
           "(— never, or no cap); RTX: share of video packets (sharectl only); size: the size most frames were "
           "decoded at, QP: their mean quantizer as Chromium decoded them (lower is finer; Chromium cells only).")
     print(json.dumps([dict(link=l.label, receiver=r, codec=c, sender=s,
