@@ -75,6 +75,27 @@ import Testing
         #expect(decide(.balanced, kbps: 4000, at: 14.5, shaper: &shaper).shape.width == 1440)
     }
 
+    /// A stream of its own starts at the size its start rate carries and, in its first 10 s, takes
+    /// a larger one after 1 s on the target (the start's probes find the link in its first
+    /// second); a simulcast layer, and any stream after its start, waits the whole hold.
+    @Test func aStreamsFirstSecondsStepUpAfterASecond() {
+        var quick = SendShaper(policy: .balanced)
+        quick.quickStart = true
+        var layer = SendShaper(policy: .balanced)
+        #expect(decide(.balanced, kbps: 300, at: 0, shaper: &quick).shape.width == 640)
+        #expect(decide(.balanced, kbps: 300, at: 0, shaper: &layer).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 1, shaper: &quick).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 1, shaper: &layer).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 2, shaper: &quick).shape.width == 1920, "a second on the target")
+        #expect(decide(.balanced, kbps: 4000, at: 2, shaper: &layer).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 6, shaper: &layer).shape.width == 1920, "the whole hold")
+        // After the first 10 s the quick start is over: down at once, up after 5 s.
+        #expect(decide(.balanced, kbps: 300, at: 11, shaper: &quick).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 12, shaper: &quick).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 14, shaper: &quick).shape.width == 640)
+        #expect(decide(.balanced, kbps: 4000, at: 17, shaper: &quick).shape.width == 1920)
+    }
+
     @Test func newLimitsAreJudgedAfreshFromTheTarget() {
         // A camera capped beside a screen (480×360), on a target that took it a step down; the cap
         // given back (640×480) on a target that carries it: the full size at once, not step by

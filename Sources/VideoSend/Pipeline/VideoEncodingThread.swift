@@ -309,6 +309,7 @@ public final class VideoEncodingThread: Sendable {
                 continue
             }
             shaper.setPolicy(settings.policy)
+            shaper.quickStart = settings.sizesByQuantizer
             if settings.maxLongSide != lastLongSide {
                 if lastLongSide != nil { shaper.judgeAfresh() }
                 lastLongSide = settings.maxLongSide

@@ -29,6 +29,17 @@ public struct SendShaper: Sendable {
     public static let cpuHold: Duration = .seconds(3)
     /// A larger size must fit the target with this much to spare before it is taken.
     public static let upMargin = 1.2
+    /// In a stream's first `startWindow` a larger size waits `startUpHold`, not `upHold`
+    /// (`quickStart`): the share starts at the size 300 kbit/s carries, and the probes of its
+    /// first second find the link. With `upHold` at each step a ball on a flat field on a
+    /// 1.5 Mbit/s link went 640×360 → 1280×720 at 6 s → 1920×1080 at 11 s, where GStreamer, told
+    /// the rate, sent 1920×1080 from its first frame.
+    public static let startWindow: Duration = .seconds(10)
+    public static let startUpHold: Duration = .seconds(1)
+    /// Whether the start's short hold applies: a stream of its own. (A simulcast layer keeps
+    /// `upHold` throughout: its rung is the ladder's, not the link's alone.)
+    public var quickStart = false
+    private var startedAt: ContinuousClock.Instant?
 
     public var policy: ScreenSendPolicy
     /// Encoding cost on this machine, microseconds per megapixel of the encoded size (scale +
@@ -168,6 +179,9 @@ public struct SendShaper: Sendable {
         maxFrameRate: Int = ScreenSendPolicy.maxFrameRate
     ) -> Decision {
         let ceiling = max(1, min(maxFrameRate, ScreenSendPolicy.maxFrameRate))
+        let started = startedAt ?? now
+        startedAt = started
+        let hold = quickStart && now - started < Self.startWindow ? Self.startUpHold : Self.upHold
         let (fitWidth, fitHeight) = Self.fit(width: sourceWidth, height: sourceHeight, longSide: policy.maxLongSide)
         if let until = afreshUntil, now >= until { afreshUntil = nil }
         var wanted = wantedIndex(width: fitWidth, height: fitHeight, target: Double(targetBitrate), ceiling: ceiling)
@@ -203,7 +217,7 @@ public struct SendShaper: Sendable {
                 if afreshUntil != nil {
                     scaleIndex = margin
                     upCandidate = nil
-                } else if let candidate = upCandidate, now - candidate.since >= Self.upHold {
+                } else if let candidate = upCandidate, now - candidate.since >= hold {
                     scaleIndex = max(margin, candidate.index)
                     upCandidate = nil
                 } else if upCandidate == nil {
