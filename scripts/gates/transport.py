@@ -7,7 +7,8 @@ figures it judged; the last line is "N passed, N failed".
                                1280x720 30 fps for 10 s: >= 90% of frames sent, frozen under 1 s, its
                                decoder named; our Opus decoded above silence.
   aiortc-h264, aiortc-vp8      aiortc as a WHIP endpoint decodes >= 90% of what we sent, at the
-                               sent size, and DELETE ends its session.
+                               sizes sent (its last one we sent in the last 2 s), and DELETE ends
+                               its session.
   refuse-fingerprint           an answer whose DTLS fingerprint is wrong: the share refuses with a
                                clear reason, exits non-zero, and no media reaches the endpoint.
   refuse-4xx, refuse-not-sdp   WHIP answers 400 / text/html: exit non-zero, one clear line.
@@ -81,7 +82,16 @@ def aiortc_gate(codec):
         v = s.get("video") or {}
         sent = last["video"]["framesSent"] if last else 0
         want = (last["video"]["width"], last["video"]["height"]) if last else (1280, 720)
-        ok = (code == 0 and sent > 0 and v.get("framesDecoded", 0) >= 0.9 * sent and (v.get("width"), v.get("height")) == want
+        # The size aiortc decoded last is one we sent in the last two seconds: a step up in the
+        # share's last second may not have reached it before the DELETE. Every size it decoded is
+        # one we sent.
+        path = os.path.join(WORK, f"{name}.share.jsonl")
+        lines = [line.get("video") or {} for line in (read_stats(path, "share") if os.path.exists(path) else [])]
+        sizes_sent = {(line.get("width"), line.get("height")) for line in lines}
+        late = {(line.get("width"), line.get("height")) for line in lines[-2:]} or {want}
+        decoded_sizes = {tuple(int(n) for n in size.split("x")) for size in (v.get("sizes") or {})}
+        ok = (code == 0 and sent > 0 and v.get("framesDecoded", 0) >= 0.9 * sent and (v.get("width"), v.get("height")) in late
+              and decoded_sizes <= sizes_sent
               and (want == (1280, 720) or last["video"]["limitedBy"] in ("cpu", "bandwidth")) and s.get("deleted") is True
               and (s.get("audio") or {}).get("samplesDecoded", 0) > 0)
         record(name, ok, f"exit {code}, sent {sent}, aiortc decoded {v.get('framesDecoded')} at {v.get('width')}x{v.get('height')} "
