@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 
 SWIFT        ?= swift
 FUZZ_SECONDS ?= 60
-SMOKE_SECONDS ?= 7
+SMOKE_SECONDS ?= 4
 SOAK_MINUTES ?= 60
 FAULT_SECONDS ?= 300
 BIN          := .build/debug/sharectl
