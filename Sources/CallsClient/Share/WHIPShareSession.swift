@@ -444,13 +444,6 @@ public actor WHIPShareSession {
             fanout.start()
             self.screen = (source, fanout)
         }
-        // The screen starts now, beside ICE and DTLS, not once they are up: a PipeWire stream takes
-        // 150-200 ms to negotiate (a portal's more), and the first frame waited for it. A branch
-        // that drops what it gets holds it running until the connection's own has started (it has
-        // by the time `waitUntilConnected` returns).
-        let early = self.screen.map { $0.fanout.branch() }
-        early?.start { _ in }
-        defer { early?.stop() }
         let screen = self.screen?.source
         let source = self.screen.map { $0.fanout.branch() } ?? options.camera
         if video.negotiated?.direction.sends == true, let source {
