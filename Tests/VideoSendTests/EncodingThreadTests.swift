@@ -189,8 +189,12 @@ extension EncodingThreadTests {
         // 0.12 × 640 × 360 × the frame rate sent (motion: 30).
         let expected = Int(0.12 * Double(640 * 360 * max(10, capped.frameRate)))
         #expect(capped.targetBitrate == expected, "\(capped.targetBitrate) at \(capped.frameRate) fps")
+        // A target under the cap is the encoder's. (The cap follows the frame rate sent: on a
+        // loaded machine the encoder is measured slow and the rate drops, 14 fps in one run, and
+        // then the cap, 387 kbit/s, is under 400.)
         let under = try await run(maxBitsPerPixel: 0.12, target: 400_000)
-        #expect(under.targetBitrate == 400_000, "a target under the cap is the encoder's")
+        let underCap = Int(0.12 * Double(640 * 360 * max(10, under.frameRate)))
+        #expect(under.targetBitrate == min(400_000, underCap), "\(under.targetBitrate) at \(under.frameRate) fps")
         let whole = try await run(maxBitsPerPixel: nil, target: 3_000_000)
         #expect(whole.targetBitrate == 3_000_000)
     }
