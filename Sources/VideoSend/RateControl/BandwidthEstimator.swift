@@ -25,11 +25,8 @@ public enum LimitReason: String, Sendable, Equatable {
 /// is probed once the start's burst (the first keyframe, paced above the start rate) has crossed
 /// the bottleneck: the first feedback whose newest packet was sent after the burst (the last
 /// moment 100 ms of sending ran over 1.5 × the start rate) and arrived with no more queueing delay
-/// than the least seen (within `drainedDelayMicros`), or `drainWaitMicros` after the video began
-/// (after the first feedback, while it has not) on a link that never drains. Before the video
-/// begins (100 ms of sending over half the start rate) nothing has drained: the capture starts
-/// after the connection, so the first feedback is on audio, and probes sent then filled a
-/// 600 kbit/s link's queue just as the first keyframe came (`StartupProbes`: two 60 ms clusters at 3 × and 6 × the start, more
+/// than the least seen (within `drainedDelayMicros`), or `drainWaitMicros` after the first
+/// feedback on a link that never drains (`StartupProbes`: two 60 ms clusters at 3 × and 6 × the start, more
 /// past them while they are delivered). A probe on top of a keyframe still queued at a slow
 /// bottleneck overflows it, and the keyframe's lost packets cost a retransmission or a second
 /// keyframe before the first frame shows; and the estimate takes what the probes show
@@ -48,8 +45,7 @@ public struct BandwidthEstimator: Sendable {
         public var feedbackLapseMicros: Int64 = 2_000_000
         /// The start's burst has crossed once a packet arrives this close to the least delay seen.
         public var drainedDelayMicros: Int64 = 10_000
-        /// Probing starts this long after the video began (or the first feedback, while it has
-        /// not) even if no packet arrived that early.
+        /// Probing starts this long after the first feedback even if no packet arrived that early.
         public var drainWaitMicros: Int64 = 1_000_000
         public init() {}
     }
@@ -107,9 +103,6 @@ public struct BandwidthEstimator: Sendable {
     private var recentSends: [(micros: Int64, size: Int)] = []
     private var recentBytes = 0
     private var burstSeenMicros: Int64?
-    /// When 100 ms of sending first ran over half the start rate: the video began (audio alone
-    /// is a tenth of it).
-    private var mediaStartedMicros: Int64?
     private var lastOveruseMicros: Int64?
     private var lastReportMicros: Int64?
     private var lastReportFraction: Double?
@@ -158,12 +151,7 @@ public struct BandwidthEstimator: Sendable {
                 recentBytes -= first.size
                 recentSends.removeFirst()
             }
-            if recentBytes * 8 * 10 > configuration.startBitrate * 3 / 2 {
-                burstSeenMicros = nowMicros
-            }
-            if mediaStartedMicros == nil, recentBytes * 8 * 10 > configuration.startBitrate / 2 {
-                mediaStartedMicros = nowMicros
-            }
+            if recentBytes * 8 * 10 > configuration.startBitrate * 3 / 2 { burstSeenMicros = nowMicros }
         }
     }
 
@@ -222,13 +210,13 @@ public struct BandwidthEstimator: Sendable {
             guard let arrival = packet.arrivalMicros else { continue }
             leastOffsetMicros = min(leastOffsetMicros ?? .max, arrival - packet.sendMicros)
         }
-        if let started = mediaStartedMicros, let newest = packets.last(where: { $0.arrivalMicros != nil }),
-            let arrival = newest.arrivalMicros, newest.sendMicros > max(burstSeenMicros ?? .min, started),
+        if let newest = packets.last(where: { $0.arrivalMicros != nil }), let arrival = newest.arrivalMicros,
+            newest.sendMicros > burstSeenMicros ?? .min,
             let least = leastOffsetMicros, arrival - newest.sendMicros - least <= configuration.drainedDelayMicros
         {
             startDrained = true
         }
-        if nowMicros - (mediaStartedMicros ?? first) >= configuration.drainWaitMicros { startDrained = true }
+        if nowMicros - first >= configuration.drainWaitMicros { startDrained = true }
         if startDrained { recentSends = [] }
         return startDrained
     }

@@ -69,9 +69,6 @@ struct LinkSimulation {
     var sourceLimit: Int?
     /// Keyframe-like bursts on top: every `everyMicros`, `bytes` more, paced at 2.5 × the target.
     var burst: (everyMicros: Int64, bytes: Int)?
-    /// The first burst comes this late (the capture starts after the connection: audio and the
-    /// feedback on it come first).
-    var burstStartMicros: Int64 = 0
     private var burstBacklog = 0.0
     /// Sends the estimate's probe clusters (`takeProbeClusters`) as the pacer would: at the
     /// cluster's rate, in 1200-byte packets tagged with its id, until its bytes have left.
@@ -108,12 +105,11 @@ struct LinkSimulation {
         credit += Double(rate) * 0.005 / 8
         var inFirstBurst = false
         if let burst {
-            let since = nowMicros - burstStartMicros
-            if since >= 0, since % burst.everyMicros == 0 { burstBacklog += Double(burst.bytes) }
+            if nowMicros % burst.everyMicros == 0 { burstBacklog += Double(burst.bytes) }
             let paced = min(burstBacklog, 2.5 * Double(target) * 0.005 / 8)
             burstBacklog -= paced
             credit += paced
-            inFirstBurst = paced > 0 && since < burst.everyMicros
+            inFirstBurst = paced > 0 && nowMicros < burst.everyMicros
         }
         if sendsProbeClusters {
             let taken = estimator.takeProbeClusters(nowMicros: nowMicros)

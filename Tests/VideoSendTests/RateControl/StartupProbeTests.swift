@@ -107,9 +107,8 @@ import Testing
         let target = sim.estimator.targetBitrate(nowMicros: sim.nowMicros)
         let highest = sim.targets.map(\.bitrate).max() ?? 0
         #expect(target >= 450_000 && highest <= 600_000, "target \(target), highest \(highest)")
-        // 6 × the estimate when the video began (a few tens of milliseconds of it: 1,836 kbit/s).
         let action = sim.estimator.snapshot(nowMicros: sim.nowMicros).reportAction ?? ""
-        #expect(action.hasPrefix("probe 18"), "\(action)")
+        #expect(action.hasPrefix("probe 1800 kbit/s delivered"), "\(action)")
     }
 
     /// The first keyframe (12 kB, paced at 2.5 × the start rate) queues at a 600 kbit/s shaper
@@ -137,34 +136,10 @@ import Testing
         #expect(target >= 450_000 && target <= 600_000, "target \(target)")
     }
 
-    /// The capture starts after the connection, so feedback on the first packets (audio) comes
-    /// before the first keyframe: the probes wait for the keyframe's burst to cross, not only for
-    /// a queue to drain that no burst has made yet. (Sent on the audio's feedback, on a 600 kbit/s
-    /// link they filled its queue just as the keyframe came, and Chromium asked for another: its
-    /// first frame came at 0.8–0.9 s, where GStreamer's came at 0.3 s.)
-    @Test func theProbesWaitForAKeyframeThatComesAfterTheFirstFeedback() {
-        var sim = LinkSimulation(capacity: 600_000)
-        sim.link.bucketBytes = 4_000
-        sim.link.queueLimitMicros = 100_000
-        sim.burst = (everyMicros: 100_000_000, bytes: 12_000)
-        sim.burstStartMicros = 400_000
-        sim.sourceLimit = 80_000
-        sim.sendsProbeClusters = true
-        sim.run(seconds: 2)
-        let probe = sim.firstProbeMicros ?? .max
-        #expect(sim.firstBurst.packets >= 10)
-        #expect(
-            probe >= sim.firstBurst.arrivedMicros,
-            "probed at \(probe) µs, the burst arrived by \(sim.firstBurst.arrivedMicros)")
-        #expect(
-            sim.firstBurst.dropped == 0,
-            "\(sim.firstBurst.dropped) of the burst's \(sim.firstBurst.packets) packets dropped")
-    }
-
     @Test func onAWideLinkTheProbesGoOnToTheMaximum() {
         var sim = LinkSimulation(capacity: 20_000_000)
         sim.sendsProbeClusters = true
-        sim.run(seconds: 1.5)
+        sim.run(seconds: 1)
         // 900 and 1800 kbit/s delivered, then 3600 asked, capped at the maximum (2540).
         #expect(sim.estimator.targetBitrate(nowMicros: sim.nowMicros) == sim.estimator.configuration.maximumBitrate)
     }
