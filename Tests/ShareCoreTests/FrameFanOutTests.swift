@@ -111,6 +111,32 @@ import Testing
         screen.stop()
         #expect(!between.isRunning && between.stops == 1)
     }
+
+    /// A screen started early (beside ICE and DTLS) by a branch that drops its frames: the
+    /// encoder's branch takes over without the source stopping in between (an attended portal
+    /// session would end with it), and its stop leaves nothing running.
+    @Test func aBranchTakesOverFromAnEarlierOneWithoutStoppingTheSource() {
+        let source = FloodSource()
+        let fanOut = FrameFanOut(source)
+        let early = fanOut.branch()
+        early.start { _ in }
+        #expect(source.isRunning)
+        let encoder = fanOut.branch(takingOverFrom: early)
+        let recorder = Recorder()
+        encoder.start { _ in recorder.received() }
+        #expect(source.starts == 1 && source.stops == 0, "the source ran through the take-over")
+        #expect(waitUntil { recorder.frames > 0 }, "the new branch gets the frames")
+        encoder.stop()
+        #expect(!source.isRunning && source.stops == 1, "the earlier branch did not outlive it")
+
+        // Never started (the connection failed before its encoder began): its stop ends the early one.
+        let again = FloodSource()
+        let second = FrameFanOut(again)
+        let held = second.branch()
+        held.start { _ in }
+        second.branch(takingOverFrom: held).stop()
+        #expect(!again.isRunning && again.starts == 1 && again.stops == 1)
+    }
 }
 
 /// Counts the frames a branch received, and those that came after its stop returned.

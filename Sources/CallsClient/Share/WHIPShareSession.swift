@@ -445,8 +445,34 @@ public actor WHIPShareSession {
             self.screen = (source, fanout)
         }
         let screen = self.screen?.source
-        let source = self.screen.map { $0.fanout.branch() } ?? options.camera
-        if video.negotiated?.direction.sends == true, let source {
+        let sendsVideo = video.negotiated?.direction.sends == true
+        // The screen starts now, beside ICE and DTLS, not once they are up: a PipeWire stream takes
+        // 150-200 ms to negotiate (a portal's more), and the first frame waited for it. A branch
+        // that drops its frames holds it running; the encoder's branch takes over from it when it
+        // starts (no stop in between: an attended portal session ends with its capture), and on
+        // any failure here it stops.
+        // (In a room the screen already runs from the first publish to the session's end.)
+        let early = sendsVideo && options.room == nil ? self.screen.map { $0.fanout.branch() } : nil
+        early?.start { _ in }
+        let source =
+            self.screen.map { screen in
+                early.map { screen.fanout.branch(takingOverFrom: $0) } ?? screen.fanout.branch()
+            } ?? options.camera
+        do {
+            return try await attachAndConnect(
+                connection: connection, video: video, camera: camera, signalling: signalling,
+                screen: screen, source: source, sendsVideo: sendsVideo)
+        } catch {
+            early?.stop()
+            throw error
+        }
+    }
+
+    private func attachAndConnect(
+        connection: PeerConnection, video: Transceiver, camera: Transceiver?, signalling: Signaller,
+        screen: SupervisedSource?, source: (any VideoFrameSource)?, sendsVideo: Bool
+    ) async throws -> Running {
+        if sendsVideo, let source {
             // A screen goes out under its send policy; a camera alone is a camera (640-ish, 1280 at most).
             try await connection.attachVideoSource(
                 source, to: video, bitrate: options.bitrate,

@@ -68,6 +68,34 @@ public final class FrameFanOut<Source: Sendable>: Sendable {
         Branch(fanOut: self, id: nextID.add(1, ordering: .relaxed).newValue)
     }
 
+    /// A branch that takes over from `earlier`, a branch of the same fan-out started before it to
+    /// hold the source running (a screen started beside ICE and DTLS, before its encoder): its
+    /// `start` attaches it first and only then stops `earlier`, so the source never stops in
+    /// between; its `stop` stops both, so `earlier` never outlives it.
+    public func branch(takingOverFrom earlier: any VideoFrameSource) -> any VideoFrameSource {
+        TakeOver(own: branch(), earlier: earlier)
+    }
+
+    private final class TakeOver: VideoFrameSource {
+        let own: any VideoFrameSource
+        let earlier: any VideoFrameSource
+
+        init(own: any VideoFrameSource, earlier: any VideoFrameSource) {
+            self.own = own
+            self.earlier = earlier
+        }
+
+        func start(deliver: @escaping @Sendable (VideoFrame) -> Void) {
+            own.start(deliver: deliver)
+            earlier.stop()
+        }
+
+        func stop() {
+            earlier.stop()
+            own.stop()
+        }
+    }
+
     /// Applies `change` and starts or stops the source to match, under `control`.
     private func reconcile(_ change: (inout Control) -> Void) {
         let mode = running
