@@ -18,7 +18,8 @@ the aiortc endpoint offers that address beside 127.0.0.1.
 The two senders' pictures differ (sharectl's synthetic desktop, GStreamer's test pattern), unless
 `--content ball`: then sharectl shares a PipeWire node carrying GStreamer's own test picture
 (`gst-launch-1.0 videotestsrc … ! pipewiresink`, on a PipeWire and WirePlumber of the run's own),
-so both senders encode the same picture. The size and QP columns (Chromium cells) say what each
+and the GStreamer sender takes the same node (`pipewiresrc`), so both senders encode the same
+frames from the same source, with the same producer running beside each. The size and QP columns (Chromium cells) say what each
 sent: the size most frames were decoded at and Chromium's mean quantizer.
 
 Per cell and sender: decoded fps (aiortc: over the run; Chromium: while it played, from the first
@@ -194,7 +195,9 @@ def run_sender(sender, name, endpoint, codec, link, seconds):
     with open(log, "w") as out:
         process = subprocess.Popen(
             ["/usr/bin/python3", "scripts/peers/gst_whip_send.py", "--whip", endpoint, "--codec", codec,
-             "--kbps", str(gst_kbps(link)), "--duration", str(seconds), "--fps", str(FPS)],
+             "--kbps", str(gst_kbps(link)), "--duration", str(seconds), "--fps", str(FPS),
+             # the same picture through the same PipeWire node as sharectl's (--content ball)
+             *(["--pipewire-node", SOURCE["picture"].fresh()] if SOURCE["picture"] else [])],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         try:
             code = process.wait(timeout=seconds + 40)
@@ -330,7 +333,7 @@ def main():
         if picture:
             picture.stop()
     print(f"link table: {args.seconds} s a run, 1920x1080 at 30 fps; sharectl adapts (balanced) and shares "
-          f"{'GStreamer' + chr(39) + 's test picture through PipeWire' if picture else 'its synthetic screen'}, "
+          f"{'GStreamer' + chr(39) + 's test picture through PipeWire (GStreamer too)' if picture else 'its synthetic screen'}, "
           f"GStreamer webrtcbin is told 85 % of a capped link (2,000 kbit/s on the lossy one)")
     return report(rows, args)
 

@@ -2,12 +2,14 @@
 """A GStreamer `webrtcbin` WHIP sender: the peer `make bench`'s link table sets beside sharectl.
 
     /usr/bin/python3 scripts/peers/gst_whip_send.py --whip URL --codec h264|vp8 --kbps N
-        [--size 1920x1080] [--fps 30] [--duration 20] [--stats PATH]
+        [--size 1920x1080] [--fps 30] [--duration 20] [--stats PATH] [--pipewire-node ID]
 
 It sends `videotestsrc` (pattern `ball` over a still background with a moving `smpte` inset: a
 screen-like mix of still and moving content) encoded by x264 or libvpx at a fixed bitrate (`--kbps`):
 Debian 12 has no gst-plugins-rs and so no `rtpgccbwe`, so a GStreamer sender here is told the
-link's rate by hand. The offer is POSTed once ICE gathering is complete (no trickle), the answer
+link's rate by hand. `--pipewire-node ID` takes the picture from a PipeWire video node instead
+(`pipewiresrc`), the one sharectl shares beside it in the benchmark, so both senders encode the same
+frames and the machine carries the same producer for each. The offer is POSTed once ICE gathering is complete (no trickle), the answer
 set, and the session DELETEd at the end. `--stats` gets one JSON line a second: {t, bytesSent,
 framesSent} from the payloader's and webrtcbin's figures.
 
@@ -34,9 +36,12 @@ from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 TEST_PICTURE = "videotestsrc is-live=true pattern=ball motion=sweep background-color=0xff303848"
 
 
-def pipeline_text(codec, kbps, width, height, fps):
-    source = (f"{TEST_PICTURE} "
-              f"! video/x-raw,width={width},height={height},framerate={fps}/1 ! videoconvert ! video/x-raw,format=I420")
+def pipeline_text(codec, kbps, width, height, fps, node=None):
+    if node is None:
+        source = (f"{TEST_PICTURE} "
+                  f"! video/x-raw,width={width},height={height},framerate={fps}/1 ! videoconvert ! video/x-raw,format=I420")
+    else:
+        source = f"pipewiresrc path={node} do-timestamp=true ! videoconvert ! video/x-raw,format=I420"
     if codec == "h264":
         encode = (f"x264enc tune=zerolatency speed-preset=veryfast bitrate={kbps} key-int-max={fps * 10} "
                   f"vbv-buf-capacity=300 ! video/x-h264,profile=constrained-baseline "
@@ -59,11 +64,12 @@ def main():
     parser.add_argument("--fps", type=int, default=30)
     parser.add_argument("--duration", type=float, default=20)
     parser.add_argument("--stats")
+    parser.add_argument("--pipewire-node", type=int)
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
     Gst.init(None)
-    pipe = Gst.parse_launch(pipeline_text(args.codec, args.kbps, width, height, args.fps))
+    pipe = Gst.parse_launch(pipeline_text(args.codec, args.kbps, width, height, args.fps, args.pipewire_node))
     webrtc = pipe.get_by_name("send")
     pay = pipe.get_by_name("pay")
     loop = GLib.MainLoop()
