@@ -59,6 +59,35 @@ import Testing
         #expect(pixel(frame, 0, 0)[2] == 1 && pixel(frame, 5, 2)[2] == 1)  // undamaged: kept from before
     }
 
+    /// A whole buffer goes into fresh bytes: a frame handed out before keeps its picture, and the
+    /// damaged buffers after it build on the new one.
+    @Test func aWholeBufferLeavesEarlierFramesAsTheyWere() throws {
+        var assembler = FrameAssembler(format: .bgrx)
+        let first = buffer(width: 8, height: 4, stride: 36, tag: 1)
+        let second = buffer(width: 8, height: 4, stride: 36, tag: 2)
+        let third = buffer(width: 8, height: 4, stride: 36, tag: 3)
+        _ = try first.withUnsafeBytes {
+            try assembler.take($0, stride: 36, bufferWidth: 8, bufferHeight: 4, crop: nil, damage: nil)
+        }
+        let earlier = try #require(assembler.frame(cursor: nil, captureMicros: 0, sequence: 1))
+        let whole = try second.withUnsafeBytes {
+            try assembler.take($0, stride: 36, bufferWidth: 8, bufferHeight: 4, crop: nil, damage: nil)
+        }
+        #expect(whole == 32)
+        let later = try #require(assembler.frame(cursor: nil, captureMicros: 0, sequence: 2))
+        #expect(pixel(earlier, 0, 0) == [0, 0, 1] && pixel(earlier, 7, 3) == [7, 3, 1])
+        #expect(pixel(later, 0, 0) == [0, 0, 2] && pixel(later, 7, 3) == [7, 3, 2])
+        #expect(!later.planes[0].bytes.contains(0xEE))  // no padding copied
+        _ = try third.withUnsafeBytes {
+            try assembler.take(
+                $0, stride: 36, bufferWidth: 8, bufferHeight: 4, crop: nil,
+                damage: [.init(x: 1, y: 1, width: 2, height: 1)])
+        }
+        let last = try #require(assembler.frame(cursor: nil, captureMicros: 0, sequence: 3))
+        #expect(pixel(last, 1, 1)[2] == 3 && pixel(last, 2, 1)[2] == 3 && pixel(last, 0, 0)[2] == 2)
+        #expect(pixel(later, 1, 1)[2] == 2, "the frame before the damage keeps its picture")
+    }
+
     @Test func aChangedSizeIsCopiedWholeAndATooSmallBufferIsRefused() throws {
         var assembler = FrameAssembler(format: .bgrx)
         let small = buffer(width: 4, height: 4, stride: 16, tag: 1)

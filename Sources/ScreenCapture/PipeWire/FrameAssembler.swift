@@ -85,6 +85,24 @@ public struct FrameAssembler: Sendable {
         } else {
             rects = [area]
         }
+        if rects == [area] {
+            // The whole picture anew: into fresh bytes. The kept ones are usually still held by the
+            // last frame (kept for repeats, or on its way to the encoder), and writing into them
+            // would first copy all of them (8 MB at 1080p) only to overwrite every byte.
+            let count = width * height * 4
+            pixels = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                let rowBytes = width * 4
+                for row in 0..<height {
+                    let from = (area.y + row) * stride + area.x * 4
+                    out.baseAddress!.advanced(by: row * rowBytes).initialize(
+                        from: source.baseAddress!.advanced(by: from).assumingMemoryBound(to: UInt8.self),
+                        count: rowBytes)
+                }
+                initialized = count
+            }
+            valid = true
+            return area.width * area.height
+        }
         var copied = 0
         pixels.withUnsafeMutableBytes { out in
             for rect in rects {
