@@ -19,8 +19,9 @@ The two senders' pictures differ (sharectl's synthetic desktop, GStreamer's test
 `--content ball`: then sharectl shares a PipeWire node carrying GStreamer's own test picture
 (`gst-launch-1.0 videotestsrc … ! pipewiresink`, on a PipeWire and WirePlumber of the run's own),
 and the GStreamer sender takes the same node (`pipewiresrc`), so both senders encode the same
-frames from the same source, with the same producer running beside each. The size and QP columns (Chromium cells) say what each
-sent: the size most frames were decoded at and Chromium's mean quantizer.
+frames from the same source, with the same producer running beside each. The size and QP columns
+(Chromium cells) say what each sent: the size most frames were decoded at and Chromium's mean
+quantizer.
 
 Per cell and sender: decoded fps (aiortc: over the run; Chromium: while it played, from the first
 report with a frame decoded to the one where the count stopped, as each sender stops on its own

@@ -8,9 +8,10 @@ It sends `videotestsrc` (pattern `ball` over a still background with a moving `s
 screen-like mix of still and moving content) encoded by x264 or libvpx at a fixed bitrate (`--kbps`):
 Debian 12 has no gst-plugins-rs and so no `rtpgccbwe`, so a GStreamer sender here is told the
 link's rate by hand. `--pipewire-node ID` takes the picture from a PipeWire video node instead
-(`pipewiresrc`), the one sharectl shares beside it in the benchmark, so both senders encode the same
-frames and the machine carries the same producer for each. The offer is POSTed once ICE gathering is complete (no trickle), the answer
-set, and the session DELETEd at the end. `--stats` gets one JSON line a second: {t, bytesSent,
+(`pipewiresrc`; `--size` is then the node's), the one sharectl shares beside it in the benchmark,
+so both senders encode the same frames and the machine carries the same producer for each. The
+offer is POSTed once ICE gathering is complete (no trickle), the answer set, and the session
+DELETEd at the end. `--stats` gets one JSON line a second: {t, bytesSent,
 framesSent} from the payloader's and webrtcbin's figures.
 
 libnice leaves loopback out of its gathering: on a machine (or network namespace) with only

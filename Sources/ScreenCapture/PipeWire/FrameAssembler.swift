@@ -76,7 +76,6 @@ public struct FrameAssembler: Sendable {
         if !valid || area.width != width || area.height != height {
             width = area.width
             height = area.height
-            pixels = [UInt8](repeating: 0, count: width * height * 4)
             valid = false
         }
         let rects: [Rect]
@@ -86,22 +85,11 @@ public struct FrameAssembler: Sendable {
             rects = [area]
         }
         if rects == [area] {
-            // The whole picture anew: into fresh bytes. The kept ones are usually still held by the
-            // last frame (kept for repeats, or on its way to the encoder), and writing into them
-            // would first copy all of them (8 MB at 1080p) only to overwrite every byte.
+            // The whole picture anew: into fresh bytes, every one of them written below. The kept
+            // ones are usually still held by the last frame (kept for repeats, or on its way to the
+            // encoder), and writing into them would first copy all of them (8 MB at 1080p).
             let count = width * height * 4
-            pixels = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                let rowBytes = width * 4
-                for row in 0..<height {
-                    let from = (area.y + row) * stride + area.x * 4
-                    out.baseAddress!.advanced(by: row * rowBytes).initialize(
-                        from: source.baseAddress!.advanced(by: from).assumingMemoryBound(to: UInt8.self),
-                        count: rowBytes)
-                }
-                initialized = count
-            }
-            valid = true
-            return area.width * area.height
+            pixels = [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
         }
         var copied = 0
         pixels.withUnsafeMutableBytes { out in
