@@ -155,4 +155,53 @@ import Testing
         #expect(!judged[6].met)
         #expect(judged[6].figure.hasPrefix("10 fps on average"), "\(judged[6].figure)")
     }
+
+    /// wedge.json's expectations: every whole-run one is "the watchdog stays below".
+    static let quietText = """
+        {
+          "name": "q", "summary": "s", "duration": 45,
+          "start": { "server": true, "sharers": [{ "name": "ana" }], "viewers": [{ "name": "bea" }] },
+          "faults": [{ "kind": "decoderWedge", "at": 10, "target": "bea" }],
+          "expect": [
+            { "kind": "viewRestored", "viewer": "bea", "fault": 0, "within": 20 },
+            { "kind": "watchdogStaysBelow", "rung": "shareAgain" }
+          ]
+        }
+        """
+
+    @Test func aRunEndsOnceTheWatchdogHasRestedAfterItsLastStep() throws {
+        let quiet = try ScenarioParser.parse(Data(Self.quietText.utf8), file: "q.json", expectedName: "q")
+        //               0         1         2         3         4
+        //               01234567890123456789012345678901234567890
+        let marbles = "mmmmmmmmmmm---------0mmmmmmmmmmmmmmmmmmmm"
+        let mended = record(marbles, steps: [(15, "keyframe"), (21, "rebuild"), (23, "recovered")])
+        func ends(_ seen: ScenarioRecord, at now: Int, lastAction: Double = 10) -> Bool {
+            var upTo = seen
+            upTo.watchdog["ana"] = seen.watchdog["ana"]?.filter { $0.t <= Double(now) }
+            return ScenarioJudge.quietEnough(quiet, upTo, lastAction: lastAction, now: Double(now))
+        }
+        #expect(!ends(mended, at: 30), "7 s after the last step")
+        #expect(ends(mended, at: 33), "10 s after it")
+        #expect(!ends(mended, at: 33, lastAction: 25), "a fault's action 8 s before")
+        // A relapse: the view wedges again and the ladder steps once more at 31 s.
+        let relapsed = record(marbles, steps: [(15, "keyframe"), (21, "rebuild"), (23, "recovered"), (31, "keyframe")])
+        #expect(!ends(relapsed, at: 33))
+        #expect(!ends(relapsed, at: 40))
+        #expect(ends(relapsed, at: 41))
+        // A watchdog not at rest keeps the run going.
+        var climbing = mended
+        climbing.watchdog["ana"] = mended.watchdog["ana"]?.map { sample in
+            var sample = sample
+            if sample.t >= 22 { sample.rung = "rebuild" }
+            return sample
+        }
+        #expect(!ends(climbing, at: 40))
+        // A watchdog that says something only when it changes (a browser sharer's) rests as well.
+        var sparse = mended
+        sparse.watchdog["ana"] = mended.watchdog["ana"]?.filter { $0.t <= 24 }
+        #expect(ScenarioJudge.quietEnough(quiet, sparse, lastAction: 10, now: 34))
+        #expect(!ScenarioJudge.quietEnough(quiet, sparse, lastAction: 10, now: 32))
+        // A scenario with another whole-run expectation runs its length.
+        #expect(!ScenarioJudge.quietEnough(scenario, mended, lastAction: 10, now: 40))
+    }
 }

@@ -111,6 +111,41 @@ public enum ScenarioJudge {
         .viewRestored, .viewRestoredOrGiveUp, .giveUpNotice, .noticeShown, .watchdogReaches
     ]
 
+    /// How long a sharer's watchdog stays at rest, after its last step and the last fault's action,
+    /// before a run whose only whole-run expectations are `watchdogStaysBelow` may end: a view that
+    /// wedges again is reported stalled, and a step taken, within about 4 s (the stall reports come
+    /// from the viewer once a second), so a relapse shows well inside it.
+    public static let quietToEnd = 10.0
+
+    /// Whether a run may end before its length although some expectations are about the whole run:
+    /// every one of them is `watchdogStaysBelow` (the rest stay met once met), and each sharer they
+    /// name has its watchdog at rest (rung `none`), with no step since `quietToEnd` before `now`,
+    /// nor any of the faults' actions (`lastAction`). The caller ends the run only when every
+    /// expectation is met as well; what could still change a verdict is a new climb, and that
+    /// starts with a step.
+    public static func quietEnough(
+        _ scenario: Scenario, _ record: ScenarioRecord, lastAction: Double, now: Double
+    ) -> Bool {
+        let below = scenario.expect.filter { $0.kind == .watchdogStaysBelow }
+        guard !below.isEmpty,
+            scenario.expect.allSatisfy({ metOnceStaysMet.contains($0.kind) || $0.kind == .watchdogStaysBelow })
+        else { return false }
+        guard now - lastAction >= quietToEnd else { return false }
+        for e in below {
+            let sharer = e.sharer ?? scenario.start.sharers[0].name
+            let samples = record.watchdog[sharer] ?? []
+            // (A browser sharer's watchdog line comes when it changes, so the last may be old.)
+            guard let last = samples.last, last.rung == "none" else { return false }
+            var seen = Set<Int>(), lastActivity = -Double.infinity
+            for sample in samples {
+                let fresh = sample.steps.contains { seen.insert($0.number).inserted }
+                if fresh || sample.rung != "none" { lastActivity = sample.t }
+            }
+            if now - lastActivity < quietToEnd { return false }
+        }
+        return true
+    }
+
     public static func judge(_ scenario: Scenario, _ record: ScenarioRecord) -> [ScenarioVerdict] {
         scenario.expect.enumerated().map { index, expectation in
             let (met, figure) = judge(expectation, in: scenario, record)

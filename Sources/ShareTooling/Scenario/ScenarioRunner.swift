@@ -293,7 +293,7 @@ package final class ScenarioRunner {
         }
         schedule.sort { $0.t < $1.t }
         var exited = Set<String>()
-        var judgedAt = 0.0
+        var judgedAt = 0.0, lastAction = 0.0
         while now < scenario.duration {
             if stopRequested() {
                 event("interrupted (signal): stopping")
@@ -302,6 +302,7 @@ package final class ScenarioRunner {
             while let next = schedule.first, next.t <= now {
                 schedule.removeFirst()
                 try carryOut(next.action)
+                lastAction = now
             }
             collect()
             for process in processes where !exited.contains(process.name) {
@@ -310,14 +311,20 @@ package final class ScenarioRunner {
                     event("\(process.name) exited (status \(status)) — see \(setup.directory)/\(process.name).log")
                 }
             }
-            // Every fault in and every expectation one that, once met, stays met: the run ends
-            // when all are (the rest of its time could change no verdict).
-            if schedule.isEmpty, endsWhenMet, now - judgedAt >= 1 {
+            // Every fault in and every expectation met: the run ends when all are of the kinds
+            // that, once met, stay met (the rest of its time could change no verdict), or when the
+            // only others are "the watchdog stays below" and each watchdog has rested for
+            // `quietToEnd` (a new climb starts with a step, and one is taken within seconds of a
+            // relapse).
+            if schedule.isEmpty, now - judgedAt >= 1 {
                 judgedAt = now
                 record.end = now
-                if ScenarioJudge.judge(scenario, record).allSatisfy(\.met) {
+                let quiet = ScenarioJudge.quietEnough(scenario, record, lastAction: lastAction, now: now)
+                if endsWhenMet || quiet, ScenarioJudge.judge(scenario, record).allSatisfy(\.met) {
+                    let why = endsWhenMet ? "" : ", and the watchdog has rested \(Int(ScenarioJudge.quietToEnd)) s"
                     event(
-                        "every expectation is met; the run ends here (of \(ScenarioJudge.tenths(scenario.duration)) s)")
+                        "every expectation is met\(why); the run ends here (of \(ScenarioJudge.tenths(scenario.duration)) s)"
+                    )
                     return false
                 }
             }
