@@ -161,17 +161,18 @@ public final class VP8Encoder {
         let duration = UInt(interval)
         lastPTS = pts
         let flags: vpx_enc_frame_flags_t = keyframeRequested ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
-        var y = frame.y, u = frame.u, v = frame.v
-        let result = y.withUnsafeMutableBufferPointer { yPlane in
-            u.withUnsafeMutableBufferPointer { uPlane in
-                v.withUnsafeMutableBufferPointer { vPlane in
+        // libvpx reads the planes during the call only (it copies the frame into its own
+        // lookahead): they are lent as they are, not copied first.
+        let result = frame.y.withUnsafeBufferPointer { yPlane in
+            frame.u.withUnsafeBufferPointer { uPlane in
+                frame.v.withUnsafeBufferPointer { vPlane in
                     var image = vpx_image_t()
                     // Wrap the luma plane, then point the chroma planes at their own buffers.
                     vpx_img_wrap(
                         &image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1,
-                        yPlane.baseAddress)
-                    image.planes.1 = uPlane.baseAddress
-                    image.planes.2 = vPlane.baseAddress
+                        yPlane.baseAddress.map(UnsafeMutablePointer.init(mutating:)))
+                    image.planes.1 = uPlane.baseAddress.map(UnsafeMutablePointer.init(mutating:))
+                    image.planes.2 = vPlane.baseAddress.map(UnsafeMutablePointer.init(mutating:))
                     image.stride = (Int32(frame.width), Int32(frame.chromaWidth), Int32(frame.chromaWidth), 0)
                     return vpx_codec_encode(context, &image, pts, duration, flags, UInt(VPX_DL_REALTIME))
                 }

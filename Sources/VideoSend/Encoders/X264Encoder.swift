@@ -159,12 +159,17 @@ public final class X264Encoder {
         var output = x264_picture_t()
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var nalCount: Int32 = 0
-        // x264 reads the planes during the call only; it copies what it keeps.
-        var y = frame.y, u = frame.u, v = frame.v
-        let size = y.withUnsafeMutableBufferPointer { yPlane in
-            u.withUnsafeMutableBufferPointer { uPlane in
-                v.withUnsafeMutableBufferPointer { vPlane in
-                    input.img.plane = (yPlane.baseAddress, uPlane.baseAddress, vPlane.baseAddress, nil)
+        // x264 reads the planes during the call only, and copies what it keeps: they are lent as
+        // they are (taken mutably, the planes shared with the frame's other encoders were copied
+        // first, 3 MB a 1080p frame).
+        let size = frame.y.withUnsafeBufferPointer { yPlane in
+            frame.u.withUnsafeBufferPointer { uPlane in
+                frame.v.withUnsafeBufferPointer { vPlane in
+                    input.img.plane = (
+                        yPlane.baseAddress.map(UnsafeMutablePointer.init(mutating:)),
+                        uPlane.baseAddress.map(UnsafeMutablePointer.init(mutating:)),
+                        vPlane.baseAddress.map(UnsafeMutablePointer.init(mutating:)), nil
+                    )
                     return x264_encoder_encode(handle, &nals, &nalCount, &input, &output)
                 }
             }
