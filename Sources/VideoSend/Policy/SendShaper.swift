@@ -94,7 +94,16 @@ public struct SendShaper: Sendable {
         let pixels = Double(width * height)
         guard pixels > 0 else { return }
         if let budgetBytes, budgetBytes > 0 {
-            overrun = overrun * 0.8 + Double(bytes) / Double(budgetBytes) * 0.2
+            var sample = Double(bytes) / Double(budgetBytes)
+            // Over its share at a quantizer finer than the band's coarse end, a frame says the
+            // rate control had room (it goes coarser on the frames after), not that the content is
+            // dear: libvpx's frames at index 10–18, a ball at 1080p, ran over their share for a
+            // second when the target fell from 1.4 to 1 Mbit/s, and the size fell to 960×540 at
+            // index 2 and came back 5 s later, a keyframe each way.
+            if let quantizer, quantizer.step < FrameQuantizer.band(for: quantizer.codec).coarse.step {
+                sample = min(sample, 1)
+            }
+            overrun = overrun * 0.8 + sample * 0.2
         }
         measuredBitsPerPixel = Self.smoothed(measuredBitsPerPixel, Double(bytes * 8) / pixels)
         if width != measuredWidth || height != measuredHeight {
