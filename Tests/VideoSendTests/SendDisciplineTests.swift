@@ -285,4 +285,33 @@ import Testing
         #expect(after(.vp8(index: 110)).width < 1920, "\(after(.vp8(index: 110)))")
         #expect(after(.h264(qp: 45)).width < 1920, "\(after(.h264(qp: 45)))")
     }
+
+    @Test func oneDearFrameDoesNotTakeTheFrameRateDown() {
+        let start = ContinuousClock.now
+        var shaper = SendShaper(policy: .balanced)
+        shaper.quickStart = true
+        _ = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 4_000_000)
+        // A ball at 1080p on VP8 at 1.07 Mbit/s: two seconds of frames spending about their share
+        // (4,458 bytes) at index 22, finer than the band, so they cost less than they spent.
+        func frames(_ count: Int, bytes: Int, index: Int) {
+            for _ in 0..<count {
+                shaper.encoded(
+                    bytes: bytes, width: 1920, height: 1080, budgetBytes: 4_458, quantizer: .vp8(index: index))
+            }
+        }
+        func shape() -> SendShape {
+            shaper.update(now: start + .seconds(2), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_070_000)
+                .shape
+        }
+        frames(60, bytes: 4_400, index: 22)
+        #expect(shape() == SendShape(width: 1920, height: 1080, frameRate: 30))
+        // One frame costs half as much again, inside the band: the size and the rate stay.
+        frames(1, bytes: 7_000, index: 30)
+        #expect(shape() == SendShape(width: 1920, height: 1080, frameRate: 30), "\(shaper.bandBitsPerPixel ?? 0)")
+        // A second of such frames is the content's cost: the shape follows it down (the size, and
+        // the rate at the smaller size), to under 60 % of the pixels a second.
+        frames(30, bytes: 7_000, index: 30)
+        let after = shape()
+        #expect(Double(after.width * after.height * after.frameRate) < 0.6 * 1920 * 1080 * 30, "\(after)")
+    }
 }

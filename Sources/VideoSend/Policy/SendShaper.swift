@@ -113,7 +113,10 @@ public struct SendShaper: Sendable {
         // Without a quantizer (an encoder that does not say one, a simulcast layer) the size is
         // judged by what the frames spent, as it always was.
         guard let quantizer, framesAtSize > Self.settlingFrames else { return }
-        bandBitsPerPixel = Self.smoothed(bandBitsPerPixel, quantizer.costInBand(bytes: bytes) * 8 / pixels)
+        let band = quantizer.costInBand(bytes: bytes) * 8 / pixels
+        bandBitsPerPixel = Self.smoothed(bandBitsPerPixel, band)
+        steadyBandBitsPerPixel =
+            steadyBandBitsPerPixel.map { $0 * (1 - Self.steadyWeight) + band * Self.steadyWeight } ?? band
     }
 
     /// Quick to rise, slow to fall.
@@ -128,6 +131,15 @@ public struct SendShaper: Sendable {
     /// frames spent (`rateBitsPerPixel`): a detail share at 1080p on 900 kbit/s runs at QP 60,
     /// and taken at its cost in the band it would send 2 fps and leave most of its target unspent.
     public private(set) var bandBitsPerPixel: Double?
+
+    /// The same cost, smoothed alike both ways over about ten frames: what the frame rate takes.
+    /// The size needs the quick rise (a wrong size is a new encoder and a keyframe); the frame rate
+    /// does not, and with it one dear frame among cheap ones took the rate down at once: a ball at
+    /// 1080p on VP8 at 1.1 Mbit/s, its band cost wandering 0.0125–0.02 bit a pixel frame to frame,
+    /// fell to 22–25 fps for half a second several times a run, 7–9 frames each, where the
+    /// frames' cost over any third of a second carried 30.
+    public private(set) var steadyBandBitsPerPixel: Double?
+    public static let steadyWeight = 0.1
 
     /// A keyframe went out: the frames after it are left out of the measure too (a constant
     /// bitrate encoder pays for a keyframe with coarse frames after it: libvpx runs at its
@@ -161,7 +173,7 @@ public struct SendShaper: Sendable {
     public var rateBitsPerPixel: Double {
         if overrun > 1.2 { return policy.bitsPerPixel * min(overrun, 4) }
         guard let spent = measuredBitsPerPixel else { return policy.bitsPerPixel }
-        let measured = min(spent, bandBitsPerPixel ?? spent)
+        let measured = min(spent, steadyBandBitsPerPixel ?? spent)
         return min(policy.bitsPerPixel, max(measured * Self.rateMargin, policy.bitsPerPixel / 10))
     }
     public static let rateMargin = 1.1
