@@ -33,8 +33,8 @@ import Foundation
 /// - while the sender is application-limited (it sent under `applicationLimited` of the
 ///   estimate: a still or cheap screen) it holds. Sending little is not a reason to lower the
 ///   estimate, and the estimate is not raised on a rate that was never tried — so it probes: the
-///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time, 1.5 ×
-///   after; the first once two reports in a row found the sender application-limited, not at a
+///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time while it
+///   is near where it started, 1.5 × otherwise; the first once two reports in a row found the sender application-limited, not at a
 ///   share's start), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
 ///   2 % of the packets lost, no queue showing in the round trip): the link carried it, and the
 ///   estimate becomes what was sent over that second; the next probe follows at once while the
@@ -76,7 +76,13 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// Loss this heavy lowers the estimate even at a steady round trip.
     public static let heavyLoss = 0.25
     /// The first probe tops the link up to this many times the estimate; later ones to `probeStep`.
+    /// Only while the estimate is still within `firstProbeReach` of where it started (a still
+    /// screen at the start rate): once the reports have raised it, the sender has filled it, and a
+    /// probe three times over it runs past the link for a second (on a 1.5 Mbit/s link a share
+    /// whose estimate had climbed to 686 kbit/s, briefly application-limited by a new size and its
+    /// keyframe, padded to 2 Mbit/s and sent 1.8 Mbit/s that second).
     public static let firstProbeStep = 3.0
+    public static let firstProbeReach = 1.5
     /// Each next probe: half again the estimate. (At 2 × a probe past a 1.5 Mbit/s link sent
     /// 1.76 Mbit/s for a second and lost half of it.)
     public static let probeStep = 1.5
@@ -158,7 +164,12 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// higher estimate worth a probe (a still screen at its full size would pad for nothing).
     public var encodersWantMore = true
 
-    public init(startBitrate: Int) { estimate = startBitrate }
+    public let startBitrate: Int
+
+    public init(startBitrate: Int) {
+        self.startBitrate = startBitrate
+        estimate = startBitrate
+    }
 
     /// Transport-wide feedback sets the rate while it arrives; this estimate takes over from there
     /// if it stops.
@@ -248,8 +259,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
                 probeCeiling = nil
             }
         }
-        let bitrate = min(
-            highest, Int(Double(estimate) * (step ?? (probesDelivered == 0 ? Self.firstProbeStep : Self.probeStep))))
+        let first = probesDelivered == 0 && Double(estimate) <= Double(startBitrate) * Self.firstProbeReach
+        let bitrate = min(highest, Int(Double(estimate) * (step ?? (first ? Self.firstProbeStep : Self.probeStep))))
         // Not worth its padding: under a quarter over the estimate.
         guard Double(bitrate) >= Double(estimate) * Self.probeGrowth else { return }
         probe = Probe(bitrate: bitrate, startedMicros: nowMicros)

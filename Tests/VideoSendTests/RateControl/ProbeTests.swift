@@ -175,6 +175,26 @@ import Testing
         #expect(estimate.probeBitrate(nowMicros: 6_000_000) != nil, "two reports in a row: cheap content")
     }
 
+    /// The first probe goes to 3 × the estimate only near the start rate: once the reports have
+    /// raised the estimate (the sender filled it), a share briefly application-limited (a new size
+    /// and its keyframe) is probed at 1.5 × it, not past the link for a second.
+    @Test func aFirstProbeAfterTheEstimateClimbedStaysNearIt() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        var now: Int64 = 0
+        func report(sent: Int) {
+            now += 1_000_000
+            estimate.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: sent, bounds: 100_000...4_000_000, nowMicros: now)
+        }
+        // A busy share fills its estimate as it climbs.
+        while estimate.estimate < 650_000 { report(sent: estimate.estimate) }
+        let climbed = estimate.estimate
+        report(sent: climbed / 2)
+        report(sent: climbed / 2)
+        let probe = estimate.probeBitrate(nowMicros: now)
+        #expect(probe == Int(Double(climbed) * ReportBasedEstimate.probeStep), "\(probe ?? 0) over \(climbed)")
+    }
+
     /// A probe no report judges (the receiver stopped reporting) stops on its own.
     @Test func aProbeNoReportJudgesStops() {
         var estimate = ReportBasedEstimate(startBitrate: 300_000)
