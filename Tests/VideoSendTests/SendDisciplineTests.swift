@@ -314,4 +314,66 @@ import Testing
         let after = shape()
         #expect(Double(after.width * after.height * after.frameRate) < 0.6 * 1920 * 1080 * 30, "\(after)")
     }
+
+    @Test func aLargerSizeDoesNotTakeTheSmallerOnesCostAPixel() {
+        let start = ContinuousClock.now
+        var shaper = SendShaper(policy: .balanced)
+        shaper.quickStart = true
+        func shape(at millis: Int) -> SendShape {
+            shaper.update(
+                now: start + .milliseconds(millis), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_293_000
+            ).shape
+        }
+        #expect(
+            shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000).shape.width == 640)
+        // A ball at 640×360 once the probes raised the target to 1.3 Mbit/s: x264 spends about each
+        // frame's share at QP 14, about 0.05 bit a pixel in the band.
+        for _ in 0..<60 {
+            shaper.encoded(bytes: 4_600, width: 640, height: 360, budgetBytes: 5_387, quantizer: .h264(qp: 14))
+        }
+        #expect(shape(at: 1_000).width == 640)
+        // After the start's hold, a larger size (by the policy's figure). Its frame rate: what the
+        // ball's cost carries there, not the 20 fps its cost a pixel at 640×360 would give.
+        let larger = shape(at: 2_100)
+        #expect(larger.width == 1440, "\(larger)")
+        #expect(larger.frameRate >= 28, "\(larger)")
+        // And through the frames the new size's measure leaves out.
+        for _ in 0..<10 {
+            shaper.encoded(bytes: 9_000, width: 1440, height: 810, budgetBytes: 5_387, quantizer: .h264(qp: 22))
+            #expect(shape(at: 2_200).frameRate >= 28)
+        }
+    }
+
+    @Test func theFrameRateTakesUnsettledFramesBeforeAnySettled() {
+        let start = ContinuousClock.now
+        var shaper = SendShaper(policy: .balanced)
+        shaper.quickStart = true
+        func shape(at millis: Int) -> SendShape {
+            shaper.update(
+                now: start + .milliseconds(millis), sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 1_100_000
+            ).shape
+        }
+        _ = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
+        // VP8 at 640×360: under a second of frames after the first keyframe (the start's second
+        // keyframe comes before any is settled), coarse at 300 kbit/s, then spending their share
+        // at a finer index once the probes raised the target to 1.1 Mbit/s.
+        for _ in 0..<15 {
+            shaper.encoded(bytes: 600, width: 640, height: 360, budgetBytes: 1_250, quantizer: .vp8(index: 105))
+        }
+        for _ in 0..<12 {
+            shaper.encoded(bytes: 2_500, width: 640, height: 360, budgetBytes: 4_583, quantizer: .vp8(index: 40))
+        }
+        shaper.keyframeSent()
+        _ = shape(at: 1_000)
+        let larger = shape(at: 2_100)
+        #expect(larger.width == 1280, "\(larger)")
+        // Frames at 1280×720 at index 26, spending 3,090 bytes (0.024 bit a pixel in the band):
+        // before any frame is settled the frame rate follows them up within a third of a second,
+        // not the policy's 19 fps (20 by what the frames spent, falling slowly from 640×360's).
+        for _ in 0..<8 {
+            shaper.encoded(bytes: 3_090, width: 1280, height: 720, budgetBytes: 4_583, quantizer: .vp8(index: 26))
+        }
+        #expect(shape(at: 2_600).frameRate >= 28)
+        #expect(shaper.bandBitsPerPixel == nil, "the size's measure still waits for settled frames")
+    }
 }
