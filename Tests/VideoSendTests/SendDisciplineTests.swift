@@ -344,7 +344,7 @@ import Testing
         }
     }
 
-    @Test func theFrameRateTakesUnsettledFramesBeforeAnySettled() {
+    @Test func afterASizeStepTheFrameRateTakesUnsettledFramesBeforeAnySettled() {
         let start = ContinuousClock.now
         var shaper = SendShaper(policy: .balanced)
         shaper.quickStart = true
@@ -363,6 +363,9 @@ import Testing
         for _ in 0..<12 {
             shaper.encoded(bytes: 2_500, width: 640, height: 360, budgetBytes: 4_583, quantizer: .vp8(index: 40))
         }
+        // Before a size step the rate keeps what frames spent (a detail share's start stays slow
+        // enough to probe the link).
+        #expect(shaper.steadyBandBitsPerPixel == nil)
         shaper.keyframeSent()
         _ = shape(at: 1_000)
         let larger = shape(at: 2_100)

@@ -111,6 +111,7 @@ public struct SendShaper: Sendable {
             if measuredWidth > 0, measuredHeight > 0 {
                 let carried = Self.perPixelCarried(from: Double(measuredWidth * measuredHeight), to: pixels)
                 steadyBandBitsPerPixel = steadyBandBitsPerPixel.map { $0 * carried }
+                if !steadySettled { steadyFromUnsettled = true }
             }
             (measuredWidth, measuredHeight, framesAtSize) = (width, height, 0)
         }
@@ -121,21 +122,26 @@ public struct SendShaper: Sendable {
         guard let quantizer else { return }
         let band = quantizer.costInBand(bytes: bytes) * 8 / pixels
         let settled = framesAtSize > Self.settlingFrames
-        // The frame rate takes the unsettled frames while nothing better has come (`steadySettled`).
-        guard settled || !steadySettled else { return }
+        // After a size step, the frame rate takes the unsettled frames while nothing better has
+        // come (`steadyFromUnsettled`).
+        guard settled || steadyFromUnsettled else { return }
         steadyBandBitsPerPixel =
             steadyBandBitsPerPixel.map { $0 * (1 - Self.steadyWeight) + band * Self.steadyWeight } ?? band
         guard settled else { return }
-        steadySettled = true
+        (steadySettled, steadyFromUnsettled) = (true, false)
         bandBitsPerPixel = Self.smoothed(bandBitsPerPixel, band)
     }
 
-    /// A settled frame has been measured. Until then the frame rate takes the frames the measure
-    /// leaves out (the size still waits for settled ones): the start's second keyframe, a second in,
-    /// leaves a share no settled frame before its first step up, and the rate took the policy's
-    /// figure there: VP8 at 1280×720 on 1.1 Mbit/s ran at 19 fps for a second, where its frames then
-    /// carried 30.
+    /// A settled frame has been measured.
     private var steadySettled = false
+    /// A size step came before any settled frame: until one comes, the frame rate takes the new
+    /// size's unsettled frames (the size still waits for settled ones). The start's second
+    /// keyframe, a second in, leaves a share no settled frame before its first step up, and the
+    /// rate took what 640×360 spent a pixel, over the policy's figure: VP8 at 1280×720 on
+    /// 1.1 Mbit/s ran at 19 fps for a second, where its frames then carried 30. (Not before a step:
+    /// a detail share starts at 1 fps, leaves the estimate unfilled and so probes the link; taking
+    /// its first cheap frames it ran at 11 fps at once, filled the start rate, and never probed.)
+    private var steadyFromUnsettled = false
 
     /// What a pixel's cost measured at one size is taken for at another, until the new size has
     /// measured its own: a frame's bits grow about as the pixels to the power `pixelExponent`, so
