@@ -38,7 +38,11 @@ import Testing
                 && (me.theirView?.screenFramesDecoded ?? 0) > 0 && me.theirView?.hearsUs == true
             return ok ? (ana, me) : nil
         }
-        #expect(seen.0.screen?.width == 640 && seen.0.screen?.height == 360)
+        // The screen's size, or a smaller one of its shape: in a run of every test on two cores this
+        // test takes up to a minute, and the sender's CPU rule may step the size down (one such run
+        // decoded it smaller).
+        let width = seen.0.screen?.width ?? 0, height = seen.0.screen?.height ?? 0
+        #expect(width > 0 && width <= 640 && width * 360 == height * 640, "decoded at \(width)×\(height)")
         #expect(seen.0.sharing && seen.1.video.map { $0.framesSent > 0 } == true)
         #expect(seen.1.connection.state == "connected")
         #expect((await sharer.statistics()).sharesSent == 1)

@@ -95,4 +95,48 @@ extension RetransmissionHistoryTests {
         let plain = RTPStreamSender(configuration: .init(ssrc: 3, payloadType: 96, clockRate: 90_000)) { _, _ in true }
         #expect(plain.paddingPackets(bytes: 1000).isEmpty)
     }
+
+    /// Padding goes on the stream with RTX that sent media last: never on one that has sent none
+    /// (a simulcast layer that is off), nor on one without RTX.
+    @Test func paddingGoesOnTheRTXStreamThatSentMediaLast() {
+        func stream(_ ssrc: UInt32, rtx: Bool = true) -> RTPStreamSender {
+            RTPStreamSender(
+                configuration: .init(
+                    ssrc: ssrc, payloadType: 96, clockRate: 90_000, rtx: rtx ? (ssrc: ssrc + 100, payloadType: 97) : nil
+                )
+            ) { _, _ in true }
+        }
+        let high = stream(1), middle = stream(2), low = stream(3), plain = stream(4, rtx: false)
+        let layers = [high, middle, low, plain]
+        #expect(RTPStreamSender.paddingStream(among: layers) == nil, "no stream has sent media yet")
+        let unit = [RTPPayloadUnit(payload: [1, 2, 3], marker: true)]
+        plain.send(unit, timestamp: 1, nowMicros: 5_000)
+        #expect(RTPStreamSender.paddingStream(among: layers) == nil, "the only stream that sent has no RTX")
+        low.send(unit, timestamp: 1, nowMicros: 1_000)
+        #expect(RTPStreamSender.paddingStream(among: layers) === low, "the high layer is off: never padded")
+        middle.send(unit, timestamp: 1, nowMicros: 2_000)
+        #expect(RTPStreamSender.paddingStream(among: layers) === middle)
+        low.send(unit, timestamp: 2, nowMicros: 3_000)
+        #expect(RTPStreamSender.paddingStream(among: layers) === low)
+    }
+
+    /// However many bytes the pacer asks for, no padding packet carries under the minimum (Janus
+    /// 1.1.2 overran its receive buffer on an RTX packet with one byte after its header) nor over
+    /// 255, and the packets add up to what was asked, give or take the rounding of an even split.
+    @Test func noPaddingPacketCarriesLessThanTheMinimum() throws {
+        let sender = RTPStreamSender(
+            configuration: .init(ssrc: 1, payloadType: 96, clockRate: 90_000, rtx: (ssrc: 2, payloadType: 97))
+        ) { _, _ in true }
+        sender.send([RTPPayloadUnit(payload: [1, 2, 3], marker: true)], timestamp: 9, nowMicros: 0)
+        for bytes in [1, 40, 200, 291, 292, 293, 582, 583, 1000, 1455, 1456, 3000] {
+            let padding = sender.paddingPackets(bytes: bytes)
+            let sizes = try padding.map { Int(try RTPPacket.parse(try $0.packet.serialize()).paddingSize) }
+            #expect(
+                !padding.isEmpty && sizes.allSatisfy { $0 >= RTPStreamSender.minimumPadding && $0 <= 255 },
+                "\(bytes) bytes: padding \(sizes)")
+            let total = padding.reduce(0) { $0 + $1.size }
+            let smallest = padding[0].size - sizes[0] + RTPStreamSender.minimumPadding
+            #expect(total >= bytes && total < max(bytes, smallest) + padding.count, "\(bytes) bytes: \(total) sent")
+        }
+    }
 }

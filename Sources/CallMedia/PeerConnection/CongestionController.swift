@@ -133,11 +133,10 @@ final class CongestionController: Sendable {
     }
 
     /// A probe of the estimate's running: the pacer tops the link up to its rate with padding on
-    /// the first video stream that has RTX (a receiver drops RTX padding); otherwise no padding.
+    /// the padding stream (a receiver drops RTX padding); without one, no padding.
     private func updatePadding(medias: [TransceiverMedia], nowMicros: Int64) {
         let probe = estimator.withLock { $0.probeBitrate(nowMicros: nowMicros) }
-        guard let probe, let stream = medias.lazy.flatMap(\.senders).first(where: { $0.configuration.rtx != nil })
-        else {
+        guard let probe, let stream = RTPStreamSender.paddingStream(among: medias.flatMap(\.senders)) else {
             pacer.setPadding(bitsPerSecond: 0, source: nil)
             return
         }
@@ -145,9 +144,9 @@ final class CongestionController: Sendable {
     }
 
     /// The estimate's probe clusters, when it has some, go to the pacer, topped up with padding on
-    /// the first video stream that has RTX (none without one: they wait in the estimate).
+    /// the padding stream (none without one: they wait in the estimate).
     private func startProbeClusters(medias: [TransceiverMedia], nowMicros: Int64) {
-        guard let stream = medias.lazy.flatMap(\.senders).first(where: { $0.configuration.rtx != nil }) else { return }
+        guard let stream = RTPStreamSender.paddingStream(among: medias.flatMap(\.senders)) else { return }
         let clusters = estimator.withLock { $0.takeProbeClusters(nowMicros: nowMicros) }
         guard !clusters.isEmpty else { return }
         logger.debug("probe clusters: \(clusters.map { "\($0.bitrate / 1000) kbit/s" }.joined(separator: ", "))")

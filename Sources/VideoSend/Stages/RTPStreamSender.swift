@@ -128,6 +128,26 @@ public final class RTPStreamSender: Sendable {
         state = Locked(State(sequence: firstSequence, rtxSequence: firstRTXSequence))
     }
 
+    /// When (monotonic µs) this stream last sent a media packet; nil before its first. Padding goes
+    /// only on a stream that sends media: a receiver knows its SSRC, and a simulcast layer that is
+    /// off, or has not begun, has none the receiver could tie its RTX stream to.
+    public var lastMediaSentMicros: Int64? {
+        state.withLock { $0.lastTimestamp == nil ? nil : $0.lastTimestampMicros }
+    }
+
+    /// The stream padding goes on: of the streams with RTX, the one that sent media last. Never a
+    /// stream that has sent none, such as a simulcast layer that is off: its RTX stream repairs
+    /// nothing the receiver has seen (Janus 1.1.2 files such padding under SSRC 0 as the top
+    /// layer's), and libwebrtc, too, pads only on a stream that sends media.
+    public static func paddingStream(among streams: [RTPStreamSender]) -> RTPStreamSender? {
+        var best: (stream: RTPStreamSender, at: Int64)?
+        for stream in streams where stream.configuration.rtx != nil {
+            guard let at = stream.lastMediaSentMicros else { continue }
+            if best.map({ at > $0.at }) ?? true { best = (stream, at) }
+        }
+        return best?.stream
+    }
+
     /// The numbers the next packet and the next retransmission would carry.
     public var nextSequenceNumbers: (media: UInt16, rtx: UInt16) {
         state.withLock { ($0.sequence, $0.rtxSequence) }
@@ -217,25 +237,37 @@ public final class RTPStreamSender: Sendable {
     /// receiver counts them in the RTX stream's report and drops them (RFC 4588 §4: an RTX packet
     /// with no original header is padding). None without RTX: padding on the media stream would
     /// take the media's sequence numbers.
+    ///
+    /// The bytes are split evenly over as few packets as hold them, each with at least
+    /// `minimumPadding` bytes of padding: Janus 1.1.2 takes the first two bytes after an RTX header,
+    /// padding included, for the original sequence number and moves the rest back by two, with no
+    /// check for a payload of one byte. Its move then ran past its receive buffer, its ICE failed a
+    /// second later, and it died by SIGSEGV when it freed the connection (valgrind: an invalid write
+    /// 65,534 bytes into libnice's 65,535-byte buffer, under janus_ice_cb_nice_recv).
     public func paddingPackets(bytes: Int) -> [OutgoingPacket] {
         guard let rtx = configuration.rtx, bytes > 0 else { return [] }
-        var left = bytes
-        var packets: [OutgoingPacket] = []
-        while left > 0 {
-            let padding = UInt8(clamping: max(left, 1))
-            let (rtxSequence, timestamp) = state.withLock { s -> (UInt16, UInt32) in
+        let timestamp = state.withLock { $0.lastTimestamp ?? 0 }
+        func packet(padding: Int) -> OutgoingPacket {
+            let rtxSequence = state.withLock { s -> UInt16 in
                 defer { s.rtxSequence &+= 1 }
-                return (s.rtxSequence, s.lastTimestamp ?? 0)
+                return s.rtxSequence
             }
             let packet = RTPPacket(
                 marker: false, payloadType: rtx.payloadType, sequenceNumber: rtxSequence, timestamp: timestamp,
-                ssrc: rtx.ssrc, payload: [], paddingSize: padding)
+                ssrc: rtx.ssrc, payload: [], paddingSize: UInt8(padding))
             var outgoing = OutgoingPacket(
                 packet: packet, priority: .retransmission, extensions: configuration.extensions.forRepair)
-            outgoing.size += Int(padding)
-            packets.append(outgoing)
-            left -= outgoing.size
+            outgoing.size += padding
+            return outgoing
         }
+        let overhead = OutgoingPacket(
+            packet: RTPPacket(
+                payloadType: rtx.payloadType, sequenceNumber: 0, timestamp: 0, ssrc: rtx.ssrc, payload: []),
+            priority: .retransmission, extensions: configuration.extensions.forRepair
+        ).size
+        let count = (bytes + overhead + Self.maximumPadding - 1) / (overhead + Self.maximumPadding)
+        let padding = min(Self.maximumPadding, max(Self.minimumPadding, (bytes + count - 1) / count - overhead))
+        let packets = (0..<count).map { _ in packet(padding: padding) }
         let total = packets.reduce(0) { $0 + $1.size }
         state.withLock {
             $0.counters.paddingPacketsSent += packets.count
@@ -243,6 +275,12 @@ public final class RTPStreamSender: Sendable {
         }
         return packets
     }
+
+    /// The most padding one packet carries (RFC 3550 §5.1: its last byte counts it).
+    public static let maximumPadding = 255
+    /// The least: well clear of Janus's one byte (see `paddingPackets(bytes:)`); a padding packet
+    /// smaller than its header would mostly be header anyway.
+    public static let minimumPadding = 32
 
     /// The sender report for this stream at `nowMicros` (monotonic) and `ntp` (wall clock), with
     /// the RTP time extrapolated from the last packet sent. Nil before the first packet.
