@@ -5,9 +5,9 @@ A suite's arguments name some of its gates (none: all of them). A name the suite
 an error: exit 2, naming the suite's gates. `--check NAME…` only checks the names (run.sh asks
 every suite before it runs any). A suite in which no gate ran fails.
 
-A peer the gate started that crashes by itself (Debian's Janus 1.1.2 dies by SIGSEGV in libnice's
-nice_agent_remove_stream now and then, in about one fresh-clone run in ten) is said with
-`peer_crashed()`. A gate that failed after such a crash is said as `AGAIN name: …` with the crash
+A peer the gate started that crashes by itself (Debian's Janus 1.1.2 died by SIGSEGV in most
+fresh-clone runs until the sharer's padding stopped leaving it an RTX packet with one byte after
+the header; see the README) is said with `peer_crashed()`. A gate that failed after such a crash is said as `AGAIN name: …` with the crash
 and what it judged, and runs again with fresh peers, at most twice more (a fresh-clone run once
 saw the same gate's Janus crash twice in a row); the last verdict is the one that counts. A gate
 that failed without a peer crashing, or whose peer crashed on its third attempt too, fails. An
