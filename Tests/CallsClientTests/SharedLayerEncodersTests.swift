@@ -63,7 +63,9 @@ import VideoSend
         #expect(shared.encoders.map(\.isActive) == [true, false, true])
         // Each layer's size is its rung: judged by what its frames spend, not the quantizer band.
         #expect(shared.encoders.allSatisfy { !$0.sizesByQuantizer })
-        #expect(shared.encoders[0].counters.width == 640 && shared.encoders[2].counters.width == 160)
+        #expect(
+            shared.encoders[0].counters.width == 640 && shared.encoders[2].counters.width == 160,
+            "widths \(shared.encoders.map(\.counters.width))")
         // Each layer runs at the least estimate of those it goes to, within its maximum and what
         // its size may spend.
         // (a layer's encoder takes a new target with its next frame: on a busy machine that can
