@@ -142,7 +142,10 @@ import Testing
         #expect(fine.width == 1920 && fine.frameRate == 30, "\(fine)")
         let atReference = shape(quantizer: .h264(qp: 24))
         #expect(atReference.width < 1920, "\(atReference)")
-        #expect(shape(quantizer: nil) == atReference)
+        // The same size without a quantizer. (The frame rate counts QP 24 at the band's middle,
+        // QP 30, for a balanced share: `aBalancedShareKeepsItsFrameRateWhileItsFramesAreFine`.)
+        let unsaid = shape(quantizer: nil)
+        #expect(unsaid.width == atReference.width && unsaid.frameRate <= atReference.frameRate, "\(unsaid)")
         // Few bits at a coarse quantizer are no sign of cheap content: 1080p squeezed into
         // 300 kbit/s at QP 51 would cost 5 times as much at the band's coarse end.
         var squeezed = SendShaper(policy: .balanced)
@@ -167,7 +170,7 @@ import Testing
         let vp8Fine = shaper(quantizer: .vp8(index: 4)).bitsPerPixel
         #expect(vp8Fine < shaper(quantizer: .vp8(index: 60)).bitsPerPixel)
         #expect(vp8Fine > shaper(quantizer: .h264(qp: 1)).bitsPerPixel)
-        #expect(shape(quantizer: .vp8(index: 60)) == atReference)
+        #expect(shape(quantizer: .vp8(index: 60)).width == atReference.width)
         // The frames after a keyframe are not measured: a constant-bitrate encoder pays for it.
         var paying = shaper(quantizer: .h264(qp: 1))
         paying.keyframeSent()
@@ -363,9 +366,9 @@ import Testing
         for _ in 0..<12 {
             shaper.encoded(bytes: 2_500, width: 640, height: 360, budgetBytes: 4_583, quantizer: .vp8(index: 40))
         }
-        // Before a size step the rate keeps what frames spent (a detail share's start stays slow
-        // enough to probe the link).
-        #expect(shaper.steadyBandBitsPerPixel == nil)
+        // A balanced share's frame rate has counted them from its first (a detail share's does not:
+        // `aDetailShareStartsOnWhatItsFramesSpent`).
+        #expect(shaper.steadyBandBitsPerPixel != nil)
         shaper.keyframeSent()
         _ = shape(at: 1_000)
         let larger = shape(at: 2_100)
@@ -378,5 +381,59 @@ import Testing
         }
         #expect(shape(at: 2_600).frameRate >= 28)
         #expect(shaper.bandBitsPerPixel == nil, "the size's measure still waits for settled frames")
+    }
+
+    /// A balanced share's first frames without transport-wide feedback: VP8 at 640×360 on
+    /// 274 kbit/s, each spending nearly its whole share at index 37. The frame rate stays at 30
+    /// (the encoder goes a little coarser, still in the band's finer half); the old measure took
+    /// it down by its margin with every update, to 19 fps within a second.
+    @Test func aBalancedShareKeepsItsFrameRateWhileItsFramesAreFine() {
+        let start = ContinuousClock.now
+        var shaper = SendShaper(policy: .balanced)
+        shaper.quickStart = true
+        var shape = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 274_000).shape
+        #expect(shape.width == 640)
+        for frame in 1...30 {
+            let share = 274_000 / 8 / shape.frameRate
+            shaper.encoded(
+                bytes: share * 95 / 100, width: 640, height: 360, budgetBytes: share, quantizer: .vp8(index: 37))
+            shape =
+                shaper.update(
+                    now: start + .milliseconds(33 * frame), sourceWidth: 1920, sourceHeight: 1080,
+                    targetBitrate: 274_000
+                ).shape
+        }
+        #expect(shape.width == 640)
+        #expect(shape.frameRate >= 28, "\(shape)")
+        // At the band's middle or coarser, what the frames spend is what the rate takes: VP8 at
+        // index 80 spending its share holds the rate down, as before.
+        var coarse = SendShaper(policy: .balanced)
+        coarse.quickStart = true
+        shape = coarse.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 274_000).shape
+        for frame in 1...30 {
+            let share = 274_000 / 8 / shape.frameRate
+            coarse.encoded(
+                bytes: share * 95 / 100, width: 640, height: 360, budgetBytes: share, quantizer: .vp8(index: 80))
+            shape =
+                coarse.update(
+                    now: start + .milliseconds(33 * frame), sourceWidth: 1920, sourceHeight: 1080,
+                    targetBitrate: 274_000
+                ).shape
+        }
+        #expect(shape.frameRate <= 20, "\(shape)")
+    }
+
+    /// A detail share starts on what its frames spend: a second at 1 fps leaves the start rate
+    /// unfilled, so the link is probed (taking its first cheap frames' cost it ran at 11 fps at
+    /// once, filled the start rate, and never probed).
+    @Test func aDetailShareStartsOnWhatItsFramesSpent() {
+        let start = ContinuousClock.now
+        var shaper = SendShaper(policy: .detail)
+        shaper.quickStart = true
+        _ = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 300_000)
+        for _ in 0..<10 {
+            shaper.encoded(bytes: 3_000, width: 1920, height: 1080, budgetBytes: 37_500, quantizer: .h264(qp: 30))
+        }
+        #expect(shaper.steadyBandBitsPerPixel == nil)
     }
 }

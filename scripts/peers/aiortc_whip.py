@@ -9,7 +9,9 @@ POST /whip (application/sdp) answers 201 with a Location and the SDP answer; PAT
 twice a second: per session, video frames decoded with their size and codec, audio samples decoded
 and level, connection state, and whether DELETE came. `video` is the first video section (the
 screen, or a camera sent alone); `videos` has every video section by mid, in the offer's order, each
-with its track id, frames decoded, sizes, RTP bytes received and the rate of the last second.
+with its track id, frames decoded, sizes, RTP bytes received, the rate of the last second, and, a
+second at a time, the rate (`kbpsHistory`), the frames decoded (`framesHistory`), and the frames
+handed to the decoder (`framesAssembled`) and keyframe requests sent (`plisSent`) so far.
 `firstFrameSeconds` is the seconds from the session's POST to its first decoded frame (null until
 one is decoded).
 """
@@ -64,8 +66,28 @@ async def consume_video(v, track, created):
 
 
 def count_bytes(v, receiver):
-    """Counts the RTP bytes (header and payload) each video receiver takes, for its bitrate."""
+    """Counts the RTP bytes (header and payload) each video receiver takes, for its bitrate, and the
+    picture loss indications it sends (`plisSent`: aiortc asks for a keyframe when its jitter buffer
+    gives up on a frame, which then never reaches the decoder)."""
     handle = receiver._handle_rtp_packet
+    send_pli = receiver._send_rtcp_pli
+
+    async def counted_pli(media_ssrc):
+        v["plisSent"] = v.get("plisSent", 0) + 1
+        return await send_pli(media_ssrc)
+
+    receiver._send_rtcp_pli = counted_pli
+    # Frames the jitter buffer handed to the decoder (`framesAssembled`): beside `framesDecoded`,
+    # what the decoder refused (a frame whose reference was lost) against what never got that far.
+    frames_in = receiver._RTCRtpReceiver__decoder_queue
+    put = frames_in.put
+
+    def counted_put(item, *args, **kwargs):
+        if item is not None:
+            v["framesAssembled"] = v.get("framesAssembled", 0) + 1
+        return put(item, *args, **kwargs)
+
+    frames_in.put = counted_put
 
     async def counted(packet, arrival_time_ms):
         v["bytes"] += len(packet.payload) + 12 + 4 * len(packet.csrc) + packet.padding_size
@@ -81,6 +103,8 @@ def update_rates(now):
             if last_at is not None and now - last_at >= 0.9:
                 v["kbps"] = round((v["bytes"] - last_bytes) * 8 / (now - last_at) / 1000)
                 v["kbpsHistory"].append(v["kbps"])
+                v["framesHistory"].append(v["framesDecoded"] - v.pop("_framesAt", 0))
+                v["_framesAt"] = v["framesDecoded"]
                 v["_last"] = (now, v["bytes"])
             else:
                 v["_last"] = (last_at, last_bytes) if last_at is not None else (now, v["bytes"])
@@ -129,7 +153,8 @@ async def whip_post(request):
         transceiver = next((t for t in pc.getTransceivers() if t.receiver.track is track), None)
         mid = transceiver.mid if transceiver else None
         v = s["videos"].setdefault(mid, {**video_figures(), "mid": mid})
-        v.update({"trackId": track.id, "bytes": 0, "kbps": 0, "kbpsHistory": []})
+        v.update({"trackId": track.id, "bytes": 0, "kbps": 0, "kbpsHistory": [], "framesHistory": [], "plisSent": 0,
+                  "framesAssembled": 0})
         if transceiver:
             count_bytes(v, transceiver.receiver)
         # The first video section keeps the old `video` figures.
@@ -140,6 +165,13 @@ async def whip_post(request):
 
     try:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+        if request.app["dtls_server"]:
+            # Answer `a=setup:passive` and take the DTLS server's part (aiortc's own choice for an
+            # `actpass` offer is the client's): the cipher suite then follows this endpoint's ECDSA
+            # certificate, and a client with an RSA one (GStreamer's webrtcbin) can connect.
+            for transceiver in pc.getTransceivers():
+                if transceiver._transport._role == "auto":
+                    transceiver._transport._set_role("server")
         await pc.setLocalDescription(await pc.createAnswer())
     except Exception as error:  # a malformed offer is the client's fault
         await pc.close()
@@ -222,10 +254,13 @@ def main():
                         help="name a TURN server in a Link: rel=\"ice-server\" header of every 201")
     parser.add_argument("--tamper-fingerprint", action="store_true",
                         help="answer with a wrong DTLS fingerprint (the client must refuse to connect)")
+    parser.add_argument("--dtls-server", action="store_true",
+                        help="answer a=setup:passive and be the DTLS server (aiortc's cipher list is ECDSA only, "
+                             "so a client whose certificate is RSA needs this endpoint to pick the suite)")
     args = parser.parse_args()
     app = web.Application()
     app["stats"], app["token"], app["tamper_fingerprint"] = args.stats, args.token, args.tamper_fingerprint
-    app["link_turn"] = args.link_turn
+    app["link_turn"], app["dtls_server"] = args.link_turn, args.dtls_server
     app.router.add_post("/whip", whip_post)
     app.router.add_patch("/whip/{sid}", whip_patch)
     app.router.add_delete("/whip/{sid}", whip_delete)

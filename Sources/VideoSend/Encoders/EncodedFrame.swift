@@ -74,6 +74,25 @@ public enum FrameQuantizer: Hashable, Sendable, CustomStringConvertible {
         return Double(bytes)
     }
 
+    /// The middle of the band (the geometric mean of its ends' steps): H.264 QP 30, VP8 index 60.
+    /// A balanced share's frame rate settles where its frames are quantized about here
+    /// (`SendShaper`), where a detail share's settles at the band's fine end.
+    public static func middle(for codec: VideoCodec) -> FrameQuantizer {
+        switch codec {
+        case .h264: .h264(qp: 30)
+        case .vp8: .vp8(index: 60)
+        }
+    }
+
+    /// What a frame of `bytes` at this quantizer would roughly cost at `reference` or coarser: finer
+    /// than it, less; coarser than the band, more (as `costInBand`); between, what it cost.
+    public func cost(bytes: Int, notFinerThan reference: FrameQuantizer) -> Double {
+        let band = Self.band(for: codec)
+        if step < reference.step { return Double(bytes) * step / reference.step }
+        if step > band.coarse.step { return Double(bytes) * step / band.coarse.step }
+        return Double(bytes)
+    }
+
     public var value: Int {
         switch self {
         case .h264(let qp): qp

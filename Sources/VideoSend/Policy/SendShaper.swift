@@ -123,10 +123,17 @@ public struct SendShaper: Sendable {
         let band = quantizer.costInBand(bytes: bytes) * 8 / pixels
         let settled = framesAtSize > Self.settlingFrames
         // After a size step, the frame rate takes the unsettled frames while nothing better has
-        // come (`steadyFromUnsettled`).
-        guard settled || steadyFromUnsettled else { return }
+        // come (`steadyFromUnsettled`); a balanced share's, from its first frame.
+        let balanced = policy != .detail
+        guard settled || steadyFromUnsettled || (balanced && !steadySettled) else { return }
+        // The frame rate's measure: a balanced share's frames counted at the band's middle or
+        // coarser (`FrameQuantizer.middle`), a detail share's inside the band as the size's.
+        let forRate =
+            balanced
+            ? quantizer.cost(bytes: bytes, notFinerThan: FrameQuantizer.middle(for: quantizer.codec)) * 8 / pixels
+            : band
         steadyBandBitsPerPixel =
-            steadyBandBitsPerPixel.map { $0 * (1 - Self.steadyWeight) + band * Self.steadyWeight } ?? band
+            steadyBandBitsPerPixel.map { $0 * (1 - Self.steadyWeight) + forRate * Self.steadyWeight } ?? forRate
         guard settled else { return }
         (steadySettled, steadyFromUnsettled) = (true, false)
         bandBitsPerPixel = Self.smoothed(bandBitsPerPixel, band)
@@ -138,9 +145,10 @@ public struct SendShaper: Sendable {
     /// size's unsettled frames (the size still waits for settled ones). The start's second
     /// keyframe, a second in, leaves a share no settled frame before its first step up, and the
     /// rate took what 640×360 spent a pixel, over the policy's figure: VP8 at 1280×720 on
-    /// 1.1 Mbit/s ran at 19 fps for a second, where its frames then carried 30. (Not before a step:
-    /// a detail share starts at 1 fps, leaves the estimate unfilled and so probes the link; taking
-    /// its first cheap frames it ran at 11 fps at once, filled the start rate, and never probed.)
+    /// 1.1 Mbit/s ran at 19 fps for a second, where its frames then carried 30. A balanced share's
+    /// frame rate takes them from its first frame; a detail share's only after a step: it starts at
+    /// 1 fps, leaves the estimate unfilled and so probes the link (taking its first cheap frames it
+    /// ran at 11 fps at once, filled the start rate, and never probed).
     private var steadyFromUnsettled = false
 
     /// What a pixel's cost measured at one size is taken for at another, until the new size has
@@ -176,6 +184,16 @@ public struct SendShaper: Sendable {
     /// 1080p on VP8 at 1.1 Mbit/s, its band cost wandering 0.0125–0.02 bit a pixel frame to frame,
     /// fell to 22–25 fps for half a second several times a run, 7–9 frames each, where the
     /// frames' cost over any third of a second carried 30.
+    ///
+    /// Where a balanced share's frame rate settles: its frames counted
+    /// as they would cost at the quantizer band's middle (H.264 QP 30, VP8 index 60) when they are
+    /// finer than that. Counted inside the band as the size is, a frame that spent its share at a
+    /// quantizer in the band's finer half took the rate down by the rate's margin each time (the
+    /// next frames got larger shares, and spent them), until the frames sat at the band's fine end:
+    /// VP8 at 640×360 on 274 kbit/s at index 37 sent 19–24 fps for its first two seconds (13 frames
+    /// skipped, no transport-wide feedback to raise the target sooner). A detail share keeps the
+    /// band's fine end: it gives frame rate first. The size still takes the band whole, and waits
+    /// for settled frames.
     public private(set) var steadyBandBitsPerPixel: Double?
     public static let steadyWeight = 0.1
 
