@@ -388,39 +388,34 @@ import Testing
     /// (the encoder goes a little coarser, still in the band's finer half); the old measure took
     /// it down by its margin with every update, to 19 fps within a second.
     @Test func aBalancedShareKeepsItsFrameRateWhileItsFramesAreFine() {
-        let start = ContinuousClock.now
-        var shaper = SendShaper(policy: .balanced)
-        shaper.quickStart = true
-        var shape = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 274_000).shape
-        #expect(shape.width == 640)
-        for frame in 1...30 {
-            let share = 274_000 / 8 / shape.frameRate
-            shaper.encoded(
-                bytes: share * 95 / 100, width: 640, height: 360, budgetBytes: share, quantizer: .vp8(index: 37))
-            shape =
-                shaper.update(
-                    now: start + .milliseconds(33 * frame), sourceWidth: 1920, sourceHeight: 1080,
-                    targetBitrate: 274_000
-                ).shape
+        /// A second of frames at 274 kbit/s, each spending 95 % of its share at `index`; the shape
+        /// after them.
+        func shapeAfterASecond(atIndex index: Int) -> SendShape {
+            let start = ContinuousClock.now
+            var shaper = SendShaper(policy: .balanced)
+            shaper.quickStart = true
+            var shape = shaper.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 274_000).shape
+            #expect(shape.width == 640)
+            for frame in 1...30 {
+                let share = 274_000 / 8 / shape.frameRate
+                shaper.encoded(
+                    bytes: share * 95 / 100, width: 640, height: 360, budgetBytes: share,
+                    quantizer: .vp8(index: index))
+                shape =
+                    shaper.update(
+                        now: start + .milliseconds(33 * frame), sourceWidth: 1920, sourceHeight: 1080,
+                        targetBitrate: 274_000
+                    ).shape
+            }
+            return shape
         }
-        #expect(shape.width == 640)
-        #expect(shape.frameRate >= 28, "\(shape)")
+        let fine = shapeAfterASecond(atIndex: 37)
+        #expect(fine.width == 640)
+        #expect(fine.frameRate >= 28, "\(fine)")
         // At the band's middle or coarser, what the frames spend is what the rate takes: VP8 at
         // index 80 spending its share holds the rate down, as before.
-        var coarse = SendShaper(policy: .balanced)
-        coarse.quickStart = true
-        shape = coarse.update(now: start, sourceWidth: 1920, sourceHeight: 1080, targetBitrate: 274_000).shape
-        for frame in 1...30 {
-            let share = 274_000 / 8 / shape.frameRate
-            coarse.encoded(
-                bytes: share * 95 / 100, width: 640, height: 360, budgetBytes: share, quantizer: .vp8(index: 80))
-            shape =
-                coarse.update(
-                    now: start + .milliseconds(33 * frame), sourceWidth: 1920, sourceHeight: 1080,
-                    targetBitrate: 274_000
-                ).shape
-        }
-        #expect(shape.frameRate <= 20, "\(shape)")
+        let coarse = shapeAfterASecond(atIndex: 80)
+        #expect(coarse.frameRate <= 20, "\(coarse)")
     }
 
     /// A detail share starts on what its frames spend: a second at 1 fps leaves the start rate
