@@ -65,15 +65,16 @@ async def consume_video(v, track, created):
         sizes[key] = sizes.get(key, 0) + 1
 
 
-def count_bytes(v, receiver):
-    """Counts the RTP bytes (header and payload) each video receiver takes, for its bitrate, and the
-    picture loss indications it sends (`plisSent`: aiortc asks for a keyframe when its jitter buffer
-    gives up on a frame, which then never reaches the decoder)."""
+def count_receiver(v, receiver):
+    """Counts the RTP bytes (header and payload) each video receiver takes, for its bitrate, the frames
+    it hands its decoder (`framesAssembled`), and the picture loss indications it sends (`plisSent`:
+    aiortc asks for a keyframe when its jitter buffer gives up on a frame, which then never reaches
+    the decoder)."""
     handle = receiver._handle_rtp_packet
     send_pli = receiver._send_rtcp_pli
 
     async def counted_pli(media_ssrc):
-        v["plisSent"] = v.get("plisSent", 0) + 1
+        v["plisSent"] += 1
         return await send_pli(media_ssrc)
 
     receiver._send_rtcp_pli = counted_pli
@@ -84,7 +85,7 @@ def count_bytes(v, receiver):
 
     def counted_put(item, *args, **kwargs):
         if item is not None:
-            v["framesAssembled"] = v.get("framesAssembled", 0) + 1
+            v["framesAssembled"] += 1
         return put(item, *args, **kwargs)
 
     frames_in.put = counted_put
@@ -156,7 +157,7 @@ async def whip_post(request):
         v.update({"trackId": track.id, "bytes": 0, "kbps": 0, "kbpsHistory": [], "framesHistory": [], "plisSent": 0,
                   "framesAssembled": 0})
         if transceiver:
-            count_bytes(v, transceiver.receiver)
+            count_receiver(v, transceiver.receiver)
         # The first video section keeps the old `video` figures.
         first = next((t.mid for t in pc.getTransceivers() if t.kind == "video"), None)
         if mid == first:

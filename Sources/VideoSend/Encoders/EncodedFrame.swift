@@ -68,10 +68,7 @@ public enum FrameQuantizer: Hashable, Sendable, CustomStringConvertible {
     /// sent at QP 1 costs a twentieth of that at QP 24); coarser, more (1080p squeezed into
     /// 260 kbit/s at QP 52 spends few bits and is no fit for 1080p); inside it, what it cost.
     public func costInBand(bytes: Int) -> Double {
-        let band = Self.band(for: codec)
-        if step < band.fine.step { return Double(bytes) * step / band.fine.step }
-        if step > band.coarse.step { return Double(bytes) * step / band.coarse.step }
-        return Double(bytes)
+        cost(bytes: bytes, notFinerThan: Self.band(for: codec).fine)
     }
 
     /// The middle of the band (the geometric mean of its ends' steps): H.264 QP 30, VP8 index 60.
@@ -84,8 +81,9 @@ public enum FrameQuantizer: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// What a frame of `bytes` at this quantizer would roughly cost at `reference` or coarser: finer
-    /// than it, less; coarser than the band, more (as `costInBand`); between, what it cost.
+    /// What a frame of `bytes` at this quantizer would roughly cost between `reference` and the
+    /// band's coarse end: finer than `reference`, less; coarser than the band, more; between, what
+    /// it cost. `costInBand` is this with the band's fine end.
     public func cost(bytes: Int, notFinerThan reference: FrameQuantizer) -> Double {
         let band = Self.band(for: codec)
         if step < reference.step { return Double(bytes) * step / reference.step }

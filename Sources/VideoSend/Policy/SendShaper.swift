@@ -129,9 +129,7 @@ public struct SendShaper: Sendable {
         // The frame rate's measure: a balanced share's frames counted at the band's middle or
         // coarser (`FrameQuantizer.middle`), a detail share's inside the band as the size's.
         let forRate =
-            balanced
-            ? quantizer.cost(bytes: bytes, notFinerThan: FrameQuantizer.middle(for: quantizer.codec)) * 8 / pixels
-            : band
+            balanced ? quantizer.cost(bytes: bytes, notFinerThan: .middle(for: quantizer.codec)) * 8 / pixels : band
         steadyBandBitsPerPixel =
             steadyBandBitsPerPixel.map { $0 * (1 - Self.steadyWeight) + forRate * Self.steadyWeight } ?? forRate
         guard settled else { return }
