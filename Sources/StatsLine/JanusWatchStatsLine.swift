@@ -14,6 +14,15 @@ public struct JanusWatchStatsLine: Codable, Sendable, Equatable {
         public var packetsLost = 0
         public var nacksSent = 0
         public var plisSent = 0
+        /// Repair, to tell where a stalled picture stands: frames and keyframes the jitter buffer
+        /// made whole, frames the decoder refused, lost packets a retransmission or a late arrival
+        /// brought and packets given up, and frames passed over while waiting for a keyframe.
+        public var framesAssembled = 0
+        public var keyframesAssembled = 0
+        public var decodeErrors = 0
+        public var packetsRecovered = 0
+        public var packetsGivenUp = 0
+        public var framesSkippedForKeyframe = 0
         public var codec: String?
         /// The simulcast layer asked of Janus (0 the smallest).
         public var layer: Int?

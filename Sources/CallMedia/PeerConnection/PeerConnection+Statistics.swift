@@ -143,6 +143,7 @@ extension PeerConnection {
         received.rtxRecovered = r.rtxRecovered
         if let v = media.videoReceiver?.counters {
             received.framesAssembled = v.framesAssembled
+            received.keyframesAssembled = v.keyframesAssembled
             received.framesDropped = v.framesDropped
             received.framesDecoded = v.framesDecoded
             received.keyframesDecoded = v.keyframesDecoded

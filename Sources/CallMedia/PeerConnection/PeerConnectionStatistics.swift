@@ -98,6 +98,7 @@ public struct PeerConnectionStatistics: Sendable {
         public var plisSent = 0
         /// Video: frames assembled, dropped, decoded; the last decoded picture's size.
         public var framesAssembled = 0
+        public var keyframesAssembled = 0
         public var framesDropped = 0
         public var framesDecoded = 0
         public var keyframesDecoded = 0

@@ -71,6 +71,7 @@ public actor JanusWatchSession {
 
     struct Carried {
         var frames = 0, keyframes = 0, bytes = 0, packets = 0, lost = 0, nacks = 0, plis = 0, audioFrames = 0
+        var assembled = 0, keyframesAssembled = 0, decodeErrors = 0, recovered = 0, givenUp = 0, skipped = 0
     }
 
     public init(options: Options, loop: GLibLoop, logger: Logger) {
@@ -163,6 +164,12 @@ public actor JanusWatchSession {
             carried.lost += received.packetsLost
             carried.nacks += received.nacksSent
             carried.plis += received.plisSent
+            carried.assembled += received.framesAssembled
+            carried.keyframesAssembled += received.keyframesAssembled
+            carried.decodeErrors += received.decodeErrors
+            carried.recovered += received.packetsRecovered
+            carried.givenUp += received.packetsGivenUp
+            carried.skipped += received.framesSkippedForKeyframe
             if let audio = await connection.statistics().transceiver(.audio)?.received {
                 carried.audioFrames += audio.audioFramesDecoded
             }
@@ -237,6 +244,12 @@ public actor JanusWatchSession {
             line.video.packetsLost = lost
             line.video.nacksSent = carried.nacks + received.nacksSent
             line.video.plisSent = carried.plis + received.plisSent
+            line.video.framesAssembled = carried.assembled + received.framesAssembled
+            line.video.keyframesAssembled = carried.keyframesAssembled + received.keyframesAssembled
+            line.video.decodeErrors = carried.decodeErrors + received.decodeErrors
+            line.video.packetsRecovered = carried.recovered + received.packetsRecovered
+            line.video.packetsGivenUp = carried.givenUp + received.packetsGivenUp
+            line.video.framesSkippedForKeyframe = carried.skipped + received.framesSkippedForKeyframe
             line.video.queuingDelayMs = received.queuingDelayMs.map { ($0 * 10).rounded() / 10 }
             if let previous, t > previous.t {
                 let elapsed = t - previous.t

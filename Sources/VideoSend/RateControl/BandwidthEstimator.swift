@@ -158,7 +158,7 @@ public struct BandwidthEstimator: Sendable {
     /// Probe clusters for the pacer to send now (each handed out once): the start-up probes, once
     /// transport-wide feedback arrives.
     public mutating func takeProbeClusters(nowMicros: Int64) -> [ProbeCluster] {
-        startup.tick(nowMicros: nowMicros)
+        startup.tick(nowMicros: nowMicros, maximum: bounds.upperBound)
         guard hasFeedback(nowMicros: nowMicros) else { return [] }
         return startup.take(nowMicros: nowMicros)
     }

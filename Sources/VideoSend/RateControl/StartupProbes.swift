@@ -16,8 +16,13 @@
 /// and so overstated). When the last
 /// cluster was delivered whole (it reached 70 % of its rate and no cluster found the bottleneck),
 /// the link is probed again at twice the result, until the maximum. Probing ends once a cluster
-/// finds the bottleneck or falls under 70 %, at the maximum, after `maximumClusters`, or when a
-/// cluster brings no result within `resultTimeoutMicros`. (Probing past a cluster that found the
+/// finds the bottleneck or falls under 70 %, at the maximum, or after `maximumClusters`. A round of
+/// which no cluster showed anything (too many of its packets, or the feedback on them, lost: two
+/// clusters of 6 and 11 packets on a link that loses 5–10 % in each direction) says nothing of the
+/// link, and is sent once more (`retries`): ending there left the estimate at the start while the
+/// sender, held under it by its layers, could not show the link more (a simulcast share over Janus
+/// on 5 % loss kept its top layer off for 16 s). A cluster with no result within
+/// `resultTimeoutMicros` shows nothing. (Probing past a cluster that found the
 /// bottleneck, as libwebrtc's 70 % rule alone would, only fills the link's queue: the delay-based
 /// detector then sees overuse and takes the estimate down again.) Only the start is probed:
 /// later the delay-based control climbs from a known capacity.
@@ -34,6 +39,8 @@ public struct StartupProbes: Sendable {
         public var continueFraction = 0.7
         public var maximumClusters = 6
         public var resultTimeoutMicros: Int64 = 1_000_000
+        /// How many times a round whose clusters all showed nothing is sent again.
+        public var retries = 1
         public init() {}
     }
 
@@ -61,6 +68,11 @@ public struct StartupProbes: Sendable {
     private var records: [Int: Record] = [:]
     private var nextID = 1
     private var clustersSent = 0
+    /// The estimate probing began at (a round sent again starts from it), whether any cluster has
+    /// shown a rate, and how many rounds were sent again.
+    private var beginEstimate = 0
+    private var measuredAny = false
+    private var retried = 0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -70,8 +82,27 @@ public struct StartupProbes: Sendable {
     public mutating func begin(estimate: Int, maximum: Int) {
         guard state == .waiting else { return }
         state = .probing
-        for factor in configuration.factors { plan(bitrate: Int(Double(estimate) * factor), maximum: maximum) }
+        beginEstimate = estimate
+        planRound(maximum: maximum)
         if planned.isEmpty { finish("the estimate starts at the maximum") }
+    }
+
+    private mutating func planRound(maximum: Int) {
+        for factor in configuration.factors { plan(bitrate: Int(Double(beginEstimate) * factor), maximum: maximum) }
+    }
+
+    /// Every cluster of the round is done: a round that showed nothing is sent again while
+    /// retries and the cluster limit allow; otherwise probing ends.
+    private mutating func roundEnded(_ why: String, maximum: Int) {
+        if !measuredAny, retried < configuration.retries {
+            retried += 1
+            planRound(maximum: maximum)
+            if !planned.isEmpty {
+                lastAction = (lastAction.map { $0 + "; " } ?? "") + "probing again"
+                return
+            }
+        }
+        finish(why)
     }
 
     private mutating func plan(bitrate wanted: Int, maximum: Int) {
@@ -122,10 +153,14 @@ public struct StartupProbes: Sendable {
             let timedOut = nowMicros - (record.lastSendMicros ?? nowMicros) > configuration.resultTimeoutMicros
             guard complete || timedOut else { continue }
             records[id] = nil
-            guard let (result, saturated) = Self.measurement(record, configuration: configuration) else {
-                lastAction = "probe \(record.cluster.bitrate / 1000) kbit/s showed nothing"
+            let (result, saturated): (Int, Bool)
+            switch Self.measurement(record, configuration: configuration) {
+            case .nothing(let why):
+                lastAction = "probe \(record.cluster.bitrate / 1000) kbit/s showed nothing (\(why))"
                 continue
+            case .delivered(let bitrate, let found): (result, saturated) = (bitrate, found)
             }
+            measuredAny = true
             lastResult = result
             lastAction = "probe \(record.cluster.bitrate / 1000) kbit/s delivered \(result / 1000)"
             if result > best?.bitrate ?? 0 { best = (result, saturated) }
@@ -140,18 +175,23 @@ public struct StartupProbes: Sendable {
                 }
             }
         }
-        if records.isEmpty, planned.isEmpty, state == .probing { finish("no cluster showed the link") }
+        if records.isEmpty, planned.isEmpty, state == .probing {
+            roundEnded("no cluster showed the link", maximum: maximum)
+        }
         return best
     }
 
     /// Clusters with no result `resultTimeoutMicros` after their last packet left (or after they
-    /// were handed out, when none did) are given up; with none left, probing ends.
-    public mutating func tick(nowMicros: Int64) {
+    /// were handed out, when none did) are given up; with none left, the round has ended.
+    public mutating func tick(nowMicros: Int64, maximum: Int) {
         guard state == .probing, planned.isEmpty, !records.isEmpty else { return }
         records = records.filter {
             nowMicros - ($0.value.lastSendMicros ?? $0.value.takenMicros) <= configuration.resultTimeoutMicros
         }
-        if records.isEmpty { finish("no result within \(configuration.resultTimeoutMicros / 1000) ms") }
+        if records.isEmpty {
+            if !measuredAny { lastAction = "no probe result within \(configuration.resultTimeoutMicros / 1000) ms" }
+            roundEnded("no result within \(configuration.resultTimeoutMicros / 1000) ms", maximum: maximum)
+        }
     }
 
     private mutating func finish(_ why: String) {
@@ -159,36 +199,48 @@ public struct StartupProbes: Sendable {
         endReason = why
     }
 
-    /// The delivered rate a cluster's feedback shows, or nil when it shows nothing.
-    static func measure(_ record: Record, configuration: Configuration) -> Int? {
-        measurement(record, configuration: configuration)?.bitrate
+    /// What a cluster's feedback shows.
+    enum Measurement: Equatable {
+        /// The delivered rate, and whether the link took the cluster more slowly than it was sent
+        /// (`saturated`: the probe found the bottleneck).
+        case delivered(bitrate: Int, saturated: Bool)
+        /// Nothing, and why (for the statistics).
+        case nothing(String)
     }
 
-    /// The delivered rate, and whether the link took the cluster more slowly than it was sent
-    /// (`saturated`: the probe found the bottleneck).
-    static func measurement(_ record: Record, configuration: Configuration) -> (bitrate: Int, saturated: Bool)? {
+    /// The delivered rate a cluster's feedback shows, or nil when it shows nothing.
+    static func measure(_ record: Record, configuration: Configuration) -> Int? {
+        guard case .delivered(let bitrate, _) = measurement(record, configuration: configuration) else { return nil }
+        return bitrate
+    }
+
+    static func measurement(_ record: Record, configuration: Configuration) -> Measurement {
         let sent = record.sent.sorted { $0.sendMicros < $1.sendMicros }
         guard sent.count >= configuration.minimumPackets, let firstSend = sent.first, let lastSend = sent.last
-        else { return nil }
+        else { return .nothing("\(sent.count) packets sent") }
         let arrived = record.reported.values.compactMap { r in r.arrivalMicros.map { (at: $0, size: r.size) } }
             .sorted { $0.at < $1.at }
         guard arrived.count >= configuration.minimumPackets,
             Double(arrived.count) >= configuration.minimumReceivedFraction * Double(sent.count),
             let lastArrival = arrived.last
-        else { return nil }
+        else { return .nothing("\(arrived.count) of \(sent.count) packets reported arrived") }
         // The receive rate over the cluster's second half: a shaper with a bucket (`tc tbf`
         // burst) lets the first few kilobytes through at the line's rate, and only what comes
         // after them shows the rate it drains at.
         let from = arrived.count >= 2 * configuration.minimumPackets ? arrived.count / 2 : 0
         let sendSpan = lastSend.sendMicros - firstSend.sendMicros
         let receiveSpan = lastArrival.at - arrived[from].at
-        guard sendSpan > 0, receiveSpan > 0, sendSpan <= 1_000_000, receiveSpan <= 1_000_000 else { return nil }
+        guard sendSpan > 0, receiveSpan > 0, sendSpan <= 1_000_000, receiveSpan <= 1_000_000 else {
+            return .nothing("sent over \(sendSpan) µs, received over \(receiveSpan) µs")
+        }
         let sentBytes = sent.reduce(0) { $0 + $1.size } - lastSend.size
         let receivedBytes = arrived[(from + 1)...].reduce(0) { $0 + $1.size }
         let sendRate = Double(sentBytes) * 8_000_000 / Double(sendSpan)
         let receiveRate = Double(receivedBytes) * 8_000_000 / Double(receiveSpan)
-        guard receiveRate <= 2 * sendRate else { return nil }
-        if receiveRate < 0.9 * sendRate { return (Int(0.95 * receiveRate), true) }
-        return (Int(min(sendRate, receiveRate)), false)
+        guard receiveRate <= 2 * sendRate else {
+            return .nothing("received at \(Int(receiveRate / 1000)) kbit/s, over twice its send rate")
+        }
+        if receiveRate < 0.9 * sendRate { return .delivered(bitrate: Int(0.95 * receiveRate), saturated: true) }
+        return .delivered(bitrate: Int(min(sendRate, receiveRate)), saturated: false)
     }
 }

@@ -57,15 +57,81 @@ import Testing
         #expect(probes.state == .probing)
     }
 
-    @Test func clustersWithNoPacketsAreGivenUpAfterTheTimeout() {
+    @Test func clustersWithNoPacketsAreGivenUpAfterTheTimeoutAndSentOnceMore() {
         var probes = StartupProbes()
         probes.begin(estimate: 300_000, maximum: 2_540_000)
         _ = probes.take(nowMicros: 0)
-        probes.tick(nowMicros: 500_000)
+        probes.tick(nowMicros: 500_000, maximum: 2_540_000)
         #expect(probes.state == .probing)
-        probes.tick(nowMicros: 1_100_000)
+        #expect(probes.take(nowMicros: 500_000).isEmpty)
+        probes.tick(nowMicros: 1_100_000, maximum: 2_540_000)
+        #expect(probes.state == .probing)
+        #expect(probes.take(nowMicros: 1_100_000).map(\.bitrate) == [900_000, 1_800_000])
+        probes.tick(nowMicros: 2_200_000, maximum: 2_540_000)
         #expect(probes.state == .done)
         #expect(probes.endReason?.contains("no result") == true)
+    }
+
+    /// Sends every cluster `take` hands out as `count` packets of 1000 bytes 4 ms apart from
+    /// `sequence`, and feeds back their arrival (the same spacing) or their loss.
+    static func send(
+        _ probes: inout StartupProbes, count: Int, sequence: inout Int64, nowMicros: inout Int64,
+        lost: (Int) -> Bool
+    ) -> [(bitrate: Int, atCapacity: Bool)?] {
+        var results: [(bitrate: Int, atCapacity: Bool)?] = []
+        for cluster in probes.take(nowMicros: nowMicros) {
+            var feedback: [PacketFeedback] = []
+            for i in 0..<count {
+                probes.packetSent(cluster: cluster.id, sequence: sequence, size: 1000, nowMicros: nowMicros)
+                feedback.append(
+                    PacketFeedback(
+                        sequence: sequence, sendMicros: nowMicros, size: 1000,
+                        arrivalMicros: lost(i) ? nil : nowMicros + 20_000))
+                sequence += 1
+                nowMicros += 4_000
+            }
+            // Media after the cluster, so the feedback reaches past it.
+            feedback.append(PacketFeedback(sequence: sequence, sendMicros: nowMicros, size: 1000, arrivalMicros: nil))
+            sequence += 1
+            results.append(probes.feedback(feedback, maximum: 2_540_000, nowMicros: nowMicros + 50_000))
+        }
+        return results
+    }
+
+    /// On a lossy link both clusters can lose more than a fifth of their packets (or the feedback
+    /// on them): that says nothing of the link. Ending there left a simulcast share over Janus on
+    /// 5 % loss at the start rate, its top layer off for 16 s; the round is sent once more.
+    @Test func aRoundInWhichNoClusterShowedAnythingIsSentOnceMore() {
+        var probes = StartupProbes()
+        probes.begin(estimate: 300_000, maximum: 2_540_000)
+        var sequence: Int64 = 0
+        var now: Int64 = 0
+        let first = Self.send(&probes, count: 10, sequence: &sequence, nowMicros: &now) { $0 % 3 == 1 }
+        #expect(first.allSatisfy { $0 == nil })
+        #expect(probes.state == .probing)
+        #expect(probes.lastAction?.contains("showed nothing (7 of 10 packets reported arrived)") == true)
+        #expect(probes.lastAction?.hasSuffix("probing again") == true, "\(probes.lastAction ?? "")")
+        let second = Self.send(&probes, count: 10, sequence: &sequence, nowMicros: &now) { _ in false }
+        #expect(second.compactMap { $0?.bitrate }.contains { $0 > 1_500_000 }, "\(second)")
+        // A round that showed nothing again ends probing: the retries are spent.
+        var again = StartupProbes()
+        again.begin(estimate: 300_000, maximum: 2_540_000)
+        for _ in 0..<2 { _ = Self.send(&again, count: 10, sequence: &sequence, nowMicros: &now) { $0 % 3 == 1 } }
+        #expect(again.state == .done)
+        #expect(again.take(nowMicros: now).isEmpty)
+        #expect(again.endReason == "no cluster showed the link")
+    }
+
+    /// A round whose clusters were delivered is followed by a cluster past them, not the same
+    /// round again.
+    @Test func aRoundThatShowedTheLinkIsNotSentAgain() {
+        var probes = StartupProbes()
+        probes.begin(estimate: 300_000, maximum: 2_540_000)
+        var sequence: Int64 = 0
+        var now: Int64 = 0
+        let results = Self.send(&probes, count: 10, sequence: &sequence, nowMicros: &now) { _ in false }
+        #expect(results.allSatisfy { ($0?.bitrate ?? 0) > 1_500_000 }, "\(results)")
+        #expect(probes.take(nowMicros: now).map(\.bitrate) == [2_540_000])
     }
 
     /// Before: the estimate climbed 50 % a second from 300 kbit/s. With the probes it takes what
