@@ -72,6 +72,24 @@ public actor JanusWatchSession {
     struct Carried {
         var frames = 0, keyframes = 0, bytes = 0, packets = 0, lost = 0, nacks = 0, plis = 0, audioFrames = 0
         var assembled = 0, keyframesAssembled = 0, decodeErrors = 0, recovered = 0, givenUp = 0, skipped = 0
+
+        /// Each count and the subscription's video count it adds up.
+        private static var fields: [(WritableKeyPath<Carried, Int>, KeyPath<PeerConnectionStatistics.Received, Int>)] {
+            [
+                (\.frames, \.framesDecoded), (\.keyframes, \.keyframesDecoded), (\.bytes, \.bytes),
+                (\.packets, \.packets), (\.lost, \.packetsLost), (\.nacks, \.nacksSent), (\.plis, \.plisSent),
+                (\.assembled, \.framesAssembled), (\.keyframesAssembled, \.keyframesAssembled),
+                (\.decodeErrors, \.decodeErrors), (\.recovered, \.packetsRecovered), (\.givenUp, \.packetsGivenUp),
+                (\.skipped, \.framesSkippedForKeyframe)
+            ]
+        }
+
+        /// These counts and a subscription's video counts together.
+        func plus(_ received: PeerConnectionStatistics.Received) -> Carried {
+            var sum = self
+            for (count, counted) in Self.fields { sum[keyPath: count] += received[keyPath: counted] }
+            return sum
+        }
     }
 
     public init(options: Options, loop: GLibLoop, logger: Logger) {
@@ -157,19 +175,7 @@ public actor JanusWatchSession {
         restartCount += 1
         let oldFeed = feed
         if let connection, let received = await connection.statistics().transceiver(.video)?.received {
-            carried.frames += received.framesDecoded
-            carried.keyframes += received.keyframesDecoded
-            carried.bytes += received.bytes
-            carried.packets += received.packets
-            carried.lost += received.packetsLost
-            carried.nacks += received.nacksSent
-            carried.plis += received.plisSent
-            carried.assembled += received.framesAssembled
-            carried.keyframesAssembled += received.keyframesAssembled
-            carried.decodeErrors += received.decodeErrors
-            carried.recovered += received.packetsRecovered
-            carried.givenUp += received.packetsGivenUp
-            carried.skipped += received.framesSkippedForKeyframe
+            carried = carried.plus(received)
             if let audio = await connection.statistics().transceiver(.audio)?.received {
                 carried.audioFrames += audio.audioFramesDecoded
             }
@@ -234,22 +240,22 @@ public actor JanusWatchSession {
         var restartNow = false
         if let video = statistics.transceiver(.video), let received = video.received {
             // Counted across subscriptions: what the earlier ones decoded, plus this one's.
-            let frames = carried.frames + received.framesDecoded, bytes = carried.bytes + received.bytes
-            let packets = carried.packets + received.packets, lost = carried.lost + received.packetsLost
+            let total = carried.plus(received)
+            let frames = total.frames, bytes = total.bytes, packets = total.packets, lost = total.lost
             line.video.codec = video.codec?.rawValue
             line.video.width = received.width
             line.video.height = received.height
             line.video.framesDecoded = frames
-            line.video.keyframesDecoded = carried.keyframes + received.keyframesDecoded
+            line.video.keyframesDecoded = total.keyframes
             line.video.packetsLost = lost
-            line.video.nacksSent = carried.nacks + received.nacksSent
-            line.video.plisSent = carried.plis + received.plisSent
-            line.video.framesAssembled = carried.assembled + received.framesAssembled
-            line.video.keyframesAssembled = carried.keyframesAssembled + received.keyframesAssembled
-            line.video.decodeErrors = carried.decodeErrors + received.decodeErrors
-            line.video.packetsRecovered = carried.recovered + received.packetsRecovered
-            line.video.packetsGivenUp = carried.givenUp + received.packetsGivenUp
-            line.video.framesSkippedForKeyframe = carried.skipped + received.framesSkippedForKeyframe
+            line.video.nacksSent = total.nacks
+            line.video.plisSent = total.plis
+            line.video.framesAssembled = total.assembled
+            line.video.keyframesAssembled = total.keyframesAssembled
+            line.video.decodeErrors = total.decodeErrors
+            line.video.packetsRecovered = total.recovered
+            line.video.packetsGivenUp = total.givenUp
+            line.video.framesSkippedForKeyframe = total.skipped
             line.video.queuingDelayMs = received.queuingDelayMs.map { ($0 * 10).rounded() / 10 }
             if let previous, t > previous.t {
                 let elapsed = t - previous.t
