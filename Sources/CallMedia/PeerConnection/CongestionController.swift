@@ -82,6 +82,10 @@ final class CongestionController: Sendable {
                 let lost = fractionLost(report.reports, nowMicros: nowMicros)
                 estimator.withLock { $0.receiverReport(fractionLost: lost, nowMicros: nowMicros) }
                 changed = true
+            case .genericNACK(let nack):
+                let packets = nack.entries.flatMap(\.sequenceNumbers).map { Int64(nack.mediaSSRC) << 16 | Int64($0) }
+                estimator.withLock { $0.nacked(packets, nowMicros: nowMicros) }
+                changed = true
             case .transportWideFeedback(let feedback):
                 estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }
                 changed = true

@@ -237,6 +237,14 @@ public struct BandwidthEstimator: Sendable {
             bounds: bounds, nowMicros: nowMicros)
     }
 
+    /// A receiver's NACKs (each packet as its stream's SSRC and sequence number, one key): without
+    /// transport-wide feedback they stop a probe that makes the link drop packets at once
+    /// (`ReportBasedEstimate.nacked`).
+    public mutating func nacked(_ packets: [Int64], nowMicros: Int64) {
+        guard !hasFeedback(nowMicros: nowMicros) else { return }
+        reports.nacked(packets, nowMicros: nowMicros)
+    }
+
     public mutating func roundTrip(milliseconds: Double) { rttMicros = Int64(milliseconds * 1000) }
 
     private func currentREMB(nowMicros: Int64) -> Int? {

@@ -40,7 +40,11 @@ import Foundation
 ///   estimate becomes what was sent over that second; the next probe follows at once while the
 ///   sender stays application-limited, up to the maximum, until one raises it by under a quarter
 ///   (then none for `probeRestMicros`); and only while the encoders say the target holds them
-///   under their best (`encodersWantMore`). Loss or a queue: the probe stops, the
+///   under their best (`encodersWantMore`). NACKs for `probeStopNACKs` packets while it runs
+///   stop it at once, not at the next report: the padding has made the link drop media, and a
+///   probe at 1.5 × a 600 kbit/s link that ran to the report lost a third of a second's packets,
+///   more than the retransmission budget repairs (aiortc decoded 2 frames a second for two
+///   seconds, then asked for 13 keyframes). Loss or a queue: the probe stops, the
 ///   estimate holds (the congestion was the padding's, and it ends with it) — through the reports
 ///   of the next `probeAftermathMicros` too, which still count the padding's loss and queue — no probe comes
 ///   for `probeBackoffMicros`, doubling to a minute, and for a minute none goes past 0.85 × the
@@ -91,6 +95,9 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     public static let probeJudgedAfterMicros: Int64 = 700_000
     /// A probe no report has judged stops after this long (the receiver stopped reporting).
     public static let probeLongestMicros: Int64 = 3_000_000
+    /// NACKs for this many packets while a probe runs stop it (a probe starts only on a report
+    /// under 2 % lost, so three within a second are the padding's loss, not the path's).
+    public static let probeStopNACKs = 3
     /// After a probe that found congestion, none for this long; it doubles each time, to a minute.
     public static let probeBackoffMicros: Int64 = 10_000_000
     /// A delivered probe that raised the estimate by less than this starts no next one: the
@@ -131,6 +138,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     private struct Probe: Sendable, Equatable {
         var bitrate: Int
         var startedMicros: Int64
+        /// The packets NACKed while it runs (stream and sequence number).
+        var nacked: Set<Int64> = []
     }
     private var probe: Probe?
     private var probesDelivered = 0
@@ -275,18 +284,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     ) {
         let lasted = nowMicros - running.startedMicros
         if fractionLost >= 0.02 || queueing || lasted >= Self.probeLongestMicros {
-            probe = nil
-            probesFailed += 1
-            if lasted < Self.probeLongestMicros {
-                let below = Int(Double(running.bitrate) * Self.probeCeilingFraction)
-                probeCeiling = Probe(bitrate: min(below, probeCeiling?.bitrate ?? below), startedMicros: nowMicros)
-            }
-            let backoff = min(Self.probeBackoffMicros << min(probesFailed - 1, 3), 60_000_000)
-            probeBlockedUntilMicros = nowMicros + backoff
-            probeAftermathUntilMicros = nowMicros + Self.probeAftermathMicros
-            // The probe's fractions are the padding's: the median starts afresh after it.
-            recentFractions = []
-            lastAction = "probe stopped (\(fractionLost >= 0.02 ? "loss" : queueing ? "queue" : "no report"))"
+            stopProbe(
+                running, why: fractionLost >= 0.02 ? "loss" : queueing ? "queue" : "no report", nowMicros: nowMicros)
             return
         }
         guard lasted >= Self.probeJudgedAfterMicros else {
@@ -303,6 +302,32 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             return
         }
         startProbe(bounds: bounds, nowMicros: nowMicros, step: Self.probeStep)
+    }
+
+    /// A probe that failed: none for a while, and none past 0.85 × its rate for a minute (unless
+    /// no report came to judge it); the reports of the next `probeAftermathMicros` hold.
+    private mutating func stopProbe(_ running: Probe, why: String, nowMicros: Int64) {
+        probe = nil
+        probesFailed += 1
+        if nowMicros - running.startedMicros < Self.probeLongestMicros {
+            let below = Int(Double(running.bitrate) * Self.probeCeilingFraction)
+            probeCeiling = Probe(bitrate: min(below, probeCeiling?.bitrate ?? below), startedMicros: nowMicros)
+        }
+        let backoff = min(Self.probeBackoffMicros << min(probesFailed - 1, 3), 60_000_000)
+        probeBlockedUntilMicros = nowMicros + backoff
+        probeAftermathUntilMicros = nowMicros + Self.probeAftermathMicros
+        // The probe's fractions are the padding's: the median starts afresh after it.
+        recentFractions = []
+        lastAction = "probe stopped (\(why))"
+    }
+
+    /// A receiver's NACKs (each packet as its stream and sequence number): while a probe runs,
+    /// `probeStopNACKs` packets asked for stop it.
+    public mutating func nacked(_ packets: [Int64], nowMicros: Int64) {
+        guard var running = probe, nowMicros - running.startedMicros < Self.probeLongestMicros else { return }
+        running.nacked.formUnion(packets)
+        probe = running
+        if running.nacked.count >= Self.probeStopNACKs { stopProbe(running, why: "NACKs", nowMicros: nowMicros) }
     }
 
     /// Keeps a report at a steady round trip for `pathLoss`, unless its loss was over what the

@@ -15,11 +15,13 @@ import Testing
         var lossFraction: Double
         var probe: Int?
         var action: String?
+        /// Media packets (not padding) the link dropped.
+        var mediaLost = 0
     }
 
     static func simulate(
         capacity: Int, content: Int, seconds: Int, randomLoss: Double = 0, wantMore: Bool = true,
-        maximum: Int = 4_000_000
+        maximum: Int = 4_000_000, nacks: Bool = false, mediaAfterPadding: Bool = false
     ) -> [Second] {
         var estimator = BandwidthEstimator()
         estimator.setMaximumBitrate(maximum)
@@ -30,35 +32,55 @@ import Testing
         var seconds_: [Second] = []
         var now: Int64 = 0
         var (mediaCredit, paddingCredit) = (0.0, 0.0)
-        var (sentBits, paddingBits, packets, lost) = (0, 0, 0, 0)
+        var (sentBits, paddingBits, packets, lost, mediaLost) = (0, 0, 0, 0, 0)
+        // With `nacks`, the receiver asks for each lost media packet a round trip later. With
+        // `mediaAfterPadding` the media of each 5 ms comes after its padding (a frame arriving at
+        // a queue the padding has filled, as the real pacer's padding runs between frames).
+        var sequence: Int64 = 0
+        var asked: [(dueMicros: Int64, packet: Int64)] = []
         while now < Int64(seconds) * 1_000_000 {
+            let due = asked.filter { $0.dueMicros <= now }.map(\.packet)
+            if !due.isEmpty {
+                asked.removeAll { $0.dueMicros <= now }
+                estimator.nacked(due, nowMicros: now)
+            }
             let target = estimator.targetBitrate(nowMicros: now)
             let media = min(target, content)
             mediaCredit += Double(media) * 0.005 / 8
             var sentNow = 0
-            func send(_ size: Int) {
+            func send(_ size: Int, media: Bool) {
                 estimator.packetSent(sequence: nil, size: size, nowMicros: now)
                 sentBits += size * 8
                 sentNow += size
                 packets += 1
-                if link.send(size: size, nowMicros: now) == nil { lost += 1 }
+                if media { sequence += 1 }
+                guard link.send(size: size, nowMicros: now) == nil else { return }
+                lost += 1
+                guard media else { return }
+                mediaLost += 1
+                let rtt = 2 * link.propagationMicros + link.queueDelayMicros(nowMicros: now)
+                if nacks { asked.append((now + rtt, sequence)) }
             }
-            while mediaCredit >= 1200 {
-                mediaCredit -= 1200
-                send(1200)
+            func sendMedia() {
+                while mediaCredit >= 1200 {
+                    mediaCredit -= 1200
+                    send(1200, media: true)
+                }
             }
+            if !mediaAfterPadding { sendMedia() }
             if let probe = estimator.probeBitrate(nowMicros: now) {
                 // The pacer tops the link up to the probe's rate with ~255-byte padding packets.
                 paddingCredit += Double(probe) * 0.005 / 8 - Double(sentNow)
                 paddingCredit = max(paddingCredit, -Double(probe) / 8)
                 while paddingCredit >= 290 {
                     paddingCredit -= 290
-                    send(290)
+                    send(290, media: false)
                     paddingBits += 290 * 8
                 }
             } else {
                 paddingCredit = 0
             }
+            if mediaAfterPadding { sendMedia() }
             now += 5_000
             if now % 1_000_000 == 0 {
                 let rtt = 2 * link.propagationMicros + link.queueDelayMicros(nowMicros: now)
@@ -69,8 +91,9 @@ import Testing
                 seconds_.append(
                     Second(
                         target: estimator.targetBitrate(nowMicros: now), sent: sentBits, padding: paddingBits,
-                        lossFraction: fraction, probe: snapshot.probeBitrate, action: snapshot.reportAction))
-                (sentBits, paddingBits, packets, lost) = (0, 0, 0, 0)
+                        lossFraction: fraction, probe: snapshot.probeBitrate, action: snapshot.reportAction,
+                        mediaLost: mediaLost))
+                (sentBits, paddingBits, packets, lost, mediaLost) = (0, 0, 0, 0, 0)
             }
         }
         return seconds_
@@ -106,6 +129,55 @@ import Testing
         for (a, b) in zip(stops, stops.dropFirst()) { #expect(b - a >= 10, "probes stopped at \(stops)") }
         let padded = run.filter { $0.padding > 0 }.count
         #expect(padded <= 10, "padding in \(padded) of 30 seconds")
+    }
+
+    /// A probe past a 600 kbit/s link (3 × a 300 kbit/s estimate) that runs until the next report
+    /// overflows the link's queue for most of a second, and the media's packets are dropped with
+    /// the padding's: more than the retransmission budget repairs. The receiver's NACKs stop it
+    /// within a few round trips, and the media loses less than half as much; the probe still counts
+    /// as failed (the estimate holds, the next probe waits).
+    @Test func aProbeThatMakesTheLinkDropMediaStopsAtTheNACKs() {
+        let content = 150_000
+        let judged = Self.simulate(capacity: 600_000, content: content, seconds: 12, mediaAfterPadding: true)
+        let stopped = Self.simulate(
+            capacity: 600_000, content: content, seconds: 12, nacks: true, mediaAfterPadding: true)
+        let lostJudged = judged.map(\.mediaLost).reduce(0, +)
+        let lostStopped = stopped.map(\.mediaLost).reduce(0, +)
+        #expect(judged.contains { $0.action == "probe stopped (loss)" }, "\(judged.compactMap(\.action))")
+        // Stopped before the report came: the report finds it over ("hold (after the probe)").
+        let probing = stopped.firstIndex { $0.action == "probing" } ?? 0
+        #expect(
+            stopped[probing + 1].action == "hold (after the probe)" && stopped[probing + 1].probe == nil,
+            "\(stopped.compactMap(\.action))")
+        #expect(lostJudged >= 10, "the probe that ran to the report lost \(lostJudged) media packets")
+        // 13 against 5 here: the three the NACKs name, and those already in the queue then.
+        #expect(
+            lostStopped * 2 <= lostJudged,
+            "media packets lost: \(lostStopped) stopped at the NACKs, \(lostJudged) judged")
+        // Padding for a few hundred milliseconds, not the second up to the report.
+        let paddingStopped = stopped.map(\.padding).reduce(0, +)
+        let paddingJudged = judged.map(\.padding).reduce(0, +)
+        #expect(paddingStopped * 2 <= paddingJudged, "padding \(paddingStopped) against \(paddingJudged) bits")
+        #expect(stopped.allSatisfy { $0.target <= 600_000 }, "\(stopped.map(\.target))")
+    }
+
+    /// NACKs while no probe runs, and fewer than three packets in one, change nothing.
+    @Test func nacksOutsideAProbeOrTooFewToMatterLeaveItRunning() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        estimate.nacked([1, 2, 3, 4], nowMicros: 500_000)
+        for second in [Int64(1), 2] {
+            estimate.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: 50_000, bounds: 100_000...4_000_000,
+                nowMicros: second * 1_000_000)
+        }
+        #expect(estimate.probeBitrate(nowMicros: 2_000_000) == 900_000)
+        // A receiver that asks for the same packets again (aiortc lists every packet still missing).
+        estimate.nacked([7, 8], nowMicros: 2_100_000)
+        estimate.nacked([7, 8], nowMicros: 2_150_000)
+        #expect(estimate.probeBitrate(nowMicros: 2_200_000) == 900_000)
+        estimate.nacked([9], nowMicros: 2_200_000)
+        #expect(estimate.probeBitrate(nowMicros: 2_200_000) == nil)
+        #expect(estimate.lastAction == "probe stopped (NACKs)")
     }
 
     /// Encoders at their best (a still screen at full size): a higher estimate would not be used,
