@@ -43,8 +43,8 @@ import Foundation
 ///   under their best (`encodersWantMore`). NACKs for `probeStopNACKs` packets while it runs
 ///   stop it at once, not at the next report: the padding has made the link drop media, and a
 ///   probe at 1.5 × a 600 kbit/s link that ran to the report lost a third of a second's packets,
-///   more than the retransmission budget repairs (aiortc decoded 2 frames a second for two
-///   seconds, then asked for 13 keyframes). Loss or a queue: the probe stops, the
+///   more than the retransmission budget repairs (aiortc decoded 13, 2 and 0 frames in the three
+///   seconds from its start, and asked for 13 keyframes). Loss or a queue: the probe stops, the
 ///   estimate holds (the congestion was the padding's, and it ends with it) — through the reports
 ///   of the next `probeAftermathMicros` too, which still count the padding's loss and queue — no probe comes
 ///   for `probeBackoffMicros`, doubling to a minute, and for a minute none goes past 0.85 × the
