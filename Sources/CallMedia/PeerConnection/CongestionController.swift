@@ -83,9 +83,9 @@ final class CongestionController: Sendable {
                 estimator.withLock { $0.receiverReport(fractionLost: lost, nowMicros: nowMicros) }
                 changed = true
             case .genericNACK(let nack):
+                // Only a probe the NACKs stopped changes anything (its padding ends).
                 let packets = nack.entries.flatMap(\.sequenceNumbers).map { Int64(nack.mediaSSRC) << 16 | Int64($0) }
-                estimator.withLock { $0.nacked(packets, nowMicros: nowMicros) }
-                changed = true
+                if estimator.withLock({ $0.nacked(packets, nowMicros: nowMicros) }) { changed = true }
             case .transportWideFeedback(let feedback):
                 estimator.withLock { $0.transportFeedback(feedback, nowMicros: nowMicros) }
                 changed = true

@@ -239,10 +239,11 @@ public struct BandwidthEstimator: Sendable {
 
     /// A receiver's NACKs (each packet as its stream's SSRC and sequence number, one key): without
     /// transport-wide feedback they stop a probe that makes the link drop packets at once
-    /// (`ReportBasedEstimate.nacked`).
-    public mutating func nacked(_ packets: [Int64], nowMicros: Int64) {
-        guard !hasFeedback(nowMicros: nowMicros) else { return }
-        reports.nacked(packets, nowMicros: nowMicros)
+    /// (`ReportBasedEstimate.nacked`). True when they stopped one (the padding is to end).
+    @discardableResult
+    public mutating func nacked(_ packets: [Int64], nowMicros: Int64) -> Bool {
+        guard !hasFeedback(nowMicros: nowMicros) else { return false }
+        return reports.nacked(packets, nowMicros: nowMicros)
     }
 
     public mutating func roundTrip(milliseconds: Double) { rttMicros = Int64(milliseconds * 1000) }

@@ -322,12 +322,15 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     }
 
     /// A receiver's NACKs (each packet as its stream and sequence number): while a probe runs,
-    /// `probeStopNACKs` packets asked for stop it.
-    public mutating func nacked(_ packets: [Int64], nowMicros: Int64) {
-        guard var running = probe, nowMicros - running.startedMicros < Self.probeLongestMicros else { return }
+    /// `probeStopNACKs` packets asked for stop it. True when they did.
+    @discardableResult
+    public mutating func nacked(_ packets: [Int64], nowMicros: Int64) -> Bool {
+        guard var running = probe, nowMicros - running.startedMicros < Self.probeLongestMicros else { return false }
         running.nacked.formUnion(packets)
         probe = running
-        if running.nacked.count >= Self.probeStopNACKs { stopProbe(running, why: "NACKs", nowMicros: nowMicros) }
+        guard running.nacked.count >= Self.probeStopNACKs else { return false }
+        stopProbe(running, why: "NACKs", nowMicros: nowMicros)
+        return true
     }
 
     /// Keeps a report at a steady round trip for `pathLoss`, unless its loss was over what the
