@@ -20,28 +20,28 @@ with Janus's own API. The last line is "N passed, N failed".
                    frames decoded its last line's, and 0 as the last layer asked.
                    A watcher with the wrong pin is refused at once (Janus checks a subscriber's
                    pin only when there is a publisher to subscribe to).
-  simulcast-loss   5 % of every UDP datagram lost at random (nftables, on the way in): `share --janus`
-                   publishes the 1280x720 screen as simulcast for 12 s, `watch --janus
-                   --substream 0` watches the smallest layer for 8 s. The watcher decodes at least
-                   5 fps (median of its seconds after the first two) at the l layer's size: its
-                   packets cross two lossy legs (sharectl to Janus, Janus to the watcher), about
-                   10 % lost end to end, and a keyframe lost on both waits for the next PLI (runs
-                   gave medians of 13 to 30 fps, and 5.0 in a fresh-clone run of 2026-12-04: 17
-                   PLIs in 8 s, the l layer taken from 320 to 212 wide by the smaller-keyframe
-                   rule, two stretches of a second without a frame; the floor was 10); Janus
-                   asked for retransmissions on the l layer and they were sent on its RTX stream
-                   (the layer's NACKs received and RTX sent both above 0), and every layer that
-                   received NACKs sent retransmissions.
+  simulcast-loss   5 % of every UDP datagram sent to Janus lost at random (nftables, on the way in;
+                   lib/janus.py says why not on the way out): `share --janus` publishes the
+                   1280x720 screen as simulcast for 12 s, `watch --janus --substream 0` watches the
+                   smallest layer for 8 s. The watcher decodes at least 5 fps (median of its
+                   seconds after the first two) at the l layer's size: what sharectl loses on its
+                   way to Janus, Janus asks for and sharectl resends before Janus forwards it (runs
+                   gave medians of 30 fps; with the watcher's leg lossy too, where Janus answered
+                   none of its NACKs, 3 to 30); Janus asked for retransmissions on the l layer and
+                   they were sent on its RTX stream (the layer's NACKs received and RTX sent both
+                   above 0), and every layer that received NACKs sent retransmissions.
   whip-simulcast   simulcast over WHIP into an endpoint that takes it: scripts/peers/janus_whip.py
                    puts a WHIP endpoint (RFC 9725) in front of a Janus VideoRoom room (each POST a
                    publisher joining with that offer; Janus answers with a=simulcast and the RIDs),
                    and `share --whip URL --simulcast` publishes the 960x540 screen for 16 s with
-                   5 % of every UDP datagram lost at random. Three `watch --janus --substream N`
-                   (0, 1, 2) watch one layer each for 10 s: each decodes at least 15 frames, at
-                   some time at its own layer's size (l, m, h from the share's stats; while the
-                   estimate has a layer off, Janus sends the next one down). Runs gave 18 to 296
-                   frames a watcher, medians of 2 to 14 fps: three watchers, the share's three
-                   encoders and Janus on two cores, every leg losing 5 %. The share
+                   5 % of every UDP datagram sent to Janus lost at random (as in simulcast-loss).
+                   Three `watch --janus --substream N` (0, 1, 2) watch one layer each for 10 s:
+                   each decodes at least 15 frames, at some time at its own layer's size (l, m, h
+                   from the share's stats; while the estimate has a layer off, Janus sends the
+                   next one down). Runs gave 280 to 299 frames a watcher, medians of 30 fps, with
+                   three watchers, the share's three encoders and Janus on two cores; with the
+                   watchers' legs lossy too, where Janus answered none of their NACKs, 0 to 296
+                   frames, medians of 2 to 14 fps. The share
                    lists the layers h, m, l, each sent frames, and the l layer received NACKs and
                    answered them on its RTX stream. Once the share ends (DELETE), the room lists no
                    publisher.
@@ -58,7 +58,7 @@ import re
 import subprocess
 import sys
 
-from lib.janus import Janus, JanusGone, JanusViewer, watch_port as local_port
+from lib.janus import RTP_PORTS, Janus, JanusGone, JanusViewer, watch_port as local_port
 from lib.network import clear_drops, drop_udp
 from lib.paths import ROOT, SHARECTL, WORK
 from lib.ports import free_port, wait_http
@@ -201,7 +201,7 @@ def simulcast_loss():
     share = None
     try:
         room = janus.create_room(pin=PIN)
-        drop_udp(5)
+        drop_udp(5, to_ports=RTP_PORTS)
         shared_path = os.path.join(WORK, f"{name}.share.jsonl")
         log = open(os.path.join(WORK, f"{name}.share.log"), "w")
         share = subprocess.Popen(
@@ -282,7 +282,7 @@ def whip_simulcast():
         bridge = start([sys.executable, "scripts/peers/janus_whip.py", "--janus", janus.http_url, "--room", str(room),
                         "--pin", PIN, "--display", "Ann", "--port", str(port)], os.path.join(WORK, f"{name}.whip.log"))
         bridged = wait_http(port)
-        drop_udp(5)
+        drop_udp(5, to_ports=RTP_PORTS)
         shared_path = os.path.join(WORK, f"{name}.share.jsonl")
         share = subprocess.Popen(
             [SHARECTL, "share", "--source", "synthetic", "--whip", f"http://127.0.0.1:{port}/whip", "--simulcast",
@@ -340,7 +340,7 @@ def whip_simulcast():
            f"{bool(published)}; layers (rid, width, frames sent, NACKs received, RTX sent): "
            f"{[(rid, layer['width'], layer['framesSent'], layer['nacksReceived'], layer['rtxSent']) for rid, layer in layers.items()]}; "
            f"watchers by substream (frames, median fps, widths decoded at, layer): {seen} (the layers' widths "
-           f"{widths}); exits {codes}; 5% UDP loss; room empty after: {left}{gone}")
+           f"{widths}); exits {codes}; 5% of UDP to Janus lost; room empty after: {left}{gone}")
     if not ok:
         print(open(os.path.join(WORK, f"{name}.share.log")).read()[-2500:])
         print(open(os.path.join(WORK, f"{name}.whip.log")).read()[-1500:])

@@ -5,6 +5,14 @@ Janus gathers no ICE candidate on an interface with IFF_LOOPBACK, and drops remo
 127.0.0.1, so `Janus.start()` adds a veth pair j0/j1 with 127.0.0.2/32 on j0 (once per namespace)
 and gathers on j0 only: every peer of Janus must offer a candidate on 127.0.0.2 too.
 
+Janus 1.1.2 keeps no retransmission buffer for a subscriber until an RTCP receiver report has
+measured a round trip that differs from the last one, starting from 0 ms (ice.c sets
+`nack_queue_ms` only then). On loopback the round trip reads 0 ms, so it answers a subscriber's
+NACKs only from the first report that happens to read 1 ms, often never within a gate. Loss that a
+gate puts on the path to a subscriber is therefore lost for good, as on a real path in a
+subscription's first second, before the first report. A gate that tests repair drops only what is
+sent to Janus (`RTP_PORTS`).
+
 Rooms are made and listed through Janus's own HTTP API (plain JSON over POST); peers reach it on
 the WebSocket API (`ws_url`, subprotocol `janus-protocol`)."""
 import glob
@@ -33,6 +41,12 @@ WANTED = {"plugins": {"libjanus_videoroom.so"}, "transports": {"libjanus_http.so
           "events": set(), "loggers": set()}
 JANUS_JS = "/usr/share/javascript/janus-gateway/janus.js"
 ADAPTER_JS = "/usr/share/javascript/webrtc-adapter/adapter.js"  # Debian's libjs-webrtc-adapter
+
+
+# The ports Janus's ICE binds (its media, both ways), below the namespace's ephemeral ports where
+# every other socket of a gate lands: a drop rule on them (lib/network.py's drop_udp `to_ports`)
+# loses only what is sent to Janus.
+RTP_PORTS = (10000, 10999)
 
 
 def add_j0():
@@ -121,7 +135,7 @@ general: {{
     debug_colors = false
     protected_folders = ["/bin", "/boot", "/dev", "/etc", "/lib", "/proc", "/sbin", "/sys", "/usr", "/var"]
 }}
-media: {{}}
+media: {{ rtp_port_range = "{RTP_PORTS[0]}-{RTP_PORTS[1]}" }}
 nat: {{
     nice_debug = false
     # the only interface Janus gathers on (add_j0); .local candidates are never resolvable here

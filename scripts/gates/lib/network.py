@@ -10,14 +10,17 @@ def sh(command):
     subprocess.run(command, shell=True, check=True, cwd=ROOT)
 
 
-def drop_udp(percent, table="sharectl_gate"):
+def drop_udp(percent, table="sharectl_gate", to_ports=None):
     """Drops `percent` of UDP on lo at random (100: all of it), on the way in: the sender's
     sendmsg succeeds and the datagram vanishes, as on a real lossy path (dropped on the way out,
-    the sender would get EPERM, which libnice takes for a broken pair)."""
+    the sender would get EPERM, which libnice takes for a broken pair). `to_ports`, a (first,
+    last) pair, drops only datagrams to those ports: one direction of a path whose far end's
+    ports are known (lib/janus.py's RTP_PORTS)."""
     clear_drops(table)
     sh(f"nft add table inet {table}")
     sh(f"nft add chain inet {table} in '{{ type filter hook input priority 0; }}'")
-    rule = "meta l4proto udp drop" if percent >= 100 else f"meta l4proto udp numgen random mod 100 \\< {percent} drop"
+    match = f"udp dport {to_ports[0]}-{to_ports[1]}" if to_ports else "meta l4proto udp"
+    rule = f"{match} drop" if percent >= 100 else f"{match} numgen random mod 100 \\< {percent} drop"
     sh(f"nft add rule inet {table} in {rule}")
 
 
