@@ -231,6 +231,32 @@ import Testing
         #expect(estimate.lastAction == "decrease (loss)" && estimate.estimate < 500_000, "\(estimate.estimate)")
     }
 
+    /// A probe judged delivered by a report that came before the link's queue dropped anything
+    /// raised the estimate over the link; the next probe's report shows the loss. What that report
+    /// shows delivered (sent less lost) is under the estimate: the media alone overruns the link,
+    /// and the estimate comes down to it at once rather than holding through the aftermath. A
+    /// failed probe whose delivered rate is over the estimate leaves it as it was (the test above).
+    @Test func aFailedProbeWhoseReportShowsLessDeliveredThanTheEstimateTakesItDown() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        var now: Int64 = 0
+        func report(_ loss: Double, sent: Int) {
+            now += 1_000_000
+            estimate.report(
+                fractionLost: loss, rttMicros: 20_000, sentBitrate: sent, bounds: 100_000...4_000_000, nowMicros: now)
+        }
+        report(0, sent: 150_000)
+        report(0, sent: 150_000)
+        #expect(estimate.probeBitrate(nowMicros: now) == 900_000)
+        report(0, sent: 846_000)
+        #expect(estimate.lastAction == "probe delivered" && estimate.estimate == 846_000)
+        #expect(estimate.probeBitrate(nowMicros: now) == 1_269_000)
+        report(0.44, sent: 900_000)
+        #expect(estimate.lastAction == "probe stopped (loss)")
+        #expect(estimate.estimate == 504_000, "\(estimate.estimate)")
+        report(0.3, sent: 500_000)
+        #expect(estimate.estimate == 504_000 && estimate.lastAction == "hold (after the probe)")
+    }
+
     /// A busy share's first report finds little sent (the encoder starting, its first keyframe):
     /// that is not cheap content, and it is not probed.
     @Test func theStartOfABusyShareIsNotProbed() {
@@ -265,6 +291,34 @@ import Testing
         report(sent: climbed / 2)
         let probe = estimate.probeBitrate(nowMicros: now)
         #expect(probe == Int(Double(climbed) * ReportBasedEstimate.probeStep), "\(probe ?? 0) over \(climbed)")
+    }
+
+    /// An estimate the reports raised by more than the start's first step (here to 1.33 × the
+    /// start) was filled: the first probe is 1.5 × it, not 3 × (1,200 kbit/s, twice a 600 kbit/s
+    /// link). A still screen whose first report raised it once is still probed at 3 ×.
+    @Test func aFirstProbeAfterTheReportsRaisedTheEstimateTwiceIsHalfAgainIt() {
+        func firstProbe(climbingTo level: Int) -> (estimate: Int, probe: Int?) {
+            var estimate = ReportBasedEstimate(startBitrate: 300_000)
+            var now: Int64 = 0
+            func report(sent: Int) {
+                now += 1_000_000
+                estimate.report(
+                    fractionLost: 0, rttMicros: 20_000, sentBitrate: sent, bounds: 100_000...4_000_000,
+                    nowMicros: now)
+            }
+            while estimate.estimate < level { report(sent: estimate.estimate) }
+            let climbed = estimate.estimate
+            report(sent: climbed / 2)
+            report(sent: climbed / 2)
+            return (climbed, estimate.probeBitrate(nowMicros: now))
+        }
+        // 300 → 346 → 399 kbit/s: two reports' increases.
+        let filled = firstProbe(climbingTo: 390_000)
+        #expect(filled.estimate >= 390_000 && filled.estimate < 450_000)
+        #expect(filled.probe == Int(Double(filled.estimate) * 1.5), "\(filled)")
+        let once = firstProbe(climbingTo: 301_000)
+        #expect(once.estimate <= 360_000)
+        #expect(once.probe == once.estimate * 3, "\(once)")
     }
 
     /// A probe no report judges (the receiver stopped reporting) stops on its own.
