@@ -45,7 +45,9 @@ import Foundation
 ///   probe at 1.5 × a 600 kbit/s link that ran to the report lost a third of a second's packets,
 ///   more than the retransmission budget repairs (aiortc decoded 13, 2 and 0 frames in the three
 ///   seconds from its start, and asked for 13 keyframes). Loss or a queue: the probe stops, the
-///   estimate holds (the congestion was the padding's, and it ends with it) — through the reports
+///   estimate holds (the congestion was the padding's, and it ends with it; on loss, unless the
+///   report shows less delivered than the estimate — sent less lost — which it then comes down
+///   to: the media alone overruns the link) — through the reports
 ///   of the next `probeAftermathMicros` too, which still count the padding's loss and queue — no probe comes
 ///   for `probeBackoffMicros`, doubling to a minute, and for a minute none goes past 0.85 × the
 ///   rate that failed. A cheap screen on a clean link gets a target
@@ -287,8 +289,9 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         bounds: ClosedRange<Int>, nowMicros: Int64
     ) {
         let lasted = nowMicros - running.startedMicros
-        if fractionLost >= 0.02 || queueing || lasted >= Self.probeLongestMicros {
-            if fractionLost >= 0.02 {
+        let lossy = fractionLost >= 0.02
+        if lossy || queueing || lasted >= Self.probeLongestMicros {
+            if lossy {
                 // What the report shows the link delivered (it drops the padding and the media
                 // alike). Over the estimate: the padding was the excess, and the estimate holds.
                 // Under it: the media alone overruns the link, and the estimate comes down to it at
@@ -300,7 +303,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
                 estimate = max(bounds.lowerBound, min(estimate, delivered))
             }
             stopProbe(
-                running, why: fractionLost >= 0.02 ? "loss" : queueing ? "queue" : "no report", nowMicros: nowMicros)
+                running, why: lossy ? "loss" : queueing ? "queue" : "no report", nowMicros: nowMicros)
             return
         }
         guard lasted >= Self.probeJudgedAfterMicros else {
