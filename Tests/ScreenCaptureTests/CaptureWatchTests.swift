@@ -27,7 +27,7 @@ import Testing
                 if event == "c" { closed(watch.sessionClosed("the portal session was closed")) }
                 for action in watch.tick(now: now, totalFrames: frames) {
                     actions.append((tick, action))
-                    if case .restart = action { watch.restarted(now: now) }
+                    if case .restart = action { watch.restarted(now: now, totalFrames: frames) }
                 }
             }
         }
@@ -111,6 +111,38 @@ import Testing
         // Every restart after the first asks the portal again (the stream brought nothing).
         let renewals = run.actions.compactMap { if case .restart(_, let renew) = $0.action { renew } else { nil } }
         #expect(renewals.first == false && renewals.dropFirst().allSatisfy { $0 }, "\(renewals)")
+    }
+
+    @Test func framesTheOldStreamGaveBeforeItStoppedDoNotHideAFailedRestart() {
+        // The portal leaves the bus under a moving share. Its stream still gives two frames
+        // between the last tick and the moment the restart stops it, and the restart fails
+        // (the portal is not back yet). The watch must try again, not take those two frames
+        // for the new stream's.
+        let t0 = ContinuousClock.now
+        var watch = CaptureWatch(now: t0)
+        watch.persistent = true
+        var now = t0
+        for frames in 1...10 {
+            now += .milliseconds(100)
+            _ = watch.tick(now: now, totalFrames: frames)
+        }
+        let kept = watch.sessionClosed("xdg-desktop-portal left the session bus")
+        #expect(kept)
+        now += .milliseconds(100)
+        let first = watch.tick(now: now, totalFrames: 10)
+        #expect(first == [.restart(reason: "xdg-desktop-portal left the session bus", renewSession: true)])
+        watch.restarted(now: now, totalFrames: 12)
+        watch.streamFailed("xdg-desktop-portal is not running")
+        var again: [Int] = []
+        for tick in 1...30 {
+            now += .milliseconds(100)
+            for case .restart(_, let renew) in watch.tick(now: now, totalFrames: 12) {
+                #expect(renew)
+                again.append(tick)
+                watch.restarted(now: now, totalFrames: 12)
+            }
+        }
+        #expect(again == [20], "tried again 2 s after the failed restart")
     }
 
     @Test func aClosedSessionIsAskedForAgainOnlyByAPersistentWatch() {

@@ -80,8 +80,12 @@ public struct CaptureWatch: Sendable {
     }
 
     /// The capture was restarted at `now`: no memory of movement (the still-screen notice is said
-    /// once per capture, not again after a restart).
-    public mutating func restarted(now: ContinuousClock.Instant) {
+    /// once per capture, not again after a restart). `totalFrames`: the real frames counted once the
+    /// old stream stopped. Frames it delivered after the last tick are its own, so they do not count
+    /// as the new stream's first (a restart that failed would otherwise look as if it worked, and
+    /// its failure would be forgotten).
+    public mutating func restarted(now: ContinuousClock.Instant, totalFrames: Int) {
+        framesSeen = max(framesSeen, totalFrames)
         startedAt = now
         recent.removeAll()
         lastRestart = now

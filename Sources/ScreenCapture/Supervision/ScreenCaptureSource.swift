@@ -169,7 +169,10 @@ public final class ScreenCaptureSource: Sendable {
                 case .restart(let reason, let renew):
                     restarts.add(1, ordering: .relaxed)
                     notice("The capture stopped (\(reason)); restarting it on the same screen")
-                    watch.restarted(now: .now)
+                    // The old stream stops first, so the frames it gave before it stopped are counted
+                    // as its own, not as the new stream's.
+                    detachCapture()?.stop()
+                    watch.restarted(now: .now, totalFrames: realFrames)
                     if let error = restart(renewSession: renew) {
                         guard persistent else { fail(error); return }
                         // Unattended: the desktop may be on its way back; try again, further apart.
