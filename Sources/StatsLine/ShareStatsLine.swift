@@ -91,6 +91,9 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         public var sentKbps = 0
         /// Retransmissions' share of the link (smoothed), taken off the encoders' targets.
         public var repairKbps = 0
+        /// The video packets' headers on the wire (RTP, SRTP, UDP, IP; smoothed), taken off the
+        /// encoders' targets too.
+        public var overheadKbps = 0
         /// Without transport-wide feedback: the report-based estimate's last step ("increase",
         /// "hold", "application-limited", "decrease (loss)", "decrease (delay)", "decrease (REMB)",
         /// "probing", "probe delivered", "probe stopped (loss|queue|no report)").

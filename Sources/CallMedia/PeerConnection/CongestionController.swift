@@ -27,6 +27,8 @@ final class CongestionController: Sendable {
     private let reportedLoss = Locked(ReportedLoss())
     /// Retransmissions' share of the link, taken off the encoders' targets.
     private let repair = Locked(RepairCost())
+    /// The video packets' headers on the wire, taken off the encoders' targets too.
+    private let overhead = Locked(PacketOverhead())
     /// The media of the last tick and the target split over them then: a decrease between ticks
     /// reaches the encoders at once (a second's wait at a rate over the link is a second of loss).
     private let split = Locked<(medias: [TransceiverMedia], target: Int)>(([], 0))
@@ -157,15 +159,24 @@ final class CongestionController: Sendable {
         pacer.startProbeClusters(clusters) { [weak stream] bytes in stream?.paddingPackets(bytes: bytes) ?? [] }
     }
 
-    /// Splits what is left of `target` after the audio and the repair over the video encoders in
-    /// proportion to their maxima (`measureRepair`: the once-a-second tick, which also measures
-    /// what retransmissions cost since the last).
+    /// Splits what is left of `target` after the audio, the video packets' overhead and the repair
+    /// over the video encoders in proportion to their maxima (`measureRepair`: the once-a-second
+    /// tick, which also measures what retransmissions and packet headers cost since the last).
     private func apply(target: Int, to medias: [TransceiverMedia], nowMicros: Int64, measureRepair: Bool) {
         let video = medias.filter { $0.encoder != nil }
-        let reserve = medias.contains { $0.audioSender != nil } ? Self.audioReserve : 0
         let maximum = video.reduce(0) { $0 + $1.maximumBitrate }
         split.withLock { $0 = (medias, target) }
         guard maximum > 0 else { return }
+        let headers = overhead.withLock { o -> Int in
+            if measureRepair {
+                let counters = video.flatMap(\.senders).map(\.counters)
+                o.update(
+                    packets: counters.reduce(0) { $0 + $1.packetsSent },
+                    headerBytes: counters.reduce(0) { $0 + $1.headerBytesSent }, nowMicros: nowMicros)
+            }
+            return Int(o.bitsPerSecond)
+        }
+        let reserve = (medias.contains { $0.audioSender != nil } ? Self.audioReserve : 0) + headers
         let repairBytes = pacer.snapshot().counters.retransmissionBytes
         let forVideo = repair.withLock {
             if measureRepair { $0.update(totalBytes: repairBytes, nowMicros: nowMicros) }
@@ -189,6 +200,7 @@ final class CongestionController: Sendable {
             "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
             "cc.inputs": e.inputs.joined(separator: ","), "cc.report": e.reportAction ?? "-",
             "cc.sentKbps": "\(e.sentBitrate / 1000)", "cc.repairKbps": "\(c.repairBitrate / 1000)",
+            "cc.overheadKbps": "\(c.overheadBitrate / 1000)",
             "cc.rtxRefused": "\(c.pacer.counters.retransmissionsRefused)",
             "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)",
             "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
@@ -208,7 +220,8 @@ final class CongestionController: Sendable {
             rtxSent: senders.reduce(0) { $0 + $1.counters.rtxPacketsSent },
             nacksReceived: senders.reduce(0) { $0 + $1.counters.nacksReceived },
             pacedQueueMillis: pacing.queueDelayMillis, pacer: pacing,
-            repairBitrate: Int(repair.withLock { $0.bitsPerSecond }))
+            repairBitrate: Int(repair.withLock { $0.bitsPerSecond }),
+            overheadBitrate: Int(overhead.withLock { $0.bitsPerSecond }))
     }
 }
 
@@ -227,4 +240,6 @@ public struct CongestionStatistics: Sendable, Equatable {
     public var pacer: PacedSender.Snapshot
     /// Retransmissions' share of the link (smoothed), taken off the encoders' targets.
     public var repairBitrate: Int
+    /// The video packets' headers on the wire (smoothed), taken off the encoders' targets too.
+    public var overheadBitrate: Int
 }

@@ -644,6 +644,7 @@ public actor WHIPShareSession {
             congestion.targetKbps = c.targetBitrate / 1000
             congestion.sentKbps = c.estimate.sentBitrate / 1000
             congestion.repairKbps = c.repairBitrate / 1000
+            congestion.overheadKbps = c.overheadBitrate / 1000
             congestion.action = c.estimate.reportAction
             congestion.rembKbps = c.estimate.rembBitrate.map { $0 / 1000 }
             congestion.lossFraction = c.estimate.lossFraction

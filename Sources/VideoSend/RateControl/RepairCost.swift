@@ -25,8 +25,8 @@ public struct RepairCost: Sendable, Equatable {
         bitsPerSecond += Self.smoothing * (rate - bitsPerSecond)
     }
 
-    /// What the video encoders may have of `target` once `reserve` (the audio) and the repair
-    /// are taken off.
+    /// What the video encoders may have of `target` once `reserve` (the audio and the packets'
+    /// overhead) and the repair are taken off.
     public func videoBitrate(target: Int, reserve: Int) -> Int {
         let repair = min(bitsPerSecond, Self.maximumShare * Double(target))
         return max(0, target - reserve - Int(repair))

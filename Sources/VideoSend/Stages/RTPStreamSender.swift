@@ -90,6 +90,8 @@ public final class RTPStreamSender: Sendable {
         /// Payload octets, as the sender report counts them.
         public var octetsSent = 0
         public var bytesSent = 0
+        /// The media packets' RTP headers and extensions (their size less their payload).
+        public var headerBytesSent = 0
         public var rtxPacketsSent = 0
         /// Retransmissions the writer refused (over the budget, or a full pacer).
         public var rtxRefused = 0
@@ -186,6 +188,7 @@ public final class RTPStreamSender: Sendable {
                     s.counters.packetsSent += 1
                     s.counters.octetsSent += unit.payload.count
                     s.counters.bytesSent += outgoing.size
+                    s.counters.headerBytesSent += outgoing.size - unit.payload.count
                     sent += 1
                 } else {
                     s.counters.sendFailures += 1
