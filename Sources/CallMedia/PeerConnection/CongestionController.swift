@@ -44,8 +44,11 @@ final class CongestionController: Sendable {
         let stamp = TransportStamp.writer(
             sequence: transportSequence,
             sent: { sequence, size, cluster, now in
+                // The estimate counts what the link carries: each packet with its SRTP tag and its
+                // UDP and IPv4 headers (what `PacketOverhead` takes off the encoders again).
+                let wire = size + PacketOverhead.transportBytes
                 estimator.withLock {
-                    $0.packetSent(sequence: sequence, size: size, probeCluster: cluster, nowMicros: now)
+                    $0.packetSent(sequence: sequence, size: wire, probeCluster: cluster, nowMicros: now)
                 }
             }, next: send)
         pacer = PacedSender(targetBitrate: configuration.startBitrate, next: stamp)
