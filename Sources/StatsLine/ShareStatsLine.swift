@@ -107,6 +107,10 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         public var probeKbps: Int?
         /// Padding sent in all (probes), in bytes.
         public var paddingBytes: Int?
+        /// Without transport-wide feedback: retransmissions that waited for the repair budget
+        /// rather than being refused, and of those the ones dropped after waiting a second.
+        public var repairsWaited: Int?
+        public var repairsExpired: Int?
 
         public init() {}
     }

@@ -25,6 +25,68 @@ import Testing
         #expect(videoTaken)
     }
 
+    /// With repairs waiting (no transport-wide feedback), a burst of loss over the budget is
+    /// repaired whole, oldest first, at the budget's rate; one asked for again while it waits is
+    /// held once; and what waited longer than allowed is dropped and counted.
+    @Test func retransmissionsOverTheBudgetWaitForItWhenRepairsWait() {
+        // 1 Mbit/s: the budget earns 31,250 bytes a second and holds at most 7,812.
+        var pacer = Pacer<Int>(targetBitrate: 1_000_000)
+        pacer.setRepairWait(1_000_000)
+        // A burst of 20 NACKed packets (24,000 bytes) at once; six fit the budget saved up, and four
+        // of the fourteen that wait are asked for again.
+        var accepted = 0
+        for i in 0..<20 where pacer.enqueue(i, size: 1200, priority: .retransmission, nowMicros: 0, repair: Int64(i)) {
+            accepted += 1
+        }
+        for i in 10..<14
+        where pacer.enqueue(100 + i, size: 1200, priority: .retransmission, nowMicros: 1_000, repair: Int64(i)) {
+            accepted += 1
+        }
+        #expect(accepted == 24)
+        #expect(pacer.counters.retransmissionsRefused == 0)
+        var sent: [(Int, Int64)] = []
+        var now: Int64 = 0
+        var idleWaits: [Int64?] = []
+        while now <= 1_000_000 {
+            sent += pacer.release(nowMicros: now).map { ($0, now) }
+            if pacer.queuedPackets == 0, pacer.waitingRepairCount > 0 {
+                // Nothing queued, repairs waiting: the pacer's thread is told when the next fits
+                // the budget (at most 38.4 ms), not left to sleep as on an empty queue.
+                idleWaits.append(pacer.microsUntilNextRelease(nowMicros: now))
+            }
+            now += 1_000
+        }
+        #expect(!idleWaits.isEmpty && idleWaits.allSatisfy { $0.map { $0 >= 0 && $0 <= 38_400 } == true })
+        // Each packet once (the four asked again waited once), in the order asked.
+        #expect(sent.map(\.0) == Array(0..<20), "\(sent.map(\.0))")
+        // The budget's rate: six at once (7,812 bytes saved), then one every 38.4 ms.
+        let last = sent.last?.1 ?? 0
+        #expect(last > 450_000 && last < 700_000, "the last repair left at \(last) µs")
+        #expect(pacer.counters.retransmissionsWaited == 14)
+        #expect(pacer.counters.retransmissionsRefused == 0)
+
+        // Past the wait: dropped and counted.
+        var late = Pacer<Int>(targetBitrate: 100_000)  // 3,125 bytes a second, at least 3,000 held
+        late.setRepairWait(200_000)
+        for i in 0..<10 { late.enqueue(i, size: 1200, priority: .retransmission, nowMicros: 0, repair: Int64(i)) }
+        var delivered = 0
+        now = 0
+        while now <= 1_000_000 {
+            delivered += late.release(nowMicros: now).count
+            now += 1_000
+        }
+        #expect(delivered == 2 + 1, "two from the saved budget, one earned within the wait: \(delivered)")
+        #expect(late.counters.retransmissionsExpired == 7)
+        #expect(late.counters.retransmissionsRefused == 7)
+        #expect(late.waitingRepairCount == 0)
+
+        // Without the wait (transport-wide feedback arrives), over the budget is refused at once.
+        var refusing = Pacer<Int>(targetBitrate: 100_000)
+        for i in 0..<10 { refusing.enqueue(i, size: 1200, priority: .retransmission, nowMicros: 0, repair: Int64(i)) }
+        #expect(refusing.counters.retransmissionsRefused == 8)
+        #expect(refusing.counters.retransmissionsWaited == 0)
+    }
+
     @Test func aPacketIsNotResentWithinARoundTripOfItsLastRetransmission() {
         let history = RetransmissionHistory()
         history.store(

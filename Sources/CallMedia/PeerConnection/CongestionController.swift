@@ -13,6 +13,12 @@ import VideoSend
 final class CongestionController: Sendable {
     /// What the Opus stream is left, off the top of the estimate (32 kbit/s of Opus and headers).
     static let audioReserve = 40_000
+    /// Without transport-wide feedback, while a probe runs or just failed
+    /// (`BandwidthEstimator.repairsMayWait`), a retransmission over the budget waits for it this
+    /// long (`Pacer.setRepairWait`): a receiver that asks once for each packet (aiortc) holds its
+    /// picture behind an unrepaired hole until its jitter buffer gives up. With feedback the
+    /// receiver is libwebrtc's, whose NACK module asks again every round trip.
+    static let repairWaitMicros: Int64 = 1_000_000
     /// An encoder is told a new bitrate when it differs by at least this fraction.
     static let encoderStep = 0.05
     /// Where a video encoder starts before the first second's split: the estimate's start less
@@ -105,8 +111,11 @@ final class CongestionController: Sendable {
             }
         }
         guard changed else { return }
-        let target = estimator.withLock { $0.targetBitrate(nowMicros: nowMicros) }
+        let (target, wait) = estimator.withLock {
+            ($0.targetBitrate(nowMicros: nowMicros), $0.repairsMayWait(nowMicros: nowMicros))
+        }
         pacer.setTargetBitrate(target)
+        pacer.setRepairWait(wait ? Self.repairWaitMicros : 0)
         let last = split.withLock { $0 }
         updatePadding(medias: last.medias, nowMicros: nowMicros)
         startProbeClusters(medias: medias.isEmpty ? last.medias : medias, nowMicros: nowMicros)
@@ -128,13 +137,14 @@ final class CongestionController: Sendable {
         let maximum = video.reduce(0) { $0 + $1.maximumBitrate }
         let feedback = medias.compactMap { $0.rtcp?.figures }
         let wantMore = video.contains { $0.encoders.contains { $0.counters.limit == .bandwidth } }
-        let target = estimator.withLock { e -> Int in
+        let (target, wait) = estimator.withLock { e -> (Int, Bool) in
             if maximum > 0 { e.setMaximumBitrate(maximum + reserve) }
             e.setEncodersWantMore(wantMore)
             if let rtt = feedback.compactMap(\.rttMs).first { e.roundTrip(milliseconds: rtt) }
-            return e.targetBitrate(nowMicros: nowMicros)
+            return (e.targetBitrate(nowMicros: nowMicros), e.repairsMayWait(nowMicros: nowMicros))
         }
         pacer.setTargetBitrate(target)
+        pacer.setRepairWait(wait ? Self.repairWaitMicros : 0)
         updatePadding(medias: medias, nowMicros: nowMicros)
         startProbeClusters(medias: medias, nowMicros: nowMicros)
         logger.debug("congestion", Self.metadata(statistics(medias: medias, nowMicros: nowMicros)))
@@ -205,6 +215,8 @@ final class CongestionController: Sendable {
             "cc.sentKbps": "\(e.sentBitrate / 1000)", "cc.repairKbps": "\(c.repairBitrate / 1000)",
             "cc.overheadKbps": "\(c.overheadBitrate / 1000)",
             "cc.rtxRefused": "\(c.pacer.counters.retransmissionsRefused)",
+            "cc.rtxWaited": "\(c.pacer.counters.retransmissionsWaited)",
+            "cc.rtxExpired": "\(c.pacer.counters.retransmissionsExpired)",
             "cc.feedback": "\(e.feedbackMessages)", "cc.reported": "\(e.packetsLostReported)/\(e.packetsReported)",
             "cc.rtxSent": "\(c.rtxSent)", "cc.nacks": "\(c.nacksReceived)",
             "cc.queueMs": String(format: "%.1f", c.pacedQueueMillis), "cc.refused": "\(c.pacer.counters.refused)",

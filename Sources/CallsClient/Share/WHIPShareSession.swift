@@ -652,6 +652,9 @@ public actor WHIPShareSession {
             congestion.probeKbps = c.estimate.probeBitrate.map { $0 / 1000 }
             let padding = c.pacer.counters.paddingBytes
             congestion.paddingBytes = padding > 0 ? padding : nil
+            let waited = c.pacer.counters.retransmissionsWaited
+            congestion.repairsWaited = waited > 0 ? waited : nil
+            congestion.repairsExpired = waited > 0 ? c.pacer.counters.retransmissionsExpired : nil
             stats.congestion = congestion
         }
         return stats

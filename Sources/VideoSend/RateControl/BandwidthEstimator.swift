@@ -253,6 +253,12 @@ public struct BandwidthEstimator: Sendable {
         return remb.bitrate
     }
 
+    /// Repairs over the budget wait for it: without transport-wide feedback, while a probe runs
+    /// or just failed (`ReportBasedEstimate.repairsMayWait`).
+    public func repairsMayWait(nowMicros: Int64) -> Bool {
+        !hasFeedback(nowMicros: nowMicros) && reports.repairsMayWait(nowMicros: nowMicros)
+    }
+
     /// The rate the pacer tops the link up to with padding now: a probe of the report-based
     /// estimate's (`ReportBasedEstimate`), never while transport-wide feedback sets the rate.
     public func probeBitrate(nowMicros: Int64) -> Int? {

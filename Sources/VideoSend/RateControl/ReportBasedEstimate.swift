@@ -258,6 +258,15 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         estimate = min(max(estimate, bounds.lowerBound), bounds.upperBound)
     }
 
+    /// A probe runs, or one that found congestion stopped within `probeAftermathMicros`: the loss
+    /// is the padding's, and the link has the room the padding took (and no longer takes) for
+    /// repairing it. Then repairs over the budget wait for it rather than being refused
+    /// (`Pacer.setRepairWait`); at other times loss means the media alone overruns the link, and
+    /// repairs that waited would fill the budget on top of it (on a 1.5 Mbit/s link, the second
+    /// the climb without feedback crossed it sent 1,867 kbit/s with them, where 1,800 is the
+    /// `links` gate's limit).
+    public func repairsMayWait(nowMicros: Int64) -> Bool { probe != nil || nowMicros < probeAftermathUntilMicros }
+
     /// The rate the pacer tops the link up to with padding now, while a probe runs.
     public func probeBitrate(nowMicros: Int64) -> Int? {
         guard let probe, nowMicros - probe.startedMicros < Self.probeLongestMicros else { return nil }

@@ -11,6 +11,9 @@ public struct OutgoingPacket: Sendable {
     public var size: Int
     /// The bandwidth probe cluster it leaves in (`ProbeCluster.id`), set by the pacer.
     public var probeCluster: Int?
+    /// A retransmission: the packet it repairs (its SSRC and sequence number), so the pacer holds
+    /// one copy of a repair that waits for its budget.
+    public var repairOf: Int64?
 
     public init(packet: RTPPacket, priority: Pacer<OutgoingPacket>.Priority, extensions: SendExtensions) {
         self.packet = packet

@@ -43,7 +43,9 @@ public final class PacedSender: Sendable {
     public func write(_ packet: OutgoingPacket, nowMicros: Int64) -> Bool {
         let (accepted, wasEmpty) = pacer.withLock { p in
             let empty = p.queuedPackets == 0
-            return (p.enqueue(packet, size: packet.size, priority: packet.priority, nowMicros: nowMicros), empty)
+            let accepted = p.enqueue(
+                packet, size: packet.size, priority: packet.priority, nowMicros: nowMicros, repair: packet.repairOf)
+            return (accepted, empty)
         }
         // The thread sleeps long only on an empty queue; otherwise it looks again within 2 ms.
         if accepted, wasEmpty { wake.signal() }
@@ -51,6 +53,9 @@ public final class PacedSender: Sendable {
     }
 
     public func setTargetBitrate(_ bitsPerSecond: Int) { pacer.withLock { $0.setTargetBitrate(bitsPerSecond) } }
+
+    /// Retransmissions over the budget wait for it this long (`Pacer.setRepairWait`).
+    public func setRepairWait(_ micros: Int64) { pacer.withLock { $0.setRepairWait(micros) } }
 
     /// Tops the link up to `bitsPerSecond` with padding from `source` while nothing waits (a
     /// bandwidth probe); 0 or no source stops it.

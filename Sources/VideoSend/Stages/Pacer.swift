@@ -17,6 +17,15 @@
 /// is sent, answering every NACK at once is what turns loss into a storm that takes the link
 /// down with it. The receiver asks again, or asks for a keyframe.
 ///
+/// Unless repairs wait (`setRepairWait`, set while the receiver gives no transport-wide feedback):
+/// then a retransmission over the budget waits for it, oldest first, for at most that long, and
+/// one that waited longer is dropped (`retransmissionsExpired`, counted as refused too). The rate
+/// stays the budget's; what changes is that a burst of loss is repaired whole, a little later,
+/// instead of in part. A receiver that asks once for each packet — aiortc's NACK generator asks
+/// again only when new loss shows — holds every later frame behind a hole until its jitter buffer
+/// (128 packets: about 2 s at 600 kbit/s) gives up and asks for a keyframe, which then waits
+/// behind the same hole.
+///
 /// Padding: while `paddingBitrate` is set (a bandwidth probe), an empty queue is topped up to that
 /// rate with padding, counting what the queues released against it; `paddingDue` says how many
 /// bytes of it may leave now.
@@ -37,6 +46,8 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var retransmissionBurstMicros: Int64 = 250_000
         /// Padding leaves in pieces of at least this much (about one padding-only packet).
         public var paddingPiece = 200
+        /// At most this many retransmissions wait for the budget (`setRepairWait`).
+        public var maximumWaitingRepairs = 512
         public init() {}
     }
 
@@ -51,6 +62,10 @@ public struct Pacer<Packet: Sendable>: Sendable {
         public var retransmissionBytes = 0
         /// Bytes of padding let out (`paddingDue`).
         public var paddingBytes = 0
+        /// Retransmissions that waited for the budget (`setRepairWait`), and of those, the ones
+        /// dropped for waiting longer than it allows (also in `retransmissionsRefused`).
+        public var retransmissionsWaited = 0
+        public var retransmissionsExpired = 0
     }
 
     private struct Entry {
@@ -75,6 +90,16 @@ public struct Pacer<Packet: Sendable>: Sendable {
     private var paddingMicros: Int64?
     private var clusters: [ProbeCluster] = []
     private var clusterBytesLeft = 0
+    /// How long a retransmission over the budget waits for it; 0: refused at once.
+    public private(set) var repairWaitMicros: Int64 = 0
+    /// Retransmissions waiting for the budget, oldest first: `repair` names the packet repaired,
+    /// so one asked for again while it waits is not queued twice.
+    private struct WaitingRepair {
+        var entry: Entry
+        var repair: Int64?
+        var deadlineMicros: Int64
+    }
+    private var waitingRepairs: [WaitingRepair] = []
 
     public init(targetBitrate: Int, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -82,6 +107,13 @@ public struct Pacer<Packet: Sendable>: Sendable {
     }
 
     public mutating func setTargetBitrate(_ bitsPerSecond: Int) { targetBitrate = max(bitsPerSecond, 1) }
+
+    /// Retransmissions over the budget wait for it this long (0: refused at once, as they are
+    /// while transport-wide feedback arrives: libwebrtc's NACK module asks again every round trip).
+    public mutating func setRepairWait(_ micros: Int64) { repairWaitMicros = max(0, micros) }
+
+    /// Retransmissions waiting for the budget.
+    public var waitingRepairCount: Int { waitingRepairs.count }
 
     /// Tops an idle queue up to `bitsPerSecond` with padding (0 stops it).
     public mutating func setPaddingBitrate(_ bitsPerSecond: Int) {
@@ -162,22 +194,62 @@ public struct Pacer<Packet: Sendable>: Sendable {
         return oldest.map { max(0, nowMicros - $0) } ?? 0
     }
 
-    /// Queues a packet; false when the queue is full and it was refused.
+    /// Queues a packet; false when the queue is full and it was refused. `repair`: for a
+    /// retransmission, the packet it repairs (a stream and sequence number), so one asked for again
+    /// while it waits for the budget is not queued twice.
     @discardableResult
-    public mutating func enqueue(_ packet: Packet, size: Int, priority: Priority, nowMicros: Int64) -> Bool {
+    public mutating func enqueue(
+        _ packet: Packet, size: Int, priority: Priority, nowMicros: Int64, repair: Int64? = nil
+    ) -> Bool {
         if priority != .audio, queuedPackets >= configuration.maximumPackets {
             counters.refused += 1
             return false
         }
-        if priority == .retransmission, !spendRetransmissionBudget(size, nowMicros: nowMicros) {
-            counters.retransmissionsRefused += 1
-            return false
+        let entry = Entry(packet: packet, size: size, enqueuedMicros: nowMicros)
+        if priority == .retransmission {
+            if let repair, waitingRepairs.contains(where: { $0.repair == repair }) { return true }
+            // Behind the ones already waiting: the oldest hole holds the receiver's picture longest.
+            let wait = repairWaitMicros > 0 && !waitingRepairs.isEmpty
+            guard !wait, spendRetransmissionBudget(size, nowMicros: nowMicros) else {
+                if repairWaitMicros > 0, waitingRepairs.count < configuration.maximumWaitingRepairs {
+                    waitingRepairs.append(
+                        WaitingRepair(entry: entry, repair: repair, deadlineMicros: nowMicros + repairWaitMicros))
+                    counters.retransmissionsWaited += 1
+                    return true
+                }
+                counters.retransmissionsRefused += 1
+                return false
+            }
+            counters.retransmissionBytes += size
         }
-        if priority == .retransmission { counters.retransmissionBytes += size }
-        queues[priority.rawValue].append(Entry(packet: packet, size: size, enqueuedMicros: nowMicros))
-        queuedBytes += size
-        counters.enqueued += 1
+        admit(entry, priority: priority)
         return true
+    }
+
+    private mutating func admit(_ entry: Entry, priority: Priority) {
+        queues[priority.rawValue].append(entry)
+        queuedBytes += entry.size
+        counters.enqueued += 1
+    }
+
+    /// Retransmissions that waited long enough for the budget join the queue; ones that waited
+    /// longer than `repairWaitMicros` are dropped.
+    private mutating func admitWaitingRepairs(nowMicros: Int64) {
+        var taken = 0
+        defer { if taken > 0 { waitingRepairs.removeFirst(taken) } }
+        for waiting in waitingRepairs {
+            if nowMicros > waiting.deadlineMicros {
+                counters.retransmissionsExpired += 1
+                counters.retransmissionsRefused += 1
+            } else {
+                guard queuedPackets < configuration.maximumPackets,
+                    spendRetransmissionBudget(waiting.entry.size, nowMicros: nowMicros)
+                else { return }
+                counters.retransmissionBytes += waiting.entry.size
+                admit(waiting.entry, priority: .retransmission)
+            }
+            taken += 1
+        }
     }
 
     /// The packets that may leave now, in order.
@@ -185,6 +257,7 @@ public struct Pacer<Packet: Sendable>: Sendable {
 
     /// The packets that may leave now, in order, each with the probe cluster it is part of.
     public mutating func releaseTagged(nowMicros: Int64) -> [(packet: Packet, cluster: Int?)] {
+        if !waitingRepairs.isEmpty { admitWaitingRepairs(nowMicros: nowMicros) }
         let rate = pacingBitrate(nowMicros: nowMicros)
         let cap = rate * Double(configuration.burstMicros) / 8_000_000
         if let last = lastMicros {
@@ -220,17 +293,33 @@ public struct Pacer<Packet: Sendable>: Sendable {
     /// How long until the budget lets the next packet go (0 when one may leave now, nil when the
     /// queue is empty).
     public func microsUntilNextRelease(nowMicros: Int64) -> Int64? {
-        guard let q = nextQueue() else { return nil }
+        let repair = microsUntilWaitingRepair(nowMicros: nowMicros)
+        guard let q = nextQueue() else { return repair }
         if q == Priority.audio.rawValue || budgetBytes > 0 { return 0 }
-        return Int64((-budgetBytes * 8_000_000 / pacingBitrate(nowMicros: nowMicros)).rounded(.up)) + 1
+        let queued = Int64((-budgetBytes * 8_000_000 / pacingBitrate(nowMicros: nowMicros)).rounded(.up)) + 1
+        return min(queued, repair ?? queued)
+    }
+
+    /// How long until the oldest waiting retransmission fits the budget or has waited too long
+    /// (nil: none waits).
+    private func microsUntilWaitingRepair(nowMicros: Int64) -> Int64? {
+        guard let first = waitingRepairs.first else { return nil }
+        let (budget, perSecond) = retransmissionBudget(nowMicros: nowMicros)
+        let due = Int64((max(0, Double(first.entry.size) - budget) * 1_000_000 / perSecond).rounded(.up))
+        return max(0, min(due, first.deadlineMicros + 1 - nowMicros))
+    }
+
+    /// The retransmission budget now (bytes) and what it earns a second.
+    private func retransmissionBudget(nowMicros: Int64) -> (bytes: Double, perSecond: Double) {
+        let perSecond = max(configuration.retransmissionShare * Double(targetBitrate) / 8, 1)
+        let cap = max(perSecond * Double(configuration.retransmissionBurstMicros) / 1_000_000, 3_000)
+        let saved = retransmissionBytes ?? cap
+        return (min(cap, saved + perSecond * Double(max(0, nowMicros - retransmissionMicros)) / 1_000_000), perSecond)
     }
 
     /// Whether a retransmission of `size` bytes fits the budget now; spends it if so.
     private mutating func spendRetransmissionBudget(_ size: Int, nowMicros: Int64) -> Bool {
-        let perSecond = configuration.retransmissionShare * Double(targetBitrate) / 8
-        let cap = max(perSecond * Double(configuration.retransmissionBurstMicros) / 1_000_000, 3_000)
-        var budget = retransmissionBytes ?? cap
-        budget = min(cap, budget + perSecond * Double(max(0, nowMicros - retransmissionMicros)) / 1_000_000)
+        let budget = retransmissionBudget(nowMicros: nowMicros).bytes
         retransmissionMicros = nowMicros
         guard budget >= Double(size) else {
             retransmissionBytes = budget

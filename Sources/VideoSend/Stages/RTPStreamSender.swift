@@ -219,10 +219,11 @@ public final class RTPStreamSender: Sendable {
                 packet = original
             }
             // On the RTX stream a layer's RID goes as the repaired RID; resent as itself, as the RID.
-            let outgoing = OutgoingPacket(
+            var outgoing = OutgoingPacket(
                 packet: packet, priority: .retransmission,
                 extensions: configuration.rtx == nil
                     ? configuration.extensions.forMedia : configuration.extensions.forRepair)
+            outgoing.repairOf = Int64(original.ssrc) << 16 | Int64(original.sequenceNumber)
             guard writer(outgoing, nowMicros) else {
                 state.withLock { $0.counters.rtxRefused += 1 }
                 continue

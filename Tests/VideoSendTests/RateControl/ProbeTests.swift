@@ -180,6 +180,25 @@ import Testing
         #expect(estimate.lastAction == "probe stopped (NACKs)")
     }
 
+    /// Repairs wait for their budget while a probe runs and through the aftermath of one that
+    /// failed (the padding's loss, with the padding's room to repair it), and at no other time
+    /// (loss then is the media's own, and repairs that waited would add to it).
+    @Test func repairsWaitOnlyWhileAProbeRunsOrJustFailed() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        #expect(!estimate.repairsMayWait(nowMicros: 0))
+        for second in [Int64(1), 2] {
+            estimate.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: 50_000, bounds: 100_000...4_000_000,
+                nowMicros: second * 1_000_000)
+        }
+        #expect(estimate.probeBitrate(nowMicros: 2_000_000) != nil)
+        #expect(estimate.repairsMayWait(nowMicros: 2_000_000))
+        estimate.nacked([7, 8, 9], nowMicros: 2_300_000)
+        #expect(estimate.probeBitrate(nowMicros: 2_300_000) == nil)
+        #expect(estimate.repairsMayWait(nowMicros: 2_300_000 + ReportBasedEstimate.probeAftermathMicros - 1))
+        #expect(!estimate.repairsMayWait(nowMicros: 2_300_000 + ReportBasedEstimate.probeAftermathMicros))
+    }
+
     /// Encoders at their best (a still screen at full size): a higher estimate would not be used,
     /// and no padding is sent for it.
     @Test func noProbeWhileTheEncodersWantNoMore() {
