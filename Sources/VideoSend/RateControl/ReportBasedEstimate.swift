@@ -35,7 +35,8 @@ import Foundation
 ///   estimate, and the estimate is not raised on a rate that was never tried — so it probes: the
 ///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time while it
 ///   is near where it started, 1.5 × otherwise; the first once two reports in a row found the sender application-limited, not at a
-///   share's start), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
+///   share's start, and none within `probeAfterFilledMicros` of a report that raised the
+///   estimate on what was sent), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
 ///   2 % of the packets lost, no queue showing in the round trip): the link carried it, and the
 ///   estimate becomes what was sent over that second; the next probe follows at once while the
 ///   sender stays application-limited, up to the maximum, until one raises it by under a quarter
@@ -104,6 +105,15 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// NACKs for this many packets while a probe runs stop it (a probe starts only on a report
     /// under 2 % lost, so three within a second are the padding's loss, not the path's).
     public static let probeStopNACKs = 3
+    /// No probe within this long of a report that raised the estimate (past `firstProbeReach` of
+    /// the start) on what the sender sent: the sender filled it then, and the climb on the reports
+    /// finds the link's end at most 8–15 % past it, where a probe goes half again past the
+    /// estimate. A sender that stops filling it for a moment (a new size and its keyframe, a
+    /// quieter stretch of the content) is not a still screen: on the 600 kbit/s link, shares whose
+    /// estimate the reports had raised to 535–573 kbit/s, application-limited for two reports
+    /// after a size change, probed at 802–860 kbit/s, ran 0.4–1 s past the link before the NACKs
+    /// stopped it, and aiortc's picture stood for 2–3 s.
+    public static let probeAfterFilledMicros: Int64 = 10_000_000
     /// After a probe that found congestion, none for this long; it doubles each time, to a minute.
     public static let probeBackoffMicros: Int64 = 10_000_000
     /// A delivered probe that raised the estimate by less than this starts no next one: the
@@ -148,6 +158,8 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         var nacked: Set<Int64> = []
     }
     private var probe: Probe?
+    /// The last report that raised the estimate on what was sent (`probeAfterFilledMicros`).
+    private var lastFilledMicros: Int64?
     private var probesDelivered = 0
     private var probesFailed = 0
     private var probeBlockedUntilMicros: Int64 = 0
@@ -254,6 +266,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
             let raised = Double(estimate) * pow(factor, elapsed / 1_000_000) + 1000 * elapsed / 1_000_000
             estimate = max(estimate, min(Int(raised), Int(Self.sentHeadroom * Double(sentBitrate)) + 10_000))
             lastAction = "increase"
+            if Double(estimate) > Double(startBitrate) * Self.firstProbeReach { lastFilledMicros = nowMicros }
         }
         estimate = min(max(estimate, bounds.lowerBound), bounds.upperBound)
     }
@@ -275,6 +288,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
 
     private mutating func startProbe(bounds: ClosedRange<Int>, nowMicros: Int64, step: Double? = nil) {
         guard encodersWantMore, nowMicros >= probeBlockedUntilMicros else { return }
+        if let filled = lastFilledMicros, nowMicros - filled < Self.probeAfterFilledMicros { return }
         var highest = bounds.upperBound
         if let ceiling = probeCeiling {
             if nowMicros < ceiling.startedMicros + Self.probeCeilingMicros {

@@ -180,6 +180,41 @@ import Testing
         #expect(estimate.lastAction == "probe stopped (NACKs)")
     }
 
+    /// A sender that filled an estimate the reports raised, then sends less for a while (a new
+    /// size and its keyframe): no probe for 10 s after the last report that raised it; a sender
+    /// that stays under it (a screen gone still) is probed then.
+    @Test func noProbeSoonAfterTheSenderFilledTheEstimate() {
+        var estimate = ReportBasedEstimate(startBitrate: 300_000)
+        let bounds = 100_000...4_000_000
+        var second: Int64 = 1
+        // The reports raise it while the sender fills it: past 1.2 × the start.
+        while estimate.estimate < 500_000 {
+            estimate.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: estimate.estimate, bounds: bounds,
+                nowMicros: second * 1_000_000)
+            #expect(estimate.lastAction == "increase")
+            second += 1
+        }
+        let filled = second - 1
+        // Then a third of it, report after report.
+        var probed: Int64?
+        while second < filled + 15, probed == nil {
+            estimate.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: estimate.estimate / 3, bounds: bounds,
+                nowMicros: second * 1_000_000)
+            if estimate.probeBitrate(nowMicros: second * 1_000_000) != nil { probed = second }
+            second += 1
+        }
+        #expect(probed == filled + 10, "filled at \(filled) s, probed at \(probed.map(String.init) ?? "never")")
+        // Without that (the same reports from a still screen's start), the probe comes after two.
+        var still = ReportBasedEstimate(startBitrate: 300_000)
+        for s in Int64(1)...2 {
+            still.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: 100_000, bounds: bounds, nowMicros: s * 1_000_000)
+        }
+        #expect(still.probeBitrate(nowMicros: 2_000_000) != nil)
+    }
+
     /// Repairs wait for their budget while a probe runs and through the aftermath of one that
     /// failed (the padding's loss, with the padding's room to repair it), and at no other time
     /// (loss then is the media's own, and repairs that waited would add to it).
@@ -287,14 +322,22 @@ import Testing
                 nowMicros: Int64(second) * 1_000_000)
             #expect(estimate.probeBitrate(nowMicros: Int64(second) * 1_000_000) == nil, "second \(second)")
         }
-        estimate.report(fractionLost: 0, rttMicros: 20_000, sentBitrate: 90_000, bounds: bounds, nowMicros: 5_000_000)
-        estimate.report(fractionLost: 0, rttMicros: 20_000, sentBitrate: 90_000, bounds: bounds, nowMicros: 6_000_000)
-        #expect(estimate.probeBitrate(nowMicros: 6_000_000) != nil, "two reports in a row: cheap content")
+        // The fourth report raised the estimate past 1.2 × the start on what was sent: the sender
+        // filled it, and what it sends less after that is not probed for 10 s.
+        #expect(estimate.estimate > 360_000 && estimate.lastAction == "increase")
+        var probed: Int?
+        for second in 5...20 where probed == nil {
+            estimate.report(
+                fractionLost: 0, rttMicros: 20_000, sentBitrate: 90_000, bounds: bounds,
+                nowMicros: Int64(second) * 1_000_000)
+            if estimate.probeBitrate(nowMicros: Int64(second) * 1_000_000) != nil { probed = second }
+        }
+        #expect(probed == 14, "cheap content from the fifth second, probed at \(probed ?? 0)")
     }
 
     /// The first probe goes to 3 × the estimate only near the start rate: once the reports have
-    /// raised the estimate (the sender filled it), a share briefly application-limited (a new size
-    /// and its keyframe) is probed at 1.5 × it, not past the link for a second.
+    /// raised the estimate (the sender filled it), a share that stays application-limited is
+    /// probed 10 s after the last increase, at 1.5 × it, not past the link for a second.
     @Test func aFirstProbeAfterTheEstimateClimbedStaysNearIt() {
         var estimate = ReportBasedEstimate(startBitrate: 300_000)
         var now: Int64 = 0
@@ -306,7 +349,11 @@ import Testing
         // A busy share fills its estimate as it climbs.
         while estimate.estimate < 650_000 { report(sent: estimate.estimate) }
         let climbed = estimate.estimate
-        report(sent: climbed / 2)
+        // Application-limited from here: probed 10 s after the last report that raised it.
+        for _ in 0..<9 {
+            report(sent: climbed / 2)
+            #expect(estimate.probeBitrate(nowMicros: now) == nil)
+        }
         report(sent: climbed / 2)
         let probe = estimate.probeBitrate(nowMicros: now)
         #expect(probe == Int(Double(climbed) * ReportBasedEstimate.probeStep), "\(probe ?? 0) over \(climbed)")
@@ -327,8 +374,8 @@ import Testing
             }
             while estimate.estimate < level { report(sent: estimate.estimate) }
             let climbed = estimate.estimate
-            report(sent: climbed / 2)
-            report(sent: climbed / 2)
+            // Application-limited until the first probe (at most 10 s after the last increase).
+            for _ in 0..<10 where estimate.probeBitrate(nowMicros: now) == nil { report(sent: climbed / 2) }
             return (climbed, estimate.probeBitrate(nowMicros: now))
         }
         // 300 → 346 → 399 kbit/s: two reports' increases.
