@@ -136,6 +136,32 @@ import Testing
         #expect(estimate.estimate == held && estimate.lastAction == "hold")
     }
 
+    /// The start's climb runs past the link before the reports show it: the first report with a
+    /// queue starting (the round trip 8–25 ms over its least) while the sender fills the estimate
+    /// brings it back to what was sent, and the climb goes on at the slower step from there. Later
+    /// such reports only hold.
+    @Test func theFirstQueueAfterTheStartSettlesTheEstimateOnWhatWasSent() {
+        var estimate = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&estimate, seconds: 1...3, rttMs: 2)
+        #expect(estimate.estimate > 1_500_000 && !estimate.startOver)
+        // The sender got 90 % of it out; the round trip 10 ms over the least.
+        let sent = estimate.estimate * 9 / 10
+        Self.run(&estimate, seconds: 4...4, rttMs: 12, sent: { _ in sent })
+        #expect(estimate.estimate == sent && estimate.startOver && estimate.lastAction == "hold")
+        // From there 8 % a second, not 15.
+        Self.run(&estimate, seconds: 5...5, rttMs: 2)
+        #expect(estimate.estimate == Int(Double(sent) * ReportBasedEstimate.increase) + 1000, "\(estimate.estimate)")
+        let raised = estimate.estimate
+        Self.run(&estimate, seconds: 6...6, rttMs: 12, sent: { $0 * 9 / 10 })
+        #expect(estimate.estimate == raised && estimate.lastAction == "hold")
+        // An application-limited sender's estimate is not taken down by a queue starting.
+        var cheap = ReportBasedEstimate(startBitrate: 1_000_000)
+        Self.run(&cheap, seconds: 1...1, rttMs: 2)
+        let before = cheap.estimate
+        Self.run(&cheap, seconds: 2...2, rttMs: 12, sent: { $0 / 3 })
+        #expect(cheap.estimate == before && !cheap.startOver)
+    }
+
     /// aiortc's REMB follows what arrives: alone it is no cap, or cheap content would drag the
     /// estimate down with it. Once the reports show congestion, a REMB under what is sent is
     /// where the estimate goes.
