@@ -36,8 +36,8 @@ import Foundation
 ///   estimate, and the estimate is not raised on a rate that was never tried — so it probes: the
 ///   pacer tops the link up to `probeBitrate` with padding (3 × the estimate the first time while it
 ///   is near where it started, 1.5 × otherwise; the first once two reports in a row found the sender application-limited, not at a
-///   share's start, and none within `probeAfterFilledMicros` of a report that raised the
-///   estimate on what was sent), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
+///   share's start, and none within `probeAfterFilledMicros` of a report that found the sender
+///   filling the estimate), and the first report at least `probeJudgedAfterMicros` later judges it. Clean (under
 ///   2 % of the packets lost, no queue showing in the round trip): the link carried it, and the
 ///   estimate becomes what was sent over that second; the next probe follows at once while the
 ///   sender stays application-limited, up to the maximum, until one raises it by under a quarter
@@ -113,10 +113,10 @@ public struct ReportBasedEstimate: Sendable, Equatable {
     /// NACKs for this many packets while a probe runs stop it (a probe starts only on a report
     /// under 2 % lost, so three within a second are the padding's loss, not the path's).
     public static let probeStopNACKs = 3
-    /// No probe within this long of a report that raised the estimate (past `firstProbeReach` of
-    /// the start) on what the sender sent: the sender filled it then, and the climb on the reports
-    /// finds the link's end at most 8–15 % past it, where a probe goes half again past the
-    /// estimate. A sender that stops filling it for a moment (a new size and its keyframe, a
+    /// No probe within this long of a report that found the sender filling the estimate (an
+    /// increase: not application-limited, no loss or queue) once it is past `firstProbeReach` of
+    /// the start: the climb on the reports finds the link's end at most 8–15 % past it, where a
+    /// probe goes half again past the estimate. A sender that stops filling it for a moment (a new size and its keyframe, a
     /// quieter stretch of the content) is not a still screen: on the 600 kbit/s link, shares whose
     /// estimate the reports had raised to 535–573 kbit/s, application-limited for two reports
     /// after a size change, probed at 802–860 kbit/s, ran 0.4–1 s past the link before the NACKs
@@ -166,7 +166,7 @@ public struct ReportBasedEstimate: Sendable, Equatable {
         var nacked: Set<Int64> = []
     }
     private var probe: Probe?
-    /// The last report that raised the estimate on what was sent (`probeAfterFilledMicros`).
+    /// The last report that found the sender filling the estimate (`probeAfterFilledMicros`).
     private var lastFilledMicros: Int64?
     private var probesDelivered = 0
     private var probesFailed = 0

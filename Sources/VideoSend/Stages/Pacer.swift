@@ -17,7 +17,8 @@
 /// is sent, answering every NACK at once is what turns loss into a storm that takes the link
 /// down with it. The receiver asks again, or asks for a keyframe.
 ///
-/// Unless repairs wait (`setRepairWait`, set while the receiver gives no transport-wide feedback):
+/// Unless repairs wait (`setRepairWait`, set without transport-wide feedback while a bandwidth
+/// probe runs or just failed):
 /// then a retransmission over the budget waits for it, oldest first, for at most that long, and
 /// one that waited longer is dropped (`retransmissionsExpired`, counted as refused too). The rate
 /// stays the budget's; what changes is that a burst of loss is repaired whole, a little later,
