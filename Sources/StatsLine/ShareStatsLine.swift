@@ -94,9 +94,6 @@ public struct ShareStatsLine: Sendable, Codable, Equatable {
         /// The video packets' headers on the wire (RTP, SRTP, UDP, IP; smoothed), taken off the
         /// encoders' targets too.
         public var overheadKbps = 0
-        /// The audio's rate on the wire (Opus, RTP, SRTP, UDP, IP; smoothed), left to it off the
-        /// top (at least 40 kbit/s).
-        public var audioKbps: Int?
         /// Without transport-wide feedback: the report-based estimate's last step ("increase",
         /// "hold", "application-limited", "decrease (loss)", "decrease (delay)", "decrease (REMB)",
         /// "probing", "probe delivered", "probe stopped (loss|queue|no report)").

@@ -11,8 +11,7 @@ import VideoSend
 /// Thread-safe: packets come from media threads (queued) and the pacer's thread (stamped and
 /// sent); feedback and the once-a-second tick run on the GLib loop thread.
 final class CongestionController: Sendable {
-    /// What the Opus stream is left off the top of the estimate until its rate on the wire is
-    /// measured (`audioRate`), and at least that after.
+    /// What the Opus stream is left, off the top of the estimate (32 kbit/s of Opus and headers).
     static let audioReserve = 40_000
     /// Without transport-wide feedback, while a probe runs or just failed
     /// (`BandwidthEstimator.repairsMayWait`), a retransmission over the budget waits for it this
@@ -36,8 +35,6 @@ final class CongestionController: Sendable {
     private let repair = Locked(RepairCost())
     /// The video packets' headers on the wire, taken off the encoders' targets too.
     private let overhead = Locked(PacketOverhead())
-    /// The audio streams' rate on the wire, measured: what the video is not given.
-    private let audioRate = Locked(WireRate())
     /// The media of the last tick and the target split over them then: a decrease between ticks
     /// reaches the encoders at once (a second's wait at a rate over the link is a second of loss).
     private let split = Locked<(medias: [TransceiverMedia], target: Int)>(([], 0))
@@ -192,16 +189,7 @@ final class CongestionController: Sendable {
             }
             return Int(o.bitsPerSecond)
         }
-        let audio = medias.filter { $0.audioSender != nil }
-        let audioBitrate = audioRate.withLock { a -> Int in
-            if measureRepair {
-                let counters = audio.flatMap(\.senders).map(\.counters)
-                let packets = counters.reduce(0) { $0 + $1.packetsSent }
-                a.update(packets: packets, bytes: counters.reduce(0) { $0 + $1.bytesSent }, nowMicros: nowMicros)
-            }
-            return Int(a.bitsPerSecond ?? 0)
-        }
-        let reserve = (audio.isEmpty ? 0 : max(Self.audioReserve, audioBitrate)) + headers
+        let reserve = (medias.contains { $0.audioSender != nil } ? Self.audioReserve : 0) + headers
         let repairBytes = pacer.snapshot().counters.retransmissionBytes
         let forVideo = repair.withLock {
             if measureRepair { $0.update(totalBytes: repairBytes, nowMicros: nowMicros) }
@@ -225,7 +213,7 @@ final class CongestionController: Sendable {
             "cc.rttMs": e.rttMs.map { String(format: "%.1f", $0) } ?? "-",
             "cc.inputs": e.inputs.joined(separator: ","), "cc.report": e.reportAction ?? "-",
             "cc.sentKbps": "\(e.sentBitrate / 1000)", "cc.repairKbps": "\(c.repairBitrate / 1000)",
-            "cc.overheadKbps": "\(c.overheadBitrate / 1000)", "cc.audioKbps": "\(c.audioBitrate / 1000)",
+            "cc.overheadKbps": "\(c.overheadBitrate / 1000)",
             "cc.rtxRefused": "\(c.pacer.counters.retransmissionsRefused)",
             "cc.rtxWaited": "\(c.pacer.counters.retransmissionsWaited)",
             "cc.rtxExpired": "\(c.pacer.counters.retransmissionsExpired)",
@@ -248,8 +236,7 @@ final class CongestionController: Sendable {
             nacksReceived: senders.reduce(0) { $0 + $1.counters.nacksReceived },
             pacedQueueMillis: pacing.queueDelayMillis, pacer: pacing,
             repairBitrate: Int(repair.withLock { $0.bitsPerSecond }),
-            overheadBitrate: Int(overhead.withLock { $0.bitsPerSecond }),
-            audioBitrate: Int(audioRate.withLock { $0.bitsPerSecond ?? 0 }))
+            overheadBitrate: Int(overhead.withLock { $0.bitsPerSecond }))
     }
 }
 
@@ -270,7 +257,4 @@ public struct CongestionStatistics: Sendable, Equatable {
     public var repairBitrate: Int
     /// The video packets' headers on the wire (smoothed), taken off the encoders' targets too.
     public var overheadBitrate: Int
-    /// The audio's rate on the wire (smoothed; 0 until measured or without audio): at least
-    /// `audioReserve` of the target is left to it.
-    public var audioBitrate: Int
 }

@@ -645,7 +645,6 @@ public actor WHIPShareSession {
             congestion.sentKbps = c.estimate.sentBitrate / 1000
             congestion.repairKbps = c.repairBitrate / 1000
             congestion.overheadKbps = c.overheadBitrate / 1000
-            congestion.audioKbps = c.audioBitrate > 0 ? c.audioBitrate / 1000 : nil
             congestion.action = c.estimate.reportAction
             congestion.rembKbps = c.estimate.rembBitrate.map { $0 / 1000 }
             congestion.lossFraction = c.estimate.lossFraction
